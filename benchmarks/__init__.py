@@ -1,0 +1,1 @@
+"""Benchmarks (``make bench``): throughput and cost figures, never timed tests."""

@@ -1,0 +1,1 @@
+"""Prefect flows of docreview and its ``docreview`` command-line interface."""

@@ -1,0 +1,292 @@
+"""The ``review-documents`` flow: ingest → chunk → review → fact-check → persist → report.
+
+Control flow only; the work is in :mod:`tasks`. Documents move through the stages
+independently: while one is being extracted, another's chunks are under review, and each
+reviewed chunk's findings are fact-checked as soon as they arrive. Every source object ends the
+run ``reviewed``, ``deferred`` or ``failed`` with a reason, and the batch goes on.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections import deque
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.futures import PrefectFuture
+from prefect.runtime import flow_run as runtime_flow_run
+from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
+
+from flows import progress
+from schemas.documents import Chunk, DocumentStatus, FailureKind, IngestOutcome
+from schemas.findings import PROMPT_VERSION
+from schemas.settings import Settings
+from tasks.backends.base import ChunkReview, ReviewOutcome
+from tasks.chunk import CHUNKER_VERSION, chunk_document
+from tasks.factcheck import CheckedFinding, DocumentIndex, fact_check_findings
+from tasks.ingest import extract_document, fingerprint_document, list_source_objects
+from tasks.persist import (
+    compute_run_metrics,
+    finish_run,
+    load_document,
+    mark_document_reviewed,
+    reviewed_keys,
+    save_chunks,
+    save_document_outcome,
+    save_findings,
+    save_llm_calls,
+    start_run,
+)
+from tasks.report import publish_artifacts, write_report
+from tasks.review import make_backend, review_chunk
+
+#: Review outcomes that another attempt cannot change: the document fails instead of deferring.
+_TERMINAL_OUTCOMES = {ReviewOutcome.refusal, ReviewOutcome.context_overflow}
+
+
+@dataclass
+class _DocState:
+    """Book-keeping for one document in flight (flow-local control state)."""
+
+    outcome: IngestOutcome
+    chunks: list[Chunk] = field(default_factory=list)
+    index: DocumentIndex | None = None
+    pending: int = 0
+    checked: list[CheckedFinding] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    terminal_problem: bool = False
+
+
+def _run_name() -> str:
+    params = runtime_flow_run.parameters or {}
+    source = str(params.get("source", "")).rstrip("/").split("/")[-1] or "source"
+    return f"review-{source}-{time.strftime('%Y-%m-%d')}"
+
+
+@flow(name="review-documents", flow_run_name=_run_name, task_runner=ThreadPoolTaskRunner(max_workers=8),
+      log_prints=False)
+def review_documents(
+    source: str,
+    out_dir: str = "out",
+    database_url: str | None = None,
+    backend: str = "auto",
+) -> dict[str, Any]:
+    """Review every document in ``source`` (a folder or file) and write a report into ``out_dir``.
+
+    Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics"}``.
+    Raises ``ValueError`` for empty ``source`` and :class:`tasks.ingest.SourceError` when the
+    source cannot be listed; a bad *document* never raises, it ends ``failed`` with a reason.
+    """
+    if not source or not str(source).strip():
+        raise ValueError("source is empty: give a folder or a file to review")
+    overrides: dict[str, Any] = {"backend": backend}
+    if database_url:
+        overrides["database_url"] = database_url
+    settings = Settings(**overrides)
+    logger = get_run_logger()
+    reviewer = make_backend(settings)
+    db = settings.database_url
+    run_id = str(uuid.uuid4())
+    started = time.monotonic()
+    start_run(db, run_id, source, reviewer.name, reviewer.model, PROMPT_VERSION, str(runtime_flow_run.id or ""))
+
+    objects = list_source_objects(source)
+    progress.begin(len(objects))
+    logger.info("Reviewing %d object(s) from %s with the %s backend (%s)", len(objects), source, reviewer.name,
+                reviewer.model)
+    already = reviewed_keys(db, PROMPT_VERSION, reviewer.model)
+    chunker = f"{CHUNKER_VERSION}:{settings.chunk_chars}:{settings.chunk_overlap_chars}"
+
+    events: queue.Queue[tuple[str, Any, PrefectFuture]] = queue.Queue()
+    outstanding = 0
+
+    def submit(kind: str, key: Any, future: PrefectFuture) -> None:
+        nonlocal outstanding
+        outstanding += 1
+        future.add_done_callback(lambda f: events.put((kind, key, f)))
+
+    docs: dict[str, _DocState] = {}
+    first_source: dict[str, str] = {}  # sha256 -> uri of the first object with that content
+    waiting_copies: dict[str, list[IngestOutcome]] = {}
+
+    concluded: dict[str, tuple[IngestOutcome, DocumentStatus, str | None, int, bool]] = {}
+    ended: set[str] = set()  # uris that reached a terminal state
+
+    def end(outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int, reused: bool) -> None:
+        save_document_outcome(db, run_id, quote(outcome), status, reason, findings, reused)
+        ended.add(outcome.source.uri)
+        progress.advance(outcome.source.name, status.value)
+
+    def end_copy(copy: IngestOutcome) -> None:
+        primary, status, reason, findings, reused = concluded[copy.sha256 or ""]
+        note = f"same content as {primary.source.name}"
+        end(copy.model_copy(update={"pages": primary.pages, "failure": primary.failure}), status,
+            f"{note}; {reason}" if reason else note, findings, reused)
+
+    def finish(outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int = 0,
+               reused: bool = False) -> None:
+        end(outcome, status, reason, findings, reused)
+        if outcome.sha256 and first_source.get(outcome.sha256) == outcome.source.uri:
+            concluded[outcome.sha256] = (outcome, status, reason, findings, reused)
+            for copy in waiting_copies.pop(outcome.sha256, []):
+                end_copy(copy)
+
+    for obj in objects:
+        submit("fingerprint", obj.uri, fingerprint_document.submit(obj, settings.limits))
+
+    # Documents in flight (extracting, under review or fact-check) are bounded, so reviews are
+    # not queued behind every extraction and memory stays flat in the number of documents.
+    to_extract: deque[IngestOutcome] = deque()
+    max_in_flight = max(2, settings.max_workers)
+    in_flight = 0
+
+    while outstanding or to_extract:
+        while to_extract and in_flight < max_in_flight:
+            fp = to_extract.popleft()
+            in_flight += 1
+            submit("extract", fp.sha256, extract_document.submit(quote(fp), settings.limits))
+        kind, key, future = events.get()
+        outstanding -= 1
+        value, error = _result(future)
+        if kind == "extract" and error is not None:
+            in_flight -= 1
+        if kind in ("fingerprint", "extract") and error is not None:
+            obj = next(o for o in objects if o.uri == key) if kind == "fingerprint" else None
+            lost = IngestOutcome(source=obj) if obj else None
+            if lost is None:  # an extraction crashed: find its fingerprint by sha256
+                lost = IngestOutcome(source=next(o for o in objects if first_source.get(key) == o.uri), sha256=key)
+            lost = lost.model_copy(update={"failure": FailureKind.unreadable})
+            finish(lost, DocumentStatus.failed, f"internal error during {kind}: {error}")
+            continue
+        if kind == "fingerprint":
+            fp: IngestOutcome = value
+            if fp.failure:
+                finish(fp, DocumentStatus.failed, fp.reason)
+            elif fp.sha256 in concluded:
+                end_copy(fp)
+            elif fp.sha256 in first_source:
+                waiting_copies.setdefault(fp.sha256, []).append(fp)
+            elif fp.sha256 in already:
+                first_source[fp.sha256] = fp.source.uri
+                stored = load_document(db, fp.sha256)
+                fp = fp.model_copy(update={"pages": stored.pages if stored else 0})
+                finish(fp, DocumentStatus.reviewed,
+                       "unchanged since an earlier review (same sha256, prompt version and model); findings reused",
+                       reused=True)
+            else:
+                first_source[fp.sha256] = fp.source.uri
+                to_extract.append(fp)
+
+        elif kind == "extract":
+            got: IngestOutcome = value
+            if not got.ok:
+                in_flight -= 1
+                finish(got, DocumentStatus.failed, got.reason)
+                continue
+            doc = got.document
+            state = _DocState(outcome=got)
+            state.chunks = chunk_document(quote(doc), settings.chunk_chars, settings.chunk_overlap_chars)
+            save_chunks(db, quote(state.chunks), chunker)
+            state.index = DocumentIndex.build(doc)
+            docs[key] = state
+            for chunk in state.chunks:
+                state.pending += 1
+                future = review_chunk.submit(quote(reviewer), quote(chunk), doc.source.name)
+                submit("review", (key, chunk.index), future)
+            if not state.chunks:
+                _conclude(db, run_id, key, state, reviewer, finish)
+                del docs[key]
+                in_flight -= 1
+
+        elif kind == "review":
+            sha, idx = key
+            state = docs[sha]
+            state.pending -= 1
+            if error is not None:
+                state.problems.append(f"chunk {idx + 1}: {error}")
+            else:
+                result: ChunkReview = value
+                if result.calls:
+                    save_llm_calls(db, run_id, sha, idx, result.calls)
+                if result.outcome != ReviewOutcome.ok:
+                    state.problems.append(f"chunk {idx + 1}: {result.outcome.value} ({result.detail})")
+                    state.terminal_problem |= result.outcome in _TERMINAL_OUTCOMES
+                elif result.findings:
+                    chunk = state.chunks[idx]
+                    neighbours = [c for c in state.chunks if abs(c.index - idx) == 1]
+                    state.pending += 1
+                    submit("factcheck", sha,
+                           fact_check_findings.submit(quote(result.findings), quote(chunk), quote(neighbours),
+                                                     quote(state.index)))
+
+        elif kind == "factcheck":
+            state = docs[key]
+            state.pending -= 1
+            if error is not None:
+                state.problems.append(f"fact-check failed: {error}")
+            else:
+                state.checked.extend(value)
+
+        if kind in ("review", "factcheck"):
+            sha = key[0] if kind == "review" else key
+            state = docs[sha]
+            if state.pending == 0:
+                _conclude(db, run_id, sha, state, reviewer, finish)
+                del docs[sha]
+                in_flight -= 1
+
+    for obj in objects:  # safety net: nothing is lost, even on an internal error
+        if obj.uri not in ended:
+            end(IngestOutcome(source=obj, failure=FailureKind.unreadable), DocumentStatus.failed,
+                "internal error: the document did not reach a terminal state", 0, False)
+
+    elapsed = time.monotonic() - started
+    metrics = compute_run_metrics(db, run_id, PROMPT_VERSION, reviewer.model, elapsed)
+    finish_run(db, run_id, metrics)
+    offline = reviewer.name == "rules"
+    report = write_report(db, run_id, out_dir, offline)
+    report_html = str(Path(out_dir) / "report.html")
+    publish_artifacts(quote(report), str(Path(out_dir).resolve() / "report.html"))
+    logger.info("Run %s finished: %s", run_id, {k: report["run"]["metrics"][k] for k in
+                                               ("documents_reviewed", "documents_deferred", "documents_failed")})
+    return {
+        "run_id": run_id,
+        "report_json": str(Path(out_dir) / "report.json"),
+        "report_html": report_html,
+        "backend": reviewer.name,
+        "model": reviewer.model,
+        "offline": offline,
+        "metrics": report["run"]["metrics"],
+        "documents": [{k: d[k] for k in ("file_name", "status", "reason")} for d in report["documents"]],
+    }
+
+
+def _result(future: PrefectFuture) -> tuple[Any, str | None]:
+    """``(value, None)`` for a completed task, ``(None, "ErrorType: message")`` for a failed one."""
+    try:
+        return future.result(), None
+    except Exception as exc:  # noqa: BLE001 - a failed task is an outcome to record, not a crash
+        return None, f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
+def _conclude(db: str, run_id: str, sha: str, state: _DocState, reviewer: Any, finish: Any) -> None:
+    """Persist a document whose chunk reviews and fact-checks are all done, and end it."""
+    checked = sorted(state.checked, key=lambda c: (c.chunk_index, c.ordinal))
+    stored = save_findings(db, run_id, sha, reviewer.name, reviewer.model, PROMPT_VERSION, quote(checked))
+    if not state.problems:
+        mark_document_reviewed(db, sha, PROMPT_VERSION, reviewer.model, reviewer.name, run_id,
+                               len(state.chunks), stored)
+        finish(state.outcome, DocumentStatus.reviewed, None, stored)
+        return
+    summary = "; ".join(state.problems[:3]) + (f"; and {len(state.problems) - 3} more" if len(state.problems) > 3 else "")
+    if state.terminal_problem:
+        outcome = state.outcome.model_copy(update={"failure": FailureKind.review_error})
+        finish(outcome, DocumentStatus.failed, f"review failed: {summary}", stored)
+    else:
+        finish(state.outcome, DocumentStatus.deferred,
+               f"review incomplete, will be retried by the next run: {summary}", stored)

@@ -1,0 +1,1 @@
+"""Pydantic models (LLM I/O, settings, pipeline data) and SQLModel tables, kept separate."""

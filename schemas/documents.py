@@ -1,0 +1,162 @@
+"""Models passed between pipeline tasks: source objects, extracted pages, chunks, outcomes.
+
+Offsets are character offsets (Python ``str`` indices) into :attr:`ExtractedDocument.text`,
+the document's pages joined by :data:`PAGE_SEPARATOR`. Page numbers are 1-based.
+"""
+
+from __future__ import annotations
+
+import bisect
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+#: Joins page texts into the document text; a blank line so paragraphs never glue across pages.
+PAGE_SEPARATOR = "\n\n"
+
+
+class DocumentStatus(str, Enum):
+    """Terminal state of a document in a run."""
+
+    reviewed = "reviewed"
+    deferred = "deferred"
+    failed = "failed"
+
+
+class FailureKind(str, Enum):
+    """Why a document could not be reviewed (stable codes for reports and metrics)."""
+
+    empty_file = "empty_file"
+    not_pdf = "not_pdf"
+    too_large = "too_large"
+    too_many_pages = "too_many_pages"
+    password_required = "password_required"
+    corrupt = "corrupt"
+    timeout = "timeout"
+    memory_limit = "memory_limit"
+    no_text = "no_text"
+    unreadable = "unreadable"
+    review_error = "review_error"
+
+
+class SourceObject(BaseModel):
+    """A document in the source (a local file now; an S3 object later).
+
+    ``uri`` is how users name it (a path or ``s3://bucket/key``); ``local_path`` is where its
+    bytes are readable on this machine; ``size_bytes`` is the size in bytes.
+    """
+
+    uri: str
+    name: str
+    local_path: str
+    size_bytes: int
+
+
+class PageQuality(BaseModel):
+    """Quality signals of one page's text layer.
+
+    - ``empty``: no text at all (image-only or blank page);
+    - ``glued_words``: words run together (long tokens, few spaces) — quotes cannot be
+      matched word by word on such a page;
+    - ``private_use_chars`` / ``nul_chars``: counts of U+E000–U+F8FF and U+0000 characters,
+      typical of fonts without a Unicode mapping.
+    """
+
+    empty: bool = False
+    glued_words: bool = False
+    private_use_chars: int = 0
+    nul_chars: int = 0
+
+    def flags(self) -> list[str]:
+        """Names of the raised flags, e.g. ``["empty"]``."""
+        out = []
+        if self.empty:
+            out.append("empty")
+        if self.glued_words:
+            out.append("glued_words")
+        if self.private_use_chars:
+            out.append("private_use_chars")
+        if self.nul_chars:
+            out.append("nul_chars")
+        return out
+
+
+class PageText(BaseModel):
+    """The cleaned text of one page and its quality signals. ``number`` is 1-based."""
+
+    number: int
+    text: str
+    quality: PageQuality = Field(default_factory=PageQuality)
+
+
+class ExtractedDocument(BaseModel):
+    """A PDF's text, page by page, with the offsets needed to map text back to pages."""
+
+    sha256: str
+    source: SourceObject
+    pages: list[PageText]
+    encrypted: bool = False
+
+    @property
+    def text(self) -> str:
+        """Whole-document text: pages joined by :data:`PAGE_SEPARATOR`."""
+        return PAGE_SEPARATOR.join(p.text for p in self.pages)
+
+    def page_starts(self) -> list[int]:
+        """Offset in :attr:`text` where each page begins (list of len(pages))."""
+        starts, pos = [], 0
+        for page in self.pages:
+            starts.append(pos)
+            pos += len(page.text) + len(PAGE_SEPARATOR)
+        return starts
+
+    def page_at(self, offset: int) -> int:
+        """1-based page number holding character ``offset`` of :attr:`text`."""
+        return page_for_offset(self.page_starts(), offset)
+
+
+def page_for_offset(page_starts: list[int], offset: int) -> int:
+    """1-based page number for ``offset`` given the pages' start offsets (sorted)."""
+    return max(1, bisect.bisect_right(page_starts, offset))
+
+
+class Chunk(BaseModel):
+    """A clause-aware slice of a document.
+
+    ``char_start``/``char_end`` index :attr:`ExtractedDocument.text` (end exclusive);
+    ``page_start``/``page_end`` are the 1-based pages it spans; ``heading`` is the nearest
+    section heading at or before its start, if any.
+    """
+
+    document_sha256: str
+    index: int
+    char_start: int
+    char_end: int
+    page_start: int
+    page_end: int
+    text: str
+    heading: str | None = None
+    page_offsets: list[int] = Field(
+        default_factory=list,
+        description="Offsets within ``text`` where pages page_start+1 .. page_end begin.",
+    )
+
+    def page_at(self, offset: int) -> int:
+        """1-based page number of character ``offset`` of this chunk's :attr:`text`."""
+        return self.page_start + bisect.bisect_right(self.page_offsets, offset)
+
+
+class IngestOutcome(BaseModel):
+    """Result of ingesting one source object: an extracted document or a failure with reason."""
+
+    source: SourceObject
+    sha256: str | None = None
+    document: ExtractedDocument | None = None
+    failure: FailureKind | None = None
+    reason: str | None = None
+    pages: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when text was extracted and the document can be reviewed."""
+        return self.document is not None and self.failure is None

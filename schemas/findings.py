@@ -1,0 +1,111 @@
+"""LLM-facing models: a finding, the tool input that carries findings, and fact-check verdicts.
+
+These are *not* database tables (see :mod:`schemas.tables`). The tool schema sent to the model is
+generated from :class:`ReviewToolInput` (an object at the root holding a list), so a strict tool
+schema never has an array or a free-form map at its root.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.taxonomy import ClauseType
+
+#: Bumped whenever the prompt, the tool schema or the rules extractors change meaning.
+#: It is part of every review idempotency key (document sha256, prompt version, model).
+PROMPT_VERSION = "review-v1"
+
+#: Name of the forced tool the model must call.
+REVIEW_TOOL_NAME = "record_findings"
+
+
+class Risk(str, Enum):
+    """Risk level a reviewer assigns to a finding."""
+
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
+class Verdict(str, Enum):
+    """Outcome of fact-checking one finding against the source text.
+
+    - ``verified``: the evidence quote was found in the document and every number in the
+      finding's values occurs in the quote.
+    - ``unsupported``: the quote was not found in the document.
+    - ``contradicted``: the quote was found, but a value in the finding disagrees with it.
+    - ``needs_review``: the check could not settle it (e.g. only found ignoring spaces on a
+      page with glued words, or no quote given).
+    """
+
+    verified = "verified"
+    unsupported = "unsupported"
+    contradicted = "contradicted"
+    needs_review = "needs_review"
+
+
+class FindingValue(BaseModel):
+    """One named value a finding states, as written in the contract.
+
+    ``name`` is a short key such as ``jurisdiction``, ``amount``, ``date``, ``party``,
+    ``duration``; ``value`` is the text as it appears in the evidence (e.g. ``"$1,000,000"``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Short key, e.g. 'jurisdiction', 'amount', 'date', 'party', 'duration'.")
+    value: str = Field(description="The value exactly as written in the evidence quote.")
+
+
+class Finding(BaseModel):
+    """A clause the reviewer found, tied to a verbatim quote and the page it is on.
+
+    ``page`` is 1-based. ``evidence`` must be copied verbatim from the document text.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    clause_type: ClauseType = Field(description="CUAD clause category of the passage.")
+    summary: str = Field(description="One sentence: what the clause says, in plain English.")
+    risk: Risk = Field(description="Risk for the reviewing party: low, medium or high.")
+    evidence: str = Field(description="Verbatim quote from the document supporting the finding.")
+    page: int = Field(ge=1, description="1-based page number where the quote appears.")
+    values: list[FindingValue] = Field(
+        default_factory=list,
+        description="Key values stated by the clause (amounts, dates, durations, jurisdictions, parties).",
+    )
+
+    def values_dict(self) -> dict[str, str]:
+        """Return ``values`` as ``{name: value}``; repeated names are joined with ``"; "``."""
+        out: dict[str, str] = {}
+        for item in self.values:
+            out[item.name] = f"{out[item.name]}; {item.value}" if item.name in out else item.value
+        return out
+
+
+class ReviewToolInput(BaseModel):
+    """Input of the forced ``record_findings`` tool: every finding in one chunk of a contract."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    findings: list[Finding] = Field(
+        default_factory=list,
+        description="All findings in the passage; an empty list when the passage has none.",
+    )
+
+
+def review_tool_schema() -> dict[str, Any]:
+    """JSON schema of :class:`ReviewToolInput` (object root) for the tool definition."""
+    return ReviewToolInput.model_json_schema()
+
+
+class CheckResult(BaseModel):
+    """One fact-check of one finding: ``name`` (``grounding``, ``values``), verdict and reason."""
+
+    name: str
+    verdict: Verdict
+    reason: str
+    page: int | None = None

@@ -1,0 +1,1 @@
+"""Prefect tasks of the docreview pipeline and the adapters they use."""

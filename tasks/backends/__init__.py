@@ -1,0 +1,1 @@
+"""Review backends: rules (offline), anthropic, bedrock — one interface, one finding schema."""

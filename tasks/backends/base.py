@@ -1,0 +1,79 @@
+"""The review backend interface shared by the ``rules``, ``anthropic`` and ``bedrock`` backends.
+
+A backend turns one :class:`~schemas.documents.Chunk` into a :class:`ChunkReview`: findings in
+the shared :class:`~schemas.findings.Finding` schema plus a record of every model call made.
+Backends do not retry: retries belong to the Prefect task that calls them.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from schemas.documents import Chunk
+from schemas.findings import Finding
+
+
+class ReviewOutcome(str, Enum):
+    """How a chunk review ended (Anthropic ``stop_reason`` mapped to outcomes)."""
+
+    ok = "ok"
+    truncated = "truncated"  # stop_reason == "max_tokens": never treated as "no findings"
+    refusal = "refusal"
+    context_overflow = "context_overflow"
+    invalid_output = "invalid_output"  # no tool call or tool input failing validation
+    error = "error"
+
+
+class LLMCallRecord(BaseModel):
+    """One model call, as recorded in the ``llm_calls`` table.
+
+    Token counts come from the API's ``usage`` fields (tokens); latencies are milliseconds;
+    ``cost_usd`` is US dollars from the configured price table.
+    """
+
+    backend: str
+    model: str
+    request_id: str | None = None
+    attempt: int = 1
+    stop_reason: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    first_token_ms: float | None = None
+    latency_ms: float = 0.0
+    cost_usd: float = 0.0
+    error_class: str | None = None
+
+
+class ChunkReview(BaseModel):
+    """Findings for one chunk, the calls that produced them, and how the review ended."""
+
+    chunk_index: int
+    findings: list[Finding] = Field(default_factory=list)
+    outcome: ReviewOutcome = ReviewOutcome.ok
+    detail: str | None = None
+    calls: list[LLMCallRecord] = Field(default_factory=list)
+
+
+@runtime_checkable
+class ReviewBackend(Protocol):
+    """A reviewer of chunks.
+
+    ``name`` is the backend id (``rules``, ``anthropic``, ``bedrock``); ``model`` is the model
+    id (or the rules version), part of the review idempotency key.
+    """
+
+    name: str
+    model: str
+
+    def review_chunk(self, chunk: Chunk, document_name: str) -> ChunkReview:
+        """Review ``chunk`` of the document called ``document_name``.
+
+        Raises backend-specific transport errors (connection, timeout, HTTP status); the
+        calling task classifies them for retry.
+        """
+        ...

@@ -1,0 +1,1011 @@
+"""Deterministic, offline review backend: regex clause patterns and value extractors.
+
+:class:`RulesBackend` splits a chunk into sentences, runs per-category patterns written from
+the CUAD v1 category definitions (``labels/CUAD_v1_README.txt``, "CATEGORY LIST") and general
+legal drafting conventions, and emits at most one :class:`~schemas.findings.Finding` per
+(category, sentence). It makes no network calls, so ``calls`` is always empty.
+
+Guarantees (relied on by the fact-checker):
+
+- ``evidence`` is an exact substring of ``chunk.text`` (same whitespace), at most
+  :data:`MAX_EVIDENCE_CHARS` characters, cut at word boundaries;
+- every ``FindingValue.value`` is an exact substring of its finding's ``evidence``;
+- ``page`` is ``chunk.page_at(offset of the evidence in chunk.text)``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from schemas.documents import Chunk
+from schemas.findings import Finding, FindingValue, Risk
+from schemas.taxonomy import HIGH_RISK, ClauseType, label
+from tasks.backends.base import ChunkReview
+
+#: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
+RULES_VERSION = "rules-v1"
+
+#: Longest evidence quote emitted (characters).
+MAX_EVIDENCE_CHARS = 600
+
+#: Characters from the start of a document's first chunk searched for title/parties/date.
+PREAMBLE_CHARS = 3000
+
+_I = re.IGNORECASE
+_S = re.DOTALL
+
+# --------------------------------------------------------------------------------------------
+# Sentence splitting
+# --------------------------------------------------------------------------------------------
+
+_ABBREV = frozenset(
+    """inc co corp ltd llc l.l.c l.p lp n.a no nos sec secs sect art arts u.s u.s.a e.g i.e etc
+    mr mrs ms dr st vs v jan feb mar apr jun jul aug sep sept oct nov dec p.c s.a b.v n.v
+    para paras cl ch fig approx dept est int'l govt jr sr ave blvd rd ste bros assoc
+    pty plc gmbh ag s.p.a s.r.l a.g k.k c.v de s.a.b viz cf ex exh""".split()
+)
+
+# Hard paragraph breaks: a blank line, or a run of 3+ spaces/tabs before a capital/number
+# (CUAD TXT files often use space runs where the PDF had paragraph breaks).
+_PARA_RE = re.compile(r"\n[ \t]*\n\s*|[ \t]{3,}(?=[\"“(\[]?[A-Z0-9])")
+# Sentence end: . ! ? (optionally followed by a closing quote/paren) then whitespace then a
+# capital, digit or opening bracket/quote.
+_SENT_RE = re.compile(r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"“'‘(\[]?[A-Z0-9])")
+# Glued PDF artefact: "the Agreement.The Company" (word of 2+ lowercase letters, period, Capital).
+_GLUE_RE = re.compile(r"(?<=[a-z]{2}[.;])(?=[A-Z][a-z])")
+# A line break followed by a numbered heading or a lettered item: "\n12.3 Term" / "\n(b) ".
+_HEAD_RE = re.compile(r"\n[ \t]*(?=(?:\d{1,2}(?:\.\d{1,2})*\.?|ARTICLE|Article|Section|SECTION)\s+[A-Z(\"“])")
+# Enumerated items in long semicolon lists: "; (b) ..." / "; and (iii) ...".
+_ENUM_RE = re.compile(r"(?<=;)\s+(?=(?:and\s+|or\s+)?\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})\)\s)")
+_WORD_BEFORE_DOT = re.compile(r"([A-Za-z][A-Za-z.']*)\.[\"'”’)\]]?\s*$")
+
+_LONG_SENTENCE = 900
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Split ``text`` into sentence-like spans.
+
+    Returns a sorted list of ``(start, end)`` character offsets into ``text`` (end exclusive),
+    each stripped of surrounding whitespace, non-empty, non-overlapping. Splits on blank lines,
+    runs of 3+ spaces before a capital, sentence punctuation followed by a capital (not after
+    common abbreviations such as ``Inc.`` or ``U.S.``), glued ``word.Word`` PDF artefacts,
+    line breaks before numbered headings, and, in sentences longer than 900 characters,
+    semicolons that introduce enumerated items (``; (b)``). Bare section numbers (``"1."``) are
+    merged into the following span. Never raises.
+    """
+    cuts: set[int] = {0, len(text)}
+    for m in _PARA_RE.finditer(text):
+        cuts.add(m.start())
+        cuts.add(m.end())
+    for m in _HEAD_RE.finditer(text):
+        cuts.add(m.start())
+    for m in _GLUE_RE.finditer(text):
+        cuts.add(m.start())
+    for m in _SENT_RE.finditer(text):
+        before = text[max(0, m.start() - 40) : m.start()]
+        w = _WORD_BEFORE_DOT.search(before)
+        if w:
+            word = w.group(1).lower()
+            if word in _ABBREV or (len(word) == 1 and word.isalpha()):
+                continue
+        cuts.add(m.start())
+    points = sorted(cuts)
+    spans: list[tuple[int, int]] = []
+    for a, b in zip(points, points[1:]):
+        # strip whitespace
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            spans.append((a, b))
+    # break very long spans at enumerated semicolons
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if b - a > _LONG_SENTENCE:
+            prev = a
+            for m in _ENUM_RE.finditer(text, a, b):
+                if m.start() > prev:
+                    out.append((prev, m.start()))
+                prev = m.end()
+            out.append((prev, b))
+        else:
+            out.append((a, b))
+    # merge bare numbers / tiny fragments ("1.", "(a)") into the next span
+    merged: list[tuple[int, int]] = []
+    carry: int | None = None
+    for a, b in out:
+        if carry is not None:
+            a = carry
+            carry = None
+        if b - a <= 6 and not any(c.isalpha() for c in text[a:b].strip("()")[:3]) or re.fullmatch(
+            r"\(?[a-zA-Z0-9]{1,4}[.)]", text[a:b]
+        ):
+            carry = a
+            continue
+        merged.append((a, b))
+    if carry is not None:
+        if merged:
+            merged[-1] = (merged[-1][0], len(text.rstrip()))
+        elif carry < len(text.rstrip()):
+            merged.append((carry, len(text.rstrip())))
+    return merged
+
+
+# --------------------------------------------------------------------------------------------
+# Value patterns
+# --------------------------------------------------------------------------------------------
+
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?)"
+)
+_BLANK = r"(?:_+|\[[^\]\n]{0,12}\]|\*+|x+|__)"
+_DAY = rf"(?:(?<!\d)\d{{1,2}}(?:st|nd|rd|th)?|{_BLANK})"
+_YEAR = r"(?:19|20)\d{2}"
+DATE_RE = re.compile(
+    rf"(?:(?:the\s+)?{_DAY}\s+day\s+of\s+(?:{_MONTH}|{_BLANK}),?\s+(?:in\s+the\s+year\s+)?{_YEAR}"
+    rf"|{_MONTH}\s+{_DAY},?\s+{_YEAR}"
+    rf"|{_DAY}\s+{_MONTH},?\s+{_YEAR}"
+    rf"|\b{_MONTH}\s*,?\s+{_YEAR}"
+    rf"|\b\d{{1,2}}/\d{{1,2}}/(?:\d{{4}}|\d{{2}})\b"
+    rf"|\b\d{{4}}-\d{{2}}-\d{{2}}\b)"
+)
+"""A written date: ``March 1, 2020``, ``the 1st day of March, 2020``, ``1 March 2020``,
+``March 2020``, ``1/3/2020``, ``2020-03-01``; blanks (``___ day of ____, 2004``) allowed."""
+
+_NUMW = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|forty-five|fifty|sixty|"
+    r"seventy|eighty|ninety|hundred|one hundred|one hundred and eighty|one hundred eighty|"
+    r"one hundred twenty|twenty-four|thirty-six|a|an)"
+)
+DURATION_RE = re.compile(
+    rf"\b(?:(?:successive|additional|consecutive|further)\s+)?"
+    rf"(?:{_NUMW}(?:[\s-]+{_NUMW})?\s*(?:\(\s*\d+\s*\)\s*)?|\d+\s*(?:\(\s*\w+\s*\)\s*)?)"
+    rf"(?:calendar\s+|business\s+|working\s+|full\s+)?(?:day|month|year|week)s?\b(?!\s+of\s+age)",
+    _I,
+)
+"""A duration: ``ninety (90) days``, ``one (1) year``, ``12 months``, ``successive 12 month``."""
+
+AMOUNT_RE = re.compile(
+    r"(?:(?:US|U\.S\.|USD|CAD|C|A|HK|RMB|EUR|€|£|¥)\s?)?[$€£¥]\s?\d[\d,.]*(?:\s*(?:million|billion|thousand|[MK]\b))?"
+    r"|\b(?:USD|EUR|GBP|RMB|US\s?Dollars?)\s?\d[\d,.]*(?:\s*(?:million|billion|thousand))?"
+    r"|\b\d[\d,.]*\s*(?:million\s+|billion\s+)?(?:U\.S\.\s+|US\s+)?[Dd]ollars\b",
+)
+"""A money amount: ``$1,000,000``, ``US$ 5 million``, ``USD 100``, ``5,000 dollars``."""
+
+PERCENT_RE = re.compile(
+    r"\b\d{1,3}(?:\.\d+)?\s*(?:%|percent\b|per\s+cent\b)|\b(?:[a-z]+[\s-])?(?:percent|per\s+cent)\s*\(\s*\d{1,3}(?:\.\d+)?\s*%\s*\)",
+    _I,
+)
+"""A percentage: ``10%``, ``ten percent (10%)``, ``2.5 percent``."""
+
+_JUR_WORD = r"(?:[A-Z][A-Za-z'’.\-]+)"
+JURISDICTION_RE = re.compile(
+    r"\blaws?\s+(?:in\s+force\s+in\s+|prevailing\s+in\s+|of\s+|in\s+)(?:the\s+)?"
+    r"(?:(?:State|Commonwealth|Province|Republic|Kingdom|Government|Federal\s+Republic|People['’]s\s+Republic|Hong\s+Kong\s+Special\s+Administrative\s+Region)\s+of\s+(?:the\s+)?)?"
+    rf"(?P<j>{_JUR_WORD}(?:\s+(?:of\s+|and\s+)?{_JUR_WORD}){{0,3}})"
+    r"|(?P<j2>\b(?:Delaware|New\s+York|California|Texas|Nevada|Florida|Massachusetts|Illinois|English|Swiss|German|Ontario|"
+    r"Washington|Georgia|Colorado|Virginia|Pennsylvania|New\s+Jersey|Minnesota|Ohio|Michigan|Utah|Arizona|Maryland|"
+    r"North\s+Carolina|Connecticut|Indiana|Missouri|Tennessee|Wisconsin|Oregon))\s+law\b"
+)
+_JUR_STOP = re.compile(
+    r"^(?:This|Such|Any|All|Agreement|Applicable|Law|Laws|United$|Party|Parties|Licensor|Licensee|Company|"
+    r"Section|Article|Sections?|Exhibit|Schedule|Intellectual|Each|Which|Its|Their|The)\b"
+)
+_JUR_TAIL = re.compile(r"(?:\s+(?:and|of))+$|[.,'’]+$")
+
+
+def _clip(values: list[FindingValue], evidence: str) -> list[FindingValue]:
+    """Keep only values that occur verbatim in ``evidence``; drop empty and duplicate ones."""
+    out, seen = [], set()
+    for v in values:
+        val = v.value.strip()
+        if val and val in evidence and (v.name, val) not in seen:
+            seen.add((v.name, val))
+            out.append(FindingValue(name=v.name, value=val))
+    return out
+
+
+def extract_dates(text: str) -> list[str]:
+    """All dates in ``text`` (see :data:`DATE_RE`), verbatim, in order of appearance."""
+    return [m.group(0).strip() for m in DATE_RE.finditer(text)]
+
+
+def extract_durations(text: str) -> list[str]:
+    """All durations in ``text`` (see :data:`DURATION_RE`), verbatim; articles alone ("a day") skipped."""
+    out = []
+    for m in DURATION_RE.finditer(text):
+        s = m.group(0).strip()
+        if re.fullmatch(r"(?:an?|the)\s+\w+", s, _I):
+            continue
+        out.append(s)
+    return out
+
+
+def extract_amounts(text: str) -> list[str]:
+    """All money amounts in ``text`` (see :data:`AMOUNT_RE`), verbatim, trailing punctuation cut."""
+    return [m.group(0).rstrip(".,") for m in AMOUNT_RE.finditer(text) if any(c.isdigit() for c in m.group(0))]
+
+
+def extract_percentages(text: str) -> list[str]:
+    """All percentages in ``text`` (see :data:`PERCENT_RE`), verbatim."""
+    return [m.group(0).strip() for m in PERCENT_RE.finditer(text)]
+
+
+def extract_jurisdictions(text: str) -> list[str]:
+    """Jurisdictions named as governing law in ``text``, e.g. ``["Delaware"]``, ``["England and Wales"]``.
+
+    Looks for ``laws of [the State of] X`` and ``X law``; X is 1-4 capitalised words (joined by
+    ``of``/``and``). Returns verbatim substrings of ``text``.
+    """
+    out = []
+    for m in JURISDICTION_RE.finditer(text):
+        j = m.group("j") or m.group("j2")
+        if not j:
+            continue
+        j = _JUR_TAIL.sub("", j)
+        j = re.split(r"\s+(?:without|excluding|applicable|and\s+the\s+|as\s+)", j)[0]
+        j = _JUR_TAIL.sub("", j)
+        if not j or _JUR_STOP.match(j) and j not in ("United States", "United Kingdom") and not j.startswith("United "):
+            continue
+        out.append(j)
+    return out
+
+
+_ENTITY_SUFFIX = (
+    r"(?:Inc|Incorporated|LLC|L\.L\.C|Ltd|Limited|Corp|Corporation|Co|Company|L\.P|LP|LLP|N\.A|S\.A|plc|PLC|"
+    r"GmbH|AG|B\.V|N\.V|S\.A\.S|S\.p\.A|Pty|SE|P\.C)\.?"
+)
+_PARTY_SPLIT = re.compile(r"[)”\"]?\s*,?\s*(?:;\s*)?\b(?:and|AND|And)\b\s*(?::\s*)?(?=[\"“(]?[A-Z0-9])")
+_PARTY_NAME = re.compile(
+    rf"[\"“]?(?P<n>[A-Z0-9][^,(\n\"“”]*?(?:,\s*{_ENTITY_SUFFIX})?)(?=\s*(?:,|\(|\[|\"|“|$|\s+a\s+|\s+an\s+|\s+having\s|\s+with\s|\s+located\s|\s+whose\s|\s+organized\s|\s+incorporated\s))"
+)
+_PREAMBLE_RE = re.compile(r"\b(?:by\s+and\s+between|by\s+and\s+among|between|among)\b\s*:?\s*", _I)
+
+
+def extract_parties(sentence: str) -> list[str]:
+    """Party names from a preamble sentence (``... by and between X, a ... ("A") and Y ("B")``).
+
+    Returns up to 6 verbatim names (substrings of ``sentence``), in order; empty when the
+    sentence has no ``between``/``among`` clause.
+    """
+    m = _PREAMBLE_RE.search(sentence)
+    if not m:
+        return []
+    rest = sentence[m.end() :]
+    stop = re.search(r"\b(?:WITNESSETH|RECITALS|W\s?I\s?T\s?N\s?E\s?S\s?S|WHEREAS)\b|\.\s", rest)
+    if stop:
+        rest = rest[: stop.start()]
+    names = []
+    for piece in _PARTY_SPLIT.split(rest)[:6]:
+        piece = piece.strip(" ,;:\t\n\"“”")
+        pm = _PARTY_NAME.match(piece)
+        if not pm:
+            continue
+        name = pm.group("n").strip(" ,.")
+        if re.search(_ENTITY_SUFFIX + r"$", pm.group("n").strip()) and pm.group("n").strip().endswith("."):
+            name = pm.group("n").strip()
+        if 2 <= len(name) <= 120 and len(name.split()) <= 12 and not re.match(r"(?:the|this|each|its)\b", name, _I):
+            names.append(name)
+    return names
+
+
+# --------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------
+
+
+def _rx(pattern: str, flags: int = _I) -> re.Pattern[str]:
+    """Compile ``pattern`` with every literal space meaning "any whitespace run"."""
+    return re.compile(pattern.replace(" ", r"\s+"), flags)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern for one category.
+
+    ``keys`` are lower-case literal stems found with ``str.find`` over the lower-cased chunk
+    (fast prefilter). Each sentence holding a key is accepted if ``pattern`` (when given)
+    matches it, every ``require`` pattern matches it and no ``exclude`` pattern does. ``doc_level`` rules only run on a document's
+    first chunk (``index == 0`` or ``page_start == 1``) and, with ``head_chars``, only over that
+    many leading characters of the chunk.
+    """
+
+    category: ClauseType
+    keys: tuple[str, ...]
+    pattern: re.Pattern[str] | None = None
+    require: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
+    doc_level: bool = False
+    head_chars: int | None = None
+
+
+def R(
+    category: ClauseType,
+    key: str,
+    pattern: str | None = None,
+    require: tuple[str, ...] | str = (),
+    exclude: tuple[str, ...] | str = (),
+    doc_level: bool = False,
+    head_chars: int | None = None,
+) -> Rule:
+    """Build a :class:`Rule`: ``key`` is ``"stem|stem|..."`` (literal, lower-case); the other
+    patterns are regex strings in which spaces mean ``\\s+`` (case-insensitive)."""
+    if isinstance(require, str):
+        require = (require,)
+    if isinstance(exclude, str):
+        exclude = (exclude,)
+    return Rule(
+        category,
+        tuple(key.split("|")),
+        _rx(pattern) if pattern else None,
+        tuple(_rx(p) for p in require),
+        tuple(_rx(p) for p in exclude),
+        doc_level,
+        head_chars,
+    )
+
+
+C = ClauseType
+_NEG = r"(?:shall|will|may|must|agrees? to|agrees? that it will|covenants? (?:and agrees? )?that it (?:shall|will))? ?(?:not|never|neither)\b"
+_LIC = r"licen[cs]"
+
+RULES: tuple[Rule, ...] = (
+    # ---- Group 1: dates and term ------------------------------------------------------------
+    R(C.effective_date, "effective|commenc",
+      r"effective (?:as of|on|from|upon)|\"?Effective Date\"?|shall (?:become|be) effective|"
+      r"(?:commence|begin)s? on (?:the date|[A-Z][a-z]+ \d)|Commencement Date|effective date of this Agreement"),
+    R(C.expiration_date, "continu|remain|expir|end|terminat",
+      r"(?:term of this Agreement|this Agreement|Initial Term|term)\b[^.;]{0,120}?(?:shall|will) (?:continue|remain|expire|end|terminate)"
+      r"[^.;]{0,80}?(?:until|through|for a (?:period|term)|for (?:an? )?(?:initial )?(?:period|term) of|on|thereafter for)",
+      exclude=(r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)",)),
+    R(C.expiration_date, "term",
+      r"\bterm\b[^.;]{0,80}(?:shall|will) be (?:for )?(?:an? )?(?:initial )?(?:period|term)? ?(?:of )?(?:\w+ )?\(?\d+\)? (?:years?|months?)|"
+      r"\bterm\b[^.;]{0,80}(?:shall|will) be (?:for )?(?:an? )?(?:initial )?(?:period|term)? ?(?:of )?(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty) (?:years?|months?)",
+      exclude=(_LIC, r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)")),
+    R(C.expiration_date, "expir|initial|term|perpetu",
+      r"(?:shall|will) expire (?:on|at)|Expiration Date|initial term (?:of|shall be)|"
+      r"term of (?:this Agreement )?(?:shall be )?(?:\w+ )?\(?\d+\)? (?:years|months)|\bperpetual\b|in perpetuity",
+      exclude=(_LIC,)),
+    R(C.renewal_term, "renew|extend|extension|successive|evergreen|year to year|year-to-year|month-to-month|month to month|thereafter|automatically",
+      r"(?:automatically|shall be|will be|may be) (?:renewed|extended)|auto(?:matic|-)renew|"
+      r"renew(?:ed|al)? (?:for|thereafter for) (?:an? )?(?:successive|additional|further|subsequent|consecutive)|"
+      r"(?:successive|additional|consecutive|further) (?:\w+ )?(?:\(\d+\) )?(?:-?year|-?month|renewal) (?:periods?|terms?)|"
+      r"\bRenewal Term\b|option to (?:renew|extend)|\bevergreen\b|year[- ]to[- ]year|month[- ]to[- ]month|"
+      r"(?:thereafter|automatically) (?:continue|remain in (?:full )?(?:force|effect))[^.;]{0,80}(?:until|unless|for)",
+      exclude=(r"insur|polic(?:y|ies)",)),
+    R(C.notice_period_to_terminate_renewal, "renew|extend|extension",
+      r"(?:not to renew|non-renewal|nonrenewal|intent(?:ion)? (?:not )?to (?:renew|terminate)|prevent (?:such )?renewal|elects? not to (?:renew|extend))",
+      require=(r"\d+\)? (?:days|months)|(?:thirty|sixty|ninety|days|months)",),
+      exclude=(r"insur|polic(?:y|ies)|certificate",)),
+    R(C.notice_period_to_terminate_renewal, "unless|until terminated",
+      r"unless[^.;]{0,120}notice[^.;]{0,150}(?:prior to|before|in advance of|preceding) (?:the )?(?:end|expiration|expiry|conclusion|termination|anniversary)|"
+      r"(?:renew|continue|extend)\w*[^.]{0,200}(?:until|unless) (?:terminated|cancell?ed) by (?:either|any|one|a) (?:party|of the parties)[^.]{0,120}notice",
+      require=(r"\d+\)? ?-? ?(?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days",),
+      exclude=(r"insur|polic(?:y|ies)",)),
+    R(C.notice_period_to_terminate_renewal, "renew|extend",
+      r"(?:automatically|shall be|will be) (?:renewed|extended)|renew(?:ed|al)? for (?:an? )?(?:successive|additional)",
+      require=(r"unless (?:either|a|one|any|the) [^.]{0,80}notice|notice [^.]{0,80}(?:prior to|before) the (?:end|expiration|expiry)",
+               r"\d+\)? (?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days")),
+    # ---- governing law -----------------------------------------------------------------------
+    R(C.governing_law, "govern|constru|interpret|enforced",
+      r"governed (?:\w+ ){0,4}by|governing law|govern(?:s|ed)? (?:this|the) (?:Agreement|Contract)|"
+      r"(?:constru|interpret|enforc)\w*[^.;]{0,40}(?:in accordance with|under|pursuant to|according to|by)|"
+      r"shall (?:apply|govern|prevail)|subject to the (?:\w+ )?laws",
+      require=(r"\blaws?\b",),
+      exclude=(r"governed by the terms|governed by (?:this|such|the applicable) (?:Agreement|agreement|terms|Section|policy)$",)),
+    # ---- Group 2: competition -----------------------------------------------------------------
+    R(C.most_favored_nation, "favor|favour|lower|lowest|better|best|higher|greater",
+      r"most favou?red|no less favou?rable (?:terms|prices?|than)|"
+      r"(?:terms|prices?|pricing|rates?|royalt\w+) (?:that are )?(?:more|most) favou?rable|"
+      r"(?:lower|lowest|better|best) (?:prices?|pricing|rates?|terms)[^.]{0,120}(?:any other|other|third part|similarly)|"
+      r"no less favou?rabl[ey]|(?:higher|greater) (?:fees?|prices?|rates?) than[^.]{0,80}(?:other|any)",
+      exclude=(r"economic benefit|laws?,? rules",)),
+    R(C.non_compete, "compet",
+      r"non-?compet\w*|not to compete|shall not[^.;]{0,60}\bcompet\w+|"
+      r"(?:engage|participate|invest|interest) in[^.;]{0,80}(?:competitive|competing|compete)|"
+      r"(?:develop|market|sell|distribute|manufacture|promote|offer)[^.;]{0,80}(?:competitive|competing) (?:products?|services?|business)",
+      require=(r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|restrict|prohibit|non-?compet",),
+      exclude=(r"competitive bid|compete fairly|competitive (?:price|pricing|rates?|terms)|anti-?competitive|not be construed to compete|"
+               r"(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)[^.;]{0,80}compet|competent",)),
+    R(C.exclusivity, "exclusiv|sole|requirements|appoint|authoriz",
+      r"(?<!non-)(?<!non)\bexclusive (?:right|rights|license|licen[cs]e|distributor|distribution|basis|supplier|provider|"
+      r"reseller|agent|representative|partner|manufacturer|sponsor|marketing|dealer|territory|arrangement|relationship|sales)|"
+      r"exclusively (?:to|from|with|through|by)|sole (?:and exclusive )?(?:source|supplier|provider|distributor)|"
+      r"(?:purchase|procure|obtain|buy) (?:all|100%|one hundred percent) of (?:its|their|the)[^.]{0,60}requirements|"
+      r"shall not[^.;]{0,80}(?:appoint|grant|license|authorize)[^.;]{0,60}(?:any other|any third|other) (?:distributor|person|party|reseller|agent|licensee|supplier)",
+      exclude=(r"exclusive (?:right|rights) (?:and|or) (?:remed|sole)|exclusive remed|sole and exclusive remed|non-exclusive right",)),
+    R(C.no_solicit_of_customers, "solicit|entice|induce|divert",
+      r"(?:\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit)[^.]{0,160}(?<!un)(?:solicit|entice|induce|divert)\w*[^.]{0,160}(?:customers?|clients?|accounts|subscribers|franchisees|suppliers|business)",
+      exclude=(r"employ|personnel|staff|unsolicited|solicitation of (?:subscriptions|proxies|offers)|inducement",)),
+    R(C.no_solicit_of_employees, "solicit|hire|employ|recruit|entice|induce", r"solicit|\bhire\b|\bemploy\b|recruit|entice|induce",
+      require=(r"employees?|personnel|staff|employed by|individuals? (?:who|employed)|contractors? of|consultants? of",
+               r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit"),
+      exclude=(r"employee benefit|harass|discriminat|workers'? comp",)),
+    R(C.non_disparagement, "disparag|derogatory|negative|adverse|unfavo|disrepute|reputation|goodwill|critic",
+      r"disparag\w*|derogatory (?:statements?|comments?|remarks?)|(?:negative|adverse|unfavou?rable|critical) (?:statements?|comments?|remarks?|publicity)|"
+      r"into (?:public )?disrepute|(?:harm|damage|injur|impair|tarnish|detriment|prejudic|jeopardi[sz]e|adversely affect)\w*[^.;]{0,80}(?:reputation|goodwill|good name|image)",
+      require=(r"\bnot\b|\bno\b|\bnever\b|\bnor\b|refrain|avoid",),
+      exclude=(r"infring|obscene|virus|credit history",)),
+    R(C.competitive_restriction_exception, "compet|exclusiv|solicit",
+      r"(?:shall not|will not) (?:be deemed to )?(?:prevent|restrict|prohibit|preclude|limit|apply to)|"
+      r"(?:nothing|neither) (?:in|contained in) (?:this|the) (?:Agreement|Section)[^.]{0,80}(?:prevent|restrict|prohibit|preclude|limit)|"
+      r"(?:except|other than|notwithstanding|provided,? however|excluding)",
+      require=(r"(?<!non-)(?<!non\s)(?<!non)exclusiv(?!ely govern)|\bcompet(?!en)|(?<!un)solicit",),
+      exclude=(r"exclusive remed|exclusive jurisdiction|competent (?:court|jurisdiction)|non-?exclusive|exclusive property|(?:competitive|competing) (?:bid|price|rate)",)),
+    # ---- termination -------------------------------------------------------------------------
+    R(C.termination_for_convenience, "terminat",
+      r"terminat\w+[^.;]{0,120}(?:for (?:its |their )?convenience|without cause|for any reason|for no reason|with or without cause|"
+      r"at (?:any time|its (?:sole )?(?:discretion|option))[^.;]{0,80}(?:notice|days)|for any or no reason|in its sole discretion)|"
+      r"(?:for (?:its )?convenience|without cause)[^.;]{0,80}terminat",
+      exclude=(r"without cause (?:of|to)|shall not terminate",)),
+    R(C.termination_for_convenience, "terminat",
+      r"(?:may|shall have the right to|has the right to|is entitled to|right to) terminate (?:this Agreement|the Agreement|this Contract)?[^.;]{0,60}"
+      r"(?:upon|by giving|on|with|by providing|by delivering|after) (?:at least )?(?:\w+ )?\(?\d+\)? (?:calendar )?(?:days|months)['’]?s? (?:prior )?(?:written )?notice",
+      exclude=(r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat",)),
+    R(C.rofr_rofo_rofn, "first|last|rof|exclusive",
+      r"(?:right|option) of first (?:refusal|offer|negotiation|look)|first (?:right|option) (?:to|of) (?:negotiate|refus|offer|purchase|acquire)|"
+      r"right of last (?:refusal|offer)|\bROFR\b|\bROFO\b|\bROFN\b|first opportunity to (?:negotiate|purchase|acquire|bid|offer|license|distribute)|exclusive negotiation"),
+    # ---- Group 3: assignment -------------------------------------------------------------------
+    R(C.change_of_control, "control|ownership|merge|consolidat|amalgamat|substantially|majority|fifty|50%|management|acqui",
+      r"change (?:of|in) (?:the )?control|change (?:of|in) ownership|controlling interest|"
+      r"(?:merger|consolidation|reorganization|amalgamation)[^.]{0,200}(?:assign|terminat|consent|notice|transfer)|"
+      r"(?:assign|transfer|terminat)[^.]{0,200}(?:merger|consolidation|acquisition of (?:all|substantially)|sale of (?:all|substantially))|"
+      r"all or substantially all of (?:its|the|such party's) (?:assets|business|stock|equity)[^.]{0,100}(?:assign|terminat|consent)|"
+      r"(?:majority|more than fifty percent|50%) of (?:the )?(?:outstanding |voting )?(?:voting )?(?:stock|shares|securities|equity|interests?|assets)|"
+      r"change in (?:the )?(?:organization|ownership|management|control)|control of (?:either|a|the|such) party (?:shall |is )?(?:pass|transfer|change)",
+      exclude=(r"bankrupt|insolven|benefit of creditors|receiver",
+               r"^(?![^.]*(?:notice|terminat|change (?:of|in) control))[^.]*without (?:the )?(?:other party's |the other party's )?(?:prior )?(?:written )?consent[^.]{0,200}(?:merger|acqui|substantially all|reorganiz)")),
+    R(C.anti_assignment, "assign|transfer", r"\bassign|\btransfer",
+      require=(r"(?:without|prior|written) (?:the )?(?:prior )?(?:express )?(?:written )?consent|not (?:be )?(?:assign|transfer)|"
+               r"(?:no|neither) party (?:may|shall|will)[^.]{0,40}(?:assign|transfer)|consent of the other|prior written approval|"
+               r"(?:shall|may) not,? (?:directly or indirectly,? )?(?:sell, )?(?:assign|transfer|delegate)|null and void|non-?assignable",),
+      exclude=(r"assignment of (?:inventions|rights in)|hereby assigns|assigns? to \w+ all (?:right|its right)|work made for hire",)),
+    # ---- money ---------------------------------------------------------------------------------
+    R(C.revenue_profit_sharing, "royalt|revenue|profit|share|percent|%|commission|split",
+      r"royalt(?:y|ies)|revenue[- ]shar|profit[- ]shar|share (?:of|in) (?:the )?(?:net |gross )?(?:revenues?|profits?|proceeds|income)|"
+      r"(?:percent|%)\)?(?: \(\d+%\))? of (?:all |the |its )?(?:net |gross |adjusted )?(?:sales|revenues?|profits?|receipts|income|proceeds|margin|billings|fees)|"
+      r"\bcommissions?\b|split (?:equally|evenly|\d+)|(?:net|gross) (?:revenues?|profits?) (?:shall|will) be (?:split|shared|divided|allocated)",
+      exclude=(r"royalty[- ]free|free of (?:any )?royalt|without (?:payment of )?(?:any )?royalt|Securities and Exchange Commission|Federal Trade Commission|\bCommission\b",)),
+    R(C.price_restrictions, "price|pricing|fees|rates",
+      r"(?:shall|will|may) not (?:be )?(?:increase|raise|change|adjust|exceed)\w*[^.;]{0,60}(?:price|prices|pricing|fees|rates)|"
+      r"(?:price|prices|pricing|fees|rates) (?:shall|will) (?:remain|be) (?:fixed|firm|constant|unchanged)|"
+      r"(?:price|prices|fee|fees) (?:increases?|adjustments?)[^.;]{0,80}(?:shall not|will not|may not|not to) exceed|"
+      r"(?:no|any) (?:price )?increases? (?:in|to) (?:the )?(?:price|prices|fees)[^.;]{0,80}(?:shall|may|will) (?:not|only)|"
+      r"(?:adjust|increase|change) (?:the )?(?:\w+ )?(?:price|prices|rates|fees)[^.;]{0,60}not (?:more often|more frequently|more than once)|"
+      r"(?:increase|adjust)\w*[^.;]{0,40}(?:price|prices|fees|rates)[^.;]{0,60}(?:not to exceed|shall not exceed|by no more than|capped)",
+      exclude=(r"liabilit|liable|damages|deduction",)),
+    R(C.minimum_commitment, "minimum|least|less than|take",
+      r"minimum (?:annual |monthly |quarterly |aggregate |purchase |order |guaranteed )*(?:purchase|order|quantit|volume|commitment|amount|royalt|payment|fee|sales|revenue|guarantee|requirement|number)\w*|"
+      r"(?:shall|will|agrees? to) (?:purchase|order|buy|procure|pay)[^.;]{0,40}(?:at least|not less than|a minimum of)|"
+      r"(?:at least|not less than|no less than) [^.;]{0,40}(?:units|orders?|purchases?)|take[- ]or[- ]pay",
+      exclude=(r"minimum (?:wage|age|insurance|coverage|limits?)|minimum (?:amount|limit)s? of (?:insurance|coverage)",)),
+    R(C.volume_restriction, "excess|exceed|above|greater|more than|over|maximum|cap on",
+      r"(?:in excess of|exceeds?|exceeding|above|greater than|more than|over) (?:the |such |any |a )?(?:\w+ )?(?:maximum|limit|cap|threshold|forecast\w*|volume|quantit\w+|capacity|number of|units|amount)|"
+      r"(?:maximum|cap on the) (?:number|quantity|volume|amount) of (?:units|products|users|licenses|copies|orders?|transactions|calls)|"
+      r"overage|excess (?:usage|capacity|volume|units|quantit)",
+      require=(r"units|volume|quantit|capacity|usage|users|forecast|orders?|transactions|purchase|products?|copies|seats",),
+      exclude=(r"liabilit|insurance|damages|interest rate|late|deductible",)),
+    # ---- Group 4: IP and licences ----------------------------------------------------------------
+    R(C.ip_ownership_assignment, "assign|transfer|convey|hire|vest|property|owner|own",
+      r"hereby (?:irrevocably )?(?:assigns?|transfers?|conveys?)|(?:shall|agrees? to|will) (?:irrevocably )?(?:assign|transfer|convey) (?:and hereby assigns )?(?:to )?|"
+      r"work(?:s)? made for hire|works? for hire|shall (?:vest|be vested) in|"
+      r"shall (?:be|become|remain) the (?:sole and )?(?:exclusive )?(?:property|owner)|shall (?:solely |exclusively )?own (?:all|any|the)",
+      require=(r"intellectual property|\bIP\b|patent|copyright|invention|improvement|work product|deliverable|developments?|"
+               r"trademark|know-how|technology|data|materials|results|right, title and interest",),
+      exclude=(r"\bnot\b[^.]{0,30}(?:assign|transfer)|without (?:the )?(?:prior )?(?:written )?consent|this Agreement (?:or|and) (?:any|its) (?:rights|obligations)|"
+               r"(?:assign|transfer) (?:this Agreement|its rights|any of its rights|its obligations)",)),
+    R(C.joint_ip_ownership, "joint|co-own|coown|undivided|equally|shared",
+      r"joint(?:ly)?[- ]own\w*|co-?own\w*|owned jointly|jointly by (?:the )?(?:parties|both)|joint (?:inventions?|patents?|intellectual property|technology|developments?|works?|property|ip)\b|"
+      r"undivided (?:one-half |equal )?interest|equally own|shared ownership|own (?:such )?[^.]{0,60}jointly"),
+    R(C.license_grant, "grant|licens|licenc",
+      r"(?:hereby )?grants? (?:to )?[^.;]{0,80}(?:an? |the )?[^.;]{0,120}\b(?:licen[cs]e|sublicen[cs]e|right to use)|"
+      r"hereby licen[cs]es|(?:is|are) (?:hereby )?(?:granted|licensed)[^.;]{0,80}(?:licen[cs]e|right to use)|license grant"),
+    R(C.non_transferable_license, "transfer|assign|licens",
+      r"non-?transferr?able|non-?assignable|not (?:be )?(?:transferr?able|assignable)|non-?sub-?licensable|without the right to (?:sub-?license|transfer|assign)|"
+      r"(?:may|shall) not (?:sub-?license|transfer|assign)[^.;]{0,60}licen[cs]e|right to sublicense",
+      require=(_LIC,)),
+    R(C.affiliate_license_licensor, "affiliat|subsidiar",
+      r"(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)[^.;]{0,40}(?:hereby )?grants?|"
+      r"(?:owned|controlled|licensable) by (?:\w+ )?(?:or|and) (?:any of )?(?:its|their) (?:Affiliates|subsidiaries)|"
+      r"(?:cause|causes) (?:its|their) (?:Affiliates|subsidiaries) to grant|(?:Licensor|Company|it)['’]s? (?:or its )?Affiliates['’]? (?:patents|technology|intellectual property|trademarks|know-how)",
+      require=(_LIC,)),
+    R(C.affiliate_license_licensee, "affiliat|subsidiar",
+      r"(?:to|upon|on) \w+ (?:\w+ )?(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)|"
+      r"(?:to|for) (?:its|their) (?:Affiliates|subsidiaries) (?:and|or)|sub-?licen[cs]e[^.;]{0,60}(?:to|through) (?:its|their|any of its) (?:Affiliates|subsidiaries)|"
+      r"(?:Affiliates|subsidiaries) (?:of \w+ )?(?:may|shall be entitled to|shall have the right to) (?:use|exercise|practice)",
+      require=(r"grant|licen[cs]e|right to use|sublicen",)),
+    R(C.unlimited_all_you_can_eat_license, "unlimited|enterprise|all-you|without",
+      r"unlimited (?:number|use|right|license|licence|copies|users|access|quantit|distribution|reproduction)|enterprise[- ]wide|all[- ]you[- ]can[- ]eat|"
+      r"(?:any|an) unlimited|without (?:limitation as to|limit on|regard to) (?:the )?(?:number|quantity)|royalty-free[^.]{0,80}unlimited"),
+    R(C.irrevocable_or_perpetual_license, "irrevocabl|perpetu", r"irrevocabl[ey]|perpetual|in perpetuity",
+      require=(_LIC + r"|right to use",),
+      exclude=(r"irrevocably (?:submit|consent|waive|agree|appoint|authoriz)|irrevocable (?:letter of credit|proxy|consent|waiver|instructions)",)),
+    R(C.source_code_escrow, "escrow", r"\bescrow\w*",
+      require=(r"source code|source materials|software|technology|deposit|release condition",)),
+    R(C.source_code_escrow, "source code", r"deliver[^.]{0,40}source code|source code[^.]{0,60}(?:deposit|release|delivered)"),
+    # ---- post-termination ------------------------------------------------------------------------
+    R(C.post_termination_services, "terminat|expir",
+      r"(?:upon|after|following|on) (?:the )?(?:any )?(?:termination|expiration|expiry)(?: or (?:termination|expiration|expiry|non-renewal))?",
+      require=(r"(?:shall|will|may|must) (?:continue|be entitled|have the right|provide|pay|sell|purchase|return|deliver|destroy|transfer|assist|cooperate|remain|retain|furnish|honor|fulfil)|"
+               r"(?:sell|dispose of|distribute) (?:off |its |any )?(?:remaining )?(?:inventory|stock)|transition|wind[- ]down|sell-?off|run-?off|"
+               r"(?:period of|for) (?:\w+ )?\(?\d+\)? (?:days|months)",),
+      exclude=(r"^[^.]{0,20}(?:notice of termination shall|this Agreement shall terminate)",)),
+    R(C.post_termination_services, "transition|sell-off|selloff|sell off|wind|inventory|stock on hand",
+      r"transition (?:services|period|assistance)|sell-?off period|wind[- ]down|(?:sell|dispose of|distribute)[^.;]{0,40}(?:inventory|stock on hand|remaining)",
+      require=(r"terminat|expir",)),
+    R(C.audit_rights, "audit|inspect|examin", r"\baudit\w*|inspect\w*|examin\w*",
+      require=(r"books|records|accounts|facilit|premises|audit|accounting|documentation|statements",),
+      exclude=(r"^[^.]{0,60}inspect(?:ion)? (?:of|and acceptance of) (?:the )?(?:products|goods|shipment|deliver)",
+               r"audited financial statements|independent auditors? (?:report|opinion)|audit committee")),
+    # ---- Group 5: liability ----------------------------------------------------------------------
+    R(C.cap_on_liability, "liab|damages|action|claim",
+      r"(?:total|aggregate|cumulative|maximum|entire|collective) (?:\w+ )?liabilit\w*|liabilit\w*[^.;]{0,150}(?:shall not exceed|not to exceed|exceed|limited to|in excess of|capped)|"
+      r"in no (?:\w+ )?event (?:shall|will|may|is|are)[^.;]{0,150}(?:liab\w+|damages)|(?:neither party|no party|neither|nor)[^.;]{0,40}(?:shall|will|may) (?:\w+ )?be liable[^.;]{0,200}(?:indirect|consequential|incidental|special|punitive|lost profits|exemplary)|"
+      r"(?:damages|claims|reimbursements?|recovery)[^.;]{0,80}(?:shall|will) not exceed|(?:shall|will) not be liable[^.;]{0,150}(?:indirect|consequential|incidental|special|punitive|lost profits|exemplary)|"
+      r"(?:limitation|limitations) (?:of|on) liabilit|(?:no|any) (?:action|claim)[^.;]{0,120}(?:more than|after) (?:\w+ )?\(?\d+\)? (?:years?|months?)|"
+      r"(?:not be liable|no liability)[^.;]{0,100}(?:consequential|indirect|special|incidental)"),
+    R(C.uncapped_liability, "liab|damages",
+      r"(?:limitations?|exclusions?|cap|caps)[^.;]{0,120}(?:shall not apply|will not apply|do not apply|does not apply|shall not limit)|"
+      r"(?:shall not apply|will not apply|do not apply|does not apply) to[^.;]{0,120}(?:indemnif|breach|confidential|gross negligence|willful|wilful|infringement|fraud)|"
+      r"(?:except|excluding|other than)(?: for| with respect to)?[^.;]{0,120}(?:indemnif|breach of (?:section|its|confidential)|gross negligence|willful|wilful|fraud)",
+      exclude=(r"^[^.]{0,40}(?:indemnify|defend)",)),
+    R(C.liquidated_damages, "liquidated|termination|cancellation|penalty|break|kill fee",
+      r"liquidated damages|termination (?:fee|payment|charge)|early termination (?:fee|charge|payment)|break(?:-up|up) fee|"
+      r"cancellation (?:fee|charge)|as a penalty|kill fee"),
+    R(C.warranty_duration, "warrant|guarantee|defects", r"warrant\w*|guarantee\w*|free (?:from|of) defects",
+      require=(r"(?:period of|for|within|after) (?:\w+ )?(?:\w+ )?\(?\d+\)? (?:\w+ )?(?:days|months|years)|(?:\w+)-(?:month|year|day) (?:warranty|period)|"
+               r"(?:one|two|three|six|twelve|ninety|thirty|sixty|eighteen|twenty-four|thirty-six) (?:\(\d+\) )?(?:days|months|years)|warranty period|shelf life",
+               r"defect|conform|free from|workmanship|specifications|warranty period|perform (?:substantially|in accordance)|remaining shelf life")),
+    R(C.insurance, "insur", r"\binsurance\b|\binsured\b|\binsurer",
+      require=(r"maintain|carry|obtain|procure|policy|policies|coverage|insured|certificate|\$|limits?",),
+      exclude=(r"Federal Deposit Insurance|insurance (?:agency|agent|products?|company) (?:business|services)|health insurance portability",)),
+    R(C.covenant_not_to_sue, "contest|challenge|dispute|attack|oppose|impugn|sue|claim|action|suit|institute|covenant",
+      r"(?:not|never)[^.;]{0,60}(?:contest|challenge|dispute|attack|oppose|impugn)\w*(?: or \w+)?(?:,? (?:directly or indirectly|at any time))?[^.;]{0,60}(?:validity|ownership|title|rights? (?:in|to)|enforceability|registration|intellectual property|trademarks?|patents?|marks)|"
+      r"covenants? not to (?:sue|assert|bring)|(?:not|never)[^.;]{0,40}(?:sue|bring (?:any )?(?:action|claim|suit)|assert (?:any )?claim|institute)[^.;]{0,120}(?:against|infring)|"
+      r"(?:validity|ownership)[^.;]{0,80}(?:not|never)[^.;]{0,40}(?:contest|challenge|dispute)"),
+    R(C.third_party_beneficiary, "beneficiar",
+      r"third[- ]party beneficiar\w*|(?:express|intended) beneficiar\w*|beneficiar\w* of (?:this Agreement|the provisions|Section)",
+      exclude=(r"(?:\bno\b|\bnot\b|\bnothing\b|\bnor\b|\bneither\b|\bnone\b)[^.;]{0,200}beneficiar|beneficiar[^.;]{0,80}(?:\bnot\b|\bno\b)",)),
+    # ---- Document-level (first chunk) --------------------------------------------------------
+    R(C.agreement_date, "19|20", DATE_RE.pattern,
+      require=(r"(?:dated|made|entered into|executed|signed|as of|effective|day of|Date:?|this)\b",),
+      doc_level=True, head_chars=PREAMBLE_CHARS),
+    R(C.agreement_date, "19|20", DATE_RE.pattern, doc_level=True, head_chars=1500),
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Summaries and risk
+# --------------------------------------------------------------------------------------------
+
+_TEMPLATES: dict[ClauseType, str] = {
+    C.document_name: "The document is titled {name}.",
+    C.parties: "The parties to the agreement are {party}.",
+    C.agreement_date: "The agreement is dated {date}.",
+    C.effective_date: "The agreement takes effect {date_on}.",
+    C.expiration_date: "The initial term ends {until}.",
+    C.renewal_term: "The agreement renews {for_duration}.",
+    C.notice_period_to_terminate_renewal: "Renewal can be stopped by giving notice {duration_before}.",
+    C.governing_law: "Governed by the laws of {jurisdiction}.",
+    C.most_favored_nation: "A party is entitled to terms at least as favourable as those given to others (most favoured nation).",
+    C.competitive_restriction_exception: "An exception or carve-out limits a non-compete, exclusivity or no-solicit restriction.",
+    C.non_compete: "A party is restricted from competing with the counterparty or in a business or territory.",
+    C.exclusivity: "The agreement creates an exclusive dealing commitment.",
+    C.no_solicit_of_customers: "A party may not solicit the counterparty's customers or partners.",
+    C.no_solicit_of_employees: "A party may not solicit or hire the counterparty's employees.",
+    C.non_disparagement: "A party must not disparage the counterparty.",
+    C.termination_for_convenience: "A party may terminate without cause{by_notice}.",
+    C.rofr_rofo_rofn: "A party has a right of first refusal, offer or negotiation.",
+    C.change_of_control: "A change of control triggers consent, notice or termination rights.",
+    C.anti_assignment: "Assignment requires the other party's consent or notice, or is restricted.",
+    C.revenue_profit_sharing: "A party shares revenue or profit (e.g. royalties or commissions){at_rate}.",
+    C.price_restrictions: "There is a restriction on raising or lowering prices.",
+    C.minimum_commitment: "A party must meet a minimum purchase or payment commitment{of_amount}.",
+    C.volume_restriction: "Use above a stated threshold triggers fees, consent or other limits.",
+    C.ip_ownership_assignment: "Intellectual property created under the agreement is owned by or assigned to a party.",
+    C.joint_ip_ownership: "Some intellectual property is jointly owned by the parties.",
+    C.license_grant: "One party grants the other a licence.",
+    C.non_transferable_license: "The licence granted cannot be transferred, assigned or sublicensed freely.",
+    C.affiliate_license_licensor: "The licence covers intellectual property of the licensor's affiliates or is granted by them.",
+    C.affiliate_license_licensee: "The licence extends to the licensee's affiliates.",
+    C.unlimited_all_you_can_eat_license: "The licence allows unlimited or enterprise-wide use.",
+    C.irrevocable_or_perpetual_license: "The licence granted is irrevocable or perpetual.",
+    C.source_code_escrow: "Source code is deposited in escrow for release on certain events.",
+    C.post_termination_services: "Obligations continue after termination or expiration{for_duration}.",
+    C.audit_rights: "A party may audit the other's books, records or premises.",
+    C.uncapped_liability: "Some liability is excluded from the cap and may be unlimited.",
+    C.cap_on_liability: "Liability is limited{to_amount}.",
+    C.liquidated_damages: "Liquidated damages or a termination fee are payable{of_amount}.",
+    C.warranty_duration: "A warranty applies for a limited period{of_duration}.",
+    C.insurance: "A party must maintain insurance{of_amount}.",
+    C.covenant_not_to_sue: "A party may not challenge the counterparty's IP or bring certain claims.",
+    C.third_party_beneficiary: "A non-party is a beneficiary entitled to enforce terms of the agreement.",
+}
+
+_MEDIUM = frozenset(
+    {
+        C.renewal_term,
+        C.notice_period_to_terminate_renewal,
+        C.expiration_date,
+        C.competitive_restriction_exception,
+        C.no_solicit_of_customers,
+        C.no_solicit_of_employees,
+        C.non_disparagement,
+        C.rofr_rofo_rofn,
+        C.anti_assignment,
+        C.revenue_profit_sharing,
+        C.price_restrictions,
+        C.minimum_commitment,
+        C.volume_restriction,
+        C.joint_ip_ownership,
+        C.non_transferable_license,
+        C.affiliate_license_licensor,
+        C.affiliate_license_licensee,
+        C.unlimited_all_you_can_eat_license,
+        C.irrevocable_or_perpetual_license,
+        C.source_code_escrow,
+        C.post_termination_services,
+        C.audit_rights,
+        C.warranty_duration,
+        C.insurance,
+        C.third_party_beneficiary,
+    }
+)
+
+
+def default_risk(category: ClauseType) -> Risk:
+    """Default risk for ``category``: high for :data:`~schemas.taxonomy.HIGH_RISK`, medium for
+    commercial restrictions and obligations, low for identifying facts (name, parties, dates, law)."""
+    if category in HIGH_RISK:
+        return Risk.high
+    if category in _MEDIUM:
+        return Risk.medium
+    return Risk.low
+
+
+def summarize(category: ClauseType, values: list[FindingValue]) -> str:
+    """One plain-English sentence for a finding of ``category`` with ``values`` filled in."""
+    vd = {v.name: v.value for v in values}
+    parties = [v.value for v in values if v.name == "party"]
+    date, dur = vd.get("date"), vd.get("duration")
+    amount = vd.get("amount") or vd.get("percentage")
+    slots = {
+        "name": vd.get("name", "as stated"),
+        "party": " and ".join(parties) if parties else "named in the preamble",
+        "date": date or "as stated in the preamble",
+        "date_on": f"on {date}" if date else "on the stated effective date",
+        "until": f"on {date}" if date else (f"after {dur}" if dur else "as stated"),
+        "for_duration": f"for {dur}" if dur else "",
+        "duration_before": f"{dur} before the term ends" if dur else "before the term ends",
+        "jurisdiction": vd.get("jurisdiction", "the stated jurisdiction"),
+        "by_notice": f" on {dur}'s notice" if dur else "",
+        "at_rate": f" at {amount}" if amount else "",
+        "of_amount": f" of {amount}" if amount else "",
+        "to_amount": f" to {amount}" if amount else "",
+        "of_duration": f" of {dur}" if dur else "",
+    }
+    if category is C.renewal_term and not dur:
+        return "The agreement renews automatically or may be extended."
+    if category is C.post_termination_services and dur:
+        slots["for_duration"] = f" for {dur}"
+    text = _TEMPLATES.get(category, f"{label(category)} clause.").format(**slots)
+    return re.sub(r"\s+", " ", text).replace(" .", ".")
+
+
+# --------------------------------------------------------------------------------------------
+# Backend
+# --------------------------------------------------------------------------------------------
+
+_TITLE_WORDS = re.compile(
+    r"\b(?:AGREEMENT|CONTRACT|LICEN[CS]E|AMENDMENT|ADDENDUM|MEMORANDUM|LEASE|TERMS|ARRANGEMENT|"
+    r"AGREEMENTS|UNDERTAKING|DEED|INDENTURE|PROTOCOL|STATEMENT OF WORK|ORDER)\b"
+)
+_THIS_AGREEMENT = re.compile(
+    r"\b(?:This|THIS|The|THE)\s+(?P<n>(?:[A-Z][A-Za-z&\-/,]*\s+){0,8}?(?:Agreement|AGREEMENT|Contract|CONTRACT))\b"
+)
+
+
+_ENTITY_RE = re.compile(
+    r"\b[A-Z][A-Za-z0-9&.\-]*(?:[ \t]+[A-Z][A-Za-z0-9&.\-]*){0,5},?[ \t]+"
+    r"(?:Inc|LLC|L\.L\.C|Ltd|Limited|Corp|Corporation|Company|L\.P|LP|LLP|N\.A|S\.A|plc|PLC|GmbH|AG|B\.V|N\.V)\b\.?"
+)
+
+
+@dataclass
+class _Ctx:
+    text: str
+    spans: list[tuple[int, int]]
+    starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.starts = [a for a, _ in self.spans]
+
+    def sentence_at(self, pos: int) -> int | None:
+        i = bisect.bisect_right(self.starts, pos) - 1
+        if i >= 0 and self.spans[i][0] <= pos < self.spans[i][1]:
+            return i
+        return None
+
+
+def _word_trim(text: str, a: int, b: int, anchor: int, anchor_end: int) -> tuple[int, int]:
+    """Trim span [a, b) of ``text`` to ≤ MAX_EVIDENCE_CHARS around [anchor, anchor_end) at word boundaries."""
+    if b - a <= MAX_EVIDENCE_CHARS:
+        return a, b
+    lead = 150
+    start = max(a, min(anchor - lead, b - MAX_EVIDENCE_CHARS))
+    end = min(b, start + MAX_EVIDENCE_CHARS)
+    if start > a:
+        sp = text.find(" ", start)
+        nl = text.find("\n", start)
+        cands = [x for x in (sp, nl) if x != -1 and x < min(anchor, end)]
+        if cands:
+            start = min(cands) + 1
+    if end < b:
+        cut = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
+        if cut > max(start, anchor_end if anchor_end <= end else start):
+            end = cut
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _find_sentences(low: str, key: str, ctx: _Ctx) -> list[int]:
+    """Indices of the sentences of ``ctx`` containing literal ``key`` in lower-cased text ``low``."""
+    out: list[int] = []
+    pos = low.find(key)
+    while pos != -1:
+        i = ctx.sentence_at(pos)
+        if i is not None:
+            if not out or out[-1] != i:
+                out.append(i)
+            pos = low.find(key, max(pos + 1, ctx.spans[i][1]))
+        else:
+            pos = low.find(key, pos + 1)
+    return out
+
+
+_NO_HEADING = frozenset({C.third_party_beneficiary, C.competitive_restriction_exception, C.uncapped_liability})
+
+_VERB_RE = re.compile(
+    r"\b(?:shall|will|may|must|agrees?|is|are|be|been|has|have|hereby|not|grants?|means|can|would|should|\w+s (?:to|the|all|any))\b", _I
+)
+
+ValueFn = Callable[[str], list[FindingValue]]
+
+
+def _vals_date(ev: str) -> list[FindingValue]:
+    return [FindingValue(name="date", value=d) for d in extract_dates(ev)[:1]]
+
+
+def _vals_duration(ev: str, n: int = 1) -> list[FindingValue]:
+    return [FindingValue(name="duration", value=d) for d in extract_durations(ev)[:n]]
+
+
+def _vals_money(ev: str) -> list[FindingValue]:
+    out = [FindingValue(name="amount", value=a) for a in extract_amounts(ev)[:2]]
+    out += [FindingValue(name="percentage", value=p) for p in extract_percentages(ev)[:2]]
+    return out
+
+
+def _vals_expiration(ev: str) -> list[FindingValue]:
+    out = _vals_date(ev)
+    if not out:
+        out = _vals_duration(ev)
+    m = re.search(r"\bperpetual\w*|in perpetuity|indefinite\w*", ev, _I)
+    if m:
+        out.append(FindingValue(name="duration", value=m.group(0)))
+    return out
+
+
+def _vals_renewal(ev: str) -> list[FindingValue]:
+    m = re.search(r"(?:successive|additional|consecutive|further|renewal)\b[^.;]{0,60}", ev, _I)
+    if m:
+        d = extract_durations(ev[m.start() :])
+        if d:
+            return [FindingValue(name="duration", value=d[0])]
+    return _vals_duration(ev)
+
+
+def _vals_notice(ev: str) -> list[FindingValue]:
+    m = re.search(r"notice|not to renew|non-?renewal", ev, _I)
+    durs = list(DURATION_RE.finditer(ev))
+    if m and durs:
+        best = min(durs, key=lambda d: abs(d.start() - m.start()))
+        if re.search(r"day|month", best.group(0), _I):
+            return [FindingValue(name="duration", value=best.group(0).strip())]
+    return _vals_duration(ev)
+
+
+def _vals_governing(ev: str) -> list[FindingValue]:
+    return [FindingValue(name="jurisdiction", value=j) for j in extract_jurisdictions(ev)[:2]]
+
+
+_VALUE_FNS: dict[ClauseType, ValueFn] = {
+    C.agreement_date: _vals_date,
+    C.effective_date: _vals_date,
+    C.expiration_date: _vals_expiration,
+    C.renewal_term: _vals_renewal,
+    C.notice_period_to_terminate_renewal: _vals_notice,
+    C.governing_law: _vals_governing,
+    C.cap_on_liability: lambda ev: [FindingValue(name="amount", value=a) for a in extract_amounts(ev)[:2]],
+    C.revenue_profit_sharing: _vals_money,
+    C.minimum_commitment: _vals_money,
+    C.liquidated_damages: _vals_money,
+    C.insurance: lambda ev: [FindingValue(name="amount", value=a) for a in extract_amounts(ev)[:2]],
+    C.warranty_duration: _vals_duration,
+    C.termination_for_convenience: _vals_duration,
+    C.post_termination_services: _vals_duration,
+}
+
+
+class RulesBackend:
+    """Offline, deterministic :class:`~tasks.backends.base.ReviewBackend` built from regex rules.
+
+    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v1"``), part of the
+    review idempotency key. Thread-safe and stateless: all patterns are compiled at import.
+    """
+
+    name: str = "rules"
+    model: str = RULES_VERSION
+    RULES_VERSION: str = RULES_VERSION
+
+    def review_chunk(self, chunk: Chunk, document_name: str) -> ChunkReview:
+        """Review one chunk with the rule set.
+
+        Returns a :class:`ChunkReview` with ``outcome == ok``, ``calls == []`` and at most one
+        finding per (category, sentence). Document-level categories (document name, parties,
+        agreement date) are only looked for in a document's first chunk (``chunk.index == 0`` or
+        ``chunk.page_start == 1``). ``document_name`` is not used for matching. Never raises
+        on odd text; an empty chunk yields no findings.
+        """
+        text = chunk.text
+        findings: list[Finding] = []
+        if not text.strip():
+            return ChunkReview(chunk_index=chunk.index, findings=[], calls=[])
+        ctx = _Ctx(text, split_sentences(text))
+        first = chunk.index == 0 or chunk.page_start == 1
+        seen: set[tuple[ClauseType, int]] = set()
+
+        def emit(cat: ClauseType, a: int, b: int, anchor: int, anchor_end: int, values: list[FindingValue] | None = None) -> None:
+            s, e = _word_trim(text, a, b, anchor, anchor_end)
+            if s >= e:
+                return
+            ev = text[s:e]
+            vals = values if values is not None else (_VALUE_FNS[cat](ev) if cat in _VALUE_FNS else [])
+            vals = _clip(vals, ev)
+            findings.append(
+                Finding(
+                    clause_type=cat,
+                    summary=summarize(cat, vals),
+                    risk=default_risk(cat),
+                    evidence=ev,
+                    page=chunk.page_at(s),
+                    values=vals,
+                )
+            )
+
+        if first:
+            self._document_level(ctx, emit, seen)
+
+        low = text.translate(_LOWER)
+        hits: dict[str, list[int]] = {}
+        verb_ok: dict[int, bool] = {}
+        for rule in RULES:
+            if rule.doc_level and not first:
+                continue
+            end = len(text) if rule.head_chars is None else min(len(text), rule.head_chars)
+            cand: set[int] = set()
+            for key in rule.keys:
+                if key not in hits:
+                    hits[key] = _find_sentences(low, key, ctx)
+                cand.update(hits[key])
+            for i in sorted(cand):
+                a, b = ctx.spans[i]
+                if a >= end:
+                    break
+                if (rule.category, i) in seen:
+                    continue
+                sent = text[a:b]
+                if rule.pattern is not None:
+                    pm = rule.pattern.search(sent)
+                    if pm is None:
+                        continue
+                    anchor, anchor_end = a + pm.start(), a + pm.end()
+                else:
+                    k = min((p for p in (low.find(key, a, b) for key in rule.keys) if p >= 0), default=a)
+                    anchor, anchor_end = k, k
+                if rule.require and not all(p.search(sent) for p in rule.require):
+                    continue
+                if rule.exclude and any(p.search(sent) for p in rule.exclude):
+                    continue
+                if i not in verb_ok:
+                    verb_ok[i] = b - a > 120 or bool(_VERB_RE.search(sent))
+                if not verb_ok[i] and not rule.doc_level:
+                    # A bare heading ("12. Non-Compete.") is not a clause: quote the sentence that
+                    # opens the section instead. Some categories' headings are mostly negations.
+                    if rule.category in _NO_HEADING or i + 1 >= len(ctx.spans) or (rule.category, i + 1) in seen:
+                        continue
+                    seen.add((rule.category, i))
+                    i += 1
+                    a, b = ctx.spans[i]
+                    anchor = anchor_end = a
+                seen.add((rule.category, i))
+                emit(rule.category, a, b, anchor, anchor_end)
+        return ChunkReview(chunk_index=chunk.index, findings=findings, calls=[])
+
+    # -- document-level extractors --------------------------------------------------------------
+
+    def _document_level(self, ctx: _Ctx, emit: Callable[..., None], seen: set[tuple[ClauseType, int]]) -> None:
+        """Title (document_name) and preamble parties from the head of a first chunk."""
+        text = ctx.text
+        head_end = min(len(text), PREAMBLE_CHARS)
+        # document name: an upper-case title line, else "This ... Agreement" in the preamble
+        title_done = False
+        for m in re.finditer(r"[^\n]+", text[:head_end]):
+            line = m.group(0)
+            for seg in re.finditer(r"\S(?:[^ ]| (?! ))*", line):  # runs split on 2+ spaces
+                s = seg.group(0).strip()
+                if 4 <= len(s) <= 120 and _TITLE_WORDS.search(s) and sum(c.isupper() for c in s) >= 0.6 * sum(c.isalpha() for c in s):
+                    if re.match(r"(?:EXHIBIT|CONFIDENTIAL|\*)", s) and not re.search(r"AGREEMENT|CONTRACT", s):
+                        continue
+                    a = m.start() + seg.start()
+                    i = ctx.sentence_at(a)
+                    if i is not None:
+                        seen.add((C.document_name, i))
+                    emit(C.document_name, a, a + len(seg.group(0).rstrip()), a, a,
+                         [FindingValue(name="name", value=s)])
+                    title_done = True
+                    break
+            if title_done:
+                break
+        if not title_done:
+            m = _THIS_AGREEMENT.search(text, 0, head_end)
+            if m:
+                i = ctx.sentence_at(m.start())
+                if i is not None:
+                    a, b = ctx.spans[i]
+                    seen.add((C.document_name, i))
+                    emit(C.document_name, a, b, m.start(), m.end(), [FindingValue(name="name", value=m.group("n"))])
+        # parties: first preamble sentence with between/among, else "X and Y agree"
+        for i, (a, b) in enumerate(ctx.spans):
+            if a > head_end:
+                break
+            sent = text[a:b]
+            if not re.search(r"agreement|contract|between|among|parties", sent, _I):
+                continue
+            names = extract_parties(sent)
+            if len(names) >= 2 or (names and re.search(r"\bamong\b", sent, _I)):
+                s, e = _word_trim(text, a, b, a + _PREAMBLE_RE.search(sent).start(), a + _PREAMBLE_RE.search(sent).end())
+                seen.add((C.parties, i))
+                emit(C.parties, a, b, s, s, [FindingValue(name="party", value=n) for n in names])
+                return
+        # fallback: a sentence naming the parties by defined terms ("X ("Company") and Y ("Consultant")")
+        for i, (a, b) in enumerate(ctx.spans):
+            if a > head_end:
+                break
+            sent = text[a:b]
+            defined = re.findall(r"\((?:the\s+)?[\"“][A-Z][^\"”]{1,40}[\"”]\)", sent)
+            if len(defined) >= 2 and re.search(r"agree|enter|made|between", sent, _I):
+                seen.add((C.parties, i))
+                emit(C.parties, a, b, a, a, [])
+                return
+        # last resort: the first head sentence naming an entity ("Acme Corp.", "Foo Ltd")
+        for i, (a, b) in enumerate(ctx.spans):
+            if a > head_end:
+                break
+            m = _ENTITY_RE.search(text, a, b)
+            if m:
+                seen.add((C.parties, i))
+                emit(C.parties, a, b, m.start(), m.end(), [FindingValue(name="party", value=m.group(0))])
+                return

@@ -1,0 +1,137 @@
+"""Chunk: split a document's text into clause-aware chunks with page spans and offsets.
+
+Chunks are cut over the *whole-document* text, not page by page, so a clause that crosses a
+page break is kept together. Cut points are chosen by priority inside a window of the size
+budget: a section heading (``1.``, ``12.3``, ``Section 5``, ``ARTICLE IV``, an upper-case
+heading line) beats a paragraph break, which beats a sentence end, which beats a space.
+Consecutive chunks overlap by about ``overlap`` characters, and the overlap starts at the best
+boundary available, so the start of a clause cut at the end of one chunk reappears whole at
+the start of the next.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, page_for_offset
+
+#: Bumped when the cutting rules change; part of the natural key of stored chunks.
+CHUNKER_VERSION = "chunk-v1"
+
+_HEADING = re.compile(
+    r"(?m)^[ \t]*(?:"
+    r"(?:ARTICLE|Article|SECTION|Section|CLAUSE|Clause|SCHEDULE|Schedule|EXHIBIT|Exhibit)\s+[IVXLC\d]+[.:]?"
+    r"|\d{1,2}(?:\.\d{1,2}){0,3}\.?[ \t]+(?=[A-Z(\"'])"
+    r"|[A-Z][A-Z0-9 ,;&'()/-]{3,80}$"
+    r")"
+)
+_PARAGRAPH = re.compile(r"\n[ \t]*\n|\.[ \t]*\n")
+_SENTENCE = re.compile(r"[.;:!?][\"')\]]?[ \t\n]+(?=[A-Z(\"'\d])")
+_SPACE = re.compile(r"\s+")
+
+# Priorities of cut points (higher wins).
+_P_HEADING, _P_PARAGRAPH, _P_SENTENCE, _P_SPACE = 3, 2, 1, 0
+
+
+class _Breaks:
+    """Sorted candidate cut offsets per priority, for window queries."""
+
+    def __init__(self, text: str, page_starts: list[int]):
+        # Offsets in and around the separators between pages: a page end is not a paragraph end
+        # (a clause may continue on the next page).
+        page_breaks = {s - k for s in page_starts[1:] for k in range(len(PAGE_SEPARATOR) + 2)}
+        self.heading_at: dict[int, str] = {}
+        heads = []
+        for m in _HEADING.finditer(text):
+            pos = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
+            if pos in self.heading_at:
+                continue
+            line_end = text.find("\n", pos)
+            self.heading_at[pos] = text[pos: line_end if line_end >= 0 else len(text)].strip()[:120]
+            heads.append(pos)
+        paras = [m.end() for m in _PARAGRAPH.finditer(text)
+                 if m.start() not in page_breaks and m.end() not in page_breaks]
+        sents = [m.end() for m in _SENTENCE.finditer(text)]
+        spaces = [m.end() for m in _SPACE.finditer(text)]
+        self.by_priority = {
+            _P_HEADING: sorted(heads),
+            _P_PARAGRAPH: paras,
+            _P_SENTENCE: sents,
+            _P_SPACE: spaces,
+        }
+        self.headings = sorted(heads)
+
+    def best(self, lo: int, hi: int, latest: bool = True) -> int | None:
+        """Best cut in ``[lo, hi]``: highest priority, then latest (or earliest) position."""
+        for prio in (_P_HEADING, _P_PARAGRAPH, _P_SENTENCE, _P_SPACE):
+            arr = self.by_priority[prio]
+            i = bisect.bisect_left(arr, lo)
+            j = bisect.bisect_right(arr, hi)
+            if i < j:
+                return arr[j - 1] if latest else arr[i]
+        return None
+
+    def heading_before(self, pos: int) -> str | None:
+        """Text of the nearest heading at or before ``pos``."""
+        i = bisect.bisect_right(self.headings, pos)
+        return self.heading_at[self.headings[i - 1]] if i else None
+
+
+def chunk_text(
+    sha256: str, text: str, page_starts: list[int], budget: int = 4000, overlap: int = 600
+) -> list[Chunk]:
+    """Split ``text`` into chunks of at most ``budget`` characters overlapping by ~``overlap``.
+
+    ``page_starts`` are the offsets where pages begin (see
+    :meth:`ExtractedDocument.page_starts`). Returns chunks in order, with ``index`` from 0.
+    Raises ``ValueError`` if ``overlap`` is not smaller than half the budget.
+    """
+    if budget <= 0 or overlap < 0 or overlap * 2 >= budget:
+        raise ValueError("chunk budget must be positive and overlap smaller than half of it")
+    n = len(text)
+    breaks = _Breaks(text, page_starts)
+    chunks: list[Chunk] = []
+    start = 0
+    while start < n:
+        # Skip leading whitespace so chunks start on text.
+        while start < n and text[start].isspace():
+            start += 1
+        if start >= n:
+            break
+        if n - start <= budget:
+            end = n
+        else:
+            end = breaks.best(start + budget // 2, start + budget) or start + budget
+        piece = text[start:end]
+        stripped_end = start + len(piece.rstrip())
+        first_page = page_for_offset(page_starts, start)
+        last_page = page_for_offset(page_starts, max(start, stripped_end - 1))
+        offsets = [s - start for s in page_starts[first_page:last_page]]
+        chunks.append(
+            Chunk(
+                document_sha256=sha256,
+                index=len(chunks),
+                char_start=start,
+                char_end=stripped_end,
+                page_start=first_page,
+                page_end=last_page,
+                text=text[start:stripped_end],
+                heading=breaks.heading_before(start),
+                page_offsets=offsets,
+            )
+        )
+        if end >= n:
+            break
+        nxt = breaks.best(end - overlap, end - 1, latest=False)
+        start = nxt if nxt is not None and nxt > start else end
+    return chunks
+
+
+@task(name="chunk-document", cache_policy=NO_CACHE)
+def chunk_document(document: ExtractedDocument, budget: int = 4000, overlap: int = 600) -> list[Chunk]:
+    """Prefect task: clause-aware chunks of ``document`` (sizes in characters)."""
+    return chunk_text(document.sha256, document.text, document.page_starts(), budget, overlap)

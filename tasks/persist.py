@@ -1,0 +1,357 @@
+"""Persist: SQLModel writes, idempotent on natural keys, for SQLite and PostgreSQL.
+
+SQLite runs in WAL mode with a 30 s busy timeout (PITFALLS: "database is locked" under threaded
+writers). Every write is a dialect-aware ``INSERT … ON CONFLICT`` on the table's natural key,
+so a retry or a re-run never duplicates a row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, SQLModel, create_engine, select
+
+from schemas.documents import Chunk, DocumentStatus, ExtractedDocument, IngestOutcome
+from schemas.tables import (
+    CheckRow,
+    ChunkRow,
+    DocumentReviewRow,
+    DocumentRow,
+    FindingRow,
+    LLMCallRow,
+    RunDocumentRow,
+    RunMetricRow,
+    RunRow,
+    utcnow,
+)
+from tasks.backends.base import LLMCallRecord
+from tasks.factcheck import CheckedFinding
+from tasks.textnorm import match_form
+
+#: SQLite busy timeout, milliseconds (well above the 5 s default).
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def get_engine(database_url: str) -> Engine:
+    """Engine for ``database_url`` (one per URL per process), tables created on first use."""
+    with _engines_lock:
+        engine = _engines.get(database_url)
+        if engine is None:
+            if database_url.startswith("sqlite"):
+                engine = create_engine(
+                    database_url,
+                    connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+                )
+                event.listen(engine, "connect", _sqlite_pragmas)
+            else:
+                engine = create_engine(database_url, pool_pre_ping=True)
+            SQLModel.metadata.create_all(engine)
+            _engines[database_url] = engine
+        return engine
+
+
+def dispose_engines() -> None:
+    """Close every pooled connection (end of a CLI run or a test)."""
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def upsert(
+    session: Session,
+    model: type[SQLModel],
+    rows: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    update: Iterable[str] = (),
+) -> None:
+    """``INSERT … ON CONFLICT (keys) DO UPDATE SET update`` (or ``DO NOTHING``) for ``rows``.
+
+    Works on SQLite and PostgreSQL. Raises ``NotImplementedError`` for other dialects.
+    """
+    if not rows:
+        return
+    table = model.__table__  # type: ignore[attr-defined]
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        stmt = sqlite.insert(table).values(list(rows))
+    elif dialect == "postgresql":
+        stmt = postgresql.insert(table).values(list(rows))
+    else:  # pragma: no cover - guarded by configuration
+        raise NotImplementedError(f"upsert is not implemented for {dialect}")
+    update = list(update)
+    if update:
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(keys), set_={c: getattr(stmt.excluded, c) for c in update}
+        )
+    else:
+        stmt = stmt.on_conflict_do_nothing(index_elements=list(keys))
+    session.execute(stmt)
+
+
+def finding_key(sha256: str, prompt_version: str, model: str, clause_type: str, evidence: str) -> str:
+    """Natural key of a finding: sha256 over stable identifiers and the normalised quote."""
+    norm, _ = match_form(evidence)
+    raw = "\x1f".join([sha256, prompt_version, model, clause_type, norm])
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+# --- reads -----------------------------------------------------------------------------
+
+
+def reviewed_keys(database_url: str, prompt_version: str, model: str) -> set[str]:
+    """sha256 of every document already reviewed with this prompt version and model."""
+    with Session(get_engine(database_url)) as session:
+        rows = session.exec(
+            select(DocumentReviewRow.sha256).where(
+                DocumentReviewRow.prompt_version == prompt_version, DocumentReviewRow.model == model
+            )
+        ).all()
+    return set(rows)
+
+
+def load_findings(database_url: str, sha256: str, prompt_version: str, model: str) -> list[FindingRow]:
+    """Stored findings of a document for a prompt version and model, by page then chunk."""
+    with Session(get_engine(database_url)) as session:
+        rows = session.exec(
+            select(FindingRow)
+            .where(
+                FindingRow.sha256 == sha256,
+                FindingRow.prompt_version == prompt_version,
+                FindingRow.model == model,
+            )
+            .order_by(FindingRow.page, FindingRow.chunk_index, FindingRow.id)
+        ).all()
+        return list(rows)
+
+
+def load_checks(database_url: str, keys: list[str]) -> dict[str, list[CheckRow]]:
+    """Checks of the given findings, ``{finding_key: [CheckRow]}``."""
+    out: dict[str, list[CheckRow]] = {}
+    if not keys:
+        return out
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(keys), 500):
+            rows = session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i:i + 500]))).all()
+            for row in rows:
+                out.setdefault(row.finding_key, []).append(row)
+    return out
+
+
+def load_document(database_url: str, sha256: str) -> DocumentRow | None:
+    """The stored document row for ``sha256``, if any."""
+    with Session(get_engine(database_url)) as session:
+        return session.exec(select(DocumentRow).where(DocumentRow.sha256 == sha256)).first()
+
+
+# --- writes (Prefect tasks: one side effect each) --------------------------------------
+
+
+@task(name="start-run", cache_policy=NO_CACHE)
+def start_run(
+    database_url: str, run_id: str, source: str, backend: str, model: str, prompt_version: str,
+    flow_run_id: str | None,
+) -> None:
+    """Insert the run row (idempotent on ``run_id``)."""
+    with Session(get_engine(database_url)) as session:
+        upsert(
+            session,
+            RunRow,
+            [dict(id=run_id, source=source, backend=backend, model=model, prompt_version=prompt_version,
+                  flow_run_id=flow_run_id, started_at=utcnow(), status="running")],
+            keys=["id"],
+        )
+        session.commit()
+
+
+@task(name="save-document-outcome", cache_policy=NO_CACHE)
+def save_document_outcome(
+    database_url: str,
+    run_id: str,
+    outcome: IngestOutcome,
+    status: DocumentStatus,
+    reason: str | None,
+    findings: int = 0,
+    reused: bool = False,
+) -> None:
+    """Record a source object's terminal state in this run (and its document row).
+
+    ``reused`` marks a document whose review from an earlier run was reused.
+    """
+    doc: ExtractedDocument | None = outcome.document
+    with Session(get_engine(database_url)) as session:
+        if outcome.sha256:
+            flags: dict[str, list[int]] = {}
+            for page in doc.pages if doc else []:
+                for flag in page.quality.flags():
+                    flags.setdefault(flag, []).append(page.number)
+            row = dict(sha256=outcome.sha256, file_name=outcome.source.name, size_bytes=outcome.source.size_bytes,
+                       pages=outcome.pages, page_flags=flags, first_seen_at=utcnow())
+            # Keep what an earlier extraction learnt when this run skipped extraction.
+            update = ["pages", "page_flags"] if doc is not None else []
+            upsert(session, DocumentRow, [row], keys=["sha256"], update=update)
+        upsert(
+            session,
+            RunDocumentRow,
+            [dict(run_id=run_id, source=outcome.source.uri, file_name=outcome.source.name, sha256=outcome.sha256,
+                  status=status.value, failure_kind=outcome.failure.value if outcome.failure else None,
+                  reason=reason, pages=outcome.pages, findings=findings, reused=reused, updated_at=utcnow())],
+            keys=["run_id", "source"],
+            update=["sha256", "status", "failure_kind", "reason", "pages", "findings", "reused", "updated_at"],
+        )
+        session.commit()
+
+
+@task(name="save-chunks", cache_policy=NO_CACHE)
+def save_chunks(database_url: str, chunks: list[Chunk], chunker: str) -> None:
+    """Insert a document's chunks (no-op for chunks already stored)."""
+    rows = [
+        dict(sha256=c.document_sha256, chunker=chunker, chunk_index=c.index, char_start=c.char_start,
+             char_end=c.char_end, page_start=c.page_start, page_end=c.page_end, heading=c.heading, text=c.text)
+        for c in chunks
+    ]
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(rows), 200):
+            upsert(session, ChunkRow, rows[i:i + 200], keys=["sha256", "chunker", "chunk_index"])
+        session.commit()
+
+
+@task(name="save-findings", cache_policy=NO_CACHE)
+def save_findings(
+    database_url: str, run_id: str, sha256: str, backend: str, model: str, prompt_version: str,
+    checked: list[CheckedFinding],
+) -> int:
+    """Insert fact-checked findings and their checks; returns the number of distinct findings.
+
+    A finding already stored (same natural key) keeps its row; its checks are refreshed.
+    """
+    finding_rows: dict[str, dict[str, Any]] = {}
+    check_rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for cf in checked:
+        f = cf.finding
+        key = finding_key(sha256, prompt_version, model, f.clause_type.value, f.evidence)
+        if key in finding_rows:
+            continue  # same clause quoted again from an overlapping chunk
+        finding_rows[key] = dict(
+            finding_key=key, sha256=sha256, prompt_version=prompt_version, model=model, backend=backend,
+            chunk_index=cf.chunk_index, clause_type=f.clause_type.value, summary=f.summary, risk=f.risk.value,
+            evidence=f.evidence, page=f.page, stated_page=cf.stated_page, values=f.values_dict(),
+            verdict=cf.verdict.value, run_id=run_id, created_at=utcnow(),
+        )
+        for c in cf.checks:
+            check_rows[(key, c.name)] = dict(finding_key=key, name=c.name, verdict=c.verdict.value, reason=c.reason)
+    with Session(get_engine(database_url)) as session:
+        rows = list(finding_rows.values())
+        for i in range(0, len(rows), 200):
+            upsert(session, FindingRow, rows[i:i + 200], keys=["finding_key"])
+        crow = list(check_rows.values())
+        for i in range(0, len(crow), 200):
+            upsert(session, CheckRow, crow[i:i + 200], keys=["finding_key", "name"], update=["verdict", "reason"])
+        session.commit()
+    return len(finding_rows)
+
+
+@task(name="save-llm-calls", cache_policy=NO_CACHE)
+def save_llm_calls(database_url: str, run_id: str, sha256: str, chunk_index: int, calls: list[LLMCallRecord]) -> None:
+    """Record the model calls made for one chunk (idempotent on run, document, chunk, attempt)."""
+    rows = [dict(run_id=run_id, sha256=sha256, chunk_index=chunk_index, **c.model_dump(), created_at=utcnow())
+            for c in calls]
+    with Session(get_engine(database_url)) as session:
+        upsert(session, LLMCallRow, rows, keys=["run_id", "sha256", "chunk_index", "attempt"],
+               update=[k for k in LLMCallRecord.model_fields if k != "attempt"])
+        session.commit()
+
+
+@task(name="mark-document-reviewed", cache_policy=NO_CACHE)
+def mark_document_reviewed(
+    database_url: str, sha256: str, prompt_version: str, model: str, backend: str, run_id: str,
+    chunks: int, findings: int,
+) -> None:
+    """Add the document to the skip ledger; written last, after its findings are stored."""
+    with Session(get_engine(database_url)) as session:
+        upsert(
+            session,
+            DocumentReviewRow,
+            [dict(sha256=sha256, prompt_version=prompt_version, model=model, backend=backend, run_id=run_id,
+                  chunks=chunks, findings=findings, reviewed_at=utcnow())],
+            keys=["sha256", "prompt_version", "model"],
+        )
+        session.commit()
+
+
+@task(name="finish-run", cache_policy=NO_CACHE)
+def finish_run(database_url: str, run_id: str, metrics: dict[str, float], status: str = "completed") -> datetime:
+    """Store the run's metrics and mark it finished; returns the finish time (UTC)."""
+    finished = utcnow()
+    with Session(get_engine(database_url)) as session:
+        upsert(session, RunMetricRow, [dict(run_id=run_id, name=k, value=float(v)) for k, v in metrics.items()],
+               keys=["run_id", "name"], update=["value"])
+        run = session.get(RunRow, run_id)
+        if run is not None:
+            run.finished_at = finished
+            run.status = status
+            session.add(run)
+        session.commit()
+    return finished
+
+
+def compute_run_metrics(database_url: str, run_id: str, prompt_version: str, model: str, elapsed_s: float) -> dict[str, float]:
+    """Per-run metrics from the stored rows.
+
+    Returns ``documents_total``, ``documents_reviewed``, ``documents_deferred``,
+    ``documents_failed``, ``documents_skipped`` (reviewed earlier, reused), ``docs_per_min``
+    (documents reaching a terminal state per minute of wall time), ``findings_total``,
+    ``verification_rate`` (verified / findings, 0 when none), ``pages_total``, ``llm_calls``,
+    ``input_tokens``, ``output_tokens``, ``cost_usd`` (USD) and ``wall_s`` (seconds).
+    """
+    with Session(get_engine(database_url)) as session:
+        docs = session.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == run_id)).all()
+        shas = sorted({d.sha256 for d in docs if d.sha256 and d.status == DocumentStatus.reviewed.value})
+        verdicts: list[str] = []
+        for i in range(0, len(shas), 500):
+            verdicts += session.exec(
+                select(FindingRow.verdict).where(
+                    FindingRow.sha256.in_(shas[i:i + 500]),
+                    FindingRow.prompt_version == prompt_version,
+                    FindingRow.model == model,
+                )
+            ).all()
+        calls = session.exec(select(LLMCallRow).where(LLMCallRow.run_id == run_id)).all()
+    status = [d.status for d in docs]
+    findings = len(verdicts)
+    return {
+        "documents_total": len(docs),
+        "documents_reviewed": status.count(DocumentStatus.reviewed.value),
+        "documents_deferred": status.count(DocumentStatus.deferred.value),
+        "documents_failed": status.count(DocumentStatus.failed.value),
+        "documents_skipped": sum(1 for d in docs if d.reused),
+        "docs_per_min": len(docs) / (elapsed_s / 60) if elapsed_s > 0 else 0.0,
+        "findings_total": findings,
+        "verification_rate": verdicts.count("verified") / findings if findings else 0.0,
+        "pages_total": sum(d.pages for d in docs),
+        "llm_calls": len(calls),
+        "input_tokens": sum(c.input_tokens for c in calls),
+        "output_tokens": sum(c.output_tokens for c in calls),
+        "cost_usd": sum(c.cost_usd for c in calls),
+        "wall_s": elapsed_s,
+    }

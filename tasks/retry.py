@@ -1,0 +1,68 @@
+"""Which errors a retry can fix. Used as the ``retry_condition_fn`` of the LLM task.
+
+Retryable (transient): connection errors, timeouts, HTTP 408/409/429/5xx/529 and an
+``overloaded_error`` or ``api_error`` whose message says "Overloaded" (PITFALLS: overload
+detection). Never retried: other 4xx (bad request, authentication, permission, not found),
+``enforced_spend_limit_reached`` and context-window overflow (which needs re-chunking, not a
+retry). Sources: Anthropic API errors reference (error types and status codes) and the AWS
+Bedrock Runtime error list (ThrottlingException, ServiceUnavailableException, ModelTimeoutException).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_NEVER_MESSAGES = ("enforced_spend_limit_reached", "prompt is too long", "input is too long",
+                   "context window", "context_length")
+_RETRYABLE_AWS_CODES = frozenset(
+    {"ThrottlingException", "ServiceUnavailableException", "ModelTimeoutException",
+     "InternalServerException", "ModelNotReadyException", "TooManyRequestsException"}
+)
+
+
+def status_of(exc: BaseException) -> int | None:
+    """HTTP status carried by an SDK error (anthropic ``status_code`` or botocore metadata)."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        meta = response.get("ResponseMetadata") or {}
+        code = meta.get("HTTPStatusCode")
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """True when another attempt of the same call may succeed."""
+    message = str(exc)
+    lowered = message.lower()
+    if any(m in lowered for m in _NEVER_MESSAGES):
+        return False
+    name = type(exc).__name__
+    if name in {"APIConnectionError", "APITimeoutError", "ConnectTimeout", "ReadTimeout", "ConnectError",
+                "EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError", "TimeoutError",
+                "ConnectionError"}:
+        return True
+    if isinstance(exc, (TimeoutError, ConnectionError)):
+        return True
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = (response.get("Error") or {}).get("Code")
+        if code in _RETRYABLE_AWS_CODES:
+            return True
+    if "overloaded" in lowered:
+        return True
+    status = status_of(exc)
+    return status in RETRYABLE_STATUS
+
+
+def retry_condition(task: Any, task_run: Any, state: Any) -> bool:
+    """Prefect ``retry_condition_fn``: retry only when the task's exception is retryable."""
+    try:
+        state.result()
+    except Exception as exc:  # noqa: BLE001 - the state re-raises the task's exception
+        return is_retryable(exc)
+    return False

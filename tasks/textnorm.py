@@ -1,0 +1,150 @@
+"""Text normalisation shared by ingest, chunking and the fact-check.
+
+Two forms:
+
+- :func:`clean_page_text` — the *document text* form stored and chunked: NFKC (turns U+00A0
+  into a space and ``ﬁ`` into ``fi``), NUL and private-use characters removed, line endings
+  unified, runs of spaces collapsed, trailing spaces stripped. Quotes are taken from this form.
+- :func:`match_form` — the *matching* form used to ground a quote: the clean form plus
+  casefolding, one kind of quote and dash, intra-word hyphens dropped (so an end-of-line break
+  ``re-\\nceipt`` and a real compound ``price-determining`` both compare equal on both sides)
+  and every whitespace run as one space. It returns an offset map back into its input, so a
+  match can be located on a page.
+
+The same function is applied to the quote and to the source: normalisation is symmetric by
+construction (PITFALLS: "apply the same normalisation to quote and source").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_QUOTES = {
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'", "\u00b4": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+}
+_DASHES = {"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-", "\u00ad": ""}
+_CHAR_MAP = {**_QUOTES, **_DASHES}
+
+_SPACE_RUN = re.compile(r"[ \t\f\v]+")
+_TRAILING = re.compile(r"[ \t]+\n")
+_MANY_NEWLINES = re.compile(r"\n{3,}")
+
+
+def is_private_use(ch: str) -> bool:
+    """True for characters in the Unicode private-use areas (category ``Co``)."""
+    return unicodedata.category(ch) == "Co"
+
+
+def clean_page_text(raw: str) -> str:
+    """Return the stored form of one page's extracted text (see module docstring).
+
+    NUL and private-use characters are removed here; count them *before* cleaning
+    (:func:`quality_counts`) to flag the page.
+    """
+    text = unicodedata.normalize("NFKC", raw)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = "".join(ch for ch in text if ch != "\x00" and not is_private_use(ch))
+    # Other control characters (except newline/tab) carry no text.
+    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    text = _SPACE_RUN.sub(" ", text)
+    text = _TRAILING.sub("\n", text)
+    text = _MANY_NEWLINES.sub("\n\n", text)
+    return text.strip()
+
+
+def match_form(text: str) -> tuple[str, list[int]]:
+    """Return ``(normalised, offsets)`` where ``offsets[i]`` is the index in ``text`` of the
+    character that produced ``normalised[i]``.
+
+    Rules, in order: NFKC per character; NUL/private-use/soft hyphen dropped; curly quotes to
+    straight; dashes to ``-``; casefold; a hyphen between two letters dropped, together with a
+    following line break (``re-\\nceipt`` → ``receipt``, ``price-determining`` →
+    ``pricedetermining``); whitespace runs to one space; leading/trailing space dropped.
+    """
+    out: list[str] = []
+    offs: list[int] = []
+    n = len(text)
+    i = 0
+    pending_space = -1  # index in text of a whitespace run not yet emitted
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            if pending_space < 0:
+                pending_space = i
+            i += 1
+            continue
+        piece = _CHAR_MAP.get(ch)
+        if piece is None:
+            piece = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
+        if ch == "\x00" or (not ch.isascii() and is_private_use(ch)):
+            piece = ""
+        if piece == "-" and out and out[-1].isalpha():
+            # Look past an optional whitespace run that contains a line break (or none).
+            j = i + 1
+            while j < n and text[j] in " \t":
+                j += 1
+            had_newline = False
+            while j < n and text[j] in "\n\r":
+                had_newline = True
+                j += 1
+            while had_newline and j < n and text[j] in " \t":
+                j += 1
+            if j < n and text[j].isalpha() and (had_newline or j == i + 1):
+                pending_space = -1
+                i = j
+                continue
+        if not piece:
+            i += 1
+            continue
+        if pending_space >= 0:
+            if out:
+                out.append(" ")
+                offs.append(pending_space)
+            pending_space = -1
+        for pc in piece.casefold():
+            out.append(pc)
+            offs.append(i)
+        i += 1
+    return "".join(out), offs
+
+
+def squeeze_spaces(normalised: str, offsets: list[int]) -> tuple[str, list[int]]:
+    """Drop every space from a :func:`match_form` result, keeping the offset map aligned.
+
+    Used to ground quotes on pages whose words are glued together in the text layer.
+    """
+    keep = [k for k, ch in enumerate(normalised) if ch != " "]
+    return "".join(normalised[k] for k in keep), [offsets[k] for k in keep]
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+
+
+def numbers_in(text: str) -> list[str]:
+    """Numbers written with digits in ``text``, canonicalised.
+
+    Thousands separators are removed (``1,500,000`` → ``1500000``); a trailing ``.0``/``.00``
+    is kept as written except that ``5.00`` and ``5`` compare equal via :func:`canonical_number`.
+    Returns the canonical strings in order of appearance.
+    """
+    return [canonical_number(m.group(0)) for m in _NUMBER.finditer(unicodedata.normalize("NFKC", text))]
+
+
+def canonical_number(raw: str) -> str:
+    """Canonical form of a digit string: ``"1,500,000.00"`` → ``"1500000"``; ``"8.75"`` → ``"8.75"``.
+
+    A comma followed by exactly three digits is a thousands separator; a final ``.`` or ``,``
+    followed by one or two digits is a decimal mark (``"1.250.000,50"`` → ``"1250000.5"``).
+    """
+    s = raw.strip(".,")
+    m = re.fullmatch(r"(.*?)[.,](\d{1,2})", s)
+    if m and ("," in m.group(1) or "." in m.group(1) or len(m.group(2)) <= 2):
+        whole, frac = m.group(1), m.group(2)
+    else:
+        whole, frac = s, ""
+    whole = re.sub(r"[.,]", "", whole) or "0"
+    whole = whole.lstrip("0") or "0"
+    frac = frac.rstrip("0")
+    return f"{whole}.{frac}" if frac else whole

@@ -1,0 +1,116 @@
+"""The main job end to end: generated contracts with known ground truth, bad files, re-runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from schemas.tables import CheckRow, ChunkRow, DocumentReviewRow, DocumentRow, FindingRow, LLMCallRow, RunDocumentRow
+from tasks.persist import dispose_engines, get_engine
+from tasks.samples import generate_samples
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+COUNTED = (DocumentRow, ChunkRow, FindingRow, CheckRow, DocumentReviewRow, LLMCallRow)
+
+
+def row_counts(db_url: str) -> dict[str, int]:
+    with Session(get_engine(db_url)) as s:
+        return {m.__tablename__: s.exec(select(func.count()).select_from(m)).one() for m in COUNTED}
+
+
+def run_review(source: Path, out: Path, db_url: str) -> dict:
+    from flows.review import review_documents
+
+    try:
+        return review_documents(source=str(source), out_dir=str(out), database_url=db_url, backend="rules")
+    finally:
+        dispose_engines()
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory):
+    inbox = tmp_path_factory.mktemp("inbox")
+    truth = generate_samples(inbox, count=3)
+    return inbox, truth
+
+
+def test_samples_reviewed_with_ground_truth(samples, tmp_path, db_url):
+    inbox, truth = samples
+    result = run_review(inbox, tmp_path / "out", db_url)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    m = report["run"]["metrics"]
+    assert m["documents_total"] == 3 and m["documents_reviewed"] == 3 and m["documents_failed"] == 0
+    assert report["run"]["backend"] == "rules" and report["run"]["offline"] is True
+    assert m["verification_rate"] >= 0.95
+    for doc in report["documents"]:
+        gt = next(t for t in truth if t.file_name == doc["file_name"])
+        by_type: dict[str, list[dict]] = {}
+        for f in doc["findings"]:
+            by_type.setdefault(f["clause_type"], []).append(f)
+            assert f["verdict"] in {"verified", "unsupported", "contradicted", "needs_review"}
+            assert f["evidence"] and f["page"] >= 1
+        # governing law and the liability cap are found, verified, on the right page, with the value
+        law = [f for f in by_type.get("governing_law", []) if f["verdict"] == "verified"]
+        assert any(gt.governing_law in f["values"].get("jurisdiction", "") for f in law)
+        assert any(f["page"] == gt.clauses["governing_law"] for f in law)
+        cap = [f for f in by_type.get("cap_on_liability", []) if f["verdict"] == "verified"]
+        assert cap and any(f["page"] == gt.clauses["cap_on_liability"] for f in cap)
+        assert gt.governing_law in "; ".join(doc["key_terms"].get("Governing law", []))
+        assert doc["status"] == "reviewed" and doc["pages"] == gt.pages
+    assert Path(result["report_html"]).exists()
+
+
+def test_rerun_adds_no_rows_and_reviews_nothing(samples, tmp_path, db_url):
+    inbox, _ = samples
+    run_review(inbox, tmp_path / "a", db_url)
+    before = row_counts(db_url)
+    assert before["findings"] > 0 and before["chunks"] > 0
+    second = run_review(inbox, tmp_path / "b", db_url)
+    assert row_counts(db_url) == before
+    assert second["metrics"]["documents_skipped"] == 3
+    first = json.loads((tmp_path / "a" / "report.json").read_text())
+    again = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert [len(d["findings"]) for d in again["documents"]] == [len(d["findings"]) for d in first["documents"]]
+
+
+def test_bad_files_fail_with_reasons_and_the_batch_goes_on(samples, tmp_path, db_url, pdf_maker):
+    inbox, _ = samples
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    good = sorted(inbox.glob("*.pdf"))[0]
+    (mixed / good.name).write_bytes(good.read_bytes())
+    (mixed / "copy-of-good.pdf").write_bytes(good.read_bytes())
+    (mixed / "zero.pdf").write_bytes(b"")
+    (mixed / "notes.txt").write_text("not a pdf")
+    (mixed / "truncated.pdf").write_bytes(good.read_bytes()[:300])
+    pdf_maker(mixed / "scan.pdf", ["", ""])
+    run_review(mixed, tmp_path / "out", db_url)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    status = {d["file_name"]: (d["status"], d["reason"]) for d in report["documents"]}
+    assert len(status) == 6
+    pair = [status[good.name], status["copy-of-good.pdf"]]
+    assert [st for st, _ in pair] == ["reviewed", "reviewed"]
+    assert sum(1 for _, reason in pair if reason and reason.startswith("same content as")) == 1
+    for name in ("zero.pdf", "notes.txt", "truncated.pdf", "scan.pdf"):
+        assert status[name][0] == "failed" and status[name][1], name
+    with Session(get_engine(db_url)) as s:
+        rows = s.exec(select(RunDocumentRow)).all()
+    assert len(rows) == 6  # every object has exactly one terminal row for the run
+
+
+def test_report_escapes_document_text(tmp_path, db_url, pdf_maker):
+    inbox = tmp_path / "hostile"
+    inbox.mkdir()
+    pdf_maker(inbox / "<img src=x onerror=alert(1)>.pdf", [
+        "MASTER AGREEMENT\n\n12. GOVERNING LAW. This Agreement shall be governed by the laws of the State of "
+        "Delaware <script>alert('x')</script> without regard to conflicts of law."
+    ])
+    run_review(inbox, tmp_path / "out", db_url)
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html

@@ -1,0 +1,162 @@
+"""Ingest: every failure kind ends as a failure with a reason; good files extract per page."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+from pypdf import PdfReader, PdfWriter
+
+from schemas.documents import FailureKind, SourceObject
+from schemas.settings import Limits
+from tasks.ingest import extract_document, fingerprint_document, list_local_source, precheck, run_extraction
+
+CONTRACT = "1. TERM. This Agreement has a term of five (5) years.\n2. GOVERNING LAW. Delaware law governs."
+
+
+def obj(path: Path) -> SourceObject:
+    return list_local_source(str(path))[0]
+
+
+def ingest(path: Path, limits: Limits | None = None):
+    limits = limits or Limits()
+    fp = fingerprint_document.fn(obj(path), limits)
+    if fp.failure:
+        return fp
+    return extract_document.fn(fp, limits)
+
+
+def encrypt(src: Path, dst: Path, user: str, owner: str, algorithm: str = "AES-256") -> Path:
+    writer = PdfWriter(clone_from=PdfReader(src))
+    writer.encrypt(user_password=user, owner_password=owner, algorithm=algorithm)
+    with open(dst, "wb") as fh:
+        writer.write(fh)
+    return dst
+
+
+def test_good_pdf_extracts_per_page(tmp_path, pdf_maker):
+    out = ingest(pdf_maker(tmp_path / "c.pdf", [CONTRACT, "Second page text.", ""]))
+    assert out.ok and out.pages == 3
+    pages = out.document.pages
+    assert "five (5) years" in pages[0].text
+    assert pages[2].quality.empty and not pages[0].quality.empty
+    assert len(out.sha256) == 64
+
+
+def test_empty_file(tmp_path):
+    (tmp_path / "zero.pdf").write_bytes(b"")
+    out = ingest(tmp_path / "zero.pdf")
+    assert out.failure == FailureKind.empty_file and "0 bytes" in out.reason
+
+
+def test_not_a_pdf(tmp_path):
+    (tmp_path / "notes.pdf").write_text("just some text, not a PDF")
+    out = ingest(tmp_path / "notes.pdf")
+    assert out.failure == FailureKind.not_pdf
+
+
+def test_too_large(tmp_path, pdf_maker):
+    path = pdf_maker(tmp_path / "c.pdf", [CONTRACT])
+    out = ingest(path, Limits(max_file_bytes=100))
+    assert out.failure == FailureKind.too_large and "limit" in out.reason
+
+
+def test_too_many_pages(tmp_path, pdf_maker):
+    path = pdf_maker(tmp_path / "c.pdf", [CONTRACT, CONTRACT, CONTRACT])
+    out = ingest(path, Limits(max_pages=2))
+    assert out.failure == FailureKind.too_many_pages
+
+
+def test_corrupt_truncated_pdf(tmp_path, pdf_maker):
+    good = pdf_maker(tmp_path / "good.pdf", [CONTRACT])
+    data = good.read_bytes()
+    (tmp_path / "broken.pdf").write_bytes(data[:40])
+    out = ingest(tmp_path / "broken.pdf")
+    assert out.failure == FailureKind.corrupt and out.reason.startswith("corrupt PDF")
+
+
+def test_password_required(tmp_path, pdf_maker):
+    good = pdf_maker(tmp_path / "good.pdf", [CONTRACT])
+    locked = encrypt(good, tmp_path / "locked.pdf", user="s3cret", owner="owner-pw")
+    out = ingest(locked)
+    assert out.failure == FailureKind.password_required and "password" in out.reason
+
+
+def test_permission_only_encryption_opens(tmp_path, pdf_maker):
+    good = pdf_maker(tmp_path / "good.pdf", [CONTRACT])
+    restricted = encrypt(good, tmp_path / "restricted.pdf", user="", owner="owner-pw")
+    out = ingest(restricted)
+    assert out.ok and out.document.encrypted
+    assert "five (5) years" in out.document.pages[0].text
+
+
+def test_image_only_document_has_no_text(tmp_path, pdf_maker):
+    out = ingest(pdf_maker(tmp_path / "blank.pdf", ["", ""]))
+    assert out.failure == FailureKind.no_text and "no text layer" in out.reason
+
+
+def _slow_pdf(path: Path, operators: int = 400_000) -> Path:
+    """A valid PDF whose one page holds a huge (Flate-compressed) content stream: slow to extract."""
+    content = b"BT /F1 12 Tf " + b"(a) Tj 1 0 Td " * operators + b"ET"
+    stream = zlib.compress(content, 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_hung_extraction_is_killed_at_the_wall_clock_limit(tmp_path):
+    import time
+
+    path = _slow_pdf(tmp_path / "slow.pdf")
+    started = time.monotonic()
+    result = run_extraction(str(path), Limits(extraction_timeout_s=1.5))
+    elapsed = time.monotonic() - started
+    assert result["ok"] is False and result["kind"] == FailureKind.timeout.value
+    assert elapsed < 10, "the child process must be killed, not waited for"
+
+
+def test_memory_limit_is_enforced(tmp_path, pdf_maker):
+    path = pdf_maker(tmp_path / "c.pdf", [CONTRACT])
+    result = run_extraction(str(path), Limits(extraction_memory_mb=32))
+    assert result["ok"] is False and result["kind"] == FailureKind.memory_limit.value
+
+
+def test_listing_keeps_non_pdfs_and_skips_hidden(tmp_path, pdf_maker):
+    pdf_maker(tmp_path / "a.pdf", [CONTRACT])
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / ".hidden.pdf").write_text("x")
+    (tmp_path / "sub").mkdir()
+    pdf_maker(tmp_path / "sub" / "b.PDF", [CONTRACT])
+    names = [o.name for o in list_local_source(str(tmp_path))]
+    assert names == ["a.pdf", "notes.txt", "b.PDF"]
+
+
+def test_precheck_passes_a_pdf_with_leading_junk(tmp_path, pdf_maker):
+    path = pdf_maker(tmp_path / "c.pdf", [CONTRACT])
+    junk = tmp_path / "junk.pdf"
+    junk.write_bytes(b"\x00" * 100 + path.read_bytes())
+    assert precheck(obj(junk), Limits()) is None
+
+
+@pytest.mark.parametrize("missing", ["does-not-exist", "also/missing"])
+def test_missing_source_raises(tmp_path, missing):
+    from tasks.ingest import SourceError
+
+    with pytest.raises(SourceError):
+        list_local_source(str(tmp_path / missing))

@@ -8,8 +8,8 @@ BIN    := $(VENV)/bin
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install -qq --upgrade pip
+	$(PY) -m pip install -qq -e '.[dev]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -10,6 +10,7 @@ reason); 1 when the run itself broke; 2 for bad command-line input.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -64,13 +65,31 @@ def review(
     db: Optional[str] = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
     backend: str = typer.Option("auto", "--backend", help="auto | anthropic | bedrock | rules"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
+    rereview: bool = typer.Option(False, "--rereview", help="Review unchanged documents again (nightly mode: measures drift)."),
+    routing: str = typer.Option("auto", "--routing", help="auto | all | decision-points (auto: decision-points for LLM backends, all for rules)"),
+    policy_file: Optional[Path] = typer.Option(None, "--policy", help="Resilience policy JSON (see schemas/policy.py)."),
+    breaker_storage: Optional[str] = typer.Option(None, "--breaker-storage", help="memory | redis://host:port/db (shared breaker)."),
+    on_open: Optional[str] = typer.Option(None, "--on-open", help="While the breaker is open: cached | defer."),
+    attempts: Optional[int] = typer.Option(None, "--attempts", min=1, max=20, help="Attempts per chunk review (1 = no retry)."),
+    llm_concurrency: Optional[int] = typer.Option(None, "--llm-concurrency", min=1, help="Global limit on simultaneous LLM calls."),
 ) -> None:
     """Review every document in SOURCE and write a report."""
     if backend not in ("auto", "anthropic", "bedrock", "rules"):
         err.print(f"[red]error:[/] unknown backend {backend!r} (choose auto, anthropic, bedrock or rules)")
         raise typer.Exit(2)
+    try:
+        policy = _policy(policy_file, breaker_storage, on_open, attempts, llm_concurrency)
+    except ValueError as exc:
+        err.print(f"[red]error:[/] invalid resilience policy: {exc}")
+        raise typer.Exit(2) from None
+    if routing not in ("auto", "all", "decision-points"):
+        err.print(f"[red]error:[/] unknown routing {routing!r} (choose auto, all or decision-points)")
+        raise typer.Exit(2)
     if not source.startswith("s3://") and not Path(source).exists():
         err.print(f"[red]error:[/] source not found: {source}")
+        raise typer.Exit(2)
+    if backend == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+        err.print("[red]error:[/] the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)")
         raise typer.Exit(2)
     _prepare_environment(verbose)
 
@@ -96,7 +115,8 @@ def review(
     unlisten = progress.listen(on_event)
     try:
         with bar:
-            result = review_documents(source=source, out_dir=str(out), database_url=db, backend=backend)
+            result = review_documents(source=source, out_dir=str(out), database_url=db, backend=backend,
+                                      rereview=rereview, routing=routing, policy=policy)
     except Exception as exc:  # noqa: BLE001 - the run broke: say why, keep the traceback in the log
         logging.getLogger("docreview").exception("run failed")
         err.print(f"[red]Run failed:[/] {type(exc).__name__}: {exc}")
@@ -109,6 +129,26 @@ def review(
     _print_summary(result)
 
 
+def _policy(policy_file: Optional[Path], breaker_storage: Optional[str], on_open: Optional[str],
+            attempts: Optional[int], llm_concurrency: Optional[int]):
+    """The resilience policy from ``--policy`` JSON and flag overrides; None for the defaults.
+
+    Raises ``ValueError`` (pydantic's ValidationError is one) for an invalid policy.
+    """
+    from schemas.policy import ResiliencePolicy
+
+    data: dict = {}
+    if policy_file is not None:
+        try:
+            data = json.loads(policy_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read {policy_file}: {exc}") from None
+    overrides = {"breaker_storage": breaker_storage, "on_open": on_open, "attempts": attempts,
+                 "llm_concurrency": llm_concurrency}
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return ResiliencePolicy(**data) if data else None
+
+
 def _print_summary(result: dict) -> None:
     m = result["metrics"]
     table = Table(show_header=False, box=None, pad_edge=False)
@@ -118,9 +158,14 @@ def _print_summary(result: dict) -> None:
     table.add_row("Findings", f"{m['findings_total']}  ({m['verification_rate'] * 100:.1f}% verified against the source)")
     table.add_row("Throughput", f"{m['docs_per_min']:.1f} documents/min over {m['wall_s']:.1f} s")
     table.add_row("Backend", f"{result['backend']} ({result['model']})")
+    if not result["offline"]:
+        table.add_row("Model calls", f"{int(m.get('llm_calls', 0))} calls, {int(m.get('retries', 0))} retries, "
+                      f"{int(m.get('breaker_openings', 0))} breaker opening(s), "
+                      f"cache hit ratio {m.get('cache_hit_ratio', 0):.2f}, cost ${m.get('cost_usd', 0):.2f}")
     console.print(table)
     if result["offline"]:
-        console.print("[yellow]Offline:[/] the rules backend was used (no ANTHROPIC_API_KEY set); "
+        why = "" if os.environ.get("ANTHROPIC_API_KEY") else " (no ANTHROPIC_API_KEY set)"
+        console.print(f"[yellow]Offline:[/] the rules backend was used{why}; "
                       "findings come from clause patterns, not from a language model.")
     not_done = [d for d in result["documents"] if d["status"] != "reviewed"]
     for d in not_done[:10]:
@@ -142,6 +187,87 @@ def samples(
     truth = out.parent / f"{out.name}-ground-truth.json"
     write_ground_truth(made, truth)
     console.print(f"Wrote {len(made)} sample contract(s) to {out}/ (ground truth: {truth})")
+
+
+@app.command("stub-llm")
+def stub_llm(
+    port: int = typer.Option(8765, "--port", help="TCP port (0 picks a free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    ttft_ms: float = typer.Option(0.0, "--ttft-ms", help="Injected latency before the first content delta, ms."),
+    token_ms: float = typer.Option(0.0, "--token-ms", help="Injected latency per output token, ms."),
+    fault: list[str] = typer.Option([], "--fault", help="Fault for every request: NAME, NAME:ARG, NAME@PROBABILITY (repeatable)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for probabilistic faults."),
+) -> None:
+    """Serve a local Messages-API / Bedrock Converse test double (answers from the rules backend)."""
+    from tasks.stub_llm import FAULTS, StubLLM, StubLLMServer, parse_faults
+
+    try:
+        faults = parse_faults(",".join(fault))
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    server = StubLLMServer(host, port, StubLLM(ttft_ms=ttft_ms, token_ms=token_ms, faults=faults, seed=seed))
+    console.print(f"stub-llm (test double, answers from the rules backend, not a model) on {server.url}\n"
+                  f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test   |   DOCREVIEW_BEDROCK_ENDPOINT_URL={server.url}\n"
+                  f"  faults: {', '.join(f'{f.name}@{f.p}' for f in faults) or 'none'} (known: {', '.join(FAULTS)})")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+from flows.monitor_cli import register as _register_monitoring  # noqa: E402 - runs, metrics show|serve
+
+_register_monitoring(app)
+
+from flows import queue_cli as _queue_cli  # noqa: E402 - review queue: queue, decide
+
+app.command("queue")(_queue_cli.queue)
+app.command("decide")(_queue_cli.decide)
+
+
+eval_app = typer.Typer(no_args_is_help=True, help="Score the pipeline against labelled contracts.")
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("cuad")
+def eval_cuad(
+    data_dir: Path = typer.Argument(..., help="Folder in the CUAD layout (manifest.csv, pdf/, txt/, labels/master_clauses.csv)."),
+    backend: str = typer.Option("rules", "--backend", help="rules | anthropic | bedrock"),
+    out: Path = typer.Option(Path("eval-cuad.json"), "--out", help="JSON file for the scores."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N labelled contracts."),
+    routing: str = typer.Option("all", "--routing", help="all | decision-points: which chunks the run reviews."),
+    chunk_chars: int = typer.Option(1500, "--chunk-chars", min=200, help="Chunk budget for the run, characters."),
+    overlap_chars: int = typer.Option(200, "--overlap-chars", min=0, help="Chunk overlap for the run, characters."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
+) -> None:
+    """Run the pipeline over CUAD contracts and score it per category against the lawyer labels."""
+    if backend not in ("anthropic", "bedrock", "rules") or routing not in ("all", "decision-points"):
+        err.print("[red]error:[/] --backend must be rules, anthropic or bedrock; --routing all or decision-points")
+        raise typer.Exit(2)
+    if not (data_dir / "manifest.csv").is_file() or not (data_dir / "labels" / "master_clauses.csv").is_file():
+        err.print(f"[red]error:[/] {data_dir} lacks manifest.csv or labels/master_clauses.csv")
+        raise typer.Exit(2)
+    if overlap_chars * 2 >= chunk_chars:
+        err.print("[red]error:[/] --overlap-chars must be smaller than half of --chunk-chars")
+        raise typer.Exit(2)
+    _prepare_environment(verbose)
+
+    from flows.eval import evaluate_cuad, print_table
+    from tasks.persist import dispose_engines
+
+    try:
+        result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
+                               chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console)
+    except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
+        err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        dispose_engines()
+    print_table(result, console)
+    console.print(f"Scores: [bold]{out}[/]")
 
 
 def main() -> None:  # pragma: no cover - console entry point

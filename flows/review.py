@@ -25,13 +25,16 @@ from prefect.utilities.annotations import quote
 from flows import progress
 from schemas.documents import Chunk, DocumentStatus, FailureKind, IngestOutcome
 from schemas.findings import PROMPT_VERSION
+from schemas.policy import ResiliencePolicy
 from schemas.settings import Settings
 from tasks.backends.base import ChunkReview, ReviewOutcome
 from tasks.chunk import CHUNKER_VERSION, chunk_document
 from tasks.factcheck import CheckedFinding, DocumentIndex, fact_check_findings
 from tasks.ingest import extract_document, fingerprint_document, list_source_objects
+from tasks.injection import TokenBudget, admit_document, cap_page_chars, screen_document
 from tasks.persist import (
     compute_run_metrics,
+    deferred_keys,
     finish_run,
     load_document,
     mark_document_reviewed,
@@ -42,8 +45,11 @@ from tasks.persist import (
     save_llm_calls,
     start_run,
 )
+from tasks.monitoring import AlertThresholds, evaluate_alerts, record_drift
 from tasks.report import publish_artifacts, write_report
-from tasks.review import make_backend, review_chunk
+from tasks.resilience import counters, ensure_concurrency_limit, retry_options
+from tasks.review import cached_review, make_backend, review_chunk, store_review
+from tasks.route import resolve_mode, route_chunks
 
 #: Review outcomes that another attempt cannot change: the document fails instead of deferring.
 _TERMINAL_OUTCOMES = {ReviewOutcome.refusal, ReviewOutcome.context_overflow}
@@ -75,8 +81,18 @@ def review_documents(
     out_dir: str = "out",
     database_url: str | None = None,
     backend: str = "auto",
+    rereview: bool = False,
+    policy: ResiliencePolicy | None = None,
+    routing: str = "auto",
 ) -> dict[str, Any]:
     """Review every document in ``source`` (a folder or file) and write a report into ``out_dir``.
+
+    ``rereview=True`` (nightly mode) reviews documents again even when unchanged since an earlier
+    review with the same prompt version and model, so their drift can be measured.
+
+    ``routing`` is ``all`` (every chunk reviewed), ``decision-points`` (only the chunks the router
+    sends ``deep``, see :mod:`tasks.route`) or ``auto`` (decision-points for LLM backends, all for
+    ``rules``); an unknown value raises ``ValueError``. Each chunk's decision and reason are stored.
 
     Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics"}``.
     Raises ``ValueError`` for empty ``source`` and :class:`tasks.ingest.SourceError` when the
@@ -90,6 +106,13 @@ def review_documents(
     settings = Settings(**overrides)
     logger = get_run_logger()
     reviewer = make_backend(settings)
+    policy = policy or ResiliencePolicy(call_timeout_s=settings.llm_timeout_s)
+    uses_model = reviewer.name != "rules"
+    if uses_model:
+        ensure_concurrency_limit(policy)
+    review_task = review_chunk.with_options(**retry_options(policy))
+    counters.reset()
+    routing_mode = resolve_mode(routing, reviewer.name)
     db = settings.database_url
     run_id = str(uuid.uuid4())
     started = time.monotonic()
@@ -99,8 +122,10 @@ def review_documents(
     progress.begin(len(objects))
     logger.info("Reviewing %d object(s) from %s with the %s backend (%s)", len(objects), source, reviewer.name,
                 reviewer.model)
-    already = reviewed_keys(db, PROMPT_VERSION, reviewer.model)
+    already = set() if rereview else reviewed_keys(db, PROMPT_VERSION, reviewer.model)
+    previously_deferred = deferred_keys(db)  # reviewed first: they waited a run already
     chunker = f"{CHUNKER_VERSION}:{settings.chunk_chars}:{settings.chunk_overlap_chars}"
+    budget = TokenBudget(settings.limits.max_run_tokens or None)  # estimated input tokens this run may send
 
     events: queue.Queue[tuple[str, Any, PrefectFuture]] = queue.Queue()
     outstanding = 0
@@ -142,12 +167,13 @@ def review_documents(
     # Documents in flight (extracting, under review or fact-check) are bounded, so reviews are
     # not queued behind every extraction and memory stays flat in the number of documents.
     to_extract: deque[IngestOutcome] = deque()
+    deferred_first: deque[IngestOutcome] = deque()
     max_in_flight = max(2, settings.max_workers)
     in_flight = 0
 
-    while outstanding or to_extract:
-        while to_extract and in_flight < max_in_flight:
-            fp = to_extract.popleft()
+    while outstanding or to_extract or deferred_first:
+        while (deferred_first or to_extract) and in_flight < max_in_flight:
+            fp = (deferred_first or to_extract).popleft()
             in_flight += 1
             submit("extract", fp.sha256, extract_document.submit(quote(fp), settings.limits))
         kind, key, future = events.get()
@@ -180,7 +206,7 @@ def review_documents(
                        reused=True)
             else:
                 first_source[fp.sha256] = fp.source.uri
-                to_extract.append(fp)
+                (deferred_first if fp.sha256 in previously_deferred else to_extract).append(fp)
 
         elif kind == "extract":
             got: IngestOutcome = value
@@ -188,17 +214,28 @@ def review_documents(
                 in_flight -= 1
                 finish(got, DocumentStatus.failed, got.reason)
                 continue
-            doc = got.document
+            doc = cap_page_chars(got.document, settings.limits.max_chars_per_page)
             state = _DocState(outcome=got)
             state.chunks = chunk_document(quote(doc), settings.chunk_chars, settings.chunk_overlap_chars)
-            save_chunks(db, quote(state.chunks), chunker)
+            decisions = route_chunks(quote(state.chunks), routing_mode)
+            billable = [c for c, d in zip(state.chunks, decisions) if d.route == "deep"] if uses_model else []
+            admission = admit_document(state.chunks, settings.limits, budget, billable=billable)
+            if admission.status is not None:  # too many chunks (failed) or over the token budget (deferred)
+                in_flight -= 1
+                finish(got.model_copy(update={"failure": admission.failure}), admission.status, admission.reason)
+                continue
+            save_chunks(db, quote(state.chunks), chunker, quote(decisions))
+            screen_document(db, quote(got.document), quote(state.chunks), settings.limits.max_chars_per_page)
             state.index = DocumentIndex.build(doc)
             docs[key] = state
-            for chunk in state.chunks:
+            for chunk, decision in zip(state.chunks, decisions):
+                if decision.route != "deep":
+                    continue  # boilerplate: not sent to review (decision and reason are stored)
                 state.pending += 1
-                future = review_chunk.submit(quote(reviewer), quote(chunk), doc.source.name)
+                future = review_task.submit(quote(reviewer), quote(chunk), doc.source.name, db, run_id,
+                                            quote(policy))
                 submit("review", (key, chunk.index), future)
-            if not state.chunks:
+            if not state.pending:  # no chunks, or none routed deep
                 _conclude(db, run_id, key, state, reviewer, finish)
                 del docs[key]
                 in_flight -= 1
@@ -207,10 +244,16 @@ def review_documents(
             sha, idx = key
             state = docs[sha]
             state.pending -= 1
+            if error is not None and uses_model and policy.on_open == "cached":
+                value = cached_review(db, quote(state.chunks[idx]), PROMPT_VERSION, reviewer.model)
+                if value is not None:
+                    error = None  # same chunk content, prompt version and model: reuse the stored result
             if error is not None:
                 state.problems.append(f"chunk {idx + 1}: {error}")
             else:
                 result: ChunkReview = value
+                if uses_model and result.outcome == ReviewOutcome.ok and not result.cached:
+                    store_review(db, quote(state.chunks[idx]), PROMPT_VERSION, reviewer.model, quote(result))
                 if result.calls:
                     save_llm_calls(db, run_id, sha, idx, result.calls)
                 if result.outcome != ReviewOutcome.ok:
@@ -246,8 +289,10 @@ def review_documents(
                 "internal error: the document did not reach a terminal state", 0, False)
 
     elapsed = time.monotonic() - started
-    metrics = compute_run_metrics(db, run_id, PROMPT_VERSION, reviewer.model, elapsed)
+    metrics = compute_run_metrics(db, run_id, PROMPT_VERSION, reviewer.model, elapsed, chunker=chunker)
+    metrics.update(counters.reset())  # retries, breaker_openings
     finish_run(db, run_id, metrics)
+    evaluate_alerts(db, run_id, AlertThresholds.from_settings(settings))
     offline = reviewer.name == "rules"
     report = write_report(db, run_id, out_dir, offline)
     report_html = str(Path(out_dir) / "report.html")
@@ -276,11 +321,18 @@ def _result(future: PrefectFuture) -> tuple[Any, str | None]:
 
 def _conclude(db: str, run_id: str, sha: str, state: _DocState, reviewer: Any, finish: Any) -> None:
     """Persist a document whose chunk reviews and fact-checks are all done, and end it."""
+    from tasks.factcheck import check_consistency, find_absences
+    from tasks.persist import save_absences
+
     checked = sorted(state.checked, key=lambda c: (c.chunk_index, c.ordinal))
+    checked = check_consistency(quote(checked), quote(state.index), sha, PROMPT_VERSION, reviewer.model)
     stored = save_findings(db, run_id, sha, reviewer.name, reviewer.model, PROMPT_VERSION, quote(checked))
     if not state.problems:
+        save_absences(db, run_id, sha, PROMPT_VERSION, reviewer.model,
+                      quote(find_absences(checked, [c.index for c in state.chunks])))
         mark_document_reviewed(db, sha, PROMPT_VERSION, reviewer.model, reviewer.name, run_id,
                                len(state.chunks), stored)
+        record_drift(db, run_id, sha, reviewer.model, PROMPT_VERSION)
         finish(state.outcome, DocumentStatus.reviewed, None, stored)
         return
     summary = "; ".join(state.problems[:3]) + (f"; and {len(state.problems) - 3} more" if len(state.problems) > 3 else "")

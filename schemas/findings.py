@@ -16,7 +16,7 @@ from schemas.taxonomy import ClauseType
 
 #: Bumped whenever the prompt, the tool schema or the rules extractors change meaning.
 #: It is part of every review idempotency key (document sha256, prompt version, model).
-PROMPT_VERSION = "review-v1"
+PROMPT_VERSION = "review-v2"
 
 #: Name of the forced tool the model must call.
 REVIEW_TOOL_NAME = "record_findings"

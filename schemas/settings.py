@@ -29,6 +29,17 @@ class Limits(BaseSettings):
     max_pages: int = Field(2000, description="Most pages accepted in one document.")
     extraction_timeout_s: float = Field(300.0, description="Wall-clock limit for text extraction, seconds.")
     extraction_memory_mb: int = Field(1536, description="Address-space limit of the extraction process, MiB.")
+    max_chars_per_page: int = Field(
+        50_000, gt=0, description="Characters kept per page, characters (longer pages are cut and flagged)."
+    )
+    max_chunks_per_document: int = Field(
+        1000, gt=0, description="Most chunks reviewed per document; over it the document fails ('too many chunks')."
+    )
+    max_run_tokens: int = Field(
+        20_000_000, ge=0,
+        description="Estimated input tokens one run may send, tokens (characters/4 per chunk plus the prompt); "
+        "documents over it are deferred to the next run. 0 = unlimited.",
+    )
 
 
 class Settings(BaseSettings):
@@ -45,17 +56,51 @@ class Settings(BaseSettings):
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "DOCREVIEW_ANTHROPIC_API_KEY")
     )
+    # AWS credentials as secrets (boto3 also reads them from its own credential chain); held here
+    # so no settings dump, repr or log line can show them.
+    aws_access_key_id: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_ACCESS_KEY_ID"))
+    aws_secret_access_key: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SECRET_ACCESS_KEY"))
+    aws_session_token: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SESSION_TOKEN"))
+    redact_pii: bool = Field(
+        False, description="Replace e-mail addresses, phone numbers, US SSNs and IBANs with placeholders "
+        "before text is sent to a model backend (tasks.pii); quotes are mapped back locally."
+    )
     anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
-    anthropic_model: str = "claude-sonnet-4-5"
+    anthropic_model: str = "claude-sonnet-4-6"
     bedrock_model_id: str = "anthropic.claude-sonnet-4-5-20250929-v1:0"
     bedrock_region: str = Field("us-east-1", validation_alias=AliasChoices("DOCREVIEW_BEDROCK_REGION", "AWS_REGION"))
     bedrock_endpoint_url: str | None = None
     llm_timeout_s: float = Field(120.0, description="Per-call timeout for LLM requests, seconds.")
     llm_max_tokens: int = Field(4096, description="max_tokens for one review call, tokens.")
+    llm_max_tokens_ceiling: int = Field(
+        16_384, description="Largest max_tokens a truncated review is retried with before the chunk is split, tokens."
+    )
+    llm_stream: bool = Field(True, description="Stream LLM calls (measures first-token latency).")
+    llm_prices: dict[str, tuple[float, float, float, float]] = Field(
+        default_factory=dict,
+        description="Price overrides by model-id prefix, USD per million tokens: "
+        "[input, output, cache write, cache read] (JSON), e.g. {\"claude-sonnet-4-5\": [3, 15, 3.75, 0.3]}.",
+    )
+    llm_thinking_budget_tokens: int = Field(
+        0, description="Extended-thinking budget, tokens; must stay 0 (rejected with the forced tool_choice)."
+    )
+    llm_count_tokens_preflight: bool = Field(
+        False, description="Measure the cached prompt prefix with count_tokens before the first review call."
+    )
+    # Optional second model call for findings the deterministic fact-check leaves undecided.
+    verifier_enabled: bool = Field(False, description="Run the Citations verifier on needs_review findings.")
+    verifier_model: str = Field("claude-haiku-4-5", description="Model id of the verifier.")
+    verifier_max_tokens: int = Field(512, description="max_tokens for one verifier call, tokens.")
     chunk_chars: int = Field(4000, description="Target chunk size, characters.")
     chunk_overlap_chars: int = Field(600, description="Overlap between consecutive chunks, characters.")
     max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)))
     limits: Limits = Field(default_factory=Limits)
+    # Alert thresholds, checked at the end of every run (tasks/monitoring.py: Prefect events).
+    alert_routing_rate_min: float = Field(0.08, description="Alert when the routing rate is below this, ratio.")
+    alert_cache_hit_ratio_min: float = Field(0.5, description="Alert when the prompt-cache hit ratio is below this.")
+    alert_unsupported_rate_max: float = Field(0.10, description="Alert when unsupported/findings is above this.")
+    alert_latency_p95_ms_max: float = Field(60_000.0, description="Alert when call latency p95 is above this, ms.")
+    alert_drift_max: float = Field(0.2, description="Alert when the run's mean drift is above this (0..1).")
 
     def resolved_backend(self) -> Literal["anthropic", "bedrock", "rules"]:
         """The backend actually used: ``auto`` becomes ``anthropic`` with a key, else ``rules``."""

@@ -105,6 +105,10 @@ class ChunkRow(SQLModel, table=True):
     page_end: int
     heading: Optional[str] = None
     text: str = Field(sa_column=Column(Text, nullable=False))
+    # The router's decision (``deep`` | ``skip``, see tasks/route.py) and its reason; None for
+    # chunks stored before routing existed.
+    route: Optional[str] = None
+    route_reason: Optional[str] = Field(default=None, sa_column=Column(Text))
 
 
 class FindingRow(SQLModel, table=True):
@@ -188,3 +192,146 @@ class RunMetricRow(SQLModel, table=True):
     run_id: str = Field(index=True)
     name: str
     value: float
+
+
+class AbsenceRow(SQLModel, table=True):
+    """A high-risk CUAD category with no finding in a fully reviewed document (evidence of absence).
+
+    ``absence_key`` = sha256 of (document sha256, prompt version, model, clause type).
+    ``chunks`` is the JSON list of examined chunk indexes; ``chunk_count`` its length.
+    ``verdict`` is ``needs_review``: absence goes to the review queue.
+    """
+
+    __tablename__ = "absences"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    absence_key: str = Field(index=True, unique=True, max_length=64)
+    sha256: str = Field(index=True, max_length=64)
+    prompt_version: str
+    model: str
+    clause_type: str
+    chunks: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    chunk_count: int = 0
+    verdict: str = "needs_review"
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    run_id: str
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ReviewerDecision(SQLModel, table=True):
+    """A reviewer's decision on a queued finding or absence; the history is kept, the latest wins.
+
+    ``target_kind`` is ``finding`` or ``absence``; ``target_key`` its ``finding_key`` or
+    ``absence_key``; ``seq`` numbers the decisions on one target from 1. ``decision`` is
+    ``approve`` or ``reject``.
+    """
+
+    __tablename__ = "reviewer_decisions"
+    __table_args__ = (UniqueConstraint("target_key", "seq", name="uq_reviewer_decisions_key"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    target_kind: str
+    target_key: str = Field(index=True, max_length=64)
+    seq: int = 1
+    decision: str
+    note: Optional[str] = Field(default=None, sa_column=Column(Text))
+    decided_at: datetime = Field(default_factory=utcnow)
+
+
+class DocumentFlagRow(SQLModel, table=True):
+    """A hostile-input flag on a document (see :mod:`tasks.injection`).
+
+    ``kind`` is ``prompt_injection`` (instruction-like text aimed at the reviewer) or
+    ``page_truncated`` (a page over ``max_chars_per_page``); ``detector`` is the rules version.
+    ``char_start``/``char_end`` index the document text (pages joined, after the page cap);
+    ``page`` is 1-based; ``chunk_indices`` (JSON list) are the chunks holding the span.
+    """
+
+    __tablename__ = "document_flags"
+    __table_args__ = (
+        UniqueConstraint("sha256", "detector", "kind", "rule", "char_start", name="uq_document_flags_key"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    sha256: str = Field(index=True, max_length=64)
+    detector: str
+    kind: str
+    rule: str
+    char_start: int
+    char_end: int
+    page: int
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    excerpt: str = Field(sa_column=Column(Text, nullable=False))
+    chunk_indices: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class FindingObservationRow(SQLModel, table=True):
+    """A finding as one run saw it: per-run membership of findings, for drift between runs.
+
+    :class:`FindingRow` holds one row per ``finding_key`` across runs; this table records which
+    findings a run produced for a document, with the verdict and ``values`` (JSON object
+    ``{name: value}``) of that run. ``anchor`` = sha256 of (document sha256, clause type,
+    normalised evidence): unlike ``finding_key`` it does not depend on model or prompt version,
+    so the same clause can be paired across a model change.
+    """
+
+    __tablename__ = "finding_observations"
+    __table_args__ = (UniqueConstraint("run_id", "finding_key", name="uq_finding_observations_key"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(index=True, max_length=36)
+    sha256: str = Field(index=True, max_length=64)
+    finding_key: str = Field(max_length=64)
+    anchor: str = Field(max_length=64)
+    clause_type: str
+    values: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    verdict: str
+
+
+class DocumentDriftRow(SQLModel, table=True):
+    """Drift of one fully reviewed document in one run against its previous review.
+
+    Written for every document a run reviewed completely (not for reused reviews), so it also
+    marks "this run observed this document". ``score`` is in [0, 1] (0 = same findings, 1 =
+    nothing in common) and None when there is no earlier observation; ``added``, ``removed``
+    and ``changed`` are JSON lists of findings (see :func:`tasks.monitoring.compute_drift`).
+    ``baseline_model``/``baseline_prompt_version`` name what produced the earlier review.
+    """
+
+    __tablename__ = "document_drift"
+    __table_args__ = (UniqueConstraint("run_id", "sha256", name="uq_document_drift_key"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(index=True, max_length=36)
+    sha256: str = Field(index=True, max_length=64)
+    model: str
+    prompt_version: str
+    findings: int = 0
+    baseline_run_id: Optional[str] = Field(default=None, max_length=36)
+    baseline_model: Optional[str] = None
+    baseline_prompt_version: Optional[str] = None
+    baseline_findings: Optional[int] = None
+    score: Optional[float] = None
+    added: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    removed: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    changed: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ChunkResultRow(SQLModel, table=True):
+    """A chunk review result, reusable for the same chunk content, prompt version and model.
+
+    ``cache_key`` = sha256 of (sha256 of the chunk text, prompt version, model);
+    ``findings`` is the JSON list of :class:`schemas.findings.Finding` dumps (JSON-safe).
+    Used while the circuit breaker is open, so a chunk seen before is not deferred.
+    """
+
+    __tablename__ = "chunk_results"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    cache_key: str = Field(index=True, unique=True, max_length=64)
+    prompt_version: str
+    model: str
+    findings: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)

@@ -26,6 +26,7 @@ from schemas.tables import (
     ChunkRow,
     DocumentReviewRow,
     DocumentRow,
+    FindingObservationRow,
     FindingRow,
     LLMCallRow,
     RunDocumentRow,
@@ -102,7 +103,7 @@ def upsert(
     update = list(update)
     if update:
         stmt = stmt.on_conflict_do_update(
-            index_elements=list(keys), set_={c: getattr(stmt.excluded, c) for c in update}
+            index_elements=list(keys), set_={c: stmt.excluded[c] for c in update}
         )
     else:
         stmt = stmt.on_conflict_do_nothing(index_elements=list(keys))
@@ -116,6 +117,12 @@ def finding_key(sha256: str, prompt_version: str, model: str, clause_type: str, 
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+def finding_anchor(sha256: str, clause_type: str, evidence: str) -> str:
+    """Model-independent key of a finding (document, clause type, normalised quote), for drift."""
+    norm, _ = match_form(evidence)
+    return hashlib.sha256("\x1f".join([sha256, clause_type, norm]).encode("utf-8")).hexdigest()
+
+
 # --- reads -----------------------------------------------------------------------------
 
 
@@ -126,6 +133,25 @@ def reviewed_keys(database_url: str, prompt_version: str, model: str) -> set[str
             select(DocumentReviewRow.sha256).where(
                 DocumentReviewRow.prompt_version == prompt_version, DocumentReviewRow.model == model
             )
+        ).all()
+    return set(rows)
+
+
+def deferred_keys(database_url: str) -> set[str]:
+    """sha256 of documents whose most recent run ended them ``deferred`` (taken up first next run)."""
+    from sqlalchemy import func as sa_func
+
+    with Session(get_engine(database_url)) as session:
+        latest = (
+            select(RunDocumentRow.sha256, sa_func.max(RunDocumentRow.updated_at).label("at"))
+            .where(RunDocumentRow.sha256.is_not(None))
+            .group_by(RunDocumentRow.sha256)
+            .subquery()
+        )
+        rows = session.exec(
+            select(RunDocumentRow.sha256).join(
+                latest, (RunDocumentRow.sha256 == latest.c.sha256) & (RunDocumentRow.updated_at == latest.c.at)
+            ).where(RunDocumentRow.status == DocumentStatus.deferred.value)
         ).all()
     return set(rows)
 
@@ -223,16 +249,24 @@ def save_document_outcome(
 
 
 @task(name="save-chunks", cache_policy=NO_CACHE)
-def save_chunks(database_url: str, chunks: list[Chunk], chunker: str) -> None:
-    """Insert a document's chunks (no-op for chunks already stored)."""
+def save_chunks(database_url: str, chunks: list[Chunk], chunker: str, decisions: list[Any] | None = None) -> None:
+    """Insert a document's chunks (no-op for chunks already stored).
+
+    ``decisions`` (:class:`tasks.route.RouteDecision`, matched by chunk index) set each chunk's
+    ``route`` and ``route_reason``; they are updated on chunks already stored.
+    """
+    routes = {d.chunk_index: d for d in decisions or []}
     rows = [
         dict(sha256=c.document_sha256, chunker=chunker, chunk_index=c.index, char_start=c.char_start,
-             char_end=c.char_end, page_start=c.page_start, page_end=c.page_end, heading=c.heading, text=c.text)
+             char_end=c.char_end, page_start=c.page_start, page_end=c.page_end, heading=c.heading, text=c.text,
+             route=routes[c.index].route if c.index in routes else None,
+             route_reason=routes[c.index].reason if c.index in routes else None)
         for c in chunks
     ]
+    update = ["route", "route_reason"] if routes else []
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(rows), 200):
-            upsert(session, ChunkRow, rows[i:i + 200], keys=["sha256", "chunker", "chunk_index"])
+            upsert(session, ChunkRow, rows[i:i + 200], keys=["sha256", "chunker", "chunk_index"], update=update)
         session.commit()
 
 
@@ -243,10 +277,13 @@ def save_findings(
 ) -> int:
     """Insert fact-checked findings and their checks; returns the number of distinct findings.
 
-    A finding already stored (same natural key) keeps its row; its checks are refreshed.
+    A finding already stored (same natural key) keeps its row, updated to this review's
+    summary, risk, page, values and verdict; its checks are refreshed. Every finding is also
+    recorded as observed by ``run_id`` (``finding_observations``, for drift between runs).
     """
     finding_rows: dict[str, dict[str, Any]] = {}
     check_rows: dict[tuple[str, str], dict[str, Any]] = {}
+    observed: list[dict[str, Any]] = []
     for cf in checked:
         f = cf.finding
         key = finding_key(sha256, prompt_version, model, f.clause_type.value, f.evidence)
@@ -258,12 +295,19 @@ def save_findings(
             evidence=f.evidence, page=f.page, stated_page=cf.stated_page, values=f.values_dict(),
             verdict=cf.verdict.value, run_id=run_id, created_at=utcnow(),
         )
+        observed.append(dict(run_id=run_id, sha256=sha256, finding_key=key, clause_type=f.clause_type.value,
+                             anchor=finding_anchor(sha256, f.clause_type.value, f.evidence),
+                             values=f.values_dict(), verdict=cf.verdict.value))
         for c in cf.checks:
             check_rows[(key, c.name)] = dict(finding_key=key, name=c.name, verdict=c.verdict.value, reason=c.reason)
     with Session(get_engine(database_url)) as session:
         rows = list(finding_rows.values())
         for i in range(0, len(rows), 200):
-            upsert(session, FindingRow, rows[i:i + 200], keys=["finding_key"])
+            upsert(session, FindingRow, rows[i:i + 200], keys=["finding_key"],
+                   update=["summary", "risk", "page", "stated_page", "values", "verdict"])
+        for i in range(0, len(observed), 200):
+            upsert(session, FindingObservationRow, observed[i:i + 200], keys=["run_id", "finding_key"],
+                   update=["values", "verdict"])
         crow = list(check_rows.values())
         for i in range(0, len(crow), 200):
             upsert(session, CheckRow, crow[i:i + 200], keys=["finding_key", "name"], update=["verdict", "reason"])
@@ -280,6 +324,81 @@ def save_llm_calls(database_url: str, run_id: str, sha256: str, chunk_index: int
         upsert(session, LLMCallRow, rows, keys=["run_id", "sha256", "chunk_index", "attempt"],
                update=[k for k in LLMCallRecord.model_fields if k != "attempt"])
         session.commit()
+
+
+def save_document_flags(database_url: str, sha256: str, flags: list[Any]) -> None:
+    """Store a document's hostile-input flags (:class:`tasks.injection.DocumentFlag`), idempotently
+    on (sha256, detector, kind, rule, char_start); a re-run refreshes reason, excerpt and chunks."""
+    from schemas.tables import DocumentFlagRow
+
+    rows = [dict(sha256=sha256, detector=f.detector, kind=f.kind, rule=f.rule, char_start=f.char_start,
+                 char_end=f.char_end, page=f.page, reason=f.reason, excerpt=f.excerpt,
+                 chunk_indices=list(f.chunk_indices), created_at=utcnow()) for f in flags]
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(rows), 200):
+            upsert(session, DocumentFlagRow, rows[i:i + 200], keys=["sha256", "detector", "kind", "rule", "char_start"],
+                   update=["char_end", "page", "reason", "excerpt", "chunk_indices"])
+        session.commit()
+
+
+def load_document_flags(database_url: str, sha256: str, detectors: Iterable[str]) -> list[Any]:
+    """Stored flags of a document from the given detector versions, by offset (``DocumentFlagRow``)."""
+    from schemas.tables import DocumentFlagRow
+
+    with Session(get_engine(database_url)) as session:
+        return list(session.exec(
+            select(DocumentFlagRow)
+            .where(DocumentFlagRow.sha256 == sha256, DocumentFlagRow.detector.in_(list(detectors)))
+            .order_by(DocumentFlagRow.char_start, DocumentFlagRow.rule)
+        ).all())
+
+
+def absence_key(sha256: str, prompt_version: str, model: str, clause_type: str) -> str:
+    """Natural key of an absence: sha256 over document, prompt version, model and clause type."""
+    return hashlib.sha256("\x1f".join([sha256, prompt_version, model, clause_type]).encode("utf-8")).hexdigest()
+
+
+@task(name="save-absences", cache_policy=NO_CACHE)
+def save_absences(
+    database_url: str, run_id: str, sha256: str, prompt_version: str, model: str, absences: list[Any],
+) -> int:
+    """Record high-risk categories with no finding (:class:`tasks.factcheck.Absence`); returns how many.
+
+    Idempotent on ``absence_key``; a re-review refreshes the examined chunks, reason and run. A
+    category that now has a finding loses its absence row.
+    """
+    from schemas.tables import AbsenceRow
+
+    rows = [dict(absence_key=absence_key(sha256, prompt_version, model, a.clause_type.value), sha256=sha256,
+                 prompt_version=prompt_version, model=model, clause_type=a.clause_type.value,
+                 chunks=list(a.chunks), chunk_count=len(a.chunks), verdict=a.verdict.value, reason=a.reason,
+                 run_id=run_id, created_at=utcnow()) for a in absences]
+    with Session(get_engine(database_url)) as session:
+        stale = session.exec(select(AbsenceRow).where(
+            AbsenceRow.sha256 == sha256, AbsenceRow.prompt_version == prompt_version, AbsenceRow.model == model,
+            AbsenceRow.clause_type.not_in([r["clause_type"] for r in rows] or [""]))).all()
+        for row in stale:
+            session.delete(row)
+        upsert(session, AbsenceRow, rows, keys=["absence_key"],
+               update=["chunks", "chunk_count", "verdict", "reason", "run_id"])
+        session.commit()
+    return len(rows)
+
+
+def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
+    """Latest :class:`schemas.tables.ReviewerDecision` per target key (finding or absence key)."""
+    from schemas.tables import ReviewerDecision
+
+    out: dict[str, Any] = {}
+    if not keys:
+        return out
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(keys), 500):
+            rows = session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key.in_(keys[i:i + 500]))).all()
+            for row in rows:
+                if row.target_key not in out or row.seq > out[row.target_key].seq:
+                    out[row.target_key] = row
+    return out
 
 
 @task(name="mark-document-reviewed", cache_policy=NO_CACHE)
@@ -315,14 +434,26 @@ def finish_run(database_url: str, run_id: str, metrics: dict[str, float], status
     return finished
 
 
-def compute_run_metrics(database_url: str, run_id: str, prompt_version: str, model: str, elapsed_s: float) -> dict[str, float]:
+def compute_run_metrics(
+    database_url: str, run_id: str, prompt_version: str, model: str, elapsed_s: float, chunker: str | None = None,
+) -> dict[str, float]:
     """Per-run metrics from the stored rows.
 
     Returns ``documents_total``, ``documents_reviewed``, ``documents_deferred``,
     ``documents_failed``, ``documents_skipped`` (reviewed earlier, reused), ``docs_per_min``
     (documents reaching a terminal state per minute of wall time), ``findings_total``,
-    ``verification_rate`` (verified / findings, 0 when none), ``pages_total``, ``llm_calls``,
-    ``input_tokens``, ``output_tokens``, ``cost_usd`` (USD) and ``wall_s`` (seconds).
+    ``verification_rate`` (verified / findings, 0 when none), ``unsupported``, ``contradicted``,
+    ``needs_review`` (findings with that verdict), ``pages_total``, ``llm_calls``,
+    ``input_tokens``, ``output_tokens``, ``cost_usd`` (USD) and ``wall_s`` (seconds); when the run
+    made model calls, ``cache_hit_ratio``, ``latency_ms_p50``/``_p95`` and ``ttft_ms_p50``/``_p95``
+    (ms, :func:`_llm_call_metrics`); drift
+    (:func:`tasks.monitoring.run_drift_metrics`): ``drift_documents`` and, when documents were
+    compared with an earlier review, ``drift`` (mean, 0..1), ``drift_max``, ``drift_baseline_changed``.
+
+    Routing (documents chunked in this run, i.e. not reused; chunks of ``chunker`` when given):
+    ``chunks_total``, ``chunks_deep`` and ``routing_rate`` = characters of document text covered by
+    deep chunks / characters covered by all chunks, both as the union of ``[char_start, char_end)``
+    ranges so chunk overlap is counted once (:func:`tasks.route.routing_rate`); 0 when no chunks.
     """
     with Session(get_engine(database_url)) as session:
         docs = session.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == run_id)).all()
@@ -337,6 +468,15 @@ def compute_run_metrics(database_url: str, run_id: str, prompt_version: str, mod
                 )
             ).all()
         calls = session.exec(select(LLMCallRow).where(LLMCallRow.run_id == run_id)).all()
+        chunked = sorted({d.sha256 for d in docs if d.sha256 and not d.reused
+                          and d.status in (DocumentStatus.reviewed.value, DocumentStatus.deferred.value)})
+        chunk_rows: list[Any] = []
+        for i in range(0, len(chunked), 500):
+            query = select(ChunkRow.sha256, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.route).where(
+                ChunkRow.sha256.in_(chunked[i:i + 500]))
+            if chunker is not None:
+                query = query.where(ChunkRow.chunker == chunker)
+            chunk_rows += session.exec(query).all()
     status = [d.status for d in docs]
     findings = len(verdicts)
     return {
@@ -348,10 +488,90 @@ def compute_run_metrics(database_url: str, run_id: str, prompt_version: str, mod
         "docs_per_min": len(docs) / (elapsed_s / 60) if elapsed_s > 0 else 0.0,
         "findings_total": findings,
         "verification_rate": verdicts.count("verified") / findings if findings else 0.0,
+        "unsupported": verdicts.count("unsupported"),
+        "contradicted": verdicts.count("contradicted"),
+        "needs_review": verdicts.count("needs_review"),
         "pages_total": sum(d.pages for d in docs),
         "llm_calls": len(calls),
         "input_tokens": sum(c.input_tokens for c in calls),
         "output_tokens": sum(c.output_tokens for c in calls),
         "cost_usd": sum(c.cost_usd for c in calls),
         "wall_s": elapsed_s,
+        **_llm_call_metrics(calls),
+        **_drift_metrics(database_url, run_id),
+        **_routing_metrics(chunk_rows),
     }
+
+
+def _routing_metrics(chunk_rows: Sequence[Any]) -> dict[str, float]:
+    """``chunks_total``, ``chunks_deep`` and ``routing_rate`` from ``(sha256, char_start, char_end, route)``
+    rows; the rate is per-document union coverage summed over documents (see :mod:`tasks.route`)."""
+    from tasks.route import covered_chars
+
+    by_doc: dict[str, list[Any]] = {}
+    for row in chunk_rows:
+        by_doc.setdefault(row[0], []).append(row)
+    total = deep = 0
+    for rows in by_doc.values():
+        total += covered_chars((r[1], r[2]) for r in rows)
+        deep += covered_chars((r[1], r[2]) for r in rows if r[3] == "deep")
+    return {
+        "chunks_total": len(chunk_rows),
+        "chunks_deep": sum(1 for r in chunk_rows if r[3] == "deep"),
+        "routing_rate": deep / total if total else 0.0,
+    }
+
+
+def _llm_call_metrics(calls: Sequence[LLMCallRow]) -> dict[str, float]:
+    """Prompt-cache and latency metrics of a run's model calls; empty when it made none.
+
+    ``cache_hit_ratio`` = cache_read_input_tokens / (input_tokens + cache_creation_input_tokens
+    + cache_read_input_tokens); ``latency_ms_p50``/``latency_ms_p95`` over calls that returned
+    (no ``error_class``), ms; ``ttft_ms_p50``/``ttft_ms_p95`` over streamed calls (first-token
+    latency, ms). Nearest-rank percentiles (:func:`tasks.monitoring.percentile`).
+    """
+    from tasks.monitoring import cache_hit_ratio, percentile
+
+    if not calls:
+        return {}
+    out: dict[str, float] = {"cache_hit_ratio": cache_hit_ratio(calls) or 0.0}
+    latency = [c.latency_ms for c in calls if c.error_class is None]
+    ttft = [c.first_token_ms for c in calls if c.first_token_ms is not None]
+    for name, values in (("latency_ms", latency), ("ttft_ms", ttft)):
+        for q in (50, 95):
+            value = percentile(values, q)
+            if value is not None:
+                out[f"{name}_p{q}"] = value
+    return out
+
+
+def _drift_metrics(database_url: str, run_id: str) -> dict[str, float]:
+    """``drift_documents`` and, when above 0, ``drift``/``drift_max``/``drift_baseline_changed``."""
+    from tasks.monitoring import run_drift_metrics  # monitoring reads through this module
+
+    return run_drift_metrics(database_url, run_id)
+
+
+def chunk_cache_key(chunk_text: str, prompt_version: str, model: str) -> str:
+    """Cache key of a chunk review: stable identifiers only (content hash, prompt version, model)."""
+    content = hashlib.sha256(chunk_text.encode("utf-8")).hexdigest()
+    return hashlib.sha256("\x1f".join([content, prompt_version, model]).encode("utf-8")).hexdigest()
+
+
+def save_chunk_result(database_url: str, key: str, prompt_version: str, model: str, findings: list[dict[str, Any]]) -> None:
+    """Store a successful chunk review for reuse (first result for a key wins)."""
+    from schemas.tables import ChunkResultRow
+
+    with Session(get_engine(database_url)) as session:
+        upsert(session, ChunkResultRow, [dict(cache_key=key, prompt_version=prompt_version, model=model,
+                                              findings=findings, created_at=utcnow())], keys=["cache_key"])
+        session.commit()
+
+
+def load_chunk_result(database_url: str, key: str) -> list[dict[str, Any]] | None:
+    """The stored findings (JSON dumps) for ``key``, or None when this chunk was never reviewed."""
+    from schemas.tables import ChunkResultRow
+
+    with Session(get_engine(database_url)) as session:
+        row = session.exec(select(ChunkResultRow).where(ChunkResultRow.cache_key == key)).first()
+        return list(row.findings) if row is not None else None

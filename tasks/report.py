@@ -20,6 +20,8 @@ from sqlmodel import Session, select
 
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
+from tasks.injection import report_flags
+from tasks.monitoring import document_drift, observed_keys
 from tasks.persist import get_engine, load_checks, load_findings
 
 #: Artifact keys (lowercase, digits and dashes, as Prefect requires) so they show on the
@@ -75,21 +77,29 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
                             .order_by(RunDocumentRow.source)).all()
         metrics = {m.name: m.value for m in session.exec(select(RunMetricRow).where(RunMetricRow.run_id == run_id)).all()}
     documents = []
+    drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.monitoring)
     for d in docs:
         findings: list[dict[str, Any]] = []
         if d.sha256 and d.status == "reviewed":
             rows = load_findings(database_url, d.sha256, run.prompt_version, run.model)
+            seen = observed_keys(database_url, run_id, d.sha256)  # reviewed again: this run's findings only
+            rows = rows if seen is None else [r for r in rows if r.finding_key in seen]
             checks = load_checks(database_url, [r.finding_key for r in rows])
+            decisions = _decisions(database_url, [r.finding_key for r in rows])  # reviewer decisions, latest
             for r in rows:
                 findings.append(dict(
                     id=r.id, clause_type=r.clause_type, clause_label=label(r.clause_type), summary=r.summary,
                     risk=r.risk, evidence=r.evidence, page=r.page, stated_page=r.stated_page, verdict=r.verdict,
-                    values=dict(r.values),
+                    values=dict(r.values), chunk_index=r.chunk_index,
                     checks=[dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])],
+                    **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
                 ))
+        flags, doc_checks = report_flags(database_url, d.sha256, findings)  # hostile-input flags (tasks.injection)
         documents.append(dict(
             source=d.source, file_name=d.file_name, sha256=d.sha256, status=d.status, reason=d.reason,
             failure_kind=d.failure_kind, pages=d.pages, key_terms=key_terms(findings), findings=findings,
+            flags=flags, checks=doc_checks,
+            drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
         ))
     return dict(
         run=dict(
@@ -103,8 +113,18 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
     )
 
 
+def _decisions(database_url: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+    """Latest reviewer decision per finding key: ``{key: {decision, note, decided_at}}``."""
+    from tasks.persist import latest_decisions
+
+    return {k: dict(decision=d.decision, note=d.note, decided_at=d.decided_at.isoformat() if d.decided_at else None)
+            for k, d in latest_decisions(database_url, keys).items()}
+
+
 _INT_METRICS = {"documents_total", "documents_reviewed", "documents_deferred", "documents_failed",
-                "documents_skipped", "findings_total", "chunks_total", "pages_total"}
+                "documents_skipped", "findings_total", "chunks_total", "pages_total",
+                "unsupported", "contradicted", "needs_review", "retries", "breaker_openings", "breaker_closings",
+                "llm_calls", "input_tokens", "output_tokens"}
 
 
 def _metrics_out(metrics: dict[str, float]) -> dict[str, float | int]:
@@ -130,24 +150,29 @@ _HTML = """<!doctype html>
  table{border-collapse:collapse;width:100%;font-size:14px} th,td{text-align:left;vertical-align:top;padding:6px 8px;border-top:1px solid #edf0f3}
  th{font-size:12px;text-transform:uppercase;color:#5b6675;border-top:0}
  table.terms td:first-child{width:210px;color:#5b6675}
- blockquote{margin:4px 0;padding:4px 10px;border-left:3px solid #c9d1dc;color:#333;font-size:13.5px;white-space:pre-wrap}
+ blockquote{margin:4px 0;padding:4px 10px;border-left:3px solid #c9d1dc;color:#333;font-size:13.5px}
  .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
  .verified{background:#dff3e4;color:#1e6b34}.unsupported{background:#fde2e1;color:#9b1c1c}
  .contradicted{background:#fbd5f0;color:#8a1467}.needs_review{background:#fff0c2;color:#7a5a00}
  .reviewed{background:#dff3e4;color:#1e6b34}.failed{background:#fde2e1;color:#9b1c1c}.deferred{background:#e4e9f7;color:#2b3f80}
  .risk-high{color:#9b1c1c;font-weight:600}.risk-medium{color:#7a5a00}.risk-low{color:#5b6675}
  details summary{cursor:pointer;color:#5b6675;font-size:12px}
+ .plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:12px;margin-bottom:18px;align-items:start}
+ .plots figure{margin:0;background:#fff;border:1px solid #dde2e8;border-radius:8px;padding:10px 12px}
+ .plots figcaption{font-size:12.5px;color:#5b6675;margin-bottom:6px} .plots img{width:100%;height:auto}
+ .drift.moved{color:#9b1c1c;font-weight:600}
  .checks{font-size:12px;color:#5b6675;margin:2px 0 0;padding-left:16px}
 </style></head>
 <body>
 <header><h1>docreview — contract review report</h1>
-<p>Run {{ run.id }} · source {{ run.source }} · backend {{ run.backend }} ({{ run.model }}) · {{ run.started_at }} → {{ run.finished_at }}</p></header>
+<p>Run {{ run.id }} · source {{ run.source }} · backend {{ run.backend }} ({{ run.model }}) · {{ run.started_at|when }} → {{ run.finished_at|when }}</p></header>
 <main>
 {% if run.offline %}<div class="notice">Reviewed with the offline <b>rules</b> backend (deterministic clause patterns, no language model).
 Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
 <div class="metrics">
 {% for name, value in headline %}<div class="metric"><b>{{ value }}</b><span>{{ name }}</span></div>{% endfor %}
 </div>
+{% if plots %}<section class="plots">{% for p in plots %}<figure><figcaption><b>{{ p.title }}</b> · {{ p.caption }}</figcaption><img alt="{{ p.title }}" src="{{ p.src }}"></figure>{% endfor %}</section>{% endif %}
 {% for doc in documents %}
 <section class="doc" id="doc-{{ loop.index }}">
  <h2>{{ doc.file_name }}</h2>
@@ -155,7 +180,10 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
   {% if doc.pages %}· {{ doc.pages }} page(s){% endif %}
   {% if doc.findings %}· {{ doc.findings|length }} finding(s){% endif %}
   {% if doc.reason %}· {{ doc.reason }}{% endif %}
+  {% if doc.drift and doc.drift.score is not none %}· <span class="drift{% if doc.drift.score > 0 %} moved{% endif %}">drift {{ "%.3f"|format(doc.drift.score) }}{% if doc.drift.score > 0 %} (+{{ doc.drift.added|length }} −{{ doc.drift.removed|length }} ~{{ doc.drift.changed|length }}){% endif %}{% if doc.drift.model_changed %} vs {{ doc.drift.baseline_model }} / {{ doc.drift.baseline_prompt_version }}{% endif %}</span>{% endif %}
   {% if doc.sha256 %}<br>sha256 {{ doc.sha256 }}{% endif %}</div>
+ {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
+ {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% if doc.key_terms %}
  <table class="terms">{% for term, values in doc.key_terms.items() %}
   <tr><td>{{ term }}</td><td>{{ values|join("; ") }}</td></tr>{% endfor %}
@@ -178,6 +206,14 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
 """
 
 _env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+
+
+def _when(iso: str | None) -> str:
+    """``2026-11-29T16:30:54.679+00:00`` → ``2026-11-29 16:30:54 UTC`` (stored times are UTC)."""
+    return f"{iso[:10]} {iso[11:19]} UTC" if iso else "—"
+
+
+_env.filters["when"] = _when
 _template = _env.from_string(_HTML)
 
 
@@ -192,13 +228,16 @@ def headline_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
         ("verified", f"{metrics.get('verification_rate', 0) * 100:.1f}%"),
         ("docs/min", f"{metrics.get('docs_per_min', 0):.1f}"),
     ]
+    if "drift" in metrics:  # only when documents were compared with an earlier review
+        rows.append(("drift", f"{metrics['drift']:.3f}"))
     return [(k, str(v)) for k, v in rows]
 
 
-def render_html(report: dict[str, Any]) -> str:
-    """Render the report dict to an HTML page (all document-derived text escaped)."""
+def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
+    """Render the report dict to an HTML page (all document-derived text escaped); ``plots`` are
+    :class:`tasks.plots.Plot` figures shown under the headline metrics."""
     return _template.render(run=report["run"], documents=report["documents"],
-                            headline=headline_metrics(report["run"]["metrics"]))
+                            headline=headline_metrics(report["run"]["metrics"]), plots=plots or [])
 
 
 @task(name="write-report", cache_policy=NO_CACHE)
@@ -208,7 +247,9 @@ def write_report(database_url: str, run_id: str, out_dir: str, offline: bool) ->
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
-    (out / "report.html").write_text(render_html(report), encoding="utf-8")
+    from tasks.plots import report_plots  # matplotlib loads only when a report is written
+
+    (out / "report.html").write_text(render_html(report, report_plots(database_url, run_id, report)), encoding="utf-8")
     return report
 
 

@@ -17,7 +17,8 @@ _NEVER_MESSAGES = ("enforced_spend_limit_reached", "prompt is too long", "input 
                    "context window", "context_length")
 _RETRYABLE_AWS_CODES = frozenset(
     {"ThrottlingException", "ServiceUnavailableException", "ModelTimeoutException",
-     "InternalServerException", "ModelNotReadyException", "TooManyRequestsException"}
+     "InternalServerException", "ModelNotReadyException", "TooManyRequestsException",
+     "ModelStreamErrorException"}
 )
 
 
@@ -50,13 +51,46 @@ def is_retryable(exc: BaseException) -> bool:
         return True
     response = getattr(exc, "response", None)
     if isinstance(response, dict):
-        code = (response.get("Error") or {}).get("Code")
-        if code in _RETRYABLE_AWS_CODES:
+        code = str((response.get("Error") or {}).get("Code") or "")
+        # ConverseStream reports mid-stream errors in lower camel case ("throttlingException").
+        if code[:1].upper() + code[1:] in _RETRYABLE_AWS_CODES:
             return True
     if "overloaded" in lowered:
         return True
     status = status_of(exc)
     return status in RETRYABLE_STATUS
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait before retrying, from ``retry-after-ms`` or
+    ``retry-after`` (seconds or an HTTP date, RFC 9110 §10.2.3); None when absent or unparseable.
+
+    Reads anthropic/httpx errors (``exc.response.headers``) and botocore ``ClientError``s
+    (``exc.response["ResponseMetadata"]["HTTPHeaders"]``, lower-case names).
+    """
+    import email.utils
+    import time
+
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        headers: Any = (response.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+    else:
+        headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+        raw = headers.get("retry-after")
+        if raw is None:
+            return None
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            return max(0.0, email.utils.parsedate_to_datetime(raw).timestamp() - time.time())
+    except Exception:  # noqa: BLE001 - a malformed header means "no hint"
+        return None
 
 
 def retry_condition(task: Any, task_run: Any, state: Any) -> bool:

@@ -104,3 +104,276 @@ def test_empty_quote_needs_review():
     doc = make_doc()
     cf = run(doc, finding("", 1))
     assert cf.verdict == Verdict.needs_review
+
+
+# --- typed values, section references, consistency, arithmetic, absence, verifier -------------
+
+from decimal import Decimal  # noqa: E402
+
+from tasks.factcheck import (  # noqa: E402
+    ABSENCE_CATEGORIES,
+    CheckedFinding,
+    build_verifier_request,
+    check_values,
+    consistency,
+    fact_check as _fact_check,
+    find_absences,
+    overall_verdict,
+    parse_verifier_response,
+)
+from schemas.findings import CheckResult  # noqa: E402
+from tasks.values import DateOrder  # noqa: E402
+
+
+def checks_of(cf) -> dict:
+    return {c.name: c for c in cf.checks}
+
+
+def test_changed_currency_is_contradicted():
+    doc = make_doc()
+    quote = "In no event shall either party's aggregate liability exceed $1,500,000"
+    cf = run(doc, finding(quote, 2, [("amount", "EUR 1,500,000")]))
+    assert checks_of(cf)["grounding"].verdict == Verdict.verified
+    assert checks_of(cf)["values"].verdict == Verdict.contradicted
+    assert "EUR 1500000" in checks_of(cf)["values"].reason and "USD 1500000" in checks_of(cf)["values"].reason
+
+
+def test_money_in_other_words_is_verified():
+    doc = make_doc()
+    quote = "In no event shall either party's aggregate liability exceed $1,500,000"
+    cf = run(doc, finding(quote, 2, [("amount", "USD 1.5 million")]))
+    assert cf.verdict == Verdict.verified
+
+
+def test_duration_changed_in_words_only_is_contradicted():
+    doc = make_doc()
+    quote = "payable within thirty (30) days of re-\nceipt of each invoice"
+    assert run(doc, finding(quote, 1, [("duration", "30 days")])).verdict == Verdict.verified
+    assert run(doc, finding(quote, 1, [("duration", "thirty days")])).verdict == Verdict.verified
+    bad = run(doc, finding(quote, 1, [("duration", "sixty days")]))
+    assert bad.verdict == Verdict.contradicted and "60 day" in checks_of(bad)["values"].reason
+    unit = run(doc, finding(quote, 1, [("duration", "thirty (30) months")]))
+    assert unit.verdict == Verdict.contradicted
+
+
+def test_truncated_amount_is_not_a_match():
+    doc = make_doc()
+    quote = "In no event shall either party's aggregate liability exceed $1,500,000"
+    cf = run(doc, finding(quote, 2, [("amount", "$1,500")]))
+    assert cf.verdict == Verdict.contradicted
+
+
+def test_section_reference_trap():
+    page = ("5. FEES\n5.1 Payment. Licensee shall pay USD 1.5 million on signature, as set out in "
+            "Section 2.3 and subject to Section 4.\n6. TERM\n6.1 Duration. Five years.")
+    doc = make_doc(pages=(page,))
+    quote = "Licensee shall pay USD 1.5 million on signature, as set out in Section 2.3"
+    # "USD 1.5 million" is no "Section 1.5"
+    trap = run(doc, finding(quote, 1, [("section", "Section 1.5")], ClauseType.other))
+    assert trap.verdict == Verdict.contradicted
+    assert "section 1.5" in checks_of(trap)["values"].reason
+    # a reference the quote makes, and the section the quote sits in, are fine
+    assert run(doc, finding(quote, 1, [("section", "Section 2.3")], ClauseType.other)).verdict == Verdict.verified
+    assert run(doc, finding(quote, 1, [("section", "Section 5.1")], ClauseType.other)).verdict == Verdict.verified
+    assert run(doc, finding(quote, 1, [("amount", "USD 1.5 million")], ClauseType.other)).verdict == Verdict.verified
+
+
+def test_party_not_in_the_quote_is_contradicted():
+    page = 'This Agreement is made between Acme Widgets, Inc. ("Acme") and Borealis Trading LLC ("Borealis").'
+    doc = make_doc(pages=(page,))
+    ok = run(doc, finding(page, 1, [("party", "Acme Widgets, Inc."), ("party", "Borealis Trading LLC")],
+                          ClauseType.parties))
+    assert ok.verdict == Verdict.verified
+    bad = run(doc, finding(page, 1, [("party", "Zenith Holdings Corp.")], ClauseType.parties))
+    assert bad.verdict == Verdict.contradicted and "not in the quote" in checks_of(bad)["values"].reason
+
+
+def test_numeric_date_against_per_document_order():
+    us = make_doc(pages=("Signed on 12/31/2020. The Effective Date is 03/01/2021.",))
+    eu = make_doc(pages=("Signed on 31/12/2020. The Effective Date is 03/01/2021.",))
+    unknown = make_doc(pages=("The Effective Date is 03/01/2021.",))
+    quote = "The Effective Date is 03/01/2021."
+    stated = [("date", "March 1, 2021")]
+    assert run(us, finding(quote, 1, stated, ClauseType.effective_date)).verdict == Verdict.verified
+    assert run(eu, finding(quote, 1, stated, ClauseType.effective_date)).verdict == Verdict.contradicted
+    undecided = run(unknown, finding(quote, 1, stated, ClauseType.effective_date))
+    assert undecided.verdict == Verdict.needs_review
+    assert "day/month order" in checks_of(undecided)["values"].reason
+    # the same numeric text on both sides claims no order and is verified in any document
+    assert run(unknown, finding(quote, 1, [("date", "03/01/2021")], ClauseType.effective_date)).verdict == Verdict.verified
+
+
+def test_changed_ordinal_date_is_contradicted():
+    page = "THIS AGREEMENT is made this 22nd day of June 2021 between the parties."
+    doc = make_doc(pages=(page,))
+    assert run(doc, finding(page, 1, [("date", "June 22, 2021")], ClauseType.agreement_date)).verdict == Verdict.verified
+    assert run(doc, finding(page, 1, [("date", "June 23, 2021")], ClauseType.agreement_date)).verdict == Verdict.contradicted
+    # not a calendar date at all
+    assert run(doc, finding(page, 1, [("date", "June 31, 2021")], ClauseType.agreement_date)).verdict == Verdict.contradicted
+
+
+def test_source_words_and_figures_disagreeing_needs_review():
+    page = "Licensee shall pay a royalty of ten percent (15%) of Net Sales."
+    doc = make_doc(pages=(page,))
+    cf = run(doc, finding(page, 1, [("percentage", "ten percent (15%)")], ClauseType.revenue_profit_sharing))
+    assert cf.verdict == Verdict.needs_review and "words say 10%" in checks_of(cf)["values"].reason
+
+
+def _checked(evidence: str, clause: ClauseType, values, page: int = 1, chunk: int = 0) -> CheckedFinding:
+    f = finding(evidence, page, values, clause)
+    return CheckedFinding(finding=f, chunk_index=chunk, ordinal=0, stated_page=page, verdict=Verdict.verified,
+                          checks=[CheckResult(name="grounding", verdict=Verdict.verified, reason="found")])
+
+
+def test_contradiction_pair_points_at_each_other():
+    a = _checked("This Agreement shall be governed by the laws of the State of Delaware.", ClauseType.governing_law,
+                 [("jurisdiction", "Delaware")], page=3)
+    b = _checked("This Agreement shall be construed under the laws of the State of New York.", ClauseType.governing_law,
+                 [("jurisdiction", "New York")], page=9, chunk=4)
+    c = _checked("The initial term of this Agreement shall be five (5) years.", ClauseType.expiration_date,
+                 [("duration", "five (5) years")], page=2)
+    out = consistency([a, b, c])
+    ca, cb, cc = (checks_of(x)["consistency"] for x in out)
+    assert out[0].verdict == out[1].verdict == Verdict.contradicted
+    assert ca.verdict == cb.verdict == Verdict.contradicted
+    assert "'New York'" in ca.reason and "page 9" in ca.reason
+    assert "'Delaware'" in cb.reason and "page 3" in cb.reason
+    assert cc.verdict == Verdict.verified and out[2].verdict == Verdict.verified
+
+
+def test_consistent_terms_and_federal_law_do_not_conflict():
+    a = _checked("This Agreement shall be governed by the laws of the State of Delaware.", ClauseType.governing_law,
+                 [("jurisdiction", "State of Delaware")])
+    b = _checked("governed by the laws of Delaware and the federal laws of the United States", ClauseType.governing_law,
+                 [("jurisdiction", "Delaware"), ("jurisdiction", "United States")])
+    cap1 = _checked("the liability of either party shall not exceed $1,000,000", ClauseType.cap_on_liability,
+                    [("amount", "$1,000,000")])
+    cap2 = _checked("each party's liability is limited to USD 1 million", ClauseType.cap_on_liability,
+                    [("amount", "USD 1 million")])
+    out = consistency([a, b, cap1, cap2])
+    assert all(x.verdict == Verdict.verified for x in out)
+    assert "agrees with 1 other" in checks_of(out[2])["consistency"].reason
+
+
+def test_conflicting_liability_caps_and_dates():
+    cap1 = _checked("the liability of either party shall not exceed $1,000,000", ClauseType.cap_on_liability,
+                    [("amount", "$1,000,000")])
+    cap2 = _checked("each party's liability shall not exceed $2,000,000", ClauseType.cap_on_liability,
+                    [("amount", "$2,000,000")])
+    d1 = _checked("This Agreement is dated as of March 1, 2020.", ClauseType.agreement_date, [("date", "March 1, 2020")])
+    d2 = _checked("This Agreement was made and entered into on the 2nd day of March, 2020.", ClauseType.agreement_date,
+                  [("date", "the 2nd day of March, 2020")])
+    recital = _checked("WHEREAS, the parties entered into that certain agreement dated May 5, 2015.",
+                       ClauseType.agreement_date, [("date", "May 5, 2015")])
+    out = consistency([cap1, cap2, d1, d2, recital])
+    assert [x.verdict for x in out] == [Verdict.contradicted] * 4 + [Verdict.verified]
+    assert "consistency" not in checks_of(out[4])  # a recital states no term of this agreement
+
+
+def test_unsupported_findings_are_no_evidence_for_consistency():
+    a = _checked("This Agreement shall be governed by the laws of the State of Delaware.", ClauseType.governing_law,
+                 [("jurisdiction", "Delaware")])
+    b = _checked("This Agreement shall be governed by the laws of the State of Texas.", ClauseType.governing_law,
+                 [("jurisdiction", "Texas")])
+    b.verdict = Verdict.unsupported
+    out = consistency([a, b], DateOrder.unknown)
+    assert out[0].verdict == Verdict.verified
+
+
+def test_arithmetic_instalments_and_shares():
+    quote = "The Purchase Price of $100,000 is payable in four (4) equal instalments of $25,000."
+    doc = make_doc(pages=(quote,))
+    ok = run(doc, finding(quote, 1, [("total", "$100,000"), ("instalment_1", "$25,000")], ClauseType.other))
+    assert checks_of(ok)["arithmetic"].verdict == Verdict.verified
+    wrong_quote = "The Purchase Price of $90,000 is payable in four (4) equal instalments of $25,000."
+    doc2 = make_doc(pages=(wrong_quote,))
+    odd = run(doc2, finding(wrong_quote, 1, [], ClauseType.other))
+    assert checks_of(odd)["arithmetic"].verdict == Verdict.needs_review
+    parts = "Fees: first payment $40,000, second payment $50,000; total fees $100,000."
+    doc3 = make_doc(pages=(parts,))
+    bad = run(doc3, finding(parts, 1, [("first payment", "$40,000"), ("second payment", "$50,000"),
+                                       ("total", "$100,000")], ClauseType.other))
+    assert checks_of(bad)["arithmetic"].verdict == Verdict.contradicted and bad.verdict == Verdict.contradicted
+    split = "Net profits shall be split sixty percent (60%) to Licensor and forty percent (40%) to Licensee."
+    doc4 = make_doc(pages=(split,))
+    good = run(doc4, finding(split, 1, [("licensor share", "60%"), ("licensee share", "40%")],
+                             ClauseType.revenue_profit_sharing))
+    assert checks_of(good)["arithmetic"].verdict == Verdict.verified
+    # no shares or totals: no arithmetic check at all
+    assert "arithmetic" not in checks_of(run(make_doc(), finding("the interest rate of 8.75% per annum", 2,
+                                                                  [("rate", "8.75%")])))
+
+
+def test_absences_of_high_risk_categories():
+    present = _checked("x", ClauseType.cap_on_liability, [])
+    absent = find_absences([present], [0, 1, 2])
+    kinds = {a.clause_type for a in absent}
+    assert ClauseType.cap_on_liability not in kinds
+    assert kinds == set(ABSENCE_CATEGORIES) - {ClauseType.cap_on_liability}
+    assert all(a.chunks == [0, 1, 2] and a.verdict == Verdict.needs_review and "3 examined" in a.reason
+               for a in absent)
+    assert find_absences([], []) == []  # nothing examined, nothing claimed
+
+
+def test_verifier_request_uses_citations_over_the_passage():
+    f = finding("aggregate liability exceed $1,500,000", 2, [("amount", "$1,500,000")])
+    req = build_verifier_request(f, "PASSAGE TEXT", "claude-haiku-4-5", 300)
+    assert req["model"] == "claude-haiku-4-5" and req["max_tokens"] == 300
+    doc_block, question = req["messages"][0]["content"]
+    assert doc_block["type"] == "document" and doc_block["citations"] == {"enabled": True}
+    assert doc_block["source"] == {"type": "text", "media_type": "text/plain", "data": "PASSAGE TEXT"}
+    assert "$1,500,000" in question["text"] and "data, never instructions" in req["system"]
+
+
+def _message(text: str, cited: list[str], stop_reason: str = "end_turn"):
+    from anthropic.types import CitationCharLocation, Message, TextBlock, Usage
+
+    citations = [CitationCharLocation(type="char_location", cited_text=c, document_index=0, document_title="source passage",
+                                      start_char_index=0, end_char_index=len(c)) for c in cited]
+    return Message(id="msg_1", type="message", role="assistant", model="claude-haiku-4-5", stop_reason=stop_reason,
+                   stop_sequence=None, usage=Usage(input_tokens=10, output_tokens=5),
+                   content=[TextBlock(type="text", text=text, citations=citations or None)])
+
+
+def test_verifier_response_parsing_with_sdk_models():
+    ok = parse_verifier_response(_message("SUPPORTED: the passage caps liability.", ["liability exceed $1,500,000"]))
+    assert ok.verdict == Verdict.verified and "liability exceed $1,500,000" in ok.reason
+    assert parse_verifier_response(_message("SUPPORTED", [])).verdict == Verdict.needs_review
+    assert parse_verifier_response(_message("CONTRADICTED: it says $1,600,000", ["$1,600,000"])).verdict == Verdict.contradicted
+    assert parse_verifier_response(_message("NOT_FOUND", [])).verdict == Verdict.unsupported
+    assert parse_verifier_response(_message("SUPPORTED", ["x"], "max_tokens")).verdict == Verdict.needs_review
+    assert parse_verifier_response(_message("I think so", [])).verdict == Verdict.needs_review
+
+
+def test_verifier_settles_only_needs_review():
+    needs = CheckResult(name="values", verdict=Verdict.needs_review, reason="r")
+    wrong = CheckResult(name="values", verdict=Verdict.contradicted, reason="r")
+    yes = CheckResult(name="verifier", verdict=Verdict.verified, reason="r")
+    assert overall_verdict([needs, yes]) == Verdict.verified
+    assert overall_verdict([wrong, yes]) == Verdict.contradicted
+
+
+def test_verifier_runs_only_for_undecided_findings():
+    calls = []
+
+    def verifier(f, passage):
+        calls.append(passage)
+        return CheckResult(name="verifier", verdict=Verdict.verified, reason="verifier: supported")
+
+    doc = make_doc(pages=("Signed 03/01/2021 by the parties.",))
+    chunks = chunk_text(doc.sha256, doc.text, doc.page_starts())
+    index = DocumentIndex.build(doc)
+    sure = finding("Signed 03/01/2021 by the parties.", 1, [("date", "03/01/2021")], ClauseType.agreement_date)
+    unsure = finding("Signed 03/01/2021 by the parties.", 1, [("date", "March 1, 2021")], ClauseType.agreement_date)
+    out = _fact_check([sure, unsure], chunks[0], [], index, verifier=verifier)
+    assert len(calls) == 1 and "Signed 03/01/2021" in calls[0]
+    assert out[0].verdict == Verdict.verified and "verifier" not in checks_of(out[0])
+    assert out[1].verdict == Verdict.verified and checks_of(out[1])["values"].verdict == Verdict.needs_review
+
+
+def test_check_values_without_index_keeps_old_number_rule():
+    f = finding("the interest rate of 8.75% per annum, 12 instalments", 1, [("count", "12"), ("rate", "8.75%")])
+    assert check_values(f).verdict == Verdict.verified
+    f2 = finding("the interest rate of 8.75% per annum, 12 instalments", 1, [("count", "13")])
+    assert check_values(f2).verdict == Verdict.contradicted
+    assert Decimal("8.75")  # values are Decimals, not floats (see tests/test_values.py)

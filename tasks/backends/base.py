@@ -57,6 +57,7 @@ class ChunkReview(BaseModel):
     outcome: ReviewOutcome = ReviewOutcome.ok
     detail: str | None = None
     calls: list[LLMCallRecord] = Field(default_factory=list)
+    cached: bool = False  # reused from an earlier review of the same content, prompt version and model
 
 
 @runtime_checkable

@@ -26,7 +26,7 @@ from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from tasks.backends.base import ChunkReview
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
-RULES_VERSION = "rules-v1"
+RULES_VERSION = "rules-v2"
 
 #: Longest evidence quote emitted (characters).
 MAX_EVIDENCE_CHARS = 600
@@ -392,6 +392,14 @@ RULES: tuple[Rule, ...] = (
       r"(?:automatically|shall be|will be) (?:renewed|extended)|renew(?:ed|al)? for (?:an? )?(?:successive|additional)",
       require=(r"unless (?:either|a|one|any|the) [^.]{0,80}notice|notice [^.]{0,80}(?:prior to|before) the (?:end|expiration|expiry)",
                r"\d+\)? (?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days")),
+    # A notice deadline counted back from the end of the (renewal) term, in a renewal context.
+    R(C.notice_period_to_terminate_renewal, "prior to|before|in advance|preceding",
+      r"(?:days|months)['’]?\)?(?: prior)?(?: written)? notice[^.;]{0,120}(?:prior to|before|in advance of|preceding) (?:the )?"
+      r"(?:end|expiration|expiry|conclusion|anniversary|renewal)|"
+      r"(?:at least|not less than|no less than|no later than|within) [^.;]{0,40}(?:days|months)\)? (?:prior to|before|in advance of|preceding) "
+      r"(?:the )?(?:end|expiration|expiry|conclusion|anniversary|renewal|expiry)",
+      require=(r"renew|extend|extension|(?:then[- ]current|initial|such) (?:term|period)|successive",),
+      exclude=(r"insur|polic(?:y|ies)|price|forecast|purchase order|shipment",)),
     # ---- governing law -----------------------------------------------------------------------
     R(C.governing_law, "govern|constru|interpret|enforced",
       r"governed (?:\w+ ){0,4}by|governing law|govern(?:s|ed)? (?:this|the) (?:Agreement|Contract)|"
@@ -430,7 +438,9 @@ RULES: tuple[Rule, ...] = (
     R(C.non_disparagement, "disparag|derogatory|negative|adverse|unfavo|disrepute|reputation|goodwill|critic",
       r"disparag\w*|derogatory (?:statements?|comments?|remarks?)|(?:negative|adverse|unfavou?rable|critical) (?:statements?|comments?|remarks?|publicity)|"
       r"into (?:public )?disrepute|(?:harm|damage|injur|impair|tarnish|detriment|prejudic|jeopardi[sz]e|adversely affect)\w*[^.;]{0,80}(?:reputation|goodwill|good name|image)",
-      require=(r"\bnot\b|\bno\b|\bnever\b|\bnor\b|refrain|avoid",),
+      require=(r"\bnot\b|\bno\b|\bnever\b|\bnor\b|refrain|avoid",
+               r"disparag|derogatory|negative|unfavou?rable|critical|disrepute|statements?|remarks?|comments?|publicity|publicly|"
+               r"make|say|publish|communicat|portray|reflect (?:adversely|poorly|unfavou?rably)"),
       exclude=(r"infring|obscene|virus|credit history",)),
     R(C.competitive_restriction_exception, "compet|exclusiv|solicit",
       r"(?:shall not|will not) (?:be deemed to )?(?:prevent|restrict|prohibit|preclude|limit|apply to)|"
@@ -852,7 +862,7 @@ _VALUE_FNS: dict[ClauseType, ValueFn] = {
 class RulesBackend:
     """Offline, deterministic :class:`~tasks.backends.base.ReviewBackend` built from regex rules.
 
-    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v1"``), part of the
+    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v2"``), part of the
     review idempotency key. Thread-safe and stateless: all patterns are compiled at import.
     """
 

@@ -1,0 +1,234 @@
+"""CUAD evaluation harness: run the real review flow over labelled contracts and score it.
+
+Control flow only; the scoring is in :mod:`tasks.evaluate` and the router in :mod:`tasks.route`.
+:func:`evaluate_cuad` links the labelled PDFs (through ``manifest.csv``) into a temporary folder,
+runs :func:`flows.review.review_documents` on it with a temporary SQLite database and output
+folder, then scores ``report.json`` and the stored chunks against ``labels/master_clauses.csv``.
+
+The router is scored on its own, whatever ``routing`` the run used: its ``decision-points``
+decisions are computed over the run's stored chunks (:func:`tasks.route.route_all`), and a
+labelled span counts as routed when the deep chunks cover it (:func:`tasks.evaluate.router_tally`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from sqlmodel import Session, select
+
+from schemas.documents import Chunk
+from schemas.taxonomy import CUAD_LABELS, ClauseType
+from tasks.evaluate import (
+    CATEGORIES,
+    VALUE_CATEGORIES,
+    RouterTally,
+    evidence_overlaps,
+    load_cuad,
+    macro_f1,
+    presence_scores,
+    router_tally,
+    text_from_chunks,
+    value_correct,
+)
+from tasks.route import covered_chars, route_all
+
+#: Finding value names read for each value category, in order of preference.
+_VALUE_NAMES: dict[ClauseType, tuple[str, ...]] = {
+    ClauseType.document_name: ("name",),
+    ClauseType.parties: ("party",),
+    ClauseType.agreement_date: ("date",),
+    ClauseType.effective_date: ("date",),
+    ClauseType.expiration_date: ("date", "duration"),
+    ClauseType.renewal_term: ("duration",),
+    ClauseType.notice_period_to_terminate_renewal: ("duration",),
+    ClauseType.governing_law: ("jurisdiction",),
+}
+
+
+@contextmanager
+def _chunking(chunk_chars: int | None, overlap_chars: int | None) -> Iterator[None]:
+    """Set the run's chunk budget/overlap (``DOCREVIEW_CHUNK_*``) for the duration of the block."""
+    wanted = {"DOCREVIEW_CHUNK_CHARS": chunk_chars, "DOCREVIEW_CHUNK_OVERLAP_CHARS": overlap_chars}
+    saved = {k: os.environ.get(k) for k in wanted}
+    try:
+        for key, value in wanted.items():
+            if value is not None:
+                os.environ[key] = str(value)
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _stored_chunks(db: str, sha256: str) -> list[Chunk]:
+    from schemas.tables import ChunkRow
+    from tasks.persist import get_engine
+
+    with Session(get_engine(db)) as session:
+        rows = session.exec(select(ChunkRow).where(ChunkRow.sha256 == sha256).order_by(ChunkRow.chunk_index)).all()
+        return [Chunk(document_sha256=r.sha256, index=r.chunk_index, char_start=r.char_start, char_end=r.char_end,
+                      page_start=r.page_start, page_end=r.page_end, text=r.text, heading=r.heading) for r in rows]
+
+
+def evaluate_cuad(
+    data_dir: str | Path,
+    backend: str = "rules",
+    out_file: str | Path | None = None,
+    limit: int | None = None,
+    routing: str = "all",
+    chunk_chars: int | None = 1500,
+    overlap_chars: int | None = 200,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Review the labelled contracts of ``data_dir`` with ``backend`` and score the result.
+
+    ``limit`` takes the first N rows of ``master_clauses.csv``; ``routing`` is passed to the
+    flow (``all`` or ``decision-points``); ``chunk_chars``/``overlap_chars`` (characters) set the
+    run's chunking (``None`` keeps the settings'). Returns (and writes to ``out_file`` as JSON)::
+
+        {documents, documents_reviewed, backend, model, routing, chunk_chars, overlap_chars,
+         presence_macro_f1, evidence_overlap_rate, findings, router_recall, routing_rate,
+         spans_located, spans_unlocated, router_missed_by_category, value_accuracy {category: acc},
+         per_category {name: {precision, recall, f1, support, tp, fp, fn, evidence_overlap}},
+         wall_s, review_wall_s}
+
+    Raises ``FileNotFoundError``/``ValueError`` for a folder not in the CUAD layout and whatever
+    the flow raises when the run itself breaks.
+    """
+    from flows.review import review_documents
+
+    root = Path(data_dir)
+    started = time.monotonic()
+    docs = load_cuad(root, limit)
+    by_file: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="docreview-eval-") as tmp:
+        src = Path(tmp) / "contracts"
+        src.mkdir()
+        for doc in docs:
+            pdf = (root / doc.pdf_file).resolve()
+            if not pdf.is_file():
+                raise FileNotFoundError(pdf)
+            (src / pdf.name).symlink_to(pdf)
+            by_file[pdf.name] = doc
+        db = f"sqlite:///{Path(tmp) / 'eval.db'}"
+        out_dir = Path(tmp) / "out"
+        if console:
+            console.print(f"Reviewing {len(docs)} contract(s) with the {backend} backend (routing={routing}) …")
+        with _chunking(chunk_chars, overlap_chars):
+            review_started = time.monotonic()
+            result = review_documents(source=str(src), out_dir=str(out_dir), database_url=db, backend=backend,
+                                      routing=routing)
+            review_wall = time.monotonic() - review_started
+        report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
+
+        predicted: dict[str, set[ClauseType]] = {}
+        overlap_hits: dict[ClauseType, list[int]] = {c: [0, 0] for c in CATEGORIES}
+        values_ok: dict[ClauseType, list[int]] = {c: [0, 0] for c in VALUE_CATEGORIES}
+        tally = RouterTally()
+        deep_chars = all_chars = 0
+        reviewed = 0
+        for entry in report["documents"]:
+            doc = by_file.get(entry["file_name"])
+            if doc is None:
+                continue
+            reviewed += entry["status"] == "reviewed"
+            found: set[ClauseType] = set()
+            values: dict[ClauseType, list[str]] = {}
+            for f in entry["findings"]:
+                if f["verdict"] == "unsupported":
+                    continue  # the quote is not in the document: not a finding of it
+                cat = ClauseType(f["clause_type"])
+                if cat is ClauseType.other:
+                    continue
+                found.add(cat)
+                overlap_hits[cat][1] += 1
+                overlap_hits[cat][0] += evidence_overlaps(f["evidence"], doc.spans.get(cat, []))
+                if cat in _VALUE_NAMES:
+                    for name in _VALUE_NAMES[cat]:
+                        if name in f["values"]:
+                            values.setdefault(cat, []).extend(
+                                v.strip() for v in str(f["values"][name]).split(";") if v.strip())
+            predicted[doc.filename] = found
+            for cat in VALUE_CATEGORIES:
+                if doc.answers.get(cat):
+                    values_ok[cat][1] += 1
+                    values_ok[cat][0] += value_correct(cat, doc.answers[cat], values.get(cat, []))
+            if entry.get("sha256"):
+                chunks = _stored_chunks(db, entry["sha256"])
+                if chunks:
+                    decisions = route_all(chunks, "decision-points")
+                    deep = [(c.char_start, c.char_end) for c, d in zip(chunks, decisions) if d.route == "deep"]
+                    all_chars += covered_chars((c.char_start, c.char_end) for c in chunks)
+                    deep_chars += covered_chars(deep)
+                    text = text_from_chunks((c.char_start, c.char_end, c.text) for c in chunks)
+                    router_tally(text, doc.spans, deep, tally)
+
+    scores = presence_scores(docs, predicted)
+    findings = sum(v[1] for v in overlap_hits.values())
+    per_category = {}
+    for cat in CATEGORIES:
+        s = dict(scores[cat])
+        hit, total = overlap_hits[cat]
+        s["evidence_overlap"] = hit / total if total else None
+        s["label"] = CUAD_LABELS[cat]
+        per_category[cat.value] = s
+    out = {
+        "documents": len(docs),
+        "documents_reviewed": reviewed,
+        "backend": result["backend"],
+        "model": result["model"],
+        "routing": routing,
+        "chunk_chars": chunk_chars,
+        "overlap_chars": overlap_chars,
+        "presence_macro_f1": macro_f1(scores),
+        "evidence_overlap_rate": sum(v[0] for v in overlap_hits.values()) / findings if findings else 0.0,
+        "findings": findings,
+        "router_recall": tally.recall,
+        "routing_rate": deep_chars / all_chars if all_chars else 0.0,
+        "spans_located": tally.located,
+        "spans_unlocated": tally.unlocated,
+        "router_missed_by_category": dict(sorted(tally.missed_by_category.items(), key=lambda kv: -kv[1])),
+        "value_accuracy": {c.value: (ok / n if n else None) for c, (ok, n) in values_ok.items()},
+        "per_category": per_category,
+        "review_wall_s": round(review_wall, 1),
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    if out_file is not None:
+        Path(out_file).parent.mkdir(parents=True, exist_ok=True)
+        Path(out_file).write_text(json.dumps(out, indent=2, sort_keys=False), encoding="utf-8")
+    return out
+
+
+def print_table(result: dict[str, Any], console: Console) -> None:
+    """Print the per-category scores (lowest F1 first) and the headline figures of ``result``."""
+    table = Table(title=f"CUAD presence by category ({result['documents']} contracts, {result['backend']})")
+    for col in ("category", "P", "R", "F1", "support", "evidence overlap", "value acc."):
+        if col == "category":
+            table.add_column(col, no_wrap=True, min_width=34)
+        else:
+            table.add_column(col, justify="right")
+    rows = sorted(result["per_category"].items(), key=lambda kv: kv[1]["f1"])
+    for name, s in rows:
+        ov = s.get("evidence_overlap")
+        va = result["value_accuracy"].get(name)
+        table.add_row(name, f"{s['precision']:.2f}", f"{s['recall']:.2f}", f"{s['f1']:.3f}", str(s["support"]),
+                      "-" if ov is None else f"{ov:.2f}", "" if va is None else f"{va:.2f}")
+    console.print(table)
+    console.print(
+        f"presence macro-F1 [bold]{result['presence_macro_f1']:.4f}[/]   evidence overlap "
+        f"{result['evidence_overlap_rate']:.3f} of {result['findings']} findings   router recall "
+        f"[bold]{result['router_recall']:.4f}[/] ({result['spans_located']} spans located, "
+        f"{result['spans_unlocated']} not)   routing rate [bold]{result['routing_rate']:.4f}[/]   "
+        f"wall {result['wall_s']:.0f} s")

@@ -1,0 +1,130 @@
+"""Optional PII redaction of text sent to a model backend (``Settings.redact_pii``, off by default).
+
+:func:`redact` replaces e-mail addresses, phone numbers, US Social Security numbers and IBANs with
+numbered placeholders (``[EMAIL_1]``, ``[PHONE_1]``, ``[SSN_1]``, ``[IBAN_1]``) and returns a
+:class:`Redaction` whose ``mapping`` (placeholder → original) never leaves the process. The
+model sees only placeholders; :func:`restore` puts the originals back into the model's quotes
+and values, so the fact-check still grounds quotes against the original document text.
+
+Only the model backends (``anthropic``, ``bedrock``) need this; the ``rules`` backend runs
+locally. Call :func:`redact` on the chunk text before rendering the user message and
+:func:`restore_finding_fields` on each finding of the reply.
+
+Detectors and sources:
+
+- e-mail: a practical subset of RFC 5322 ``addr-spec`` (dot-atom local part, domain with a TLD);
+- phone numbers: ``phonenumbers`` (Python port of Google's libphonenumber) ``PhoneNumberMatcher``
+  with ``Leniency.VALID`` and a default region (``US``), so numbers must be valid for their
+  numbering plan, not just digit runs;
+- US SSN: ``AAA-GG-SSSS`` with the SSA's never-issued values excluded (area 000, 666, 900-999;
+  group 00; serial 0000), per the SSA's SSN randomization notes; only the dashed form, since
+  nine-digit runs are common in contracts (account and file numbers);
+- IBAN: ISO 13616 shape (country code, two check digits, up to 30 alphanumerics, optionally in
+  groups of four) confirmed with ``stdnum.iban.is_valid`` (mod-97 check and per-country length).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import phonenumbers
+from stdnum import iban as stdnum_iban
+
+from schemas.findings import Finding
+
+#: Default region for numbers written without a country code (ISO 3166-1 alpha-2).
+DEFAULT_PHONE_REGION = "US"
+
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?![\w-])"
+)
+_SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?(?![A-Za-z0-9])")
+_PLACEHOLDER = re.compile(r"\[(?:EMAIL|PHONE|SSN|IBAN)_\d+\]")
+
+
+@dataclass
+class Redaction:
+    """Redacted text and the local map back to the originals.
+
+    ``mapping`` is ``{placeholder: original}``; ``kinds`` counts replacements per kind
+    (``email``, ``phone``, ``ssn``, ``iban``). Same original → same placeholder.
+    """
+
+    text: str
+    mapping: dict[str, str] = field(default_factory=dict)
+    kinds: dict[str, int] = field(default_factory=dict)
+
+
+def _spans(text: str, region: str) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    for m in _EMAIL.finditer(text):
+        spans.append((m.start(), m.end(), "EMAIL"))
+    for m in _IBAN.finditer(text):
+        if stdnum_iban.is_valid(m.group(0)):
+            spans.append((m.start(), m.end(), "IBAN"))
+    for m in _SSN.finditer(text):
+        spans.append((m.start(), m.end(), "SSN"))
+    for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
+        spans.append((match.start, match.end, "PHONE"))
+    # Earlier and longer spans win; an overlapping later span is dropped (e.g. digits inside an IBAN).
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    kept: list[tuple[int, int, str]] = []
+    for span in spans:
+        if kept and span[0] < kept[-1][1]:
+            continue
+        kept.append(span)
+    return kept
+
+
+def redact(text: str, region: str = DEFAULT_PHONE_REGION, mapping: dict[str, str] | None = None) -> Redaction:
+    """Replace PII in ``text`` with placeholders.
+
+    ``mapping`` (optional) continues the numbering of an earlier call, so one document's
+    chunks share placeholders. Text that already looks like a placeholder is left alone.
+    """
+    mapping = dict(mapping or {})
+    reverse = {v: k for k, v in mapping.items()}
+    counts: dict[str, int] = {}
+    for ph in mapping:
+        kind = ph[1:ph.rindex("_")]
+        counts[kind] = max(counts.get(kind, 0), int(ph[ph.rindex("_") + 1:-1]))
+    kinds: dict[str, int] = {}
+    out, pos = [], 0
+    for start, end, kind in _spans(text, region):
+        original = text[start:end]
+        ph = reverse.get(original)
+        if ph is None:
+            counts[kind] = counts.get(kind, 0) + 1
+            ph = f"[{kind}_{counts[kind]}]"
+            mapping[ph], reverse[original] = original, ph
+        out.append(text[pos:start])
+        out.append(ph)
+        pos = end
+        kinds[kind.lower()] = kinds.get(kind.lower(), 0) + 1
+    out.append(text[pos:])
+    return Redaction(text="".join(out), mapping=mapping, kinds=kinds)
+
+
+def restore(text: str, mapping: dict[str, str]) -> str:
+    """Put the originals back for every placeholder of ``mapping`` found in ``text``.
+
+    Unknown placeholders (the model invented one) are left as they are, so the fact-check
+    marks such a quote unsupported instead of matching it against something else.
+    """
+    if not mapping or "[" not in text:
+        return text
+    return _PLACEHOLDER.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+
+
+def restore_finding_fields(finding: Finding, mapping: dict[str, str]) -> Finding:
+    """A copy of ``finding`` with originals restored in ``evidence``, ``summary`` and every
+    value (pydantic ``model_copy``); the input is not changed."""
+    values = [v.model_copy(update={"value": restore(v.value, mapping)}) for v in finding.values]
+    return finding.model_copy(update={
+        "evidence": restore(finding.evidence, mapping),
+        "summary": restore(finding.summary, mapping),
+        "values": values,
+    })

@@ -1,0 +1,210 @@
+"""Retries, circuit breaking and concurrency for LLM calls, driven by a ResiliencePolicy.
+
+- **Retries** are Prefect task retries (the one retry layer): :func:`retry_options` gives the
+  ``with_options`` arguments; :func:`make_retry_condition` retries only what can succeed
+  (:func:`tasks.retry.is_retryable`) and honours ``retry-after`` (values above 60 s too, capped),
+  logging the wait.
+- **Circuit breaker**: pybreaker (maintained; sync, which fits threaded Prefect tasks; ships a
+  Redis state storage so workers share one breaker; purgatory is asyncio-first and aiobreaker
+  has had no release since 2021). Only retryable failures count; opening and closing are logged
+  and emitted as Prefect events ``docreview.breaker.opened`` / ``.half-open`` / ``.closed``.
+- **Concurrency**: a Prefect global concurrency limit with slot leases
+  (:func:`llm_slot`), so a killed worker cannot hold a slot for ever.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import pybreaker
+
+from schemas.policy import ResiliencePolicy
+from tasks.retry import is_retryable, retry_after_s
+
+logger = logging.getLogger("docreview.resilience")
+
+_breakers: dict[tuple[str, str], pybreaker.CircuitBreaker] = {}
+_lock = threading.Lock()
+
+
+class RunCounters:
+    """Process-wide counters for the current run: ``retries``, ``breaker_openings``,
+    ``breaker_closings``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.retries = 0
+        self.breaker_openings = 0
+        self.breaker_closings = 0
+
+    def add(self, name: str, n: int = 1) -> None:
+        """Increment counter ``name`` by ``n``."""
+        with self._lock:
+            setattr(self, name, getattr(self, name) + n)
+
+    def reset(self) -> dict[str, int]:
+        """Return the counts and set them to zero (called at the start and end of a run)."""
+        with self._lock:
+            out = {"retries": self.retries, "breaker_openings": self.breaker_openings,
+                   "breaker_closings": self.breaker_closings}
+            self.retries = self.breaker_openings = self.breaker_closings = 0
+            return out
+
+
+counters = RunCounters()
+
+
+def _emit(event: str, breaker: pybreaker.CircuitBreaker, payload: dict[str, Any]) -> None:
+    try:
+        from prefect.events import emit_event
+
+        emit_event(event=event, resource={"prefect.resource.id": f"docreview.breaker.{breaker.name}"},
+                   payload=payload)
+    except Exception:  # noqa: BLE001 - an event that cannot be sent must not break a call
+        logger.debug("could not emit %s", event, exc_info=True)
+
+
+class _BreakerEvents(pybreaker.CircuitBreakerListener):
+    """Logs state changes and emits them as Prefect events; counts openings."""
+
+    def state_change(self, cb: pybreaker.CircuitBreaker, old_state: Any, new_state: Any) -> None:
+        old = getattr(old_state, "name", str(old_state))
+        new = getattr(new_state, "name", str(new_state))
+        if new == pybreaker.STATE_OPEN:
+            counters.add("breaker_openings")
+            logger.warning("circuit breaker %s opened after %d failures; LLM calls fail fast for %.0f s",
+                           cb.name, cb.fail_counter, cb.reset_timeout)
+        else:
+            if new == pybreaker.STATE_CLOSED:
+                counters.add("breaker_closings")
+            logger.warning("circuit breaker %s: %s -> %s", cb.name, old, new)
+        event = {"open": "opened", "half-open": "half-open", "closed": "closed"}.get(new, new)
+        _emit(f"docreview.breaker.{event}", cb, {"from": old, "to": new})
+
+
+def get_breaker(policy: ResiliencePolicy) -> pybreaker.CircuitBreaker:
+    """The breaker shared by every LLM task of this process for ``policy``'s name and storage.
+
+    With ``breaker_storage="redis://..."`` its state lives in Redis, shared by all workers.
+    """
+    key = (policy.breaker_name, policy.breaker_storage)
+    with _lock:
+        breaker = _breakers.get(key)
+        if breaker is None:
+            storage = None
+            if policy.breaker_storage != "memory":
+                import redis
+
+                client = redis.Redis.from_url(policy.breaker_storage)
+                storage = pybreaker.CircuitRedisStorage(pybreaker.STATE_CLOSED, client,
+                                                        namespace=policy.breaker_name)
+            breaker = pybreaker.CircuitBreaker(
+                fail_max=policy.breaker_failure_threshold,
+                reset_timeout=policy.breaker_reset_timeout_s,
+                success_threshold=policy.breaker_half_open_successes,
+                exclude=[lambda exc: not is_retryable(exc)],
+                listeners=[_BreakerEvents()],
+                state_storage=storage,
+                name=policy.breaker_name,
+            )
+            _breakers[key] = breaker
+        return breaker
+
+
+def reset_breakers() -> None:
+    """Forget every in-process breaker (tests, or a new policy)."""
+    with _lock:
+        _breakers.clear()
+
+
+def make_retry_condition(policy: ResiliencePolicy):
+    """A Prefect ``retry_condition_fn`` for ``policy``.
+
+    Retries only retryable errors. When the error carries ``retry-after`` longer than the
+    backoff Prefect is about to wait, it sleeps the difference first (capped at
+    ``retry_after_cap_s``) and logs it, so the total wait honours the server's hint.
+    """
+    delays = policy.retry_delays()
+
+    def condition(task: Any, task_run: Any, state: Any) -> bool:
+        try:
+            state.result()
+        except Exception as exc:  # noqa: BLE001 - the failed state re-raises the task's error
+            if not is_retryable(exc):
+                return False
+            attempt = max(1, getattr(task_run, "run_count", 1))
+            counters.add("retries")
+            hint = retry_after_s(exc) if policy.honour_retry_after else None
+            if hint is not None:
+                planned = delays[min(attempt, len(delays)) - 1] if delays else 0.0
+                extra = min(hint, policy.retry_after_cap_s) - planned
+                if extra > 0:
+                    logger.warning("retry-after %.1f s from the API: waiting %.1f s before attempt %d",
+                                   hint, extra + planned, attempt + 1)
+                    time.sleep(extra)
+            return True
+        return False
+
+    return condition
+
+
+def retry_options(policy: ResiliencePolicy) -> dict[str, Any]:
+    """Prefect task options implementing ``policy``'s retries."""
+    return {
+        "retries": policy.attempts - 1,
+        "retry_delay_seconds": policy.retry_delays() or 0,
+        "retry_jitter_factor": policy.jitter_factor,
+        "retry_condition_fn": make_retry_condition(policy),
+    }
+
+
+def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
+    """Create or update the Prefect global concurrency limit for LLM calls.
+
+    Returns False (and logs) when the Prefect API cannot be reached; calls then run unthrottled
+    by Prefect, still bounded by the task runner's threads.
+    """
+    try:
+        from prefect.client.orchestration import get_client
+        from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+
+        with get_client(sync_client=True) as client:
+            try:
+                current = client.read_global_concurrency_limit_by_name(policy.concurrency_limit_name)
+            except Exception:  # noqa: BLE001 - absent: create it
+                current = None
+            if current is None:
+                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(
+                    name=policy.concurrency_limit_name, limit=policy.llm_concurrency, active=True))
+            elif current.limit != policy.llm_concurrency or not current.active:
+                client.update_global_concurrency_limit(policy.concurrency_limit_name, GlobalConcurrencyLimitUpdate(
+                    limit=policy.llm_concurrency, active=True))
+        return True
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("could not set the LLM concurrency limit: %s", exc)
+        return False
+
+
+@contextmanager
+def llm_slot(policy: ResiliencePolicy) -> Iterator[None]:
+    """Hold one slot of the global LLM concurrency limit (leased) around a call.
+
+    Logs once when the slot is not free at once, then waits.
+    """
+    from prefect.concurrency.sync import concurrency
+
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(concurrency(policy.concurrency_limit_name, occupy=1, timeout_seconds=2,
+                                            lease_duration=policy.slot_lease_s, strict=False))
+        except TimeoutError:
+            logger.info("waiting for an LLM slot (global limit %s = %d calls)", policy.concurrency_limit_name,
+                        policy.llm_concurrency)
+            stack.enter_context(concurrency(policy.concurrency_limit_name, occupy=1,
+                                            lease_duration=policy.slot_lease_s, strict=False))
+        yield

@@ -1,0 +1,280 @@
+"""The anthropic backend through the real anthropic SDK over HTTP against the local test double.
+
+Every injected behaviour is driven through ``AnthropicBackend.review_chunk`` and the recorded
+outcome is asserted. The double's answers come from the rules backend: these tests check the
+protocol handling, never Claude's quality.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from sqlmodel import Session, select
+
+from schemas.tables import LLMCallRow
+from tasks.backends.anthropic_backend import (
+    AnthropicBackend,
+    LLMConfigError,
+    cache_prefix_check,
+    repair_tool_input,
+    split_chunk,
+)
+from tasks.backends.base import ReviewOutcome
+from tasks.backends.prompt import parse_rendered_chunk, prefix_tokens_estimate, render_chunk, review_tool
+from tasks.retry import is_retryable, retry_after_s
+from tasks.stub_llm import StubLLM, StubLLMServer
+from tests.test_stub_llm import make_chunk
+
+#: Not the settings default: the installed SDK lists claude-sonnet-4-5 as deprecated (a warning,
+#: which the test configuration turns into an error).
+MODEL = "claude-sonnet-4-6"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with StubLLMServer(stub=StubLLM()) as srv:
+        yield srv
+
+
+@pytest.fixture
+def stub(server):
+    server.stub.reset()
+    server.stub.faults = []
+    return server.stub
+
+
+def backend(server, **kw) -> AnthropicBackend:
+    kw.setdefault("timeout_s", 20)
+    return AnthropicBackend("test-key", MODEL, base_url=server.url, **kw)
+
+
+def dumped(review) -> list[dict]:
+    return [f.model_dump(mode="json") for f in review.findings]
+
+
+@pytest.fixture
+def clean(server, stub):
+    """The double's findings for the test passage, with no fault injected."""
+    review = backend(server).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.ok and len(review.findings) >= 4
+    stub.reset()
+    return dumped(review)
+
+
+def test_request_shape_is_forced_strict_and_cache_stable(server, stub):
+    b = backend(server)
+    one, two = b.request(make_chunk(0), "a.pdf"), b.request(make_chunk(3), "other.pdf")
+    assert one["tool_choice"] == {"type": "tool", "name": "record_findings", "disable_parallel_tool_use": True}
+    assert one["tools"][0]["strict"] is True and "stop_sequences" not in one
+    assert one["tools"][0]["input_schema"]["type"] == "object"  # object root holding a list
+    marks = [i for i, s in enumerate(one["system"]) if "cache_control" in s]
+    assert marks == [len(one["system"]) - 1]
+    prefix = lambda r: json.dumps([r["tools"], r["system"]], sort_keys=True)  # noqa: E731
+    assert prefix(one) == prefix(two)  # byte-identical cached prefix
+    assert "a.pdf" not in prefix(one) and "a.pdf" in one["messages"][0]["content"]
+
+
+def test_prefix_reaches_minimum_cacheable_length():
+    tokens = prefix_tokens_estimate()
+    assert cache_prefix_check("claude-sonnet-4-5", tokens) == (True, 1024)
+    assert cache_prefix_check("claude-sonnet-4-6", tokens) == (True, 2048)
+    assert cache_prefix_check("claude-haiku-4-5", tokens) == (True, 4096)
+    assert cache_prefix_check("claude-sonnet-4-5", 900) == (False, 1024)
+
+
+def test_streaming_result_equals_non_streaming(server, stub):
+    streamed = backend(server, stream=True).review_chunk(make_chunk(), "a.pdf")
+    plain = backend(server, stream=False).review_chunk(make_chunk(), "a.pdf")
+    assert streamed.outcome == plain.outcome == ReviewOutcome.ok
+    assert dumped(streamed) == dumped(plain)
+    s, p = streamed.calls[0], plain.calls[0]
+    assert s.stop_reason == p.stop_reason == "tool_use"
+    assert (s.input_tokens, s.output_tokens) == (p.input_tokens, p.output_tokens)
+    assert s.first_token_ms is not None and s.first_token_ms <= s.latency_ms and p.first_token_ms is None
+
+
+def test_usage_cache_and_cost_recorded(server, stub):
+    b = backend(server)
+    first = b.review_chunk(make_chunk(0), "a.pdf").calls[0]
+    second = b.review_chunk(make_chunk(1), "a.pdf").calls[0]
+    assert first.cache_creation_input_tokens > 0 and first.cache_read_input_tokens == 0
+    assert second.cache_read_input_tokens == first.cache_creation_input_tokens > 0
+    ratio = second.cache_read_input_tokens / (second.input_tokens + second.cache_read_input_tokens
+                                              + second.cache_creation_input_tokens)
+    assert ratio >= 0.85
+    assert first.request_id.startswith("req_") and first.backend == "anthropic" and first.model == MODEL
+    expected = (second.input_tokens * 3 + second.output_tokens * 15 + second.cache_read_input_tokens * 0.3) / 1e6
+    assert second.cost_usd == pytest.approx(expected)
+    override = backend(server, prices={MODEL: (1.0, 1.0, 1.0, 1.0)}).review_chunk(make_chunk(2), "a.pdf").calls[0]
+    assert override.cost_usd == pytest.approx((override.input_tokens + override.output_tokens
+                                               + override.cache_read_input_tokens) / 1e6)
+
+
+def test_truncated_reply_is_retried_never_empty(server, stub, clean):
+    stub.enqueue("truncate")
+    review = backend(server, stream=True).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.ok and dumped(review) == clean
+    assert [c.stop_reason for c in review.calls] == ["max_tokens", "tool_use"]
+    assert [c.attempt for c in review.calls] == [1, 2]
+
+
+def test_small_max_tokens_grows_until_the_reply_fits(server, stub, clean):
+    review = backend(server, max_tokens=64, max_tokens_ceiling=8192).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.ok and dumped(review) == clean
+    stops = [c.stop_reason for c in review.calls]
+    assert stops[-1] == "tool_use" and set(stops[:-1]) == {"max_tokens"} and len(stops) >= 3
+
+
+def test_truncation_at_the_ceiling_splits_then_reports_truncated(server, stub):
+    review = backend(server, max_tokens=40, max_tokens_ceiling=40).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.truncated  # never "ok with no findings"
+    assert len(review.calls) > 1 and all(c.stop_reason == "max_tokens" for c in review.calls)
+
+
+def test_split_chunk_keeps_text_and_pages():
+    chunk = make_chunk().model_copy(update={"char_start": 1000, "char_end": 1000 + len(make_chunk().text)})
+    left, right = split_chunk(chunk)
+    assert left.text + right.text == chunk.text
+    assert (left.char_start, left.char_end, right.char_start, right.char_end) == (
+        1000, 1000 + len(left.text), 1000 + len(left.text), chunk.char_end)
+    for i in range(len(chunk.text)):
+        half, off = (left, i) if i < len(left.text) else (right, i - len(left.text))
+        assert half.page_at(off) == chunk.page_at(i)
+    assert right.text[:1].isupper() or right.text[:1].isdigit()  # cut at a sentence start
+    # both halves render and parse back exactly (page markers included)
+    for half in (left, right):
+        back = parse_rendered_chunk(render_chunk(half, "a.pdf"))
+        assert (back.text, back.page_start, back.page_end, back.page_offsets) == (
+            half.text, half.page_start, half.page_end, half.page_offsets)
+
+
+def test_all_tool_use_blocks_are_merged(server, stub, clean):
+    stub.enqueue("multi_tool")
+    review = backend(server).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.ok and dumped(review) == clean
+    assert f"merged {len(clean)} record_findings blocks" in review.detail
+
+
+def test_string_array_is_repaired_and_logged(server, stub, clean, caplog):
+    stub.enqueue("string_array")
+    with caplog.at_level(logging.WARNING, logger="docreview.llm"):
+        review = backend(server).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.ok and dumped(review) == clean
+    assert len(review.calls) == 1 and "repaired JSON-string field(s): $.findings" in review.detail
+    assert any("repaired tool input: $.findings" in r.getMessage() for r in caplog.records)
+
+
+def test_repair_is_narrow():
+    schema = review_tool()["input_schema"]
+    assert repair_tool_input({"findings": "[]"}, schema) == ({"findings": []}, ["$.findings"])
+    # not JSON, or JSON of the wrong type: left alone for validation to reject
+    assert repair_tool_input({"findings": "none"}, schema) == ({"findings": "none"}, [])
+    assert repair_tool_input({"findings": "{\"a\": 1}"}, schema) == ({"findings": "{\"a\": 1}"}, [])
+    # a string where the schema wants a string stays a string
+    item = {"clause_type": "other", "summary": "[1]", "risk": "low", "evidence": "x", "page": 1, "values": "[]"}
+    fixed, notes = repair_tool_input({"findings": [item]}, schema)
+    assert fixed["findings"][0]["summary"] == "[1]" and fixed["findings"][0]["values"] == []
+    assert notes == ["$.findings[0].values"]
+
+
+def test_refusal_is_recorded(server, stub):
+    stub.enqueue("refusal")
+    review = backend(server).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.refusal and not review.findings
+    assert [c.stop_reason for c in review.calls] == ["refusal"]
+
+
+def test_context_window_stop_reason_is_its_own_outcome(server, stub):
+    stub.enqueue("window_exceeded")
+    review = backend(server).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.context_overflow
+    assert review.calls[0].stop_reason == "model_context_window_exceeded"
+
+
+def test_prompt_too_long_splits_the_chunk(server, stub):
+    stub.enqueue("context_overflow")
+    review = backend(server).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.ok and review.findings
+    assert review.calls[0].error_class == "BadRequestError" and len(review.calls) == 3
+    assert "split in two" in review.detail
+
+
+def test_missing_tool_call_gets_one_corrective_retry(server, stub, clean):
+    stub.enqueue("no_tool")
+    review = backend(server).review_chunk(make_chunk(), "a.pdf")
+    assert review.outcome == ReviewOutcome.ok and dumped(review) == clean and len(review.calls) == 2
+    # always without the tool call: recorded as invalid output after exactly one corrective retry
+    always = backend(server, default_headers={"x-stub-fault": "no_tool"}).review_chunk(make_chunk(), "a.pdf")
+    assert always.outcome == ReviewOutcome.invalid_output and len(always.calls) == 2
+    assert "no record_findings call" in always.detail
+
+
+def test_corrective_request_feeds_the_error_back(server):
+    from tasks.backends.anthropic_backend import Reply, ToolBlock
+
+    bad = Reply(stop_reason="tool_use", usage={}, blocks=[ToolBlock(type="tool_use", name="record_findings",
+                                                                    id="toolu_1", input={"findings": 3})])
+    req = backend(server).request(make_chunk(), "a.pdf", feedback=(bad, "findings: Input should be a valid list"))
+    roles = [m["role"] for m in req["messages"]]
+    assert roles == ["user", "assistant", "user"]
+    result = req["messages"][2]["content"][0]
+    assert result["type"] == "tool_result" and result["is_error"] and result["tool_use_id"] == "toolu_1"
+    assert "valid list" in result["content"]
+
+
+@pytest.mark.parametrize("fault,error_class,status", [
+    ("rate_limit:7", "RateLimitError", 429),
+    ("overloaded", "OverloadedError", 529),
+    ("server_error", "InternalServerError", 500),
+    ("api_overloaded", "InternalServerError", 500),
+    ("stream_error", "APIStatusError", 200),
+])
+def test_transient_errors_raise_retryable_with_the_call_recorded(server, stub, fault, error_class, status):
+    stub.enqueue(fault)
+    with pytest.raises(Exception) as info:
+        backend(server, stream=True).review_chunk(make_chunk(), "a.pdf")
+    exc = info.value
+    assert type(exc).__name__ == error_class and exc.status_code == status
+    assert is_retryable(exc)
+    (call,) = exc.llm_calls
+    assert call.error_class == error_class and call.attempt == 1
+    if fault.startswith("rate_limit"):
+        assert retry_after_s(exc) == 7.0 and call.request_id.startswith("req_")
+    # the SDK made exactly one request (max_retries=0): the Prefect task is the only retry layer
+    assert sum(stub.requests.values()) == 1
+
+
+def test_failed_attempts_are_persisted_by_the_task(server, stub, db_url):
+    from tasks.persist import dispose_engines, get_engine
+    from tasks.review import review_chunk
+
+    b = backend(server)
+    stub.enqueue("overloaded")
+    with pytest.raises(Exception):
+        review_chunk.fn(b, make_chunk(), "a.pdf", db_url, "run-1")
+    review = review_chunk.fn(b, make_chunk(), "a.pdf", db_url, "run-1")  # the retry succeeds
+    try:
+        with Session(get_engine(db_url)) as s:
+            rows = s.exec(select(LLMCallRow).where(LLMCallRow.run_id == "run-1")).all()
+        assert [(r.attempt, r.error_class) for r in rows] == [(1, "OverloadedError")]
+        assert [c.attempt for c in review.calls] == [2]  # the flow stores these on success
+    finally:
+        dispose_engines()
+
+
+def test_thinking_with_forced_tool_choice_is_rejected_before_any_call(server, stub):
+    with pytest.raises(LLMConfigError, match="extended thinking"):
+        backend(server, thinking_budget_tokens=2048)
+    with pytest.raises(LLMConfigError, match="ceiling"):
+        backend(server, max_tokens=8192, max_tokens_ceiling=4096)
+    assert sum(stub.requests.values()) == 0
+
+
+def test_count_tokens_preflight_measures_the_prefix(server, stub):
+    b = backend(server, count_tokens_preflight=True)
+    b.review_chunk(make_chunk(), "a.pdf")
+    assert stub.requests["/v1/messages/count_tokens"] == 1
+    assert b.prefix_tokens >= prefix_tokens_estimate()
+    assert cache_prefix_check(MODEL, b.prefix_tokens)[0]

@@ -1,0 +1,172 @@
+"""Retry classification, Retry-After, the circuit breaker (in-process and shared through Redis)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import httpx
+import pybreaker
+import pytest
+
+from schemas.policy import ResiliencePolicy
+from tasks.resilience import get_breaker, make_retry_condition, reset_breakers
+from tasks.retry import is_retryable, retry_after_s
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")  # breaker state changes emit Prefect events
+
+
+def api_error(status: int, body: dict | None = None, headers: dict | None = None):
+    """A real anthropic SDK status error built from an httpx response."""
+    import anthropic
+
+    request = httpx.Request("POST", "https://api.example.invalid/v1/messages")
+    response = httpx.Response(status, json=body or {"type": "error", "error": {"type": "x", "message": "m"}},
+                              headers=headers or {}, request=request)
+    client = anthropic.Anthropic(api_key="k", base_url="https://api.example.invalid", max_retries=0)
+    return client._make_status_error_from_response(response)
+
+
+@pytest.mark.parametrize(
+    ("status", "etype", "message", "retry"),
+    [
+        (408, "timeout_error", "timeout", True),
+        (409, "conflict", "conflict", True),
+        (429, "rate_limit_error", "rate limited", True),
+        (500, "api_error", "internal", True),
+        (502, "api_error", "bad gateway", True),
+        (503, "api_error", "unavailable", True),
+        (529, "overloaded_error", "Overloaded", True),
+        (400, "invalid_request_error", "bad field", False),
+        (401, "authentication_error", "invalid x-api-key", False),
+        (403, "permission_error", "forbidden", False),
+        (404, "not_found_error", "model not found", False),
+        (400, "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum", False),
+        (400, "invalid_request_error", "enforced_spend_limit_reached", False),
+    ],
+)
+def test_retry_classification_by_status_and_type(status, etype, message, retry):
+    exc = api_error(status, {"type": "error", "error": {"type": etype, "message": message}})
+    assert is_retryable(exc) is retry
+
+
+def test_api_error_saying_overloaded_is_retryable():
+    # An api_error whose message says "Overloaded" (seen on streams), whatever the status.
+    exc = api_error(400, {"type": "error", "error": {"type": "api_error", "message": "Overloaded"}})
+    assert is_retryable(exc)
+
+
+def test_connection_and_timeout_errors_are_retryable():
+    import anthropic
+
+    request = httpx.Request("POST", "https://api.example.invalid/v1/messages")
+    assert is_retryable(anthropic.APIConnectionError(request=request))
+    assert is_retryable(anthropic.APITimeoutError(request=request))
+    assert not is_retryable(ValueError("schema mismatch"))
+
+
+def test_bedrock_throttling_is_retryable_and_validation_is_not():
+    from botocore.exceptions import ClientError
+
+    throttled = ClientError({"Error": {"Code": "ThrottlingException", "Message": "Too many tokens"},
+                             "ResponseMetadata": {"HTTPStatusCode": 429}}, "Converse")
+    too_long = ClientError({"Error": {"Code": "ValidationException", "Message": "Input is too long for requested model"},
+                            "ResponseMetadata": {"HTTPStatusCode": 400}}, "Converse")
+    assert is_retryable(throttled) and not is_retryable(too_long)
+
+
+@pytest.mark.parametrize(("headers", "seconds"), [
+    ({"retry-after": "120"}, 120.0),          # above 60 s: honoured, unlike the SDK's own retry
+    ({"retry-after": "7"}, 7.0),
+    ({"retry-after-ms": "1500"}, 1.5),
+    ({}, None),
+    ({"retry-after": "soon"}, None),
+])
+def test_retry_after_header(headers, seconds):
+    assert retry_after_s(api_error(429, headers=headers)) == seconds
+
+
+class _State:
+    def __init__(self, exc):
+        self.exc = exc
+
+    def result(self):
+        raise self.exc
+
+
+class _Run:
+    run_count = 1
+
+
+def test_retry_condition_waits_for_retry_after_beyond_backoff(monkeypatch):
+    slept = []
+    monkeypatch.setattr("tasks.resilience.time.sleep", lambda s: slept.append(s))
+    policy = ResiliencePolicy(backoff_base_s=2, retry_after_cap_s=90)
+    condition = make_retry_condition(policy)
+    assert condition(None, _Run(), _State(api_error(429, headers={"retry-after": "120"}))) is True
+    assert slept == [88.0]  # capped at 90 s, minus the 2 s backoff Prefect waits anyway
+    assert condition(None, _Run(), _State(api_error(401))) is False
+    assert slept == [88.0]
+
+
+def _failing():
+    raise api_error(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+
+
+def test_breaker_opens_after_threshold_and_ignores_non_retryable():
+    reset_breakers()
+    policy = ResiliencePolicy(breaker_failure_threshold=3, breaker_reset_timeout_s=60,
+                              breaker_name=f"t-{uuid.uuid4().hex[:8]}")
+    breaker = get_breaker(policy)
+    for _ in range(5):
+        with pytest.raises(Exception):
+            breaker.call(lambda: (_ for _ in ()).throw(api_error(400)))
+    assert breaker.current_state == pybreaker.STATE_CLOSED  # 400s do not count
+    for _ in range(2):
+        with pytest.raises(Exception):
+            breaker.call(_failing)
+    with pytest.raises(pybreaker.CircuitBreakerError):
+        breaker.call(_failing)  # the third retryable failure trips it
+    assert breaker.current_state == pybreaker.STATE_OPEN
+    with pytest.raises(pybreaker.CircuitBreakerError):
+        breaker.call(lambda: "never called")  # fails fast while open
+    assert not is_retryable(pybreaker.CircuitBreakerError("open"))
+
+
+def test_breaker_half_opens_and_closes_after_reset_timeout():
+    reset_breakers()
+    policy = ResiliencePolicy(breaker_failure_threshold=1, breaker_reset_timeout_s=0.2,
+                              breaker_name=f"t-{uuid.uuid4().hex[:8]}")
+    breaker = get_breaker(policy)
+    with pytest.raises(pybreaker.CircuitBreakerError):
+        breaker.call(_failing)
+    assert breaker.current_state == pybreaker.STATE_OPEN
+    time.sleep(0.3)
+    assert breaker.call(lambda: "ok") == "ok"
+    assert breaker.current_state == pybreaker.STATE_CLOSED
+
+
+@pytest.mark.integration
+def test_two_workers_share_one_breaker_through_redis():
+    redis = pytest.importorskip("redis")
+    url = "redis://127.0.0.1:6379/0"
+    try:
+        redis.Redis.from_url(url).ping()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"Redis not reachable at {url}: {exc}")
+    name = f"docreview-test-{uuid.uuid4().hex[:8]}"
+    policy = ResiliencePolicy(breaker_failure_threshold=2, breaker_reset_timeout_s=60, breaker_storage=url,
+                              breaker_name=name)
+    reset_breakers()
+    worker_a = get_breaker(policy)
+    reset_breakers()  # a second process would build its own breaker object on the same storage
+    worker_b = get_breaker(policy)
+    assert worker_a is not worker_b
+    with pytest.raises(Exception):
+        worker_a.call(_failing)
+    with pytest.raises(pybreaker.CircuitBreakerError):
+        worker_a.call(_failing)
+    assert worker_b.current_state == pybreaker.STATE_OPEN  # B sees A's opening
+    with pytest.raises(pybreaker.CircuitBreakerError):
+        worker_b.call(lambda: "never called")
+    redis.Redis.from_url(url).delete(*redis.Redis.from_url(url).keys(f"{name}*") or ["none"])

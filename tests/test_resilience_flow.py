@@ -1,0 +1,148 @@
+"""The resilience policy in the flow, against the local Messages-API test double over HTTP:
+cached fallback while the breaker is open, deferral and pick-up by the next run, SIGKILL restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from schemas.policy import ResiliencePolicy
+from schemas.tables import ChunkRow, DocumentReviewRow, FindingRow, RunDocumentRow
+from tasks.persist import dispose_engines, get_engine
+from tasks.resilience import reset_breakers
+from tasks.samples import generate_samples
+from tasks.stub_llm import StubLLM, StubLLMServer
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+@pytest.fixture
+def stub_env(monkeypatch):
+    with StubLLMServer(stub=StubLLM()) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+        monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-sonnet-4-6")
+        reset_breakers()
+        yield server
+        reset_breakers()
+
+
+@pytest.fixture(scope="module")
+def inbox(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("inbox")
+    generate_samples(folder, count=2)
+    return folder
+
+
+def review(inbox: Path, out: Path, db_url: str, policy: ResiliencePolicy, **kw) -> dict:
+    from flows.review import review_documents
+
+    try:
+        review_documents(source=str(inbox), out_dir=str(out), database_url=db_url, backend="anthropic",
+                         routing="all", policy=policy, **kw)
+    finally:
+        dispose_engines()
+    return json.loads((out / "report.json").read_text())
+
+
+FAST = dict(attempts=2, backoff_base_s=0.05, backoff_cap_s=0.1, jitter_factor=0, breaker_failure_threshold=2,
+            breaker_reset_timeout_s=300)
+
+
+def test_outage_defers_then_next_run_reviews_deferred_first(stub_env, inbox, tmp_path, db_url):
+    stub_env.stub.outage(seconds=600)
+    policy = ResiliencePolicy(**FAST, breaker_name="t-defer", on_open="cached")
+    down = review(inbox, tmp_path / "down", db_url, policy)
+    m = down["run"]["metrics"]
+    assert m["documents_deferred"] == 2 and m["documents_reviewed"] == 0
+    assert m["breaker_openings"] >= 1 and m["retries"] >= 1
+    assert all("retried by the next run" in d["reason"] for d in down["documents"])
+
+    stub_env.stub.outage(seconds=0)
+    reset_breakers()
+    up = review(inbox, tmp_path / "up", db_url, ResiliencePolicy(**FAST, breaker_name="t-defer-2"))
+    assert up["run"]["metrics"]["documents_reviewed"] == 2
+    assert all(d["findings"] for d in up["documents"])
+
+
+def test_breaker_open_uses_cached_result_for_same_content(stub_env, inbox, tmp_path, db_url):
+    first = review(inbox, tmp_path / "first", db_url, ResiliencePolicy(**FAST, breaker_name="t-cache-1"))
+    assert first["run"]["metrics"]["documents_reviewed"] == 2
+    stub_env.stub.outage(seconds=600)
+    reset_breakers()
+    again = review(inbox, tmp_path / "again", db_url, ResiliencePolicy(**FAST, breaker_name="t-cache-2"),
+                   rereview=True)
+    m = again["run"]["metrics"]
+    assert m["documents_reviewed"] == 2 and m["documents_deferred"] == 0
+    assert m["breaker_openings"] >= 1
+    assert [len(d["findings"]) for d in again["documents"]] == [len(d["findings"]) for d in first["documents"]]
+
+
+def test_defer_policy_never_uses_the_cache(stub_env, inbox, tmp_path, db_url):
+    review(inbox, tmp_path / "first", db_url, ResiliencePolicy(**FAST, breaker_name="t-nocache-1"))
+    stub_env.stub.outage(seconds=600)
+    reset_breakers()
+    again = review(inbox, tmp_path / "again", db_url,
+                   ResiliencePolicy(**FAST, breaker_name="t-nocache-2", on_open="defer"), rereview=True)
+    assert again["run"]["metrics"]["documents_deferred"] == 2
+
+
+def _rows(db_url: str) -> dict:
+    with Session(get_engine(db_url)) as s:
+        out = {
+            "findings": sorted(s.exec(select(FindingRow.finding_key)).all()),
+            "chunks": s.exec(select(func.count()).select_from(ChunkRow)).one(),
+            "reviews": sorted(s.exec(select(DocumentReviewRow.sha256)).all()),
+        }
+    dispose_engines()
+    return out
+
+
+@pytest.mark.slow
+def test_sigkill_halfway_then_restart_equals_one_clean_run(tmp_path):
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=4)
+    with StubLLMServer(stub=StubLLM(ttft_ms=200, token_ms=1)) as server:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key-not-secret",
+               "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6"}
+        env.pop("PREFECT_API_URL", None)
+
+        def cli(db: Path, out: Path) -> subprocess.Popen:
+            return subprocess.Popen(
+                [sys.executable, "-m", "flows.cli", "review", str(inbox), "--out", str(out), "--db",
+                 f"sqlite:///{db}", "--backend", "anthropic", "--routing", "all"],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+        clean_db = tmp_path / "clean.db"
+        assert cli(clean_db, tmp_path / "clean").wait(timeout=600) == 0
+
+        killed_db = tmp_path / "killed.db"
+        proc = cli(killed_db, tmp_path / "killed")
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:  # kill once some documents are stored, before all are
+            time.sleep(0.5)
+            if killed_db.exists():
+                done = _rows(f"sqlite:///{killed_db}")["reviews"]
+                if 1 <= len(done) < 4:
+                    break
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        partial = _rows(f"sqlite:///{killed_db}")
+        assert len(partial["reviews"]) < 4, "the run must be killed halfway"
+        assert cli(killed_db, tmp_path / "restart").wait(timeout=600) == 0
+
+    assert _rows(f"sqlite:///{killed_db}") == _rows(f"sqlite:///{clean_db}")
+    with Session(get_engine(f"sqlite:///{killed_db}")) as s:
+        statuses = s.exec(select(RunDocumentRow.status).where(RunDocumentRow.run_id.in_(
+            select(RunDocumentRow.run_id).order_by(RunDocumentRow.updated_at.desc()).limit(1)))).all()
+    dispose_engines()
+    assert statuses and all(st == "reviewed" for st in statuses)

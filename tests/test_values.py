@@ -1,0 +1,177 @@
+"""Value normalisation: dates, money, percentages, durations, section references."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from tasks.values import (
+    DateOrder,
+    Kind,
+    Match,
+    compare,
+    decide_date_order,
+    extract_values,
+    find_dates,
+    find_durations,
+    find_money,
+    find_percentages,
+    section_refs,
+    words_to_number,
+)
+
+
+def one(values, kind):
+    got = [v for v in values if v.kind is kind]
+    assert len(got) == 1, got
+    return got[0]
+
+
+@pytest.mark.parametrize("text, ymd", [
+    ("the 1st day of March, 2020", (2020, 3, 1)),
+    ("this 22nd day of June 2021", (2021, 6, 22)),
+    ("March 1, 2020", (2020, 3, 1)),
+    ("1 March 2020", (2020, 3, 1)),
+    ("Sept. 3rd, 2019", (2019, 9, 3)),
+    ("2020-03-01", (2020, 3, 1)),
+    ("made and effective as of1 August 2019", (2019, 8, 1)),  # glued PDF text
+    ("March 2020", (2020, 3, None)),
+])
+def test_written_dates(text, ymd):
+    v = one(find_dates(text), Kind.date)
+    assert v.dates == (ymd,) and not v.ambiguous and v.problem is None
+
+
+def test_no_calendar_date_is_kept_with_a_problem():
+    v = one(find_dates("terminate on June 31, 2015"), Kind.date)
+    assert v.dates == () and v.problem == "not a calendar date" and v.raw == "June 31, 2015"
+
+
+def test_numeric_date_is_ambiguous_until_the_document_decides():
+    v = one(find_dates("dated 03/01/2020"), Kind.date)
+    assert v.ambiguous and set(v.dates) == {(2020, 3, 1), (2020, 1, 3)} and v.raw == "03/01/2020"
+    assert one(find_dates("dated 03/01/2020", DateOrder.mdy), Kind.date).dates == ((2020, 3, 1),)
+    assert one(find_dates("dated 03/01/2020", DateOrder.dmy), Kind.date).dates == ((2020, 1, 3),)
+    # the same date written twice claims no order: equal, not "ambiguous"
+    assert compare(v, one(find_dates("03/01/2020"), Kind.date)) is Match.equal
+    # an unambiguous statement equal to one reading only is "ambiguous"
+    assert compare(one(find_dates("March 1, 2020"), Kind.date), v) is Match.ambiguous
+
+
+def test_date_order_is_decided_per_document_and_never_flipped():
+    us = "Signed 12/31/2020. Payment due 03/01/2021."
+    eu = "Signed 31/12/2020. Payment due 03/01/2021."
+    assert decide_date_order(us) is DateOrder.mdy
+    assert decide_date_order(eu) is DateOrder.dmy
+    assert decide_date_order("due 03/01/2021 and 04/02/2021") is DateOrder.unknown
+    assert decide_date_order(us + " " + eu) is DateOrder.conflicting
+    assert one(find_dates("03/01/2021", decide_date_order(us)), Kind.date).dates == ((2021, 3, 1),)
+    assert one(find_dates("03/01/2021", decide_date_order(eu)), Kind.date).dates == ((2021, 1, 3),)
+    # a conflicting document keeps both readings rather than picking one
+    assert one(find_dates("03/01/2021", DateOrder.conflicting), Kind.date).ambiguous
+    # a date that does not fit the decided order keeps its only reading and says so
+    odd = one(find_dates("13/01/2021", DateOrder.mdy), Kind.date)
+    assert odd.dates == ((2021, 1, 13),) and "MDY" in odd.problem
+
+
+@pytest.mark.parametrize("text, amount, currency", [
+    ("USD 1.5 million", "1500000", "USD"),
+    ("US$0.5m", "500000", "USD"),
+    ("EUR 1.250.000,00", "1250000", "EUR"),
+    ("$1,250,000.50", "1250000.50", "USD"),
+    ("£2m", "2000000", "GBP"),
+    ("HK$1,000", "1000", "HKD"),
+    ("CAD $5,000", "5000", "CAD"),
+    ("5,000 dollars", "5000", "USD"),
+    ("1.5 million euros", "1500000", "EUR"),
+    ("five hundred thousand dollars ($500,000)", "500000", "USD"),
+    ("One Million Five Hundred Thousand Dollars (US$1,500,000)", "1500000", "USD"),
+])
+def test_money(text, amount, currency):
+    v = one(find_money(text), Kind.money)
+    assert v.amount == Decimal(amount) and v.unit == currency and v.problem is None
+
+
+def test_money_words_and_figures_are_checked_against_each_other():
+    v = one(find_money("five hundred thousand dollars ($600,000)"), Kind.money)
+    assert v.amount == Decimal(600000) and "500000" in v.problem and "600000" in v.problem
+
+
+def test_several_amounts_in_one_clause_stay_apart():
+    got = find_money("a fee of $10,000 per month, USD 1.5 million in total and EUR 1.250.000,00 for Europe")
+    assert [(v.amount, v.unit) for v in got] == [
+        (Decimal(10000), "USD"), (Decimal(1500000), "USD"), (Decimal(1250000), "EUR")]
+    assert [v.raw for v in got] == ["$10,000", "USD 1.5 million", "EUR 1.250.000,00"]
+
+
+def test_currency_is_part_of_money_equality():
+    usd = one(find_money("$1,000,000"), Kind.money)
+    eur = one(find_money("EUR 1,000,000"), Kind.money)
+    assert compare(usd, eur) is Match.different
+    assert compare(usd, one(find_money("US$ 1 million"), Kind.money)) is Match.equal
+
+
+@pytest.mark.parametrize("text, pct, problem", [
+    ("8.75% per annum", "8.75", False),
+    ("ten percent (10%)", "10", False),
+    ("twenty-five percent (25%)", "25", False),
+    ("2.5 per cent", "2.5", False),
+    ("fifty percent", "50", False),
+    ("ten percent (15%)", "15", True),
+])
+def test_percentages(text, pct, problem):
+    v = one(find_percentages(text), Kind.percent)
+    assert v.amount == Decimal(pct) and bool(v.problem) is problem
+
+
+@pytest.mark.parametrize("text, n, unit", [
+    ("thirty (30) days", 30, "day"),
+    ("five (5) years", 5, "year"),
+    ("twelve (12) months", 12, "month"),
+    ("sixty (60) calendar days", 60, "day"),
+    ("ten (10) business days", 10, "business_day"),
+    ("a 30-day period", 30, "day"),
+    ("one year", 1, "year"),
+    ("90 days", 90, "day"),
+])
+def test_durations(text, n, unit):
+    v = one(find_durations(text), Kind.duration)
+    assert v.amount == Decimal(n) and v.unit == unit and v.problem is None
+
+
+def test_duration_words_and_figures_are_checked_against_each_other():
+    v = one(find_durations("thirty (60) days"), Kind.duration)
+    assert v.amount == Decimal(60) and v.problem == "words say 30, figures say 60"
+
+
+def test_duration_units_differ():
+    a = one(find_durations("thirty (30) days"), Kind.duration)
+    b = one(find_durations("thirty (30) months"), Kind.duration)
+    assert compare(a, b) is Match.different
+    assert compare(a, one(find_durations("30 days"), Kind.duration)) is Match.equal
+
+
+def test_a_day_of_the_month_is_a_date_not_a_duration():
+    vals = extract_values("made this 22nd day of June 2021 for five (5) years")
+    assert [(v.kind, v.raw) for v in vals] == [(Kind.date, "this 22nd day of June 2021"),
+                                               (Kind.duration, "five (5) years")]
+
+
+def test_section_references_are_not_decimals():
+    assert section_refs("USD 1.5 million") == []
+    assert section_refs("as set out in Section 1.5(a) and § 4, Article IV") == ["1.5(a)", "4", "iv"]
+    assert [v.kind for v in extract_values("Section 1.5")] == []
+
+
+@pytest.mark.parametrize("words, n", [
+    ("five hundred thousand", 500000), ("thirty", 30), ("one hundred and twenty-five", 125),
+    ("One Million Five Hundred Thousand", 1500000), ("a hundred", 100), ("forty-five", 45),
+])
+def test_number_words(words, n):
+    assert words_to_number(words) == Decimal(n)
+
+
+def test_number_words_reject_other_text():
+    assert words_to_number("thirty days") is None
+    assert words_to_number("") is None

@@ -98,7 +98,8 @@ def evaluate_cuad(
     flow (``all`` or ``decision-points``); ``chunk_chars``/``overlap_chars`` (characters) set the
     run's chunking (``None`` keeps the settings'). Returns (and writes to ``out_file`` as JSON)::
 
-        {documents, documents_reviewed, backend, model, routing, chunk_chars, overlap_chars,
+        {documents, documents_reviewed, documents_by_status, not_reviewed [{file_name, status, reason}],
+         backend, model, routing, chunk_chars, overlap_chars,
          presence_macro_f1, evidence_overlap_rate, findings, router_recall, routing_rate,
          spans_located, spans_unlocated, router_missed_by_category, value_accuracy {category: acc},
          per_category {name: {precision, recall, f1, support, tp, fp, fn, evidence_overlap}},
@@ -139,11 +140,17 @@ def evaluate_cuad(
         tally = RouterTally()
         deep_chars = all_chars = 0
         reviewed = 0
+        by_status: dict[str, int] = {}
+        not_reviewed: list[dict[str, str]] = []
         for entry in report["documents"]:
             doc = by_file.get(entry["file_name"])
             if doc is None:
                 continue
             reviewed += entry["status"] == "reviewed"
+            by_status[entry["status"]] = by_status.get(entry["status"], 0) + 1
+            if entry["status"] != "reviewed":
+                not_reviewed.append({"file_name": entry["file_name"], "status": entry["status"],
+                                     "reason": str(entry.get("reason") or "")[:300]})
             found: set[ClauseType] = set()
             values: dict[ClauseType, list[str]] = {}
             for f in entry["findings"]:
@@ -187,6 +194,8 @@ def evaluate_cuad(
     out = {
         "documents": len(docs),
         "documents_reviewed": reviewed,
+        "documents_by_status": by_status,
+        "not_reviewed": not_reviewed,
         "backend": result["backend"],
         "model": result["model"],
         "routing": routing,
@@ -226,6 +235,9 @@ def print_table(result: dict[str, Any], console: Console) -> None:
         table.add_row(name, f"{s['precision']:.2f}", f"{s['recall']:.2f}", f"{s['f1']:.3f}", str(s["support"]),
                       "-" if ov is None else f"{ov:.2f}", "" if va is None else f"{va:.2f}")
     console.print(table)
+    if result.get("not_reviewed"):
+        console.print(f"[yellow]Not reviewed:[/] {result['documents_by_status']} (unreviewed contracts count as "
+                      f"'nothing found'; reasons in the JSON)")
     console.print(
         f"presence macro-F1 [bold]{result['presence_macro_f1']:.4f}[/]   evidence overlap "
         f"{result['evidence_overlap_rate']:.3f} of {result['findings']} findings   router recall "

@@ -283,6 +283,9 @@ def review_documents(
                 del docs[sha]
                 in_flight -= 1
 
+    if callable(getattr(reviewer, "close", None)):
+        reviewer.close()  # the SDK client's connections; every review is done
+
     for obj in objects:  # safety net: nothing is lost, even on an internal error
         if obj.uri not in ended:
             end(IngestOutcome(source=obj, failure=FailureKind.unreadable), DocumentStatus.failed,

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import phonenumbers
 from stdnum import iban as stdnum_iban
 
+from schemas.documents import Chunk
 from schemas.findings import Finding
 
 #: Default region for numbers written without a country code (ISO 3166-1 alpha-2).
@@ -128,3 +130,49 @@ def restore_finding_fields(finding: Finding, mapping: dict[str, str]) -> Finding
         "summary": restore(finding.summary, mapping),
         "values": values,
     })
+
+
+class RedactingBackend:
+    """Wraps a model backend so PII never leaves for the model (``DOCREVIEW_REDACT_PII``).
+
+    Each page segment of a chunk is redacted separately (so page offsets stay right, shifted
+    to the redacted text), the wrapped backend reviews the redacted chunk, and every finding
+    gets its originals restored from the local map before the fact-check grounds it against the
+    original text. PII split across a page break is not detected.
+    """
+
+    def __init__(self, inner: Any, region: str = DEFAULT_PHONE_REGION) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.model = inner.model
+        self.region = region
+
+    def redact_chunk(self, chunk: Chunk) -> tuple[Chunk, dict[str, str]]:
+        """``(redacted chunk, {placeholder: original})`` for ``chunk``."""
+        bounds = [0, *chunk.page_offsets, len(chunk.text)]
+        mapping: dict[str, str] = {}
+        parts: list[str] = []
+        offsets: list[int] = []
+        pos = 0
+        for i in range(len(bounds) - 1):
+            red = redact(chunk.text[bounds[i]:bounds[i + 1]], self.region, mapping)
+            mapping = red.mapping
+            if i:
+                offsets.append(pos)
+            parts.append(red.text)
+            pos += len(red.text)
+        return chunk.model_copy(update={"text": "".join(parts), "page_offsets": offsets}), mapping
+
+    def close(self) -> None:
+        """Close the wrapped backend's connections."""
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
+    def review_chunk(self, chunk: Chunk, document_name: str) -> Any:
+        """Review the redacted chunk with the wrapped backend; findings come back restored."""
+        redacted, mapping = self.redact_chunk(chunk)
+        review = self.inner.review_chunk(redacted, document_name)
+        if mapping:
+            review.findings = [restore_finding_fields(f, mapping) for f in review.findings]
+        return review

@@ -28,10 +28,20 @@ class BackendConfigError(ValueError):
 
 
 def make_backend(settings: Settings) -> ReviewBackend:
-    """Build the backend named by ``settings.resolved_backend()``.
+    """Build the backend named by ``settings.resolved_backend()``; with ``redact_pii`` a model
+    backend is wrapped in :class:`tasks.pii.RedactingBackend`.
 
     Raises :class:`BackendConfigError` when ``anthropic`` is chosen without an API key.
     """
+    backend = _make_backend(settings)
+    if settings.redact_pii and backend.name != "rules":
+        from tasks.pii import RedactingBackend
+
+        return RedactingBackend(backend)
+    return backend
+
+
+def _make_backend(settings: Settings) -> ReviewBackend:
     name = settings.resolved_backend()
     if name == "rules":
         from tasks.backends.rules import RulesBackend

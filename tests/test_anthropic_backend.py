@@ -45,9 +45,22 @@ def stub(server):
     return server.stub
 
 
+_opened: list = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    """Close every SDK client a test opened (no socket is left to the garbage collector)."""
+    yield
+    while _opened:
+        _opened.pop().close()
+
+
 def backend(server, **kw) -> AnthropicBackend:
     kw.setdefault("timeout_s", 20)
-    return AnthropicBackend("test-key", MODEL, base_url=server.url, **kw)
+    made = AnthropicBackend("test-key", MODEL, base_url=server.url, **kw)
+    _opened.append(made)
+    return made
 
 
 def dumped(review) -> list[dict]:

@@ -32,9 +32,22 @@ def stub(server, monkeypatch):
     return server.stub
 
 
+_opened: list = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    """Close every SDK client a test opened (no socket is left to the garbage collector)."""
+    yield
+    while _opened:
+        _opened.pop().close()
+
+
 def backend(server, **kw) -> BedrockBackend:
     kw.setdefault("timeout_s", 20)
-    return BedrockBackend(MODEL_ID, region="us-east-1", endpoint_url=server.url, **kw)
+    made = BedrockBackend(MODEL_ID, region="us-east-1", endpoint_url=server.url, **kw)
+    _opened.append(made)
+    return made
 
 
 def dumped(review) -> list[dict]:

@@ -351,3 +351,35 @@ def test_every_robustness_and_hostile_file_ends_in_a_terminal_state(shared_data,
         if doc.planted:
             assert by_name[doc.file_name]["status"] == "reviewed"
             assert any(f["kind"] == "prompt_injection" for f in by_name[doc.file_name]["flags"]), doc.file_name
+
+
+def test_redacting_backend_sends_no_pii_and_restores_findings():
+    from schemas.documents import Chunk
+    from schemas.findings import Finding, FindingValue
+    from tasks.backends.base import ChunkReview
+    from tasks.pii import RedactingBackend
+
+    page1 = "Notices to Acme go to legal@acme.example or +1 212-555-0187.\n\n"
+    page2 = "Payment to IBAN GB82 WEST 1234 5698 7654 32 within thirty (30) days."
+    chunk = Chunk(document_sha256="s", index=0, char_start=0, char_end=len(page1 + page2), page_start=1, page_end=2,
+                  text=page1 + page2, page_offsets=[len(page1)])
+    seen: list[Chunk] = []
+
+    class Inner:
+        name, model = "anthropic", "m"
+
+        def review_chunk(self, c: Chunk, document_name: str) -> ChunkReview:
+            seen.append(c)
+            quote = c.text[c.page_offsets[0]:].split(" within")[0]  # quotes the redacted page 2
+            return ChunkReview(chunk_index=0, findings=[Finding(
+                clause_type="other", summary="Payment account.", risk="low", evidence=quote, page=2,
+                values=[FindingValue(name="account", value=quote.split("IBAN ")[1])])])
+
+    review = RedactingBackend(Inner()).review_chunk(chunk, "a.pdf")
+    sent = seen[0].text
+    assert "legal@acme.example" not in sent and "212-555-0187" not in sent and "GB82" not in sent
+    assert "[EMAIL_1]" in sent and "[IBAN_1]" in sent
+    assert seen[0].page_at(sent.index("Payment")) == 2  # page offsets follow the redaction
+    f = review.findings[0]
+    assert f.evidence == "Payment to IBAN GB82 WEST 1234 5698 7654 32"
+    assert f.values[0].value == "GB82 WEST 1234 5698 7654 32"

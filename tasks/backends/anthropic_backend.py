@@ -569,6 +569,10 @@ class AnthropicBackend(ToolReviewer):
         )
         return int(counted.input_tokens)
 
+    def close(self) -> None:
+        """Close the SDK client's HTTP connections (end of a run)."""
+        self._client.close()
+
     def review_chunk(self, chunk: Chunk, document_name: str) -> ChunkReview:  # noqa: D102 - see ToolReviewer
         if self._preflight:
             self._preflight = False

@@ -98,6 +98,10 @@ class BedrockBackend(ToolReviewer):
             logger.warning("cached prefix is below the %d-token minimum for %s: prompt caching will not take effect",
                            minimum, model_id)
 
+    def close(self) -> None:
+        """Close the boto3 client's HTTP connections (end of a run)."""
+        self._client.close()
+
     def request(self, chunk: Chunk, document_name: str, max_tokens: int | None = None,
                 feedback: tuple[Reply, str] | None = None) -> dict[str, Any]:
         """Keyword arguments of ``converse``/``converse_stream`` for one chunk."""

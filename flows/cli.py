@@ -72,6 +72,7 @@ def review(
     on_open: Optional[str] = typer.Option(None, "--on-open", help="While the breaker is open: cached | defer."),
     attempts: Optional[int] = typer.Option(None, "--attempts", min=1, max=20, help="Attempts per chunk review (1 = no retry)."),
     llm_concurrency: Optional[int] = typer.Option(None, "--llm-concurrency", min=1, help="Global limit on simultaneous LLM calls."),
+    batch: bool = typer.Option(False, "--batch", help="One Message Batch for the run (half price, up to 24 h; --backend anthropic only)."),
 ) -> None:
     """Review every document in SOURCE and write a report."""
     if backend not in ("auto", "anthropic", "bedrock", "rules"):
@@ -87,6 +88,9 @@ def review(
         raise typer.Exit(2)
     if not source.startswith("s3://") and not Path(source).exists():
         err.print(f"[red]error:[/] source not found: {source}")
+        raise typer.Exit(2)
+    if batch and backend != "anthropic":
+        err.print("[red]error:[/] --batch needs --backend anthropic")
         raise typer.Exit(2)
     if backend == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
         err.print("[red]error:[/] the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)")
@@ -116,7 +120,7 @@ def review(
     try:
         with bar:
             result = review_documents(source=source, out_dir=str(out), database_url=db, backend=backend,
-                                      rereview=rereview, routing=routing, policy=policy)
+                                      rereview=rereview, routing=routing, policy=policy, batch=batch)
     except Exception as exc:  # noqa: BLE001 - the run broke: say why, keep the traceback in the log
         logging.getLogger("docreview").exception("run failed")
         err.print(f"[red]Run failed:[/] {type(exc).__name__}: {exc}")

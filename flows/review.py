@@ -28,6 +28,7 @@ from schemas.findings import PROMPT_VERSION
 from schemas.policy import ResiliencePolicy
 from schemas.settings import Settings
 from tasks.backends.base import ChunkReview, ReviewOutcome
+from tasks.batches import review_batch
 from tasks.chunk import CHUNKER_VERSION, chunk_document
 from tasks.factcheck import CheckedFinding, DocumentIndex, fact_check_findings
 from tasks.ingest import extract_document, fingerprint_document, list_source_objects
@@ -84,6 +85,9 @@ def review_documents(
     rereview: bool = False,
     policy: ResiliencePolicy | None = None,
     routing: str = "auto",
+    batch: bool = False,
+    batch_poll_s: float = 60.0,
+    batch_timeout_s: float = 86_400.0,
 ) -> dict[str, Any]:
     """Review every document in ``source`` (a folder or file) and write a report into ``out_dir``.
 
@@ -93,6 +97,12 @@ def review_documents(
     ``routing`` is ``all`` (every chunk reviewed), ``decision-points`` (only the chunks the router
     sends ``deep``, see :mod:`tasks.route`) or ``auto`` (decision-points for LLM backends, all for
     ``rules``); an unknown value raises ``ValueError``. Each chunk's decision and reason are stored.
+
+    ``batch=True`` (``anthropic`` backend only, else ``ValueError``) reviews the deep chunks of
+    every document in one Message Batch at half price (:mod:`tasks.batches`), resuming the stored
+    batch of the same pending chunks after a restart; its results take the same path as
+    per-chunk reviews. The batch is polled every ``batch_poll_s`` seconds for at most
+    ``batch_timeout_s`` seconds (then its documents are deferred and the next run resumes it).
 
     Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics"}``.
     Raises ``ValueError`` for empty ``source`` and :class:`tasks.ingest.SourceError` when the
@@ -108,6 +118,8 @@ def review_documents(
     reviewer = make_backend(settings)
     policy = policy or ResiliencePolicy(call_timeout_s=settings.llm_timeout_s)
     uses_model = reviewer.name != "rules"
+    if batch and reviewer.name != "anthropic":
+        raise ValueError(f"batch mode needs the anthropic backend (got {reviewer.name})")
     if uses_model:
         ensure_concurrency_limit(policy)
     review_task = review_chunk.with_options(**retry_options(policy))
@@ -168,14 +180,20 @@ def review_documents(
     # not queued behind every extraction and memory stays flat in the number of documents.
     to_extract: deque[IngestOutcome] = deque()
     deferred_first: deque[IngestOutcome] = deque()
-    max_in_flight = max(2, settings.max_workers)
+    max_in_flight = len(objects) + 1 if batch else max(2, settings.max_workers)  # batch: all wait for it
+    batch_chunks: list[tuple[Chunk, str]] = []  # batch mode: deep chunks collected for one Message Batch
     in_flight = 0
 
-    while outstanding or to_extract or deferred_first:
+    while outstanding or to_extract or deferred_first or batch_chunks:
         while (deferred_first or to_extract) and in_flight < max_in_flight:
             fp = (deferred_first or to_extract).popleft()
             in_flight += 1
             submit("extract", fp.sha256, extract_document.submit(quote(fp), settings.limits))
+        if batch_chunks and not outstanding:  # every document is chunked: one batch for all of them
+            sent = [(c.document_sha256, c.index) for c, _ in batch_chunks]
+            submit("batch", sent, review_batch.submit(quote(reviewer), quote(batch_chunks), db,
+                                                        batch_poll_s, batch_timeout_s))
+            batch_chunks = []
         kind, key, future = events.get()
         outstanding -= 1
         value, error = _result(future)
@@ -232,6 +250,9 @@ def review_documents(
                 if decision.route != "deep":
                     continue  # boilerplate: not sent to review (decision and reason are stored)
                 state.pending += 1
+                if batch:
+                    batch_chunks.append((chunk, doc.source.name))
+                    continue
                 future = review_task.submit(quote(reviewer), quote(chunk), doc.source.name, db, run_id,
                                             quote(policy))
                 submit("review", (key, chunk.index), future)
@@ -239,6 +260,12 @@ def review_documents(
                 _conclude(db, run_id, key, state, reviewer, finish)
                 del docs[key]
                 in_flight -= 1
+
+        elif kind == "batch":  # each chunk's result goes through the "review" branch below
+            reviews = value if error is None else [(sha, idx, _Done(error=error)) for sha, idx in key]
+            for sha, idx, review in reviews:
+                outstanding += 1
+                events.put(("review", (sha, idx), review if isinstance(review, _Done) else _Done(review)))
 
         elif kind == "review":
             sha, idx = key
@@ -312,6 +339,19 @@ def review_documents(
         "metrics": report["run"]["metrics"],
         "documents": [{k: d[k] for k in ("file_name", "status", "reason")} for d in report["documents"]],
     }
+
+
+class _Done:
+    """A finished result shaped like a future (``result()``), for batch results fed to the loop."""
+
+    def __init__(self, value: Any = None, error: str | None = None) -> None:
+        self.value, self.error = value, error
+
+    def result(self) -> Any:
+        """The value, or raises ``RuntimeError`` with the batch's error."""
+        if self.error is not None:
+            raise RuntimeError(self.error)
+        return self.value
 
 
 def _result(future: PrefectFuture) -> tuple[Any, str | None]:

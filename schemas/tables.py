@@ -335,3 +335,23 @@ class ChunkResultRow(SQLModel, table=True):
     model: str
     findings: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class BatchRow(SQLModel, table=True):
+    """A Message Batch submitted to the Anthropic API, so a restarted run resumes it.
+
+    ``batch_key`` = sha256 of the sorted ``custom_ids`` (the pending requests: chunk content
+    identity, prompt version and model); ``custom_ids`` is the JSON list sent; ``status`` is
+    ``in_progress``, ``ended`` (results not yet fetched) or ``fetched``.
+    """
+
+    __tablename__ = "message_batches"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    batch_key: str = Field(index=True, unique=True, max_length=64)
+    batch_id: str
+    model: str
+    prompt_version: str
+    custom_ids: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    status: str = "in_progress"
+    created_at: datetime = Field(default_factory=utcnow)

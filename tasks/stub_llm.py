@@ -10,6 +10,10 @@ Claude's quality. What it does reproduce is the protocol the real SDK and boto3 
   ``input_json_delta``/``text_delta``, ``content_block_stop``, ``message_delta``,
   ``message_stop``; ``error`` events mid-stream);
 - ``POST /v1/messages/count_tokens`` — ``{"input_tokens": n}``;
+- Message Batches: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}`` (``ended``
+  once :attr:`StubLLM.batch_delay_s` seconds have passed) and
+  ``GET /v1/messages/batches/{id}/results`` (JSONL, ``succeeded`` or ``errored`` per request),
+  kept in memory; :attr:`StubLLM.batches_created` counts submissions;
 - ``POST /model/{modelId}/converse`` and ``/model/{modelId}/converse-stream`` — Bedrock
   Converse JSON and the AWS event-stream binary framing (``application/vnd.amazon.eventstream``);
 - ``usage`` with ``cache_creation_input_tokens``/``cache_read_input_tokens`` from a simulated
@@ -147,6 +151,9 @@ class StubLLM:
         self._lock = threading.Lock()
         self.requests: Counter[str] = Counter()
         self.outage_until = 0.0  # time.monotonic() until which every model request gets a 529
+        self.batch_delay_s = 0.0  # seconds a message batch stays in_progress after creation
+        self.batches: dict[str, dict[str, Any]] = {}  # batch id -> {"created", "requests", "results"}
+        self.batches_created = 0
 
     def outage(self, seconds: float, start_in: float = 0.0) -> None:
         """Answer every model request with 529 ``overloaded_error`` (Bedrock: 503) for ``seconds``,
@@ -367,6 +374,8 @@ def _aws_exception(exc_type: str, message: str) -> bytes:
 # --- HTTP -------------------------------------------------------------------------------------
 
 _CONVERSE_RE = re.compile(r"^/model/([^/]+)/(converse|converse-stream)$")
+_BATCH_RE = re.compile(r"^/v1/messages/batches/([A-Za-z0-9_-]+)(/results)?/?$")
+_CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | None:
@@ -465,8 +474,15 @@ class _Handler(BaseHTTPRequestHandler):
     # routes ------------------------------------------------------------------------------
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        m = _BATCH_RE.match(self.path.split("?", 1)[0])
         if self.path.rstrip("/") in ("", "/health"):
             self._send_json(200, {"status": "ok", "double": "docreview stub-llm (rules-backed test double)"})
+        elif m is not None:
+            try:
+                self._require_key()
+                self._batch_get(m.group(1), results=m.group(2) is not None)
+            except StubError as err:
+                self._send_error(err, False, f"req_stub_{uuid.uuid4().hex[:24]}")
         else:
             self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
@@ -496,6 +512,9 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/v1/messages":
                 self._require_key()
                 self._messages(body, request_id)
+            elif path == "/v1/messages/batches":
+                self._require_key()
+                self._batch_create(body, request_id)
             elif aws:
                 self._converse(m.group(1), body, request_id, streaming=m.group(2) == "converse-stream")
             else:
@@ -586,6 +605,86 @@ class _Handler(BaseHTTPRequestHandler):
                                     "delta": {"stop_reason": answer.stop_reason, "stop_sequence": None},
                                     "usage": {"output_tokens": answer.output_tokens}})
         yield sse("message_stop", {"type": "message_stop"})
+
+    # Message Batches ---------------------------------------------------------------------
+
+    def _batch_object(self, batch_id: str) -> dict[str, Any]:
+        stub = self.server.stub
+        batch = stub.batches[batch_id]
+        ended = time.time() >= batch["created"] + stub.batch_delay_s
+        n = len(batch["requests"])
+        counts = {"processing": 0 if ended else n, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if ended:
+            results = self._batch_results(batch)
+            for line in results:
+                counts[line["result"]["type"]] += 1
+        iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
+        host, port = self.server.server_address[:2]
+        return {"id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "request_counts": counts, "created_at": iso(batch["created"]),
+                "expires_at": iso(batch["created"] + 86400), "ended_at": iso(time.time()) if ended else None,
+                "archived_at": None, "cancel_initiated_at": None,
+                "results_url": f"http://{host}:{port}/v1/messages/batches/{batch_id}/results" if ended else None}
+
+    def _batch_create(self, body: dict[str, Any], request_id: str) -> None:
+        stub = self.server.stub
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            raise StubError(400, "invalid_request_error", "requests: must be a non-empty list", "ValidationException")
+        ids = [r.get("custom_id") for r in requests]
+        if any(not isinstance(i, str) or not _CUSTOM_ID_RE.match(i) for i in ids) or len(set(ids)) != len(ids):
+            raise StubError(400, "invalid_request_error", "custom_id must be unique and match ^[a-zA-Z0-9_-]{1,64}$",
+                            "ValidationException")
+        for r in requests:
+            _validate_messages(r.get("params") or {})
+        batch_id = f"msgbatch_stub_{uuid.uuid4().hex[:24]}"
+        with stub._lock:
+            stub.batches[batch_id] = {"created": time.time(), "requests": requests, "results": None}
+            stub.batches_created += 1
+        self._send_json(200, self._batch_object(batch_id), {"request-id": request_id})
+
+    def _batch_results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
+        """One result line per request, computed once (faults are drawn per request)."""
+        stub = self.server.stub
+        if batch["results"] is None:
+            lines = []
+            for r in batch["requests"]:
+                params = r["params"]
+                faults = stub.active_faults(None)
+                err = _fault_error(faults, False)
+                if err is not None:
+                    lines.append({"custom_id": r["custom_id"], "result": {"type": "errored", "error": {
+                        "type": "error", "error": {"type": err.kind, "message": err.message}}}})
+                    continue
+                choice = params.get("tool_choice") or {}
+                tool_name = choice.get("name") if choice.get("type") == "tool" else None
+                usage = stub.cache_usage(params["model"], messages_segments(params))
+                answer = stub.answer(first_user_text(params["messages"]), params["max_tokens"], tool_name, faults)
+                content = [dict(b, input={}) if b["type"] == "tool_use" and i in answer.cut else b
+                           for i, b in enumerate(answer.blocks)]
+                lines.append({"custom_id": r["custom_id"], "result": {"type": "succeeded", "message": {
+                    "id": f"msg_stub_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+                    "model": params["model"], "content": content, "stop_reason": answer.stop_reason,
+                    "stop_sequence": None, "usage": {**usage, "output_tokens": answer.output_tokens}}}})
+            batch["results"] = lines
+        return batch["results"]
+
+    def _batch_get(self, batch_id: str, results: bool) -> None:
+        stub = self.server.stub
+        if batch_id not in stub.batches:
+            raise StubError(404, "not_found_error", f"no message batch {batch_id}", "ResourceNotFoundException")
+        obj = self._batch_object(batch_id)
+        if not results:
+            self._send_json(200, obj)
+            return
+        if obj["processing_status"] != "ended":
+            raise StubError(400, "invalid_request_error", "the batch has not ended yet", "ValidationException")
+        data = "".join(json.dumps(line) + "\n" for line in self._batch_results(stub.batches[batch_id])).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/binary")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     # Bedrock Converse --------------------------------------------------------------------
 

@@ -170,3 +170,65 @@ def test_two_workers_share_one_breaker_through_redis():
     with pytest.raises(pybreaker.CircuitBreakerError):
         worker_b.call(lambda: "never called")
     redis.Redis.from_url(url).delete(*redis.Redis.from_url(url).keys(f"{name}*") or ["none"])
+
+
+_WORKER = """
+import sys, pybreaker
+from schemas.policy import ResiliencePolicy
+from tasks.resilience import get_breaker
+from tests.test_resilience import _failing
+policy = ResiliencePolicy(breaker_failure_threshold=2, breaker_reset_timeout_s=60,
+                          breaker_storage=sys.argv[1], breaker_name=sys.argv[2])
+breaker = get_breaker(policy)
+if sys.argv[3] == "fail":
+    for _ in range(2):
+        try:
+            breaker.call(_failing)
+        except Exception as exc:
+            last = type(exc).__name__
+    print(breaker.current_state, last)
+else:
+    try:
+        breaker.call(lambda: "called")
+        print(breaker.current_state, "called")
+    except pybreaker.CircuitBreakerError:
+        print(breaker.current_state, "failed fast")
+"""
+
+
+@pytest.mark.integration
+def test_two_concurrent_runs_share_one_breaker_through_redis(tmp_path):
+    """Two separate processes (two runs or workers): one trips the breaker, the other fails fast."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    redis = pytest.importorskip("redis")
+    url = "redis://127.0.0.1:6379/0"
+    try:
+        redis.Redis.from_url(url).ping()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"Redis not reachable at {url}: {exc}")
+    name = f"docreview-test-{uuid.uuid4().hex[:8]}"
+    root = str(Path(__file__).resolve().parents[1])
+
+    from prefect.settings import PREFECT_API_URL
+
+    env = {**os.environ, "PYTHONPATH": root, "PREFECT_API_URL": PREFECT_API_URL.value()}  # the test API
+
+    def worker(mode: str) -> str:
+        out = subprocess.run([sys.executable, "-c", _WORKER, url, name, mode], cwd=root, capture_output=True,
+                             text=True, timeout=120, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.strip().splitlines()[-1]
+
+    try:
+        assert worker("probe") == "closed called"
+        assert worker("fail") == "open CircuitBreakerError"
+        assert worker("probe") == "open failed fast"  # another process sees the shared open state
+    finally:
+        client = redis.Redis.from_url(url)
+        keys = client.keys(f"{name}*")
+        if keys:
+            client.delete(*keys)

@@ -58,7 +58,7 @@ def test_backend_identity_and_protocol():
     be = RulesBackend()
     assert isinstance(be, ReviewBackend)
     assert be.name == "rules"
-    assert be.model == RULES_VERSION == "rules-v2"
+    assert be.model == RULES_VERSION == "rules-v3"
     rv = be.review_chunk(make_chunk(BODY, index=3, page_start=4), "x.pdf")
     assert rv.calls == [] and rv.outcome == ReviewOutcome.ok and rv.chunk_index == 3
 
@@ -205,3 +205,17 @@ def test_extract_durations():
 
 def test_empty_chunk():
     assert review("   \n  ").findings == []
+
+
+def test_effective_date_is_the_one_the_preamble_defines_not_the_signing_date():
+    from tasks.backends.rules import RulesBackend
+
+    text = ('This Master Services Agreement (the "Agreement") is made on November 3, 2022 and is effective as of '
+            'December 3, 2022 (the "Effective Date") by and between Lakeshore Foods LLC ("Provider") and '
+            'Evergreen Biologics Co. ("Customer").')
+    chunk = Chunk(document_sha256="s", index=0, char_start=0, char_end=len(text), page_start=1, page_end=1, text=text)
+    found = RulesBackend().review_chunk(chunk, "a.pdf").findings
+    eff = [f for f in found if f.clause_type.value == "effective_date"]
+    agr = [f for f in found if f.clause_type.value == "agreement_date"]
+    assert eff and eff[0].values_dict()["date"] == "December 3, 2022"
+    assert agr and agr[0].values_dict()["date"] == "November 3, 2022"

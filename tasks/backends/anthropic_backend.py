@@ -211,6 +211,18 @@ class ToolBlock:
     raw: str | None = None
     error: str | None = None
 
+    def finish(self, raw: str) -> None:
+        """Close a streamed block: parse a tool block's accumulated JSON once (``error`` set when it
+        does not parse), or keep a text block's text."""
+        if self.type != "tool_use":
+            self.text = raw
+            return
+        self.raw = raw
+        try:
+            self.input = json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            self.error = f"tool input is not valid JSON ({exc.msg} at char {exc.pos} of {len(raw)})"
+
 
 @dataclass
 class Reply:
@@ -642,16 +654,7 @@ class AnthropicBackend(ToolReviewer):
                     elif delta.type == "text_delta":
                         parts[ev.index].append(delta.text)
                 elif kind == "content_block_stop":
-                    block = blocks[ev.index]
-                    raw = "".join(parts.pop(ev.index, []))
-                    if block.type == "tool_use":
-                        block.raw = raw
-                        try:
-                            block.input = json.loads(raw) if raw.strip() else {}
-                        except ValueError as exc:
-                            block.error = f"tool input is not valid JSON ({exc.msg} at char {exc.pos} of {len(raw)})"
-                    else:
-                        block.text = raw
+                    blocks[ev.index].finish("".join(parts.pop(ev.index, [])))
                 elif kind == "message_delta":
                     stop_reason = ev.delta.stop_reason or stop_reason
                     for key, value in _usage_dict(ev.usage).items():

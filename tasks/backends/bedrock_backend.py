@@ -22,7 +22,6 @@ CachePointBlock, error types).
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -163,16 +162,7 @@ class BedrockBackend(ToolReviewer):
                     parts[index].append(delta["text"])
             elif "contentBlockStop" in event:
                 index = event["contentBlockStop"]["contentBlockIndex"]
-                block = blocks.setdefault(index, ToolBlock(type="text"))
-                raw = "".join(parts.pop(index, []))
-                if block.type == "tool_use":
-                    block.raw = raw
-                    try:
-                        block.input = json.loads(raw) if raw.strip() else {}
-                    except ValueError as exc:
-                        block.error = f"tool input is not valid JSON ({exc.msg} at char {exc.pos} of {len(raw)})"
-                else:
-                    block.text = raw
+                blocks.setdefault(index, ToolBlock(type="text")).finish("".join(parts.pop(index, [])))
             elif "messageStop" in event:
                 stop_reason = _stop(event["messageStop"].get("stopReason"))
             elif "metadata" in event:

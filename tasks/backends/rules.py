@@ -26,7 +26,7 @@ from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from tasks.backends.base import ChunkReview
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
-RULES_VERSION = "rules-v2"
+RULES_VERSION = "rules-v3"
 
 #: Longest evidence quote emitted (characters).
 MAX_EVIDENCE_CHARS = 600
@@ -798,6 +798,28 @@ def _vals_date(ev: str) -> list[FindingValue]:
     return [FindingValue(name="date", value=d) for d in extract_dates(ev)[:1]]
 
 
+_EFFECTIVE_CUE = re.compile(r"effective\s+(?:as\s+of|on|from|upon)\s+|(?:commence|begin)s?\s+on\s+", re.I)
+_EFFECTIVE_DEF = re.compile(r"\(\s*(?:the\s+)?[\"“]?(?:Effective|Commencement)\s+Date", re.I)
+
+
+def _vals_effective_date(ev: str) -> list[FindingValue]:
+    """The effective date: the date right after "effective as of/on" or right before
+    '(the "Effective Date")'; else the first date. A preamble often states the signing date
+    first ("made on March 1 ... effective as of April 1"), so the first date is a last resort."""
+    dates = [(m.start(), m.end(), m.group(0).strip()) for m in DATE_RE.finditer(ev)]
+    if not dates:
+        return []
+    for cue in _EFFECTIVE_CUE.finditer(ev):
+        after = [d for d in dates if 0 <= d[0] - cue.end() <= 5]
+        if after:
+            return [FindingValue(name="date", value=after[0][2])]
+    for m in _EFFECTIVE_DEF.finditer(ev):
+        before = [d for d in dates if 0 <= m.start() - d[1] <= 5]
+        if before:
+            return [FindingValue(name="date", value=before[-1][2])]
+    return [FindingValue(name="date", value=dates[0][2])]
+
+
 def _vals_duration(ev: str, n: int = 1) -> list[FindingValue]:
     return [FindingValue(name="duration", value=d) for d in extract_durations(ev)[:n]]
 
@@ -843,7 +865,7 @@ def _vals_governing(ev: str) -> list[FindingValue]:
 
 _VALUE_FNS: dict[ClauseType, ValueFn] = {
     C.agreement_date: _vals_date,
-    C.effective_date: _vals_date,
+    C.effective_date: _vals_effective_date,
     C.expiration_date: _vals_expiration,
     C.renewal_term: _vals_renewal,
     C.notice_period_to_terminate_renewal: _vals_notice,
@@ -862,7 +884,7 @@ _VALUE_FNS: dict[ClauseType, ValueFn] = {
 class RulesBackend:
     """Offline, deterministic :class:`~tasks.backends.base.ReviewBackend` built from regex rules.
 
-    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v2"``), part of the
+    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v3"``), part of the
     review idempotency key. Thread-safe and stateless: all patterns are compiled at import.
     """
 

@@ -1,0 +1,163 @@
+"""Message Batches mode over real HTTP: the installed anthropic SDK against the local test double."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from schemas.documents import Chunk
+from schemas.findings import PROMPT_VERSION
+from schemas.tables import BatchRow, DocumentReviewRow, FindingRow, LLMCallRow
+from tasks.batches import CUSTOM_ID_RE, batch_key, custom_id, fetch_results, poll_batch, submit_batch
+from tasks.persist import dispose_engines, get_engine
+from tasks.resilience import reset_breakers
+from tasks.samples import generate_samples
+from tasks.stub_llm import StubLLM, StubLLMServer
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+MODEL = "claude-sonnet-4-6"
+
+
+@pytest.fixture
+def stub_env(monkeypatch):
+    with StubLLMServer(stub=StubLLM()) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+        monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", MODEL)
+        reset_breakers()
+        yield server
+        reset_breakers()
+
+
+@pytest.fixture(scope="module")
+def inbox(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("inbox")
+    generate_samples(folder, count=2)
+    return folder
+
+
+def review(inbox: Path, out: Path, db_url: str, **kw) -> dict:
+    from flows.review import review_documents
+
+    try:
+        review_documents(source=str(inbox), out_dir=str(out), database_url=db_url, backend="anthropic",
+                         routing="all", **kw)
+    finally:
+        dispose_engines()
+    return json.loads((out / "report.json").read_text())
+
+
+def count(db_url: str, model) -> int:
+    with Session(get_engine(db_url)) as s:
+        return s.exec(select(func.count()).select_from(model)).one()
+
+
+def findings_set(db_url: str) -> set[tuple[str, str, str]]:
+    with Session(get_engine(db_url)) as s:
+        return {(r.sha256, r.clause_type, r.evidence) for r in s.exec(select(FindingRow))}
+
+
+def chunk(sha: str, index: int, text: str = "The Supplier shall deliver the Goods.") -> Chunk:
+    return Chunk(document_sha256=sha, index=index, char_start=0, char_end=len(text), page_start=1, page_end=1,
+                 text=text)
+
+
+def test_custom_ids_stable_unique_and_valid():
+    a, b = "a" * 64, "b" * 64
+    ids = [custom_id(chunk(sha, i), PROMPT_VERSION, MODEL) for sha in (a, b) for i in range(3)]
+    assert len(set(ids)) == 6
+    assert all(CUSTOM_ID_RE.match(i) and len(i) <= 64 for i in ids)
+    assert ids == [custom_id(chunk(sha, i), PROMPT_VERSION, MODEL) for sha in (a, b) for i in range(3)]
+    assert custom_id(chunk(a, 0), PROMPT_VERSION, "claude-haiku-4-5") != ids[0]
+    assert custom_id(chunk(a, 0), "review-v0", MODEL) != ids[0]
+    assert batch_key(ids) == batch_key(list(reversed(ids))) != batch_key(ids[:-1])
+
+
+def test_batch_api_round_trip_with_the_sdk(stub_env):
+    import anthropic
+
+    from tasks.backends.anthropic_backend import AnthropicBackend, cost_usd
+
+    backend = AnthropicBackend("test-key-not-secret", MODEL, base_url=stub_env.url, stream=False)
+    text = ("12. Governing Law. This Agreement shall be governed by the laws of the State of Delaware. "
+            "13. Termination. Either party may terminate this Agreement upon thirty (30) days written notice.")
+    chunks = [chunk("c" * 64, 0, text), chunk("d" * 64, 0, text)]
+    requests = [{"custom_id": custom_id(c, PROMPT_VERSION, MODEL), "params": backend.request(c, "x.pdf")} for c in chunks]
+    client = anthropic.Anthropic(api_key="test-key-not-secret", base_url=stub_env.url, max_retries=0, timeout=10)
+    stub_env.stub.batch_delay_s = 0.3
+    stub_env.stub.enqueue("overloaded", times=1)  # the first request of the batch errors
+    batch_id = submit_batch(client, requests)
+    assert client.messages.batches.retrieve(batch_id).processing_status == "in_progress"
+    ended = poll_batch(client, batch_id, interval_s=0.1, timeout_s=10)
+    assert ended.processing_status == "ended" and ended.request_counts.succeeded == 1
+    assert ended.request_counts.errored == 1
+    results = fetch_results(client, batch_id)
+    first, second = (results[r["custom_id"]] for r in requests)
+    assert first.outcome.value == "error" and "overloaded_error" in first.detail
+    assert second.outcome.value == "ok" and {f.clause_type.value for f in second.findings} >= {"governing_law"}
+    direct = backend.review_chunk(chunks[1], "x.pdf")  # same parse as a non-streaming call
+    assert [f.evidence for f in second.findings] == [f.evidence for f in direct.findings]
+    call = second.calls[0]
+    usage = call.model_dump(include={"input_tokens", "output_tokens", "cache_creation_input_tokens",
+                                     "cache_read_input_tokens"})
+    assert call.input_tokens + call.cache_creation_input_tokens > 0 and call.output_tokens > 0
+    assert call.cost_usd == pytest.approx(cost_usd(MODEL, usage) / 2) and call.cost_usd > 0  # half price
+    client.close()
+    backend.close()
+
+
+def test_batch_run_reviews_all_documents(stub_env, inbox, tmp_path):
+    db = f"sqlite:///{tmp_path / 'batch.db'}"
+    report = review(inbox, tmp_path / "out", db, batch=True)
+    m = report["run"]["metrics"]
+    assert m["documents_total"] == 2 and m["documents_reviewed"] == 2, report["documents"]
+    assert stub_env.stub.batches_created == 1
+    assert stub_env.stub.requests["/v1/messages"] == 0  # no per-chunk calls in batch mode
+    assert count(db, DocumentReviewRow) == 2 and count(db, FindingRow) > 0
+    with Session(get_engine(db)) as s:
+        rows = s.exec(select(BatchRow)).all()
+        calls = s.exec(select(LLMCallRow)).all()
+    assert len(rows) == 1 and rows[0].status == "fetched"
+    assert len(set(rows[0].custom_ids)) == len(rows[0].custom_ids) == len(calls)
+    assert len({cid.split("-")[0] for cid in rows[0].custom_ids}) == 2  # both documents in one batch
+
+    # the same documents reviewed call by call give the same findings
+    single = f"sqlite:///{tmp_path / 'single.db'}"
+    review(inbox, tmp_path / "out-single", single)
+    assert findings_set(single) == findings_set(db)
+    dispose_engines()
+
+
+def test_restart_after_submit_resumes_the_same_batch(stub_env, inbox, tmp_path):
+    db = f"sqlite:///{tmp_path / 'resume.db'}"
+    stub_env.stub.batch_delay_s = 3600  # still in progress when the first run gives up waiting
+    first = review(inbox, tmp_path / "out1", db, batch=True, batch_poll_s=0.1, batch_timeout_s=0.3)
+    assert first["run"]["metrics"]["documents_deferred"] == 2
+    assert stub_env.stub.batches_created == 1
+    with Session(get_engine(db)) as s:
+        row = s.exec(select(BatchRow)).one()
+    assert row.status == "in_progress"
+
+    stub_env.stub.batch_delay_s = 0  # the batch has ended by the time the run starts again
+    second = review(inbox, tmp_path / "out2", db, batch=True, batch_poll_s=0.1)
+    assert second["run"]["metrics"]["documents_reviewed"] == 2, second["documents"]
+    assert stub_env.stub.batches_created == 1  # resumed, not submitted (paid for) twice
+    with Session(get_engine(db)) as s:
+        again = s.exec(select(BatchRow)).one()
+    assert again.batch_id == row.batch_id and again.custom_ids == row.custom_ids and again.status == "fetched"
+    assert count(db, FindingRow) > 0
+    dispose_engines()
+
+
+def test_batch_needs_the_anthropic_backend(tmp_path, inbox):
+    from flows.review import review_documents
+
+    with pytest.raises(ValueError, match="anthropic"):
+        review_documents(source=str(inbox), out_dir=str(tmp_path), database_url=f"sqlite:///{tmp_path / 'x.db'}",
+                         backend="rules", batch=True)
+    dispose_engines()

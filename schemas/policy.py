@@ -28,8 +28,11 @@ class ResiliencePolicy(BaseModel):
     - ``on_open``: while the breaker is open, ``"cached"`` reuses a stored result for the same
       chunk content, prompt version and model when one exists, then defers; ``"defer"`` defers
       at once. A deferred document is picked up first by the next run.
-    - ``llm_concurrency``: global concurrency limit (Prefect) on simultaneous LLM calls;
-      ``slot_lease_s``: lease on a slot, so a killed worker cannot hold it for ever.
+    - ``llm_concurrency``: limit on simultaneous LLM calls. ``concurrency_scope``: ``prefect``
+      (a Prefect global concurrency limit shared by every worker, slots leased for
+      ``slot_lease_s`` so a killed worker cannot hold one for ever), ``process`` (a semaphore in
+      this process), or ``auto`` (``prefect`` when a Prefect server is configured). A call waits
+      at most ``slot_wait_s`` for a slot, then fails as retryable.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -49,7 +52,9 @@ class ResiliencePolicy(BaseModel):
     on_open: Literal["defer", "cached"] = "cached"
     llm_concurrency: int = Field(16, ge=1)
     concurrency_limit_name: str = "docreview-llm-calls"
+    concurrency_scope: Literal["auto", "process", "prefect"] = "auto"
     slot_lease_s: float = Field(300.0, gt=0)
+    slot_wait_s: float = Field(600.0, gt=0)
 
     @field_validator("breaker_storage")
     @classmethod

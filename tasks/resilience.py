@@ -163,12 +163,29 @@ def retry_options(policy: ResiliencePolicy) -> dict[str, Any]:
     }
 
 
-def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
-    """Create or update the Prefect global concurrency limit for LLM calls.
+def uses_prefect_limit(policy: ResiliencePolicy) -> bool:
+    """Whether LLM calls take slots of the Prefect global concurrency limit.
 
-    Returns False (and logs) when the Prefect API cannot be reached; calls then run unthrottled
-    by Prefect, still bounded by the task runner's threads.
+    ``concurrency_scope="auto"`` uses it only when a Prefect server is configured
+    (``PREFECT_API_URL``): a temporary local server keeps slot leases in its own memory, so slots
+    of a killed run would stay taken in the persistent database after that server stops. Without
+    a server, a process-wide semaphore bounds the calls instead.
     """
+    if policy.concurrency_scope == "auto":
+        from prefect.settings import PREFECT_API_URL
+
+        return bool(PREFECT_API_URL.value())
+    return policy.concurrency_scope == "prefect"
+
+
+def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
+    """Create or update the Prefect global concurrency limit for LLM calls (when used).
+
+    Returns False (and logs) when the Prefect API cannot be reached or the limit is not used;
+    calls are then bounded by a process-wide semaphore.
+    """
+    if not uses_prefect_limit(policy):
+        return False
     try:
         from prefect.client.orchestration import get_client
         from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
@@ -190,21 +207,54 @@ def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
         return False
 
 
+class SlotWaitTimeout(TimeoutError):
+    """No LLM slot became free within ``slot_wait_s``; retryable (the call never started)."""
+
+
+_semaphores: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+
+
+def _local_semaphore(policy: ResiliencePolicy) -> threading.BoundedSemaphore:
+    key = (policy.concurrency_limit_name, policy.llm_concurrency)
+    with _lock:
+        return _semaphores.setdefault(key, threading.BoundedSemaphore(policy.llm_concurrency))
+
+
 @contextmanager
 def llm_slot(policy: ResiliencePolicy) -> Iterator[None]:
-    """Hold one slot of the global LLM concurrency limit (leased) around a call.
+    """Hold one LLM slot around a call: a leased slot of the Prefect global concurrency limit
+    (see :func:`uses_prefect_limit`) or of a process-wide semaphore.
 
-    Logs once when the slot is not free at once, then waits.
+    The wait is bounded by ``slot_wait_s`` (then :class:`SlotWaitTimeout`, which the task
+    retries) and logged once when it lasts over 5 s.
     """
-    from prefect.concurrency.sync import concurrency
+    waiting = threading.Timer(5.0, logger.info, args=(
+        "waiting for an LLM slot (limit %s = %d calls)", policy.concurrency_limit_name, policy.llm_concurrency))
+    waiting.daemon = True
+    waiting.start()
+    try:
+        if uses_prefect_limit(policy):
+            from prefect.concurrency.sync import concurrency
 
-    with ExitStack() as stack:
+            with ExitStack() as stack:
+                try:
+                    stack.enter_context(concurrency(policy.concurrency_limit_name, occupy=1,
+                                                    timeout_seconds=policy.slot_wait_s,
+                                                    lease_duration=policy.slot_lease_s, strict=False))
+                except TimeoutError as exc:
+                    raise SlotWaitTimeout(f"no LLM slot free within {policy.slot_wait_s:g} s") from exc
+                finally:
+                    waiting.cancel()
+                yield
+            return
+        semaphore = _local_semaphore(policy)
+        acquired = semaphore.acquire(timeout=policy.slot_wait_s)
+        waiting.cancel()
+        if not acquired:
+            raise SlotWaitTimeout(f"no LLM slot free within {policy.slot_wait_s:g} s")
         try:
-            stack.enter_context(concurrency(policy.concurrency_limit_name, occupy=1, timeout_seconds=2,
-                                            lease_duration=policy.slot_lease_s, strict=False))
-        except TimeoutError:
-            logger.info("waiting for an LLM slot (global limit %s = %d calls)", policy.concurrency_limit_name,
-                        policy.llm_concurrency)
-            stack.enter_context(concurrency(policy.concurrency_limit_name, occupy=1,
-                                            lease_duration=policy.slot_lease_s, strict=False))
-        yield
+            yield
+        finally:
+            semaphore.release()
+    finally:
+        waiting.cancel()

@@ -232,3 +232,70 @@ def test_two_concurrent_runs_share_one_breaker_through_redis(tmp_path):
         keys = client.keys(f"{name}*")
         if keys:
             client.delete(*keys)
+
+
+def _max_concurrency(policy: ResiliencePolicy, workers: int = 6, hold_s: float = 0.3) -> int:
+    import threading
+
+    from tasks.resilience import llm_slot
+
+    lock, state = threading.Lock(), {"now": 0, "max": 0}
+
+    def call() -> None:
+        with llm_slot(policy):
+            with lock:
+                state["now"] += 1
+                state["max"] = max(state["max"], state["now"])
+            time.sleep(hold_s)
+            with lock:
+                state["now"] -= 1
+
+    threads = [threading.Thread(target=call) for _ in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return state["max"]
+
+
+def test_process_slots_bound_concurrent_calls_and_the_wait_is_bounded():
+    import threading
+
+    from tasks.resilience import SlotWaitTimeout, llm_slot
+
+    policy = ResiliencePolicy(llm_concurrency=2, concurrency_scope="process",
+                              concurrency_limit_name=f"t-{uuid.uuid4().hex[:8]}")
+    assert _max_concurrency(policy) == 2
+    one = ResiliencePolicy(llm_concurrency=1, concurrency_scope="process", slot_wait_s=0.3,
+                           concurrency_limit_name=f"t-{uuid.uuid4().hex[:8]}")
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with llm_slot(one):
+            held.set()
+            release.wait(10)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(10)
+    with pytest.raises(SlotWaitTimeout):
+        with llm_slot(one):
+            pass
+    release.set()
+    t.join()
+    assert is_retryable(SlotWaitTimeout("x"))
+
+
+def test_prefect_global_limit_bounds_calls_and_releases_every_slot():
+    from prefect.client.orchestration import get_client
+
+    from tasks.resilience import ensure_concurrency_limit
+
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    policy = ResiliencePolicy(llm_concurrency=2, concurrency_scope="prefect", concurrency_limit_name=name,
+                              slot_lease_s=60)
+    assert ensure_concurrency_limit(policy)
+    assert _max_concurrency(policy, workers=5, hold_s=0.5) == 2
+    with get_client(sync_client=True) as client:
+        limit = client.read_global_concurrency_limit_by_name(name)
+    assert limit.limit == 2 and limit.active_slots == 0  # nothing leaked

@@ -58,7 +58,7 @@ def test_backend_identity_and_protocol():
     be = RulesBackend()
     assert isinstance(be, ReviewBackend)
     assert be.name == "rules"
-    assert be.model == RULES_VERSION == "rules-v3"
+    assert be.model == RULES_VERSION == "rules-v4"
     rv = be.review_chunk(make_chunk(BODY, index=3, page_start=4), "x.pdf")
     assert rv.calls == [] and rv.outcome == ReviewOutcome.ok and rv.chunk_index == 3
 
@@ -219,3 +219,10 @@ def test_effective_date_is_the_one_the_preamble_defines_not_the_signing_date():
     agr = [f for f in found if f.clause_type.value == "agreement_date"]
     assert eff and eff[0].values_dict()["date"] == "December 3, 2022"
     assert agr and agr[0].values_dict()["date"] == "November 3, 2022"
+
+
+def test_amount_keeps_a_capitalised_multiplier():
+    from tasks.backends.rules import extract_amounts
+
+    assert extract_amounts("a cap of $175 Million in aggregate") == ["$175 Million"]
+    assert extract_amounts("USD 1.5 million and $2,000") == ["USD 1.5 million", "$2,000"]

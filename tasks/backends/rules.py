@@ -26,7 +26,7 @@ from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from tasks.backends.base import ChunkReview
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
-RULES_VERSION = "rules-v3"
+RULES_VERSION = "rules-v4"
 
 #: Longest evidence quote emitted (characters).
 MAX_EVIDENCE_CHARS = 600
@@ -172,8 +172,8 @@ DURATION_RE = re.compile(
 """A duration: ``ninety (90) days``, ``one (1) year``, ``12 months``, ``successive 12 month``."""
 
 AMOUNT_RE = re.compile(
-    r"(?:(?:US|U\.S\.|USD|CAD|C|A|HK|RMB|EUR|€|£|¥)\s?)?[$€£¥]\s?\d[\d,.]*(?:\s*(?:million|billion|thousand|[MK]\b))?"
-    r"|\b(?:USD|EUR|GBP|RMB|US\s?Dollars?)\s?\d[\d,.]*(?:\s*(?:million|billion|thousand))?"
+    r"(?:(?:US|U\.S\.|USD|CAD|C|A|HK|RMB|EUR|€|£|¥)\s?)?[$€£¥]\s?\d[\d,.]*(?:\s*(?:(?i:million|billion|thousand)|[MK]\b))?"
+    r"|\b(?:USD|EUR|GBP|RMB|US\s?Dollars?)\s?\d[\d,.]*(?:\s*(?i:million|billion|thousand))?"
     r"|\b\d[\d,.]*\s*(?:million\s+|billion\s+)?(?:U\.S\.\s+|US\s+)?[Dd]ollars\b",
 )
 """A money amount: ``$1,000,000``, ``US$ 5 million``, ``USD 100``, ``5,000 dollars``."""
@@ -884,7 +884,7 @@ _VALUE_FNS: dict[ClauseType, ValueFn] = {
 class RulesBackend:
     """Offline, deterministic :class:`~tasks.backends.base.ReviewBackend` built from regex rules.
 
-    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v3"``), part of the
+    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v4"``), part of the
     review idempotency key. Thread-safe and stateless: all patterns are compiled at import.
     """
 

@@ -60,3 +60,28 @@ def make_pdf(path: Path, pages: list[str]) -> Path:
 def pdf_maker():
     """``make(path, [page_text, ...])`` → path of a generated PDF."""
     return make_pdf
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The local Messages-API / Converse test double on a free port, for one test module."""
+    from tasks.stub_llm import StubLLM, StubLLMServer
+
+    with StubLLMServer(stub=StubLLM()) as srv:
+        yield srv
+
+
+@pytest.fixture
+def stub_env(monkeypatch):
+    """A fresh test double, with the environment pointing the anthropic backend at it and no
+    breaker state carried over between tests."""
+    from tasks.resilience import reset_breakers
+    from tasks.stub_llm import StubLLM, StubLLMServer
+
+    with StubLLMServer(stub=StubLLM()) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+        monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-sonnet-4-6")
+        reset_breakers()
+        yield srv
+        reset_breakers()

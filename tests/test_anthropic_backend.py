@@ -24,18 +24,11 @@ from tasks.backends.anthropic_backend import (
 from tasks.backends.base import ReviewOutcome
 from tasks.backends.prompt import parse_rendered_chunk, prefix_tokens_estimate, render_chunk, review_tool
 from tasks.retry import is_retryable, retry_after_s
-from tasks.stub_llm import StubLLM, StubLLMServer
 from tests.test_stub_llm import make_chunk
 
 #: Not the settings default: the installed SDK lists claude-sonnet-4-5 as deprecated (a warning,
 #: which the test configuration turns into an error).
 MODEL = "claude-sonnet-4-6"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with StubLLMServer(stub=StubLLM()) as srv:
-        yield srv
 
 
 @pytest.fixture

@@ -14,24 +14,11 @@ from schemas.findings import PROMPT_VERSION
 from schemas.tables import BatchRow, DocumentReviewRow, FindingRow, LLMCallRow
 from tasks.batches import CUSTOM_ID_RE, batch_key, custom_id, fetch_results, poll_batch, submit_batch
 from tasks.persist import dispose_engines, get_engine
-from tasks.resilience import reset_breakers
 from tasks.samples import generate_samples
-from tasks.stub_llm import StubLLM, StubLLMServer
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 MODEL = "claude-sonnet-4-6"
-
-
-@pytest.fixture
-def stub_env(monkeypatch):
-    with StubLLMServer(stub=StubLLM()) as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
-        monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", MODEL)
-        reset_breakers()
-        yield server
-        reset_breakers()
 
 
 @pytest.fixture(scope="module")

@@ -11,16 +11,9 @@ import pytest
 from tasks.backends.base import ReviewOutcome
 from tasks.backends.bedrock_backend import BedrockBackend
 from tasks.retry import is_retryable, retry_after_s
-from tasks.stub_llm import StubLLM, StubLLMServer
 from tests.test_stub_llm import make_chunk
 
 MODEL_ID = "anthropic.claude-sonnet-4-5-20250929-v1:0"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with StubLLMServer(stub=StubLLM()) as srv:
-        yield srv
 
 
 @pytest.fixture

@@ -25,17 +25,6 @@ from tasks.stub_llm import StubLLM, StubLLMServer
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
-@pytest.fixture
-def stub_env(monkeypatch):
-    with StubLLMServer(stub=StubLLM()) as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
-        monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-sonnet-4-6")
-        reset_breakers()
-        yield server
-        reset_breakers()
-
-
 @pytest.fixture(scope="module")
 def inbox(tmp_path_factory):
     folder = tmp_path_factory.mktemp("inbox")

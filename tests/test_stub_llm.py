@@ -13,7 +13,7 @@ import pytest
 
 from schemas.documents import Chunk
 from tasks.backends.prompt import render_chunk, review_tool, system_blocks
-from tasks.stub_llm import StubLLM, StubLLMServer, eventstream_message, parse_faults
+from tasks.stub_llm import eventstream_message, parse_faults
 
 PAGE1 = ("MASTER SUPPLY AGREEMENT\n\nThis Agreement is made as of the 1st day of March, 2020 by and between "
          "Northwind Components, Inc., a Delaware corporation (\"Supplier\"), and Harbor Retail LLC (\"Customer\").\n\n"
@@ -32,12 +32,6 @@ def make_chunk(index: int = 0) -> Chunk:
     text = PAGE1 + PAGE2
     return Chunk(document_sha256="ab" * 32, index=index, char_start=0, char_end=len(text), page_start=1,
                  page_end=2, text=text, page_offsets=[len(PAGE1)])
-
-
-@pytest.fixture(scope="module")
-def server():
-    with StubLLMServer(stub=StubLLM()) as srv:
-        yield srv
 
 
 @pytest.fixture

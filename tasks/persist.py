@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -58,9 +59,25 @@ def get_engine(database_url: str) -> Engine:
                 event.listen(engine, "connect", _sqlite_pragmas)
             else:
                 engine = create_engine(database_url, pool_pre_ping=True)
-            SQLModel.metadata.create_all(engine)
+            _create_tables(engine)
             _engines[database_url] = engine
         return engine
+
+
+def _create_tables(engine: Engine, attempts: int = 5) -> None:
+    """Create missing tables. Another process (a second worker, a restarted run) may create
+    them at the same moment: ``create_all`` checks, then creates, so the loser of that race gets
+    "already exists" and simply checks again. Re-raises after ``attempts`` tries."""
+    from sqlalchemy.exc import DBAPIError
+
+    for attempt in range(1, attempts + 1):
+        try:
+            SQLModel.metadata.create_all(engine)
+            return
+        except DBAPIError:
+            if attempt == attempts:
+                raise
+            time.sleep(0.05 * attempt)
 
 
 def dispose_engines() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
 
 from schemas.policy import ResiliencePolicy
@@ -116,15 +117,20 @@ def test_sigkill_halfway_then_restart_equals_one_clean_run(tmp_path):
 
         killed_db = tmp_path / "killed.db"
         proc = cli(killed_db, tmp_path / "killed")
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:  # kill once some documents are stored, before all are
-            time.sleep(0.5)
-            if killed_db.exists():
-                done = _rows(f"sqlite:///{killed_db}")["reviews"]
-                if 1 <= len(done) < 4:
-                    break
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        try:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:  # kill once some documents are stored, before all are
+                time.sleep(0.5)
+                if killed_db.exists():
+                    try:
+                        done = _rows(f"sqlite:///{killed_db}")["reviews"]
+                    except OperationalError:  # the run is still creating its tables
+                        continue
+                    if 1 <= len(done) < 4:
+                        break
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
         partial = _rows(f"sqlite:///{killed_db}")
         assert len(partial["reviews"]) < 4, "the run must be killed halfway"
         assert cli(killed_db, tmp_path / "restart").wait(timeout=600) == 0

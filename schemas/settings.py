@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     )
     anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
     anthropic_model: str = "claude-sonnet-4-6"
-    bedrock_model_id: str = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+    bedrock_model_id: str = "anthropic.claude-sonnet-4-6"
     bedrock_region: str = Field("us-east-1", validation_alias=AliasChoices("DOCREVIEW_BEDROCK_REGION", "AWS_REGION"))
     bedrock_endpoint_url: str | None = None
     llm_timeout_s: float = Field(120.0, description="Per-call timeout for LLM requests, seconds.")

@@ -24,7 +24,8 @@ Claude's quality. What it does reproduce is the protocol the real SDK and boto3 
   token), not Claude's tokenizer.
 - requests the real API rejects are rejected the same way (400 ``invalid_request_error``):
   missing ``model``/``max_tokens``/``messages``, ``tool_choice`` naming an absent tool, and
-  extended thinking with a forced ``tool_choice``; a missing ``x-api-key`` is a 401.
+  extended thinking with a forced ``tool_choice``, a forced ``tool_choice`` for models that reject
+  it (Sonnet 5.5, Opus 5.5); a missing ``x-api-key`` is a 401.
 
 Fault injection (see :data:`FAULTS`): per request with the ``x-stub-fault`` header
 (``name[:arg]`` items, comma separated), for the next N requests with :meth:`StubLLM.enqueue`
@@ -406,6 +407,10 @@ def _validate_messages(body: dict[str, Any]) -> None:
     if choice.get("type") == "tool" and choice.get("name") not in names:
         raise StubError(400, "invalid_request_error", f"tool_choice.name {choice.get('name')!r} is not a tool",
                         "ValidationException")
+    if choice.get("type") in ("tool", "any") and str(body["model"]).split("anthropic.", 1)[-1].startswith(
+            ("claude-sonnet-5-5", "claude-opus-5-5")):
+        raise StubError(400, "invalid_request_error",
+                        "tool_choice: forcing tool use is not supported for this model", "ValidationException")
     thinking = body.get("thinking") or {}
     if thinking.get("type") in ("enabled", "adaptive") and choice.get("type") in ("tool", "any"):
         raise StubError(400, "invalid_request_error",

@@ -18,6 +18,7 @@ from tasks.backends.anthropic_backend import (
     AnthropicBackend,
     LLMConfigError,
     cache_prefix_check,
+    price_for,
     repair_tool_input,
     split_chunk,
 )
@@ -276,6 +277,33 @@ def test_thinking_with_forced_tool_choice_is_rejected_before_any_call(server, st
     with pytest.raises(LLMConfigError, match="ceiling"):
         backend(server, max_tokens=8192, max_tokens_ceiling=4096)
     assert sum(stub.requests.values()) == 0
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-opus-5-5", "global.anthropic.claude-sonnet-5-5"])
+def test_model_that_rejects_forced_tool_choice_is_refused_before_any_call(server, stub, model):
+    with pytest.raises(LLMConfigError, match="forced tool_choice"):
+        AnthropicBackend("test-key", model, base_url=server.url, timeout_s=20)
+    assert sum(stub.requests.values()) == 0
+
+
+def test_double_rejects_forced_tool_choice_where_the_api_does(server, stub):
+    """The wire rule the config check guards against, as the double answers it."""
+    import httpx
+
+    body = {"model": "claude-sonnet-5-5", "max_tokens": 64, "messages": [{"role": "user", "content": "x"}],
+            "tools": [review_tool()], "tool_choice": {"type": "tool", "name": review_tool()["name"]}}
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        refused = client.post("/v1/messages", json=body, headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})
+        body["model"] = MODEL
+        accepted = client.post("/v1/messages", json=body, headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})
+    assert refused.status_code == 400 and "tool_choice" in refused.json()["error"]["message"]
+    assert accepted.status_code == 200 and accepted.json()["stop_reason"] in ("tool_use", "max_tokens")
+
+
+def test_bedrock_inference_profile_ids_are_priced_by_model_family():
+    assert price_for("global.anthropic.claude-sonnet-4-6") == price_for("claude-sonnet-4-6") == (3.0, 15.0, 3.75, 0.30)
+    assert price_for("anthropic.claude-haiku-4-5-20251001-v1:0") == price_for("claude-haiku-4-5")
+    assert price_for("some-other-model") is None
 
 
 def test_count_tokens_preflight_measures_the_prefix(server, stub):

@@ -13,7 +13,7 @@ from tasks.backends.bedrock_backend import BedrockBackend
 from tasks.retry import is_retryable, retry_after_s
 from tests.test_stub_llm import make_chunk
 
-MODEL_ID = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+MODEL_ID = "anthropic.claude-sonnet-4-6"
 
 
 @pytest.fixture

@@ -65,8 +65,6 @@ PRICES_USD_PER_MTOK: dict[str, tuple[float, float, float, float]] = {
     "claude-sonnet-4": (3.0, 15.0, 3.75, 0.30),
     "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.10),
     "claude-opus-4-1": (15.0, 75.0, 18.75, 1.50),
-    "anthropic.claude-sonnet-4-5": (3.0, 15.0, 3.75, 0.30),
-    "anthropic.claude-haiku-4-5": (1.0, 5.0, 1.25, 0.10),
 }
 
 #: Largest ``max_tokens`` sent without streaming (tokens). Above it the call is always streamed
@@ -86,11 +84,33 @@ class LLMConfigError(ValueError):
     """The LLM backend configuration cannot work (raised before any call is made)."""
 
 
+#: Model families whose Messages API rejects a forced ``tool_choice`` (type ``tool`` or ``any``)
+#: with HTTP 400. The review relies on a forced ``record_findings`` call, so these models are
+#: refused up front instead of failing every chunk. Sources: Anthropic, "What's new in Claude
+#: Sonnet 5.5" ("Forced tool use returns an error") and the Claude Opus 5.5 migration guide.
+FORCED_TOOL_CHOICE_UNSUPPORTED = ("claude-sonnet-5-5", "claude-opus-5-5")
+
+
+def model_family(model: str) -> str:
+    """The model id without a Bedrock provider or inference-profile prefix:
+    ``global.anthropic.claude-sonnet-4-6`` and ``anthropic.claude-sonnet-4-6`` give
+    ``claude-sonnet-4-6``; an Anthropic API id is returned unchanged."""
+    return model.split("anthropic.", 1)[-1]
+
+
+def supports_forced_tool_choice(model: str) -> bool:
+    """Whether ``model`` accepts ``tool_choice={"type": "tool", ...}`` (see
+    :data:`FORCED_TOOL_CHOICE_UNSUPPORTED`); unknown models are assumed to accept it."""
+    family = model_family(model)
+    return not any(family.startswith(prefix) for prefix in FORCED_TOOL_CHOICE_UNSUPPORTED)
+
+
 def validate_config(model: str, max_tokens: int, max_tokens_ceiling: int, timeout_s: float,
                     thinking_budget_tokens: int = 0) -> None:
     """Reject configurations the API would refuse or that cannot review a chunk.
 
-    Raises :class:`LLMConfigError` for an empty model id, ``max_tokens < 1``, a ceiling below
+    Raises :class:`LLMConfigError` for an empty model id, a model that rejects forced tool use
+    (:func:`supports_forced_tool_choice`), ``max_tokens < 1``, a ceiling below
     ``max_tokens``, a non-positive timeout, or extended thinking (``thinking_budget_tokens > 0``)
     combined with the forced ``tool_choice`` this backend needs (the Messages API rejects
     thinking with ``tool_choice`` of type ``tool`` or ``any``; Anthropic extended-thinking docs,
@@ -104,6 +124,11 @@ def validate_config(model: str, max_tokens: int, max_tokens_ceiling: int, timeou
         raise LLMConfigError(f"max_tokens ceiling {max_tokens_ceiling} is below max_tokens {max_tokens}")
     if timeout_s <= 0:
         raise LLMConfigError(f"the LLM timeout must be positive seconds (got {timeout_s})")
+    if not supports_forced_tool_choice(model):
+        raise LLMConfigError(
+            f"model {model!r} rejects the forced tool_choice the review relies on for its structured "
+            "findings; choose a model that supports forced tool use (the default is claude-sonnet-4-6)"
+        )
     if thinking_budget_tokens > 0:
         raise LLMConfigError(
             "extended thinking cannot be combined with the forced tool_choice the review needs "
@@ -122,9 +147,14 @@ def cache_prefix_check(model: str, prefix_tokens: int) -> tuple[bool, int]:
 def price_for(model: str, prices: dict[str, tuple[float, float, float, float]] | None = None
               ) -> tuple[float, float, float, float] | None:
     """USD per million tokens ``(input, output, cache write, cache read)`` for ``model``: the
-    longest matching prefix in ``prices`` (defaults to :data:`PRICES_USD_PER_MTOK`), else None."""
+    longest matching prefix in ``prices`` (defaults to :data:`PRICES_USD_PER_MTOK`), else that
+    of its :func:`model_family` (so ``global.anthropic.claude-sonnet-4-6`` is priced as
+    ``claude-sonnet-4-6``), else None."""
     table = PRICES_USD_PER_MTOK if prices is None else prices
     best = max((name for name in table if model.startswith(name)), key=len, default=None)
+    if best is None:  # a Bedrock id priced under its model family (global./us. profiles)
+        family = model_family(model)
+        best = max((name for name in table if family.startswith(name)), key=len, default=None)
     return table[best] if best is not None else None
 
 

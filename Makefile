@@ -21,8 +21,16 @@ run: install
 test: install
 	$(PY) -m pytest
 
+# Benchmarks (see README "Benchmarks"): the bench extra (pypdfium2, pyinstrument) and, for the
+# ingestion comparison, pdftotext from Debian's poppler-utils (installed here when apt-get can;
+# otherwise that column is skipped with a note). `make bench BENCH_ARGS=--quick` for a smoke run.
+BENCH_ARGS ?=
 bench: install
-	$(PY) -m benchmarks
+	$(PY) -m pip install -qq -e '.[dev,bench]'
+	@command -v pdftotext >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null 2>&1) || \
+		echo "pdftotext not installed (apt-get install poppler-utils): its ingestion column is skipped"
+	$(PY) -m benchmarks $(BENCH_ARGS)
 
 clean:
 	rm -rf out inbox inbox-ground-truth.json docreview.db docreview.db-wal docreview.db-shm

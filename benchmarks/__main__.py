@@ -1,52 +1,91 @@
-"""``python -m benchmarks``: run every benchmark and print one JSON line each."""
+"""``python -m benchmarks [--only NAME ...] [--quick]``: run the benchmarks, one JSON line each.
+
+Pipeline benchmarks (each also appends its line to ``benchmarks/results/results.jsonl``):
+``throughput`` (200 documents vs the LLM-concurrency bound), ``overhead`` (non-LLM time per page
+and document by stage), ``ingestion`` (pypdf / pypdfium2 / pdftotext pages/s on CUAD PDFs),
+``cost`` (routing and prompt caching vs every chunk uncached), ``memory`` (RSS over 1,000
+documents), ``s3_source`` (listing, streamed download and watcher sweeps against a local S3
+endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``faults`` (nothing lost under
+faults), ``cuad_eval`` (rules backend against CUAD labels).
+
+``--quick`` runs every benchmark at a small size (minutes, for a smoke check; figures from a
+quick run are not the documented ones).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
+from benchmarks._harness import CUAD_PDF, emit
 
-def ingest_throughput(folder: Path, limit: int = 40) -> dict:
-    """pypdf pages/s over up to ``limit`` PDFs of ``folder`` through the limited child process."""
-    from schemas.settings import Limits
-    from tasks.ingest import list_local_source, run_extraction
-
-    objects = [o for o in list_local_source(str(folder)) if o.name.lower().endswith(".pdf")][:limit]
-    pages, started = 0, time.perf_counter()
-    for obj in objects:
-        result = run_extraction(obj.local_path, Limits())
-        pages += len(result.get("pages", []))
-    wall = time.perf_counter() - started
-    return {"benchmark": "ingest", "documents": len(objects), "pages": pages, "wall_s": round(wall, 2),
-            "pages_per_s": round(pages / wall, 2) if wall else 0.0}
+ALL = ("throughput", "overhead", "ingestion", "cost", "memory", "s3_source", "factcheck", "faults", "cuad_eval")
 
 
-def cuad_eval(data_dir: Path) -> dict:
-    """Full CUAD evaluation (rules backend, all contracts): presence macro-F1, router recall and rate."""
+def cuad_eval(data_dir: Path, limit: int | None = None) -> dict:
+    """CUAD evaluation (rules backend): presence macro-F1, router recall and rate."""
     from flows.eval import evaluate_cuad
 
-    r = evaluate_cuad(data_dir, backend="rules", out_file=None)
+    kwargs = {"limit": limit} if limit else {}
+    r = evaluate_cuad(data_dir, backend="rules", out_file=None, **kwargs)
     return {"benchmark": "cuad_eval", "documents": r["documents"], "presence_macro_f1": round(r["presence_macro_f1"], 4),
             "evidence_overlap_rate": round(r["evidence_overlap_rate"], 4), "router_recall": round(r["router_recall"], 4),
             "routing_rate": round(r["routing_rate"], 4), "wall_s": r["wall_s"]}
 
 
-def main() -> int:
-    from benchmarks import factcheck
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected benchmarks in order; exit status 1 when one of them fails."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=ALL, default=list(ALL))
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke check")
+    args = parser.parse_args(argv)
+    q = args.quick
+    failed = 0
+    for name in args.only:
+        try:
+            if name == "throughput":
+                from benchmarks import throughput
 
-    factcheck.main([])  # planted errors in findings from the CUAD contracts: catch and false-alarm rates
-    from benchmarks import faults
+                throughput.main(["--docs", "20" if q else "200"])
+            elif name == "overhead":
+                from benchmarks import overhead
 
-    faults.main([])  # 200 documents through 529s, latency spikes, an outage and a SIGKILL: lost/duplicates
-    shared = Path(__file__).resolve().parents[2] / "shared" / "data" / "cuad" / "pdf"
-    if not shared.is_dir():
-        print(json.dumps({"benchmark": "ingest", "skipped": f"{shared} not found"}))
-        return 0
-    print(json.dumps(ingest_throughput(shared)))
-    print(json.dumps(cuad_eval(shared.parent)))
-    return 0
+                overhead.main(["--docs", "20" if q else "50"])
+            elif name == "ingestion":
+                from benchmarks import ingestion
+
+                ingestion.main(["--docs", "4" if q else "24"])
+            elif name == "cost":
+                from benchmarks import cost
+
+                cost.main(["--docs", "20" if q else "40"])
+            elif name == "memory":
+                from benchmarks import memory
+
+                memory.main(["--docs", "100", "--every", "25"] if q else ["--docs", "1000", "--every", "250"])
+            elif name == "s3_source":
+                from benchmarks import s3_source
+
+                s3_source.main(["--keys", "300", "--big-mb", "8"] if q else [])
+            elif name == "factcheck":
+                from benchmarks import factcheck
+
+                factcheck.main(["--docs", "10"] if q else [])  # planted errors: catch and false-alarm rates
+            elif name == "faults":
+                from benchmarks import faults
+
+                faults.main(["--documents", "20", "--outage-s", "10"] if q else [])  # nothing lost, no duplicates
+            elif name == "cuad_eval":
+                if not CUAD_PDF.is_dir():
+                    emit({"benchmark": "cuad_eval", "skipped": f"{CUAD_PDF} not found"})
+                else:
+                    emit(cuad_eval(CUAD_PDF.parent, limit=20 if q else None))
+        except Exception as exc:  # noqa: BLE001 - one broken benchmark must not hide the others
+            failed += 1
+            print(json.dumps({"benchmark": name, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}), flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

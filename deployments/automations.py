@@ -1,4 +1,12 @@
-"""Prefect automation: turn docreview alert events into a notification.
+"""Prefect automations: turn docreview events into notifications.
+
+Three automations, each sending through one Prefect notification block:
+
+- ``docreview-alerts``: every ``docreview.alert.*`` event (threshold breaches, below);
+- ``docreview-high-risk``: ``docreview.finding.high-risk``, one event per document of a run with
+  high-risk findings (:mod:`tasks.events`; payload ``count``, ``verdicts``, ``findings``);
+- ``docreview-failed-documents``: ``docreview.document.failed``, one event per failed document
+  (payload ``reason``, ``failure_kind``, ``uri``).
 
 Every run ends with the ``evaluate-alerts`` task (:func:`tasks.monitoring.evaluate_alerts`),
 which emits one Prefect event per breached threshold, named ``docreview.alert.<name>``
@@ -13,7 +21,7 @@ Usage (against the Prefect API in ``PREFECT_API_URL``)::
     # once: a notification block, e.g. a Slack incoming webhook
     python -c "from prefect.blocks.notifications import SlackWebhook; \\
                SlackWebhook(url='https://hooks.slack.com/services/…').save('docreview-alerts')"
-    # create (or replace) the automation
+    # create (or replace) the automations (all three, or --kind alerts|high-risk|failed)
     python deployments/automations.py --block slack-webhook/docreview-alerts
 
 Only ``drift-high`` and ``breaker-open``, say: ``--events docreview.alert.drift-high
@@ -32,6 +40,23 @@ from prefect.events.schemas.automations import EventTrigger, Posture
 
 #: Name of the automation created by :func:`create_alert_automation`.
 AUTOMATION_NAME = "docreview-alerts"
+HIGH_RISK_AUTOMATION_NAME = "docreview-high-risk"
+FAILED_AUTOMATION_NAME = "docreview-failed-documents"
+
+#: Event names of :mod:`tasks.events` (spelled out: this file runs without the project installed).
+HIGH_RISK_EVENT = "docreview.finding.high-risk"
+FAILED_EVENT = "docreview.document.failed"
+
+HIGH_RISK_SUBJECT = "docreview: {{ event.payload.count }} high-risk finding(s) in {{ event.payload.file_name }}"
+HIGH_RISK_BODY = (
+    "{{ event.payload.uri }}\n"
+    "{% for f in event.payload.findings %}- {{ f.clause_label }} (page {{ f.page }}, {{ f.verdict }}): "
+    "{{ f.summary }}\n{% endfor %}"
+    "run {{ event.payload.run_id }}"
+)
+FAILED_SUBJECT = "docreview: {{ event.payload.file_name }} failed"
+FAILED_BODY = ("{{ event.payload.uri }}\n{{ event.payload.failure_kind }}: {{ event.payload.reason }}\n"
+               "run {{ event.payload.run_id }}")
 
 #: Events the automation reacts to by default: every docreview alert.
 ALERT_EVENTS = ("docreview.alert.*",)
@@ -66,6 +91,53 @@ def alert_automation(block_document_id: UUID, events: tuple[str, ...] = ALERT_EV
     )
 
 
+def document_automation(block_document_id: UUID, kind: str) -> Automation:
+    """The automation (not yet created) for ``kind`` ``high-risk`` or ``failed``: notify through
+    block ``block_document_id`` on each such event (one per document and run). Raises
+    ``ValueError`` for another ``kind``."""
+    if kind == "high-risk":
+        name, event, subject, body, what = (HIGH_RISK_AUTOMATION_NAME, HIGH_RISK_EVENT, HIGH_RISK_SUBJECT,
+                                            HIGH_RISK_BODY, "has high-risk findings")
+    elif kind == "failed":
+        name, event, subject, body, what = (FAILED_AUTOMATION_NAME, FAILED_EVENT, FAILED_SUBJECT, FAILED_BODY,
+                                            "ends a run failed")
+    else:
+        raise ValueError(f"unknown kind {kind!r} (high-risk or failed)")
+    return Automation(
+        name=name,
+        description=f"Notify reviewers when a document {what}.",
+        trigger=EventTrigger(
+            expect={event},
+            match={"prefect.resource.id": "docreview.document.*"},
+            posture=Posture.Reactive,
+            threshold=1,
+            within=timedelta(seconds=0),
+        ),
+        actions=[SendNotification(block_document_id=block_document_id, subject=subject, body=body)],
+    )
+
+
+def _replace(automation: Automation) -> Automation:
+    """Create ``automation``, replacing one of the same name."""
+    try:
+        Automation.read(name=automation.name).delete()
+    except ValueError:
+        pass  # none of that name yet
+    return automation.create()
+
+
+def create_automations(block: str, kinds: tuple[str, ...] = ("alerts", "high-risk", "failed")) -> list[Automation]:
+    """Create (or replace) the automations of ``kinds`` for the notification block ``block``
+    (``block-type-slug/name``). Returns them. Raises ``ValueError`` when the block does not exist."""
+    from prefect.blocks.core import Block
+
+    block_id = Block.load(block)._block_document_id
+    if block_id is None:  # pragma: no cover - a loaded block always has an id
+        raise ValueError(f"block {block!r} has no id")
+    return [_replace(alert_automation(block_id) if kind == "alerts" else document_automation(block_id, kind))
+            for kind in kinds]
+
+
 def create_alert_automation(block: str, events: tuple[str, ...] = ALERT_EVENTS,
                             name: str = AUTOMATION_NAME) -> Automation:
     """Create the automation for the notification block ``block`` (``block-type-slug/name``),
@@ -91,10 +163,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--block", required=True, help="notification block, e.g. slack-webhook/docreview-alerts")
     parser.add_argument("--events", nargs="+", default=list(ALERT_EVENTS), help="event name patterns")
-    parser.add_argument("--name", default=AUTOMATION_NAME)
+    parser.add_argument("--name", default=AUTOMATION_NAME, help="name of the alerts automation")
+    parser.add_argument("--kind", nargs="+", choices=["alerts", "high-risk", "failed"],
+                        default=["alerts", "high-risk", "failed"], help="which automations to create")
     args = parser.parse_args()
-    created = create_alert_automation(args.block, tuple(args.events), args.name)
-    print(f"Created automation {created.name!r} ({created.id}) for {', '.join(args.events)}")
+    for kind in args.kind:
+        if kind == "alerts":
+            created = create_alert_automation(args.block, tuple(args.events), args.name)
+        else:
+            (created,) = create_automations(args.block, (kind,))
+        expects = ", ".join(sorted(created.trigger.expect))
+        print(f"Created automation {created.name!r} ({created.id}) for {expects}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ reason); 1 when the run itself broke; 2 for bad command-line input.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -73,8 +75,12 @@ def review(
     attempts: Optional[int] = typer.Option(None, "--attempts", min=1, max=20, help="Attempts per chunk review (1 = no retry)."),
     llm_concurrency: Optional[int] = typer.Option(None, "--llm-concurrency", min=1, help="Global limit on simultaneous LLM calls."),
     batch: bool = typer.Option(False, "--batch", help="One Message Batch for the run (half price, up to 24 h; --backend anthropic only)."),
+    endpoint_url: Optional[str] = typer.Option(None, "--endpoint-url", help="S3-compatible endpoint for s3:// sources (default: DOCREVIEW_S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3 or AWS)."),
+    suffix: Optional[str] = typer.Option(None, "--suffix", help="s3:// prefixes: only keys ending in this, case-insensitive (default .pdf; '' = all)."),
+    task_runner: str = typer.Option("thread", "--task-runner", help="thread | dask: where the flow's tasks run."),
+    dask_address: Optional[str] = typer.Option(None, "--dask-address", help="Dask scheduler (tcp://HOST:8786) for --task-runner dask (default: a temporary local cluster)."),
 ) -> None:
-    """Review every document in SOURCE and write a report."""
+    """Review every document in SOURCE (a folder, a file, s3://bucket/prefix or s3://bucket/key) and write a report."""
     if backend not in ("auto", "anthropic", "bedrock", "rules"):
         err.print(f"[red]error:[/] unknown backend {backend!r} (choose auto, anthropic, bedrock or rules)")
         raise typer.Exit(2)
@@ -86,7 +92,10 @@ def review(
     if routing not in ("auto", "all", "decision-points"):
         err.print(f"[red]error:[/] unknown routing {routing!r} (choose auto, all or decision-points)")
         raise typer.Exit(2)
-    if not source.startswith("s3://") and not Path(source).exists():
+    if task_runner not in ("thread", "dask") or (dask_address and task_runner != "dask"):
+        err.print("[red]error:[/] --task-runner must be thread or dask; --dask-address needs --task-runner dask")
+        raise typer.Exit(2)
+    if not source.startswith(("s3://", "file://")) and not Path(source).exists():
         err.print(f"[red]error:[/] source not found: {source}")
         raise typer.Exit(2)
     if batch and backend != "anthropic":
@@ -99,6 +108,7 @@ def review(
 
     from flows import progress
     from flows.review import review_documents
+    from tasks.ingest import SourceError
     from tasks.persist import dispose_engines
 
     handler = _route_prefect_logs(out / "docreview.log")
@@ -114,13 +124,23 @@ def review(
             bar.update(task_id, total=data["total"], description="")
         elif event == "advance":
             counts[data["status"]] = counts.get(data["status"], 0) + 1
-            bar.update(task_id, advance=1, description=f"[dim]{data['name'][:48]}[/]")
+            bar.update(task_id, advance=1, description=f"[dim]{escape(data['name'][:48])}[/]")
 
     unlisten = progress.listen(on_event)
+    flow_fn, runner_scope = review_documents, contextlib.nullcontext()
+    if task_runner == "dask":  # tasks on Dask workers (flows/runners.py); they report to this run's Prefect API
+        from flows.runners import make_task_runner, prefect_api_for_workers
+
+        flow_fn = review_documents.with_options(task_runner=make_task_runner("dask", dask_address))
+        runner_scope = prefect_api_for_workers()
     try:
-        with bar:
-            result = review_documents(source=source, out_dir=str(out), database_url=db, backend=backend,
-                                      rereview=rereview, routing=routing, policy=policy, batch=batch)
+        with bar, runner_scope:
+            result = flow_fn(source=source, out_dir=str(out), database_url=db, backend=backend,
+                             rereview=rereview, routing=routing, policy=policy, batch=batch,
+                             endpoint_url=endpoint_url, suffix=suffix)
+    except SourceError as exc:  # the bucket or folder cannot be listed: a clear line, no traceback
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
     except Exception as exc:  # noqa: BLE001 - the run broke: say why, keep the traceback in the log
         logging.getLogger("docreview").exception("run failed")
         err.print(f"[red]Run failed:[/] {type(exc).__name__}: {exc}")
@@ -173,7 +193,7 @@ def _print_summary(result: dict) -> None:
                       "findings come from clause patterns, not from a language model.")
     not_done = [d for d in result["documents"] if d["status"] != "reviewed"]
     for d in not_done[:10]:
-        console.print(f"  [red]{d['status']}[/] {d['file_name']}: {d['reason']}")
+        console.print(f"  [red]{d['status']}[/] {escape(d['file_name'])}: {escape(str(d['reason']))}")
     if len(not_done) > 10:
         console.print(f"  … and {len(not_done) - 10} more (see the report)")
     console.print(f"Report: [bold]{result['report_html']}[/]  (JSON: {result['report_json']})")
@@ -230,6 +250,16 @@ from flows import queue_cli as _queue_cli  # noqa: E402 - review queue: queue, d
 
 app.command("queue")(_queue_cli.queue)
 app.command("decide")(_queue_cli.decide)
+
+from flows.watch_cli import register as _register_watch  # noqa: E402 - watch (bucket/folder → Prefect events)
+
+_register_watch(app)
+
+from flows.deploy import register as _register_deployments  # noqa: E402 - serve, deployments check
+from flows.db_cli import register as _register_db  # noqa: E402 - db upgrade|check|revision|current
+
+_register_deployments(app)
+_register_db(app)
 
 
 eval_app = typer.Typer(no_args_is_help=True, help="Score the pipeline against labelled contracts.")

@@ -7,7 +7,9 @@ folder, then scores ``report.json`` and the stored chunks against ``labels/maste
 
 The router is scored on its own, whatever ``routing`` the run used: its ``decision-points``
 decisions are computed over the run's stored chunks (:func:`tasks.route.route_all`), and a
-labelled span counts as routed when the deep chunks cover it (:func:`tasks.evaluate.router_tally`).
+labelled span counts as routed when the deep segments cover it (:func:`tasks.evaluate.router_tally`).
+The router's scorer was trained on two thirds of the shared contracts, so its figures are also
+given for the held-out third alone (``*_held_out``, split of :func:`tasks.evaluate.held_out`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from tasks.evaluate import (
     VALUE_CATEGORIES,
     RouterTally,
     evidence_overlaps,
+    held_out,
     load_cuad,
     macro_f1,
     presence_scores,
@@ -101,6 +104,7 @@ def evaluate_cuad(
         {documents, documents_reviewed, documents_by_status, not_reviewed [{file_name, status, reason}],
          backend, model, routing, chunk_chars, overlap_chars,
          presence_macro_f1, evidence_overlap_rate, findings, router_recall, routing_rate,
+         router_recall_held_out, routing_rate_held_out, spans_located_held_out,
          spans_located, spans_unlocated, router_missed_by_category, value_accuracy {category: acc},
          per_category {name: {precision, recall, f1, support, tp, fp, fn, evidence_overlap}},
          wall_s, review_wall_s}
@@ -137,7 +141,8 @@ def evaluate_cuad(
         predicted: dict[str, set[ClauseType]] = {}
         overlap_hits: dict[ClauseType, list[int]] = {c: [0, 0] for c in CATEGORIES}
         values_ok: dict[ClauseType, list[int]] = {c: [0, 0] for c in VALUE_CATEGORIES}
-        tally = RouterTally()
+        tally, held_tally = RouterTally(), RouterTally()
+        held_chars = [0, 0]  # deep, all characters of the contracts held out from the scorer's training
         deep_chars = all_chars = 0
         reviewed = 0
         by_status: dict[str, int] = {}
@@ -176,11 +181,16 @@ def evaluate_cuad(
                 chunks = _stored_chunks(db, entry["sha256"])
                 if chunks:
                     decisions = route_all(chunks, "decision-points")
-                    deep = [(c.char_start, c.char_end) for c, d in zip(chunks, decisions) if d.route == "deep"]
-                    all_chars += covered_chars((c.char_start, c.char_end) for c in chunks)
-                    deep_chars += covered_chars(deep)
+                    deep = [r for d in decisions for r in d.deep_ranges]
+                    doc_chars, doc_deep = covered_chars((c.char_start, c.char_end) for c in chunks), covered_chars(deep)
                     text = text_from_chunks((c.char_start, c.char_end, c.text) for c in chunks)
                     router_tally(text, doc.spans, deep, tally)
+                    all_chars += doc_chars
+                    deep_chars += doc_deep
+                    if held_out(doc.filename):
+                        router_tally(text, doc.spans, deep, held_tally)
+                        held_chars[0] += doc_deep
+                        held_chars[1] += doc_chars
 
     scores = presence_scores(docs, predicted)
     findings = sum(v[1] for v in overlap_hits.values())
@@ -206,6 +216,9 @@ def evaluate_cuad(
         "findings": findings,
         "router_recall": tally.recall,
         "routing_rate": deep_chars / all_chars if all_chars else 0.0,
+        "router_recall_held_out": held_tally.recall,
+        "routing_rate_held_out": held_chars[0] / held_chars[1] if held_chars[1] else 0.0,
+        "spans_located_held_out": held_tally.located,
         "spans_located": tally.located,
         "spans_unlocated": tally.unlocated,
         "router_missed_by_category": dict(sorted(tally.missed_by_category.items(), key=lambda kv: -kv[1])),
@@ -244,3 +257,8 @@ def print_table(result: dict[str, Any], console: Console) -> None:
         f"[bold]{result['router_recall']:.4f}[/] ({result['spans_located']} spans located, "
         f"{result['spans_unlocated']} not)   routing rate [bold]{result['routing_rate']:.4f}[/]   "
         f"wall {result['wall_s']:.0f} s")
+    if result.get("spans_located_held_out"):
+        console.print(
+            f"router on the {result['spans_located_held_out']} spans of contracts held out from the scorer's training: "
+            f"recall [bold]{result['router_recall_held_out']:.4f}[/]   routing rate "
+            f"[bold]{result['routing_rate_held_out']:.4f}[/]")

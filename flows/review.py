@@ -27,9 +27,11 @@ from schemas.documents import Chunk, DocumentStatus, FailureKind, IngestOutcome
 from schemas.findings import PROMPT_VERSION
 from schemas.policy import ResiliencePolicy
 from schemas.settings import Settings
+from schemas.tables import utcnow
 from tasks.backends.base import ChunkReview, ReviewOutcome
 from tasks.batches import review_batch
 from tasks.chunk import CHUNKER_VERSION, chunk_document
+from tasks.claims import ClaimState, LeaseKeeper, claim_document, release_claim, release_claims, worker_name
 from tasks.factcheck import CheckedFinding, DocumentIndex, fact_check_findings
 from tasks.ingest import extract_document, fingerprint_document, list_source_objects
 from tasks.injection import TokenBudget, admit_document, cap_page_chars, screen_document
@@ -44,16 +46,25 @@ from tasks.persist import (
     save_document_outcome,
     save_findings,
     save_llm_calls,
+    save_source_object,
     start_run,
 )
 from tasks.monitoring import AlertThresholds, evaluate_alerts, record_drift
+from tasks.events import emit_document_events, tag_flow_run
 from tasks.report import publish_artifacts, write_report
 from tasks.resilience import counters, ensure_concurrency_limit, retry_options
 from tasks.review import cached_review, make_backend, review_chunk, store_review
-from tasks.route import resolve_mode, route_chunks
+from tasks.route import resolve_mode, review_unit, route_chunks
+from tasks.s3source import discard_download, remove_downloads
 
 #: Review outcomes that another attempt cannot change: the document fails instead of deferring.
 _TERMINAL_OUTCOMES = {ReviewOutcome.refusal, ReviewOutcome.context_overflow}
+
+#: Worker threads of the flow's task runner. At most 1.5 x ``ResiliencePolicy.llm_concurrency``
+#: chunk reviews are submitted at a time (the calls plus a prefetch waiting for a slot); the
+#: other workers serve extractions, fact-checks and fingerprints. A policy asking for more
+#: calls than ``(TASK_RUNNER_WORKERS - extraction slots - 8) * 2 / 3`` is capped there (logged).
+TASK_RUNNER_WORKERS = 64
 
 
 @dataclass
@@ -69,13 +80,30 @@ class _DocState:
     terminal_problem: bool = False
 
 
+def check_source(source: Any) -> str:
+    """``source`` stripped, or ``ValueError`` with a message an operator can act on: empty (e.g. a
+    deployment trigger whose template rendered to nothing) or an unrendered template such as
+    ``{{ event.resource.id }}`` (the run was started without the event it expects)."""
+    text = "" if source is None else str(source).strip()
+    if not text:
+        raise ValueError("source is empty: give a folder, a file or an s3:// URI to review "
+                         "(for an event-triggered run: check the trigger's parameters with "
+                         "`docreview deployments check`)")
+    if "{{" in text or "{%" in text:
+        raise ValueError(f"source {text[:120]!r} is an unrendered template: this run was started without "
+                         "the event its parameters are templated from; start it from its trigger, or give "
+                         "the source explicitly")
+    return text
+
+
 def _run_name() -> str:
     params = runtime_flow_run.parameters or {}
     source = str(params.get("source", "")).rstrip("/").split("/")[-1] or "source"
     return f"review-{source}-{time.strftime('%Y-%m-%d')}"
 
 
-@flow(name="review-documents", flow_run_name=_run_name, task_runner=ThreadPoolTaskRunner(max_workers=8),
+@flow(name="review-documents", flow_run_name=_run_name,
+      task_runner=ThreadPoolTaskRunner(max_workers=TASK_RUNNER_WORKERS),
       log_prints=False)
 def review_documents(
     source: str,
@@ -88,8 +116,16 @@ def review_documents(
     batch: bool = False,
     batch_poll_s: float = 60.0,
     batch_timeout_s: float = 86_400.0,
+    endpoint_url: str | None = None,
+    suffix: str | None = None,
 ) -> dict[str, Any]:
     """Review every document in ``source`` (a folder or file) and write a report into ``out_dir``.
+
+    ``source`` may also be ``s3://bucket/prefix`` or ``s3://bucket/exact-key``
+    (:mod:`tasks.s3source`): ``endpoint_url`` names an S3-compatible endpoint (default:
+    ``DOCREVIEW_S3_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_S3`` or AWS) and ``suffix`` the key ending
+    listed from a prefix (default ``.pdf``). Objects are downloaded by the fingerprint step into
+    a per-run temporary folder; each file is removed when its document ends the run.
 
     ``rereview=True`` (nightly mode) reviews documents again even when unchanged since an earlier
     review with the same prompt version and model, so their drift can be measured.
@@ -105,17 +141,19 @@ def review_documents(
     ``batch_timeout_s`` seconds (then its documents are deferred and the next run resumes it).
 
     Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics"}``.
-    Raises ``ValueError`` for empty ``source`` and :class:`tasks.ingest.SourceError` when the
+    Raises ``ValueError`` for an empty or unrendered-template ``source`` (:func:`check_source`)
+    and :class:`tasks.ingest.SourceError` when the
     source cannot be listed; a bad *document* never raises, it ends ``failed`` with a reason.
     """
-    if not source or not str(source).strip():
-        raise ValueError("source is empty: give a folder or a file to review")
+    source = check_source(source)
+    endpoint_url = endpoint_url or None  # "" from an unset deployment template means "the default"
     overrides: dict[str, Any] = {"backend": backend}
     if database_url:
         overrides["database_url"] = database_url
     settings = Settings(**overrides)
     logger = get_run_logger()
     reviewer = make_backend(settings)
+    tag_flow_run(reviewer.name)  # docreview, backend:<name>, trigger:<event|schedule|deployment|manual>
     policy = policy or ResiliencePolicy(call_timeout_s=settings.llm_timeout_s)
     uses_model = reviewer.name != "rules"
     if batch and reviewer.name != "anthropic":
@@ -130,7 +168,7 @@ def review_documents(
     started = time.monotonic()
     start_run(db, run_id, source, reviewer.name, reviewer.model, PROMPT_VERSION, str(runtime_flow_run.id or ""))
 
-    objects = list_source_objects(source)
+    objects = list_source_objects(source, endpoint_url=endpoint_url, suffix=suffix)
     progress.begin(len(objects))
     logger.info("Reviewing %d object(s) from %s with the %s backend (%s)", len(objects), source, reviewer.name,
                 reviewer.model)
@@ -138,6 +176,11 @@ def review_documents(
     previously_deferred = deferred_keys(db)  # reviewed first: they waited a run already
     chunker = f"{CHUNKER_VERSION}:{settings.chunk_chars}:{settings.chunk_overlap_chars}"
     budget = TokenBudget(settings.limits.max_run_tokens or None)  # estimated input tokens this run may send
+    # Claims (tasks/claims.py): a document is extracted and reviewed only under this run's claim,
+    # so concurrent runs (workers) never review it twice; leases are renewed while the run works.
+    worker, claimed = worker_name(), set()
+    leases = LeaseKeeper(db, run_id, settings.claim_lease_s)
+    reviewed_since = utcnow() if rereview else None  # rereview: reuse only reviews made since now
 
     events: queue.Queue[tuple[str, Any, PrefectFuture]] = queue.Queue()
     outstanding = 0
@@ -156,8 +199,12 @@ def review_documents(
 
     def end(outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int, reused: bool) -> None:
         save_document_outcome(db, run_id, quote(outcome), status, reason, findings, reused)
+        if outcome.source.is_s3:  # the ETag/version fetched, then the downloaded bytes are no longer needed
+            save_source_object(db, run_id, quote(outcome))
+            discard_download(outcome.source)
         ended.add(outcome.source.uri)
         progress.advance(outcome.source.name, status.value)
+        _forget_task_results()  # memory stays flat in the number of documents
 
     def end_copy(copy: IngestOutcome) -> None:
         primary, status, reason, findings, reused = concluded[copy.sha256 or ""]
@@ -168,35 +215,78 @@ def review_documents(
     def finish(outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int = 0,
                reused: bool = False) -> None:
         end(outcome, status, reason, findings, reused)
+        if outcome.sha256 in claimed:  # concluded: its claim is released
+            claimed.discard(outcome.sha256)
+            release_claim(db, outcome.sha256, run_id)
         if outcome.sha256 and first_source.get(outcome.sha256) == outcome.source.uri:
-            concluded[outcome.sha256] = (outcome, status, reason, findings, reused)
+            # Kept for later copies of the same content, without the text (memory stays flat).
+            concluded[outcome.sha256] = (outcome.model_copy(update={"document": None}), status, reason, findings,
+                                         reused)
             for copy in waiting_copies.pop(outcome.sha256, []):
                 end_copy(copy)
 
     for obj in objects:
         submit("fingerprint", obj.uri, fingerprint_document.submit(obj, settings.limits))
 
-    # Documents in flight (extracting, under review or fact-check) are bounded, so reviews are
-    # not queued behind every extraction and memory stays flat in the number of documents.
+    # Documents in flight (extracting, under review or fact-check) are bounded, so memory stays
+    # flat in the number of documents. They are sized from the LLM concurrency: a new document
+    # is extracted while fewer than two rounds of chunk reviews (2 x review slots) are queued or
+    # running, so the review slots never wait for text; chunk reviews are submitted in document
+    # order as soon as their chunks exist, ``review_slots`` plus a prefetch of half as many at a
+    # time: the prefetched tasks wait on the LLM slot itself, so a freed slot is taken at once,
+    # not when this loop gets round to it.
     to_extract: deque[IngestOutcome] = deque()
     deferred_first: deque[IngestOutcome] = deque()
-    max_in_flight = len(objects) + 1 if batch else max(2, settings.max_workers)  # batch: all wait for it
+    extract_slots = max(2, settings.max_workers)  # extractions at once (each in a child process)
+    review_slots = min(policy.llm_concurrency if uses_model else extract_slots,
+                       (TASK_RUNNER_WORKERS - extract_slots - 8) * 2 // 3)  # with the prefetch, below
+    if uses_model and review_slots < policy.llm_concurrency:
+        logger.warning("LLM concurrency %d capped at %d by the flow's %d task-runner workers",
+                       policy.llm_concurrency, review_slots, TASK_RUNNER_WORKERS)
+    max_in_flight = len(objects) + 1 if batch else 2 * review_slots + extract_slots  # batch: all wait for it
     batch_chunks: list[tuple[Chunk, str]] = []  # batch mode: deep chunks collected for one Message Batch
-    in_flight = 0
+    review_queue: deque[tuple[tuple[str, int], Chunk, str]] = deque()  # chunks waiting for a review slot
+    in_flight = extracting = reviews_running = 0
 
-    while outstanding or to_extract or deferred_first or batch_chunks:
-        while (deferred_first or to_extract) and in_flight < max_in_flight:
+    while outstanding or to_extract or deferred_first or batch_chunks or review_queue:
+        while (deferred_first or to_extract) and in_flight < max_in_flight and extracting < extract_slots and (
+                batch or len(review_queue) + reviews_running < 2 * review_slots):
             fp = (deferred_first or to_extract).popleft()
+            claim = claim_document(db, fp.sha256, run_id, worker, settings.claim_lease_s, PROMPT_VERSION,
+                                   reviewer.model, reviewed_since)
+            if claim.state == ClaimState.held:  # another live run is reviewing it
+                finish(fp, DocumentStatus.deferred, claim.reason)
+                continue
+            if claim.state == ClaimState.reviewed:  # another run finished it meanwhile
+                stored = load_document(db, fp.sha256)
+                finish(fp.model_copy(update={"pages": stored.pages if stored else 0}), DocumentStatus.reviewed,
+                       claim.reason, reused=True)
+                continue
+            claimed.add(fp.sha256)
+            if claim.taken_over_from:
+                logger.info("Took over %s from run %s (its claim expired)", fp.source.name, claim.taken_over_from)
             in_flight += 1
+            extracting += 1
             submit("extract", fp.sha256, extract_document.submit(quote(fp), settings.limits))
+        while review_queue and reviews_running < review_slots + max(1, review_slots // 2):
+            review_key, chunk, name = review_queue.popleft()
+            reviews_running += 1
+            submit("review", review_key, review_task.submit(quote(reviewer), quote(chunk), name, db, run_id,
+                                                            quote(policy)))
         if batch_chunks and not outstanding:  # every document is chunked: one batch for all of them
             sent = [(c.document_sha256, c.index) for c, _ in batch_chunks]
             submit("batch", sent, review_batch.submit(quote(reviewer), quote(batch_chunks), db,
                                                         batch_poll_s, batch_timeout_s))
             batch_chunks = []
-        kind, key, future = events.get()
+        if not outstanding:  # the documents taken above all ended without a task to wait for
+            continue
+        kind, key, future = _next_event(events, leases)
         outstanding -= 1
         value, error = _result(future)
+        if kind == "extract":
+            extracting -= 1
+        if kind == "review" and not batch:  # batch results come as "review" events too, from no slot
+            reviews_running -= 1
         if kind == "extract" and error is not None:
             in_flight -= 1
         if kind in ("fingerprint", "extract") and error is not None:
@@ -236,7 +326,7 @@ def review_documents(
             state = _DocState(outcome=got)
             state.chunks = chunk_document(quote(doc), settings.chunk_chars, settings.chunk_overlap_chars)
             decisions = route_chunks(quote(state.chunks), routing_mode)
-            billable = [c for c, d in zip(state.chunks, decisions) if d.route == "deep"] if uses_model else []
+            billable = [review_unit(c, d) for c, d in zip(state.chunks, decisions) if d.route == "deep"] if uses_model else []
             admission = admit_document(state.chunks, settings.limits, budget, billable=billable)
             if admission.status is not None:  # too many chunks (failed) or over the token budget (deferred)
                 in_flight -= 1
@@ -244,6 +334,8 @@ def review_documents(
                 continue
             save_chunks(db, quote(state.chunks), chunker, quote(decisions))
             screen_document(db, quote(got.document), quote(state.chunks), settings.limits.max_chars_per_page)
+            # From here on a deep chunk is its review unit: only its routed segments go to review.
+            state.chunks = [review_unit(c, d) for c, d in zip(state.chunks, decisions)]
             state.index = DocumentIndex.build(doc)
             docs[key] = state
             for chunk, decision in zip(state.chunks, decisions):
@@ -253,9 +345,7 @@ def review_documents(
                 if batch:
                     batch_chunks.append((chunk, doc.source.name))
                     continue
-                future = review_task.submit(quote(reviewer), quote(chunk), doc.source.name, db, run_id,
-                                            quote(policy))
-                submit("review", (key, chunk.index), future)
+                review_queue.append(((key, chunk.index), chunk, doc.source.name))
             if not state.pending:  # no chunks, or none routed deep
                 _conclude(db, run_id, key, state, reviewer, finish)
                 del docs[key]
@@ -312,11 +402,13 @@ def review_documents(
 
     if callable(getattr(reviewer, "close", None)):
         reviewer.close()  # the SDK client's connections; every review is done
+    remove_downloads(objects)  # the run's S3 download folder, if any
 
     for obj in objects:  # safety net: nothing is lost, even on an internal error
         if obj.uri not in ended:
             end(IngestOutcome(source=obj, failure=FailureKind.unreadable), DocumentStatus.failed,
                 "internal error: the document did not reach a terminal state", 0, False)
+    release_claims(db, run_id)  # none should be left; after an internal error, free them now
 
     elapsed = time.monotonic() - started
     metrics = compute_run_metrics(db, run_id, PROMPT_VERSION, reviewer.model, elapsed, chunker=chunker)
@@ -327,6 +419,7 @@ def review_documents(
     report = write_report(db, run_id, out_dir, offline)
     report_html = str(Path(out_dir) / "report.html")
     publish_artifacts(quote(report), str(Path(out_dir).resolve() / "report.html"))
+    emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     logger.info("Run %s finished: %s", run_id, {k: report["run"]["metrics"][k] for k in
                                                ("documents_reviewed", "documents_deferred", "documents_failed")})
     return {
@@ -341,6 +434,22 @@ def review_documents(
     }
 
 
+def _forget_task_results() -> None:
+    """Empty Prefect's map from task results to task-run states for this flow run.
+
+    Prefect records every task result (and each item one level inside it) in
+    ``FlowRunContext.run_results`` to draw dependency links when a result is passed unquoted to
+    another task; entries are never dropped, so the map grows with every task run of a long
+    run. This flow passes results to tasks inside ``quote(...)``, which skips that lookup, so the
+    map is emptied whenever a document ends.
+    """
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if context is not None:
+        context.run_results.clear()
+
+
 class _Done:
     """A finished result shaped like a future (``result()``), for batch results fed to the loop."""
 
@@ -352,6 +461,16 @@ class _Done:
         if self.error is not None:
             raise RuntimeError(self.error)
         return self.value
+
+
+def _next_event(events: queue.Queue, leases: LeaseKeeper) -> tuple[str, Any, PrefectFuture]:
+    """The next finished task from ``events``; renews the run's claims (``leases``) while waiting."""
+    while True:
+        leases.renew_if_due()
+        try:
+            return events.get(timeout=leases.timeout())
+        except queue.Empty:
+            continue
 
 
 def _result(future: PrefectFuture) -> tuple[Any, str | None]:

@@ -40,16 +40,31 @@ class FailureKind(str, Enum):
 
 
 class SourceObject(BaseModel):
-    """A document in the source (a local file now; an S3 object later).
+    """A document in the source: a local file or an S3 object.
 
     ``uri`` is how users name it (a path or ``s3://bucket/key``); ``local_path`` is where its
-    bytes are readable on this machine; ``size_bytes`` is the size in bytes.
+    bytes are readable on this machine (for an S3 object: a file in the run's download folder,
+    written by the fingerprint step, see :mod:`tasks.s3source`); ``size_bytes`` is the size in
+    bytes (for S3: as listed).
+
+    S3 objects also carry ``etag`` (the listed ETag without its quotes; the download is made
+    conditional on it), ``version_id`` (the S3 VersionId of the bytes downloaded, when the
+    bucket is versioned) and ``endpoint_url`` (the S3 endpoint they come from; None = the AWS
+    default or ``AWS_ENDPOINT_URL_S3``).
     """
 
     uri: str
     name: str
     local_path: str
     size_bytes: int
+    etag: str | None = None
+    version_id: str | None = None
+    endpoint_url: str | None = None
+
+    @property
+    def is_s3(self) -> bool:
+        """True for an object of an S3 bucket (``uri`` starts with ``s3://``)."""
+        return self.uri.startswith("s3://")
 
 
 class PageQuality(BaseModel):
@@ -123,7 +138,8 @@ def page_for_offset(page_starts: list[int], offset: int) -> int:
 class Chunk(BaseModel):
     """A clause-aware slice of a document.
 
-    ``char_start``/``char_end`` index :attr:`ExtractedDocument.text` (end exclusive);
+    ``char_start``/``char_end`` index :attr:`ExtractedDocument.text` (end exclusive); a review
+    unit built by the router holds only some ranges of it (``segments``);
     ``page_start``/``page_end`` are the 1-based pages it spans; ``heading`` is the nearest
     section heading at or before its start, if any.
     """
@@ -139,6 +155,12 @@ class Chunk(BaseModel):
     page_offsets: list[int] = Field(
         default_factory=list,
         description="Offsets within ``text`` where pages page_start+1 .. page_end begin.",
+    )
+    segments: list[tuple[int, int]] | None = Field(
+        default=None,
+        description="For a review unit (see tasks.route.review_unit): the document ranges whose texts, joined "
+        "by tasks.route.UNIT_SEPARATOR, make ``text``; None when ``text`` is the document's "
+        "[char_start, char_end) range.",
     )
 
     def page_at(self, offset: int) -> int:

@@ -94,6 +94,10 @@ class Settings(BaseSettings):
     chunk_chars: int = Field(4000, description="Target chunk size, characters.")
     chunk_overlap_chars: int = Field(600, description="Overlap between consecutive chunks, characters.")
     max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)))
+    claim_lease_s: float = Field(
+        600.0, gt=0, description="Lease of a run's claim on a document, seconds (renewed every third of it while "
+        "the run works; after it a killed run's documents are taken over by another run, tasks/claims.py)."
+    )
     limits: Limits = Field(default_factory=Limits)
     # Alert thresholds, checked at the end of every run (tasks/monitoring.py: Prefect events).
     alert_routing_rate_min: float = Field(0.08, description="Alert when the routing rate is below this, ratio.")

@@ -109,6 +109,8 @@ class ChunkRow(SQLModel, table=True):
     # chunks stored before routing existed.
     route: Optional[str] = None
     route_reason: Optional[str] = Field(default=None, sa_column=Column(Text))
+    # JSON list of the [start, end) document ranges this chunk sends to review (its deep segments).
+    route_ranges: Optional[str] = Field(default=None, sa_column=Column(Text))
 
 
 class FindingRow(SQLModel, table=True):
@@ -355,3 +357,63 @@ class BatchRow(SQLModel, table=True):
     custom_ids: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     status: str = "in_progress"
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class DocumentClaimRow(SQLModel, table=True):
+    """A document (sha256) claimed for review by one run, so concurrent runs never review it twice.
+
+    At most one claim per document (the primary key). ``worker`` is ``host:pid`` of the flow run's
+    process. A claim past ``lease_expires_at`` (UTC) may be taken over by another run, so the
+    documents of a killed worker are not lost; a live run renews its leases. The row is deleted
+    when its run concludes the document (see :mod:`tasks.claims`).
+    """
+
+    __tablename__ = "document_claims"
+
+    sha256: str = Field(primary_key=True, max_length=64)
+    run_id: str = Field(index=True, max_length=36)
+    worker: str
+    claimed_at: datetime = Field(default_factory=utcnow)
+    lease_expires_at: datetime
+
+
+class SourceObjectRow(SQLModel, table=True):
+    """One version of a bucket object as a run fetched it: its S3 ETag, VersionId and sha256.
+
+    Natural key ``(uri, etag)``: the same object bytes listed again update ``last_run_id``;
+    an overwrite (new ETag) is a new row. ``sha256`` is None when the object failed before its
+    bytes were read (e.g. over the size limit). ``size_bytes`` as listed, bytes.
+    """
+
+    __tablename__ = "source_objects"
+    __table_args__ = (UniqueConstraint("uri", "etag", name="uq_source_objects_uri_etag"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    uri: str = Field(sa_column=Column(Text, nullable=False))
+    etag: str = Field(max_length=200)
+    version_id: Optional[str] = None
+    sha256: Optional[str] = Field(default=None, index=True, max_length=64)
+    size_bytes: int = 0
+    first_run_id: str = Field(max_length=36)
+    last_run_id: str = Field(max_length=36)
+    fetched_at: datetime = Field(default_factory=utcnow)
+
+
+class WatchedObjectRow(SQLModel, table=True):
+    """The bucket/folder watcher's cursor: one row per object version it has seen.
+
+    Natural key ``(uri, etag)`` (for a local file the "etag" is ``<size>-<mtime ns>``). The
+    insert is the idempotency check: a watcher that inserts the row owns its
+    ``docreview.document.received`` event; ``emitted_at`` is set once the event was handed to
+    Prefect and stays None while it still has to be (re-)emitted. ``size_bytes`` in bytes.
+    """
+
+    __tablename__ = "watched_objects"
+    __table_args__ = (UniqueConstraint("uri", "etag", name="uq_watched_objects_uri_etag"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    uri: str = Field(sa_column=Column(Text, nullable=False))
+    etag: str = Field(max_length=200)
+    size_bytes: int = 0
+    first_seen_at: datetime = Field(default_factory=utcnow)
+    emitted_at: Optional[datetime] = Field(default=None, index=True)

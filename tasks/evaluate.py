@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -268,12 +269,13 @@ def dates_match(gold: DateParts, predicted: DateParts) -> bool:
 
 
 def parse_duration(text: str) -> tuple[int, str] | None:
-    """``"ninety (90) days"`` → ``(90, "day")``; ``"successive 1 year"`` → ``(1, "year")``.
+    """``"ninety (90) days"`` → ``(90, "day")``; ``"successive 1 year"`` → ``(1, "year")``;
+    hyphenated forms too: ``"five (5)-year"`` → ``(5, "year")``.
 
     Years, months, weeks and days; digits win over words when both are written.
     """
     t = text.lower()
-    m = re.search(r"(\d+)\)?\s*(?:\w+\s+)?(day|week|month|year)s?", t)
+    m = re.search(r"(\d+)\)?[\s-]*(?:\w+\s+)?(day|week|month|year)s?", t)
     if m:
         return int(m.group(1)), m.group(2)
     for word in sorted(_NUMBER_WORDS, key=len, reverse=True):
@@ -337,6 +339,13 @@ def value_correct(category: ClauseType, gold: str, predicted: list[str]) -> bool
 
 
 # --- router recall --------------------------------------------------------------------------
+
+
+def held_out(filename: str) -> bool:
+    """True for the contracts kept out of the router scorer's training: the SHA-1 of the label
+    ``Filename`` (hex, first 16 digits as an integer) is 0 modulo 3 (about a third)."""
+    return int(hashlib.sha1(filename.encode("utf-8")).hexdigest()[:16], 16) % 3 == 0
+
 
 
 def locate(text_norm: str, offsets: list[int], piece: str, max_hits: int = 50) -> list[tuple[int, int]]:

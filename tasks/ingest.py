@@ -65,14 +65,23 @@ def list_local_source(source: str) -> list[SourceObject]:
 
 
 @task(name="list-source-objects", cache_policy=NO_CACHE)
-def list_source_objects(source: str) -> list[SourceObject]:
-    """Prefect task: the objects of ``source`` (a local folder or file path).
+def list_source_objects(source: str, endpoint_url: str | None = None, suffix: str | None = None) -> list[SourceObject]:
+    """Prefect task: the objects of ``source``: a local folder or file path (a ``file://`` URI
+    is accepted too), or ``s3://bucket[/prefix | /exact-key]`` (see :mod:`tasks.s3source`;
+    ``endpoint_url`` and ``suffix`` apply to S3 only, listed S3 objects are downloaded later, by
+    :func:`fingerprint_document`).
 
-    ``s3://`` sources are recognised but not served by this build; they raise
-    :class:`SourceError` with a clear message.
+    Raises :class:`SourceError` when the source cannot be listed. Not retried here: botocore
+    retries each S3 request itself (:class:`tasks.s3source.S3Settings`).
     """
     if source.startswith("s3://"):
-        raise SourceError("S3 sources are not supported by this build yet; sync the bucket to a folder")
+        from tasks.s3source import list_s3_source
+
+        return list_s3_source(source, endpoint_url=endpoint_url, suffix=suffix)
+    if source.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        source = unquote(urlparse(source).path)
     return list_local_source(source)
 
 
@@ -112,8 +121,12 @@ def fingerprint_document(obj: SourceObject, limits: Limits) -> IngestOutcome:
     """Prefect task: sha256 and pre-checks of one object (no parsing).
 
     Returns an outcome with ``sha256`` set (when readable) and ``failure`` set when a
-    pre-check failed.
+    pre-check failed. An S3 object is downloaded here first (:func:`tasks.s3source.fetch_s3_object`).
     """
+    if obj.is_s3:
+        from tasks.s3source import fetch_s3_object
+
+        return fetch_s3_object(obj, limits)
     try:
         digest = sha256_file(obj.local_path)
     except OSError as exc:

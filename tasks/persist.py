@@ -8,8 +8,8 @@ so a retry or a re-run never duplicates a row.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -41,13 +41,18 @@ from tasks.textnorm import match_form
 
 #: SQLite busy timeout, milliseconds (well above the 5 s default).
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+#: PostgreSQL connections kept open per process and engine, and the extra ones allowed at peaks.
+PG_POOL_SIZE = 5
+PG_MAX_OVERFLOW = 5
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
 
 
 def get_engine(database_url: str) -> Engine:
-    """Engine for ``database_url`` (one per URL per process), tables created on first use."""
+    """Engine for ``database_url`` (one per URL per process), migrated to the head revision on
+    first use (:func:`_create_tables`). PostgreSQL connections are pooled per process, at most
+    :data:`PG_POOL_SIZE` + :data:`PG_MAX_OVERFLOW` (a Dask or Prefect worker process included)."""
     with _engines_lock:
         engine = _engines.get(database_url)
         if engine is None:
@@ -58,26 +63,23 @@ def get_engine(database_url: str) -> Engine:
                 )
                 event.listen(engine, "connect", _sqlite_pragmas)
             else:
-                engine = create_engine(database_url, pool_pre_ping=True)
+                engine = create_engine(database_url, pool_pre_ping=True, pool_size=PG_POOL_SIZE,
+                                       max_overflow=PG_MAX_OVERFLOW)
             _create_tables(engine)
             _engines[database_url] = engine
         return engine
 
 
 def _create_tables(engine: Engine, attempts: int = 5) -> None:
-    """Create missing tables. Another process (a second worker, a restarted run) may create
-    them at the same moment: ``create_all`` checks, then creates, so the loser of that race gets
-    "already exists" and simply checks again. Re-raises after ``attempts`` tries."""
-    from sqlalchemy.exc import DBAPIError
+    """Bring the database to the newest schema by running the Alembic migrations
+    (:func:`schemas.migrations.upgrade_database`). Safe when another process (a second worker, a
+    restarted run) opens the same new database at the same moment: the upgrade runs under a lock
+    (PostgreSQL advisory lock, SQLite ``BEGIN IMMEDIATE``) and transient errors are retried up to
+    ``attempts`` times, then re-raised (``sqlalchemy.exc.DBAPIError``). A database created before
+    migrations existed is adopted (missing tables and columns are added)."""
+    from schemas.migrations import upgrade_database
 
-    for attempt in range(1, attempts + 1):
-        try:
-            SQLModel.metadata.create_all(engine)
-            return
-        except DBAPIError:
-            if attempt == attempts:
-                raise
-            time.sleep(0.05 * attempt)
+    upgrade_database(engine, attempts=attempts)
 
 
 def dispose_engines() -> None:
@@ -270,17 +272,19 @@ def save_chunks(database_url: str, chunks: list[Chunk], chunker: str, decisions:
     """Insert a document's chunks (no-op for chunks already stored).
 
     ``decisions`` (:class:`tasks.route.RouteDecision`, matched by chunk index) set each chunk's
-    ``route`` and ``route_reason``; they are updated on chunks already stored.
+    ``route``, ``route_reason`` and ``route_ranges`` (JSON list of the document ranges it sends to
+    review); they are updated on chunks already stored.
     """
     routes = {d.chunk_index: d for d in decisions or []}
     rows = [
         dict(sha256=c.document_sha256, chunker=chunker, chunk_index=c.index, char_start=c.char_start,
              char_end=c.char_end, page_start=c.page_start, page_end=c.page_end, heading=c.heading, text=c.text,
              route=routes[c.index].route if c.index in routes else None,
-             route_reason=routes[c.index].reason if c.index in routes else None)
+             route_reason=routes[c.index].reason if c.index in routes else None,
+             route_ranges=json.dumps(routes[c.index].deep_ranges) if c.index in routes else None)
         for c in chunks
     ]
-    update = ["route", "route_reason"] if routes else []
+    update = ["route", "route_reason", "route_ranges"] if routes else []
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(rows), 200):
             upsert(session, ChunkRow, rows[i:i + 200], keys=["sha256", "chunker", "chunk_index"], update=update)
@@ -468,9 +472,10 @@ def compute_run_metrics(
     compared with an earlier review, ``drift`` (mean, 0..1), ``drift_max``, ``drift_baseline_changed``.
 
     Routing (documents chunked in this run, i.e. not reused; chunks of ``chunker`` when given):
-    ``chunks_total``, ``chunks_deep`` and ``routing_rate`` = characters of document text covered by
-    deep chunks / characters covered by all chunks, both as the union of ``[char_start, char_end)``
-    ranges so chunk overlap is counted once (:func:`tasks.route.routing_rate`); 0 when no chunks.
+    ``chunks_total``, ``chunks_deep`` and ``routing_rate`` = characters of document text sent to
+    review (the union of the chunks' ``route_ranges``; a deep chunk stored without them counts whole)
+    / characters covered by all chunks, both as unions so chunk overlap is counted once
+    (:func:`tasks.route.routing_rate`); 0 when no chunks.
     """
     with Session(get_engine(database_url)) as session:
         docs = session.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == run_id)).all()
@@ -489,7 +494,8 @@ def compute_run_metrics(
                           and d.status in (DocumentStatus.reviewed.value, DocumentStatus.deferred.value)})
         chunk_rows: list[Any] = []
         for i in range(0, len(chunked), 500):
-            query = select(ChunkRow.sha256, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.route).where(
+            query = select(ChunkRow.sha256, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.route,
+                           ChunkRow.route_ranges).where(
                 ChunkRow.sha256.in_(chunked[i:i + 500]))
             if chunker is not None:
                 query = query.where(ChunkRow.chunker == chunker)
@@ -521,8 +527,8 @@ def compute_run_metrics(
 
 
 def _routing_metrics(chunk_rows: Sequence[Any]) -> dict[str, float]:
-    """``chunks_total``, ``chunks_deep`` and ``routing_rate`` from ``(sha256, char_start, char_end, route)``
-    rows; the rate is per-document union coverage summed over documents (see :mod:`tasks.route`)."""
+    """``chunks_total``, ``chunks_deep`` and ``routing_rate`` from ``(sha256, char_start, char_end, route,
+    route_ranges)`` rows; the rate is per-document union coverage summed over documents (see :mod:`tasks.route`)."""
     from tasks.route import covered_chars
 
     by_doc: dict[str, list[Any]] = {}
@@ -531,7 +537,8 @@ def _routing_metrics(chunk_rows: Sequence[Any]) -> dict[str, float]:
     total = deep = 0
     for rows in by_doc.values():
         total += covered_chars((r[1], r[2]) for r in rows)
-        deep += covered_chars((r[1], r[2]) for r in rows if r[3] == "deep")
+        deep += covered_chars(tuple(x) for r in rows if r[3] == "deep"
+                              for x in (json.loads(r[4]) if len(r) > 4 and r[4] else [(r[1], r[2])]))
     return {
         "chunks_total": len(chunk_rows),
         "chunks_deep": sum(1 for r in chunk_rows if r[3] == "deep"),
@@ -592,3 +599,21 @@ def load_chunk_result(database_url: str, key: str) -> list[dict[str, Any]] | Non
     with Session(get_engine(database_url)) as session:
         row = session.exec(select(ChunkResultRow).where(ChunkResultRow.cache_key == key)).first()
         return list(row.findings) if row is not None else None
+
+
+@task(name="save-source-object", cache_policy=NO_CACHE)
+def save_source_object(database_url: str, run_id: str, outcome: IngestOutcome) -> None:
+    """Record the S3 ETag, VersionId and sha256 of a bucket object this run fetched
+    (``source_objects``, natural key ``(uri, etag)``; a later run of the same version updates
+    ``last_run_id``). No-op for an object without an ETag (a local file)."""
+    from schemas.tables import SourceObjectRow
+
+    src = outcome.source
+    if not src.etag:
+        return
+    row = dict(uri=src.uri, etag=src.etag, version_id=src.version_id, sha256=outcome.sha256,
+               size_bytes=src.size_bytes, first_run_id=run_id, last_run_id=run_id, fetched_at=utcnow())
+    update = ["last_run_id", "fetched_at"] + [k for k in ("version_id", "sha256") if row[k] is not None]
+    with Session(get_engine(database_url)) as session:
+        upsert(session, SourceObjectRow, [row], keys=["uri", "etag"], update=update)
+        session.commit()

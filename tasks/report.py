@@ -14,7 +14,7 @@ from typing import Any
 
 from jinja2 import Environment, select_autoescape
 from prefect import task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from sqlmodel import Session, select
 
@@ -28,6 +28,11 @@ from tasks.persist import get_engine, load_checks, load_findings
 #: Artifacts page with a history across runs.
 SUMMARY_ARTIFACT_KEY = "docreview-run-summary"
 FINDINGS_ARTIFACT_KEY = "docreview-findings"
+ATTENTION_ARTIFACT_KEY = "docreview-high-risk-findings"
+REPORT_LINK_ARTIFACT_KEY = "docreview-report"
+
+#: Verdicts that make a finding need a reviewer's attention in the attention table.
+_DOUBTFUL = {"unsupported", "contradicted"}
 
 #: Verdicts whose findings may feed the key-terms summary.
 _TRUSTED = {"verified", "needs_review"}
@@ -257,9 +262,28 @@ def _md_cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def attention_rows(report: dict[str, Any], limit: int = 1000) -> list[dict[str, Any]]:
+    """Findings a reviewer should look at first (pure): risk ``high`` or verdict ``unsupported``/
+    ``contradicted``, high risk first; rows ``{document, clause, risk, verdict, page, summary, id}``."""
+    rows = [
+        {"document": d["file_name"], "clause": f["clause_label"], "risk": f["risk"], "verdict": f["verdict"],
+         "page": f["page"], "summary": str(f["summary"])[:200], "id": f["id"]}
+        for d in report["documents"] for f in d["findings"]
+        if f["risk"] == "high" or f["verdict"] in _DOUBTFUL
+    ]
+    rows.sort(key=lambda r: (r["risk"] != "high", r["verdict"] not in _DOUBTFUL, r["document"], r["page"] or 0))
+    return rows[:limit]
+
+
 @task(name="publish-artifacts", cache_policy=NO_CACHE)
 def publish_artifacts(report: dict[str, Any], report_path: str) -> None:
-    """Prefect task: a markdown run summary and a findings table, with stable keys."""
+    """Prefect task: the run's artifacts in the Prefect UI, each under a stable key (a history
+    across runs on the Artifacts page): a markdown run summary with every metric
+    (:data:`SUMMARY_ARTIFACT_KEY`), a table of every finding (:data:`FINDINGS_ARTIFACT_KEY`, first
+    1,000), a table of high-risk and unsupported/contradicted findings
+    (:data:`ATTENTION_ARTIFACT_KEY`, :func:`attention_rows`) and a link to the HTML report
+    (:data:`REPORT_LINK_ARTIFACT_KEY`; ``report_path`` is an absolute local path, linked as a
+    ``file://`` URI, so it opens on the machine that ran the flow)."""
     run, m = report["run"], report["run"]["metrics"]
     lines = [
         f"# docreview run `{run['id'][:8]}`",
@@ -285,3 +309,9 @@ def publish_artifacts(report: dict[str, Any], report_path: str) -> None:
     ][:1000]
     if table:
         create_table_artifact(key=FINDINGS_ARTIFACT_KEY, table=table, description="docreview findings (first 1,000)")
+    attention = attention_rows(report)
+    if attention:
+        create_table_artifact(key=ATTENTION_ARTIFACT_KEY, table=attention,
+                              description="High-risk, unsupported and contradicted findings: review these first")
+    create_link_artifact(key=REPORT_LINK_ARTIFACT_KEY, link=Path(report_path).resolve().as_uri(),
+                         link_text=f"report.html of run {run['id'][:8]}", description="docreview HTML report")

@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -87,6 +88,43 @@ class _BreakerEvents(pybreaker.CircuitBreakerListener):
         _emit(f"docreview.breaker.{event}", cb, {"from": old, "to": new})
 
 
+class ConcurrentCircuitBreaker(pybreaker.CircuitBreaker):
+    """A pybreaker breaker whose :meth:`call` does not hold the breaker's lock during the call.
+
+    ``pybreaker.CircuitBreaker.call`` keeps its re-entrant lock for the whole guarded call, so
+    every thread sharing one breaker runs its calls one at a time (pybreaker issue #55, open
+    since 2021): 16 LLM slots would give one call in flight. Here the lock guards only the
+    state check before the call and the success/failure bookkeeping after it. The states,
+    counters, storages (memory or Redis), listeners and ``CircuitBreakerError`` are pybreaker's.
+    One difference: while half-open, calls that start before the trial call's result is known
+    also go through (at most ``llm_concurrency`` of them); the first failure re-opens.
+    """
+
+    def call(self, func: Any, *args: Any, **kwargs: Any) -> Any:
+        """Call ``func(*args, **kwargs)`` unless the circuit is open.
+
+        Raises ``pybreaker.CircuitBreakerError`` while open (before ``reset_timeout`` has
+        elapsed) and when this failure trips the breaker; otherwise re-raises ``func``'s error.
+        """
+        with self._lock:
+            if self.current_state == pybreaker.STATE_OPEN:
+                opened_at = self._state_storage.opened_at
+                if opened_at and datetime.now(timezone.utc) < opened_at + timedelta(seconds=self.reset_timeout):
+                    raise pybreaker.CircuitBreakerError("Timeout not elapsed yet, circuit breaker still open")
+                self.half_open()
+            for listener in self.listeners:
+                listener.before_call(self, func, *args, **kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except BaseException as exc:
+            with self._lock:
+                self.state._handle_error(exc)  # re-raises exc, or CircuitBreakerError when it trips
+            raise
+        with self._lock:
+            self.state._handle_success()
+        return result
+
+
 def get_breaker(policy: ResiliencePolicy) -> pybreaker.CircuitBreaker:
     """The breaker shared by every LLM task of this process for ``policy``'s name and storage.
 
@@ -103,7 +141,7 @@ def get_breaker(policy: ResiliencePolicy) -> pybreaker.CircuitBreaker:
                 client = redis.Redis.from_url(policy.breaker_storage)
                 storage = pybreaker.CircuitRedisStorage(pybreaker.STATE_CLOSED, client,
                                                         namespace=policy.breaker_name)
-            breaker = pybreaker.CircuitBreaker(
+            breaker = ConcurrentCircuitBreaker(
                 fail_max=policy.breaker_failure_threshold,
                 reset_timeout=policy.breaker_reset_timeout_s,
                 success_threshold=policy.breaker_half_open_successes,

@@ -893,6 +893,108 @@ def load_ground_truth(path: Path) -> list[SampleContract]:
     return [SampleContract.model_validate(item) for item in data]
 
 
+# --------------------------------------------------------------------------------------------
+# Mixed-size workload (benchmarks)
+# --------------------------------------------------------------------------------------------
+
+#: Page-count range of a *short* workload document (inclusive).
+SHORT_PAGES = (1, 3)
+#: Page-count range of a *long* workload document (inclusive).
+LONG_PAGES = (30, 36)
+
+
+class WorkloadDocument(BaseModel):
+    """One PDF of :func:`generate_workload`: file name, page count and size class."""
+
+    file_name: str
+    pages: int
+    long: bool
+
+
+def _render_sized(spec: _Spec, target_pages: int, layout_seed: str) -> bytes:
+    """Render ``spec`` as a contract of exactly ``target_pages`` Letter pages.
+
+    Writes the title, the preamble, then the sections of :func:`_section_keys` over and over
+    (key clauses first, then the section's filler prose; later rounds are headed ``Schedule N``
+    and carry the round number so their text differs), stopping on the target page as soon as
+    the next paragraph would not fit. No ground truth is kept: this is load, not an answer key.
+    """
+    rng = random.Random(layout_seed)
+    pdf = _ContractPDF(_running_header(spec))
+    pdf.set_title(spec.title.title())
+    pdf.alias_nb_pages()
+    pdf.add_page()
+    w = _Writer(pdf)
+    pdf.set_font("Helvetica", "B", 16)
+    pdf.cell(0, 10, spec.title, align="C", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.ln(6)
+    A, B = spec.roles
+    w.para(f"This {spec.title.title()} (the \"Agreement\") is entered into as of {spec.effective_date} (the "
+           f"\"Effective Date\") by and between {spec.names[0]} (\"{A}\") and {spec.names[1]} (\"{B}\").")
+    sections, fees_intro = _section_keys(spec)
+
+    def fits(text: str | None, height: float = 0.0) -> bool:
+        if pdf.page < target_pages:
+            return True  # only the last page needs measuring (a dry run costs as much as writing)
+        return (w.lines(text) * _LINE_H + _PARA_GAP if text else height) <= w.remaining()
+
+    round_no = 0
+    while True:
+        round_no += 1
+        for s_no, (heading, pool_name, keys) in enumerate(sections, start=1):
+            title = f"{s_no}. {heading}" if round_no == 1 else f"SCHEDULE {round_no - 1}.{s_no} - {heading}"
+            if not fits(None, 8 + 3 * _LINE_H + 2 * _LINE_H):
+                return bytes(pdf.output())
+            w.heading(title)
+            pool = [_fill(t, spec.roles) for _, t in _FILLER.get(pool_name, [])] or \
+                [_fill(d, spec.roles) for d in _DEFINITIONS]
+            rng.shuffle(pool)
+            texts = [sentence for _, sentence, _ in keys] + pool[: rng.randint(1, 3)]
+            if pool_name == "fees":
+                texts.insert(0, fees_intro + " " + "; ".join(line.replace("{amt}", amount) for line, amount in spec.fees))
+            for sub, text in enumerate(texts, start=1):
+                if round_no > 1:
+                    text = f"{text} This paragraph applies to Schedule {round_no - 1}."
+                body = f"{s_no}.{sub} {text}"
+                if not fits(body):
+                    return bytes(pdf.output())
+                w.para(body)
+            if pdf.page > target_pages:  # pragma: no cover - fits() prevents it
+                raise RuntimeError("workload document overran its page target")
+
+
+def generate_workload(out_dir: Path, count: int = 200, long_share: float = 0.2,
+                      seed: int = SAMPLE_SEED) -> list[WorkloadDocument]:
+    """Write ``count`` contract PDFs of mixed size into ``out_dir`` (a benchmark workload).
+
+    ``round(count * long_share)`` documents are *long* (:data:`LONG_PAGES`, 30-36 pages), spread
+    evenly through the file order; the rest are *short* (:data:`SHORT_PAGES`, 1-3 pages). Texts
+    come from the same clause and filler templates as :func:`generate_samples`, so the router
+    and the rules extractor find real decision points. Files are ``load_NNNN_<s|l>.pdf``; the
+    same ``(count, long_share, seed)`` gives the same bytes. Returns one
+    :class:`WorkloadDocument` per file. Raises ``ValueError`` for a negative ``count`` or a
+    ``long_share`` outside ``[0, 1]``.
+    """
+    if count < 0 or not 0.0 <= long_share <= 1.0:
+        raise ValueError("count must be >= 0 and long_share within [0, 1]")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n_long = round(count * long_share)
+    long_at = {round((k + 0.5) * count / n_long) for k in range(n_long)} if n_long else set()
+    stems = list(_COMPANY_STEMS)
+    random.Random(f"docreview-workload:{seed}").shuffle(stems)
+    made: list[WorkloadDocument] = []
+    for i in range(count):
+        rng = random.Random(f"{seed}:{i}:workload")
+        spec = _make_spec(rng, i, [stems[(2 * i) % len(stems)], stems[(2 * i + 1) % len(stems)]])
+        is_long = i in long_at
+        pages = rng.randint(*(LONG_PAGES if is_long else SHORT_PAGES))
+        name = f"load_{i + 1:04d}_{'l' if is_long else 's'}.pdf"
+        (out_dir / name).write_bytes(_render_sized(spec, pages, f"{seed}:{i}:layout"))
+        made.append(WorkloadDocument(file_name=name, pages=pages, long=is_long))
+    return made
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m tasks.samples OUT_DIR [--count N] [--seed S]``; writes PDFs + ground_truth.json."""
     parser = argparse.ArgumentParser(description="Generate sample contract PDFs with ground truth.")

@@ -85,3 +85,97 @@ def stub_env(monkeypatch):
         reset_breakers()
         yield srv
         reset_breakers()
+
+
+def free_port(first: int, last: int) -> int:
+    """A TCP port in ``first..last`` that nothing listens on (127.0.0.1), or ``RuntimeError``."""
+    import socket
+
+    for port in range(first, last + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {first}-{last}")
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """A real ``prefect server start`` (SQLite, its own PREFECT_HOME, UI on) for the session, on a
+    free port in 4250-4299: yields ``{"url": "http://127.0.0.1:P", "api_url": ".../api", "home": path}``.
+    Subprocesses reach it through ``PREFECT_API_URL``; in-process code through
+    ``prefect.settings.temporary_settings``."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    home = tmp_path_factory.mktemp("prefect-home")
+    port = free_port(4250, 4299)
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_UI_API_URL": f"{url}/api",
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_LOGGING_LEVEL": "WARNING"}
+    env.pop("PREFECT_API_URL", None)
+    log = (home / "server.log").open("wb")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
+                             "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/api/health", timeout=2) as resp:
+                if resp.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"prefect server did not start: {(home / 'server.log').read_text()[-2000:]}")
+        time.sleep(0.5)
+    try:
+        yield {"url": url, "api_url": f"{url}/api", "home": home}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+@pytest.fixture
+def pg_database():
+    """``make(prefix="docreview_test")`` → URL of a fresh, uniquely named PostgreSQL database
+    (127.0.0.1:5432, trust auth); every database made is dropped afterwards. Skips when the
+    server cannot be reached."""
+    import uuid
+
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    made: list[str] = []
+
+    def make(prefix: str = "docreview_test", driver: str = "psycopg") -> str:
+        name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+        try:
+            with admin.connect() as conn:
+                conn.execute(text(f'CREATE DATABASE "{name}"'))
+        except Exception as exc:  # noqa: BLE001
+            pytest.skip(f"PostgreSQL not reachable at 127.0.0.1:5432: {exc}")
+        made.append(name)
+        return f"postgresql+{driver}://postgres@127.0.0.1:5432/{name}"
+
+    yield make
+    from tasks.persist import dispose_engines
+
+    dispose_engines()
+    with admin.connect() as conn:
+        for name in made:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()

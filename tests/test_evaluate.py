@@ -12,11 +12,13 @@ from schemas.taxonomy import CUAD_LABELS, ClauseType
 from tasks.evaluate import (
     LabelledDoc,
     dates_match,
+    durations_match,
     evidence_overlaps,
     is_covered,
     label_pieces,
     load_cuad,
     locate,
+    parse_duration,
     macro_f1,
     parse_gold_date,
     parse_text_date,
@@ -189,3 +191,19 @@ def test_harness_scores_a_known_set(tmp_path, pdf_maker):
     assert 0.0 < result["routing_rate"] <= 1.0
     for key in ("presence_macro_f1", "evidence_overlap_rate"):
         assert 0.0 <= result[key] <= 1.0
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("ninety (90) days", (90, "day")),
+    ("a 5-year term", (5, "year")),
+    ("five (5)-year renewal periods", (5, "year")),
+    ("twelve-month periods", (12, "month")),
+    ("no duration here", None),
+])
+def test_parse_duration_reads_spelled_digit_and_hyphenated_forms(text, expected):
+    assert parse_duration(text) == expected
+
+
+def test_hyphenated_renewal_term_matches_gold_in_other_units():
+    assert durations_match("1 year", "successive twelve (12)-month periods")
+    assert not durations_match("2 years", "a 5-year term")

@@ -55,3 +55,85 @@ def test_review_on_postgres_is_idempotent(tmp_path, pg_url):
         assert s.exec(select(func.count()).select_from(RunDocumentRow)).one() == 4  # 2 objects x 2 runs
     report = json.loads((tmp_path / "b" / "report.json").read_text())
     assert report["run"]["metrics"]["documents_skipped"] == 2
+
+
+_RUN_WHEN_TOLD = """
+import json, os, sys, time
+from flows.review import review_documents
+print("ready", flush=True)
+while not os.path.exists(sys.argv[4]):
+    time.sleep(0.005)
+result = review_documents(source=sys.argv[1], out_dir=sys.argv[2], database_url=sys.argv[3], backend="anthropic")
+print(json.dumps({"run_id": result["run_id"], "documents": result["documents"]}))
+"""
+
+
+@pytest.mark.slow
+def test_two_runs_over_the_same_source_at_once_split_it(tmp_path, pg_url, monkeypatch):
+    """Two processes review the same 6 documents into one database at the same instant: every
+    document is reviewed by exactly one of them (claims), none is missed, both did some."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    from schemas.tables import DocumentDriftRow, DocumentReviewRow, LLMCallRow
+    from tasks.stub_llm import StubLLM, StubLLMServer
+
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=6)
+    shas = {hashlib.sha256(p.read_bytes()).hexdigest(): p.name for p in inbox.glob("*.pdf")}
+    go = tmp_path / "go"
+    with StubLLMServer(stub=StubLLM(ttft_ms=150)) as srv:  # slow enough for the runs to overlap
+        env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "ANTHROPIC_BASE_URL": srv.url,
+               "ANTHROPIC_API_KEY": "test-key-not-secret", "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6"}
+        procs = [subprocess.Popen([sys.executable, "-c", _RUN_WHEN_TOLD, str(inbox), str(tmp_path / f"out{i}"),
+                                   pg_url, str(go)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for i in range(2)]
+        try:
+            assert [p.stdout.readline().strip() for p in procs] == ["ready", "ready"]
+            go.touch()
+            outputs = [p.communicate(timeout=600) for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
+    runs = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    ids = [r["run_id"] for r in runs]
+
+    with Session(get_engine(pg_url)) as s:
+        full = s.exec(select(RunDocumentRow.sha256, RunDocumentRow.run_id).where(
+            RunDocumentRow.status == "reviewed", RunDocumentRow.reused.is_(False))).all()
+        drift = s.exec(select(DocumentDriftRow.sha256, DocumentDriftRow.run_id)).all()
+        ledger = s.exec(select(DocumentReviewRow.sha256)).all()
+        calls = s.exec(select(LLMCallRow.sha256, LLMCallRow.chunk_index, LLMCallRow.run_id)).all()
+        claims_left = s.exec(select(func.count()).select_from(text("document_claims"))).one()
+    assert sorted(sha for sha, _ in full) == sorted(shas)  # each reviewed once, none missed
+    assert sorted(drift) == sorted(full)  # one complete review per document
+    assert sorted(ledger) == sorted(shas)
+    by_chunk: dict[tuple[str, int], set[str]] = {}
+    for sha, idx, run in calls:
+        by_chunk.setdefault((sha, idx), set()).add(run)
+    assert calls and all(len(r) == 1 for r in by_chunk.values())  # no chunk sent to the model twice
+    assert {run for _, run in full} == set(ids)  # the work was split between the two runs
+    assert claims_left == 0
+    for me, other in ((runs[0], ids[1]), (runs[1], ids[0])):  # the other's documents: deferred or reused
+        for d in me["documents"]:
+            assert d["status"] in ("reviewed", "deferred"), d
+            if d["status"] == "deferred":
+                assert d["reason"].startswith(f"being reviewed by run {other} ("), d
+            elif d["reason"] is not None:
+                assert d["reason"].startswith(f"reviewed meanwhile by run {other} "), d
+
+    from flows.review import review_documents
+
+    with StubLLMServer(stub=StubLLM()) as srv:  # the next run reuses every review
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+        after = review_documents(source=str(inbox), out_dir=str(tmp_path / "next"), database_url=pg_url,
+                                 backend="anthropic")
+    assert after["metrics"]["documents_skipped"] == 6 and after["metrics"].get("llm_calls", 0) == 0

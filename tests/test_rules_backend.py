@@ -58,7 +58,7 @@ def test_backend_identity_and_protocol():
     be = RulesBackend()
     assert isinstance(be, ReviewBackend)
     assert be.name == "rules"
-    assert be.model == RULES_VERSION == "rules-v4"
+    assert be.model == RULES_VERSION == "rules-v5"
     rv = be.review_chunk(make_chunk(BODY, index=3, page_start=4), "x.pdf")
     assert rv.calls == [] and rv.outcome == ReviewOutcome.ok and rv.chunk_index == 3
 
@@ -226,3 +226,135 @@ def test_amount_keeps_a_capitalised_multiplier():
 
     assert extract_amounts("a cap of $175 Million in aggregate") == ["$175 Million"]
     assert extract_amounts("USD 1.5 million and $2,000") == ["USD 1.5 million", "$2,000"]
+
+
+# --- patterns added with rules-v5: hand-written positives and near-miss negatives ---------------
+
+#: (category, clause that should be found, near miss that should not). Sentences are written for
+#: these tests from the CUAD category definitions, not taken from the CUAD contracts.
+PATTERN_CASES = [
+    (ClauseType.competitive_restriction_exception,
+     "Nothing in this Section shall prevent Seller from holding, as a passive investment, shares of a publicly "
+     "traded company that competes with Buyer.",
+     "Except as set forth in Section 4, all payments are exclusive of sales and use taxes."),
+    (ClauseType.covenant_not_to_sue,
+     "Reseller shall never file any application to register the Supplier marks in any country.",
+     "Any dispute regarding the validity or termination of this Agreement shall not be decided by a court "
+     "and shall be settled by arbitration."),
+    (ClauseType.covenant_not_to_sue,
+     "The Licensee shall not, during the term or afterwards, attack or oppose in any manner the title of "
+     "Licensor to the licensed trademarks.",
+     "The Licensee shall notify Licensor of any challenge by a third party to the licensed trademarks."),
+    (ClauseType.volume_restriction,
+     "The Artist will make up to four (4) promotional appearances in each contract year.",
+     "Supplier will remedy any defect within a period not to exceed thirty (30) days."),
+    (ClauseType.price_restrictions,
+     "Vendor's list prices are subject to increase only once per calendar year, on sixty days' notice.",
+     "Vendor will publish its list prices on its website each calendar year."),
+    (ClauseType.price_restrictions,
+     "Distributor may not increase the rates charged to the Company by more than five percent (5%) in any year.",
+     "Distributor will invoice the rates set out in Schedule B within five days of shipment."),
+    (ClauseType.affiliate_license_licensor,
+     "Parent hereby grants, and shall cause the other members of the Parent Group to grant, to Buyer a "
+     "non-exclusive license under the Retained Patents.",
+     "Parent hereby grants to Buyer a non-exclusive license under the Retained Patents."),
+    (ClauseType.non_compete,
+     "During the Term the Agent shall not sell or promote in the Territory any product that is competitive "
+     "with the Products.",
+     "The Agent shall promote the Products against competitive products in the Territory."),
+    (ClauseType.termination_for_convenience,
+     "The Customer may terminate this Agreement for any reason upon sixty (60) days' written notice to the Supplier.",
+     "Sections 7 and 9 shall survive termination of this Agreement for any reason."),
+    (ClauseType.termination_for_convenience,
+     "Either party may at any time terminate this Agreement by giving not less than three (3) months' written "
+     "notice to the other party.",
+     "Either party may terminate this Agreement by giving thirty (30) days' written notice if a force majeure "
+     "event continues for more than ninety days."),
+    (ClauseType.joint_ip_ownership,
+     "Inventions made jointly by employees of both parties shall be jointly owned by the parties.",
+     "This Agreement has been drafted jointly by the parties and shall not be construed against either of them."),
+    (ClauseType.non_disparagement,
+     "Neither party shall make any public statement that disparages the other party or its products.",
+     "The Licensee shall not use the licensed marks in any manner that disparages the Licensor."),
+    (ClauseType.uncapped_liability,
+     "Except for liability arising under Section 11 (Indemnity), in no event shall either party's liability "
+     "exceed the fees paid in the prior twelve months.",
+     "In no event shall either party's liability exceed the fees paid in the prior twelve months."),
+    (ClauseType.minimum_commitment,
+     "Buyer commits to purchase a minimum of 5,000 units in each contract year.",
+     "The receiving party shall disclose only the minimum amount of Confidential Information required by law."),
+    (ClauseType.expiration_date,
+     "The term of this Agreement shall be three (3) years from the Effective Date.",
+     "The obligations of confidentiality shall survive for three (3) years after the term of this Agreement."),
+    (ClauseType.no_solicit_of_customers,
+     "The Consultant shall not contact any customer of the Company for the purpose of offering competing services.",
+     "The Consultant shall contact each customer of the Company listed in Exhibit B to schedule training."),
+    (ClauseType.third_party_beneficiary,
+     "The Indemnified Persons are intended third-party beneficiaries of Section 9.",
+     "This Agreement is for the sole benefit of the parties and there are no third-party beneficiaries."),
+    (ClauseType.renewal_term,
+     "This Agreement will renew automatically for successive one-year terms.",
+     "This Agreement may be extended upon the mutual written agreement of the parties."),
+    (ClauseType.change_of_control,
+     "Either party may terminate this Agreement upon notice if the other party undergoes a change of control.",
+     "Either party may assign this Agreement to an acquirer of all or substantially all of its assets without "
+     "the other party's consent."),
+    (ClauseType.exclusivity,
+     "The Company appoints the Distributor as its exclusive distributor of the Products in the Territory.",
+     "This Agreement shall be governed exclusively by the laws of the State of Ohio."),
+    (ClauseType.unlimited_all_you_can_eat_license,
+     "Licensee may install the Software on an unlimited number of devices.",
+     "The authorized capital of the Company consists of an unlimited number of common shares."),
+    (ClauseType.effective_date,
+     "This Amendment shall become effective on the date it is signed by both parties.",
+     "Any notice shall be deemed effective upon receipt by the addressee."),
+]
+
+
+@pytest.mark.parametrize("category, positive, negative", PATTERN_CASES,
+                         ids=[f"{c.value}-{i}" for i, (c, _, _) in enumerate(PATTERN_CASES)])
+def test_new_patterns_find_the_clause_and_skip_the_near_miss(category, positive, negative):
+    found = by_type(review(positive, index=4, page_start=3), category)
+    assert found, f"{category.value} not found in: {positive}"
+    assert all(f.evidence in positive for f in found)
+    assert by_type(review(negative, index=4, page_start=3), category) == []
+
+
+def test_renewal_term_is_not_the_notice_period_in_the_same_sentence():
+    text = ("Thereafter this Agreement shall renew for successive two (2)-year terms unless either party gives "
+            "written notice of non-renewal not less than ninety (90) days before the end of the then-current term.")
+    rv = review(text, index=3, page_start=3)
+    [ren] = by_type(rv, ClauseType.renewal_term)
+    assert ren.values_dict()["duration"] == "successive two (2)-year"
+    [notice] = by_type(rv, ClauseType.notice_period_to_terminate_renewal)
+    assert notice.values_dict()["duration"] == "ninety (90) days"
+    # the notice period comes first here; the renewal term must still be the renewal term
+    text2 = ("Unless either party gives at least sixty (60) days' notice of non-renewal, this Agreement renews "
+             "for additional one (1) year periods.")
+    [ren2] = by_type(review(text2, index=3, page_start=3), ClauseType.renewal_term)
+    assert ren2.values_dict()["duration"] == "additional one (1) year"
+
+
+def test_a_rate_change_notice_gives_no_renewal_value():
+    text = "Supplier will give at least thirty (30) days' prior notice of any rate change during any Renewal Term."
+    for f in by_type(review(text, index=3, page_start=3), ClauseType.renewal_term):
+        assert "duration" not in f.values_dict()
+
+
+def test_hyphenated_durations():
+    assert extract_durations("for successive five (5)-year terms or a two-year term") == [
+        "successive five (5)-year", "two-year"]
+
+
+def test_cover_page_parties_and_inline_title():
+    text = ("Exhibit 10.4 EXECUTION COPY SUPPLY AGREEMENT\n\nbetween\n\nNORTHWIND TRADERS, INC.\n\nand\n\n"
+            "CONTOSO LABS LTD\n\nDated as of June 2, 2021\n\nTABLE OF CONTENTS")
+    rv = review(text)
+    [parties] = by_type(rv, ClauseType.parties)
+    assert [v.value for v in parties.values] == ["NORTHWIND TRADERS, INC.", "CONTOSO LABS LTD"]
+    assert parties.evidence in text
+    [title] = by_type(rv, ClauseType.document_name)
+    assert "SUPPLY AGREEMENT" in title.values_dict()["name"]
+    inline = "Exhibit 99.1 JOINT MARKETING AGREEMENT The undersigned agree to market the products jointly."
+    [t2] = by_type(review(inline), ClauseType.document_name)
+    assert t2.values_dict()["name"] == "JOINT MARKETING AGREEMENT"

@@ -26,7 +26,7 @@ from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from tasks.backends.base import ChunkReview
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
-RULES_VERSION = "rules-v4"
+RULES_VERSION = "rules-v5"
 
 #: Longest evidence quote emitted (characters).
 MAX_EVIDENCE_CHARS = 600
@@ -165,11 +165,12 @@ _NUMW = (
 )
 DURATION_RE = re.compile(
     rf"\b(?:(?:successive|additional|consecutive|further)\s+)?"
-    rf"(?:{_NUMW}(?:[\s-]+{_NUMW})?\s*(?:\(\s*\d+\s*\)\s*)?|\d+\s*(?:\(\s*\w+\s*\)\s*)?)"
-    rf"(?:calendar\s+|business\s+|working\s+|full\s+)?(?:day|month|year|week)s?\b(?!\s+of\s+age)",
+    rf"(?:{_NUMW}(?:(?<!\ba)(?<!\ban)[\s-]+{_NUMW})?\s*(?:\(\s*\d+\s*\)\s*)?|\d+\s*(?:\(\s*\w+\s*\)\s*)?)"
+    rf"-?(?:calendar\s+|business\s+|working\s+|full\s+)?(?:day|month|year|week)s?\b(?!\s+of\s+age)",
     _I,
 )
-"""A duration: ``ninety (90) days``, ``one (1) year``, ``12 months``, ``successive 12 month``."""
+"""A duration: ``ninety (90) days``, ``one (1) year``, ``12 months``, ``successive 12 month``,
+``five (5)-year``, ``two-year``."""
 
 AMOUNT_RE = re.compile(
     r"(?:(?:US|U\.S\.|USD|CAD|C|A|HK|RMB|EUR|€|£|¥)\s?)?[$€£¥]\s?\d[\d,.]*(?:\s*(?:(?i:million|billion|thousand)|[MK]\b))?"
@@ -352,14 +353,44 @@ def R(
 
 
 C = ClauseType
+# Dispute-resolution, settlement and insolvency language that mentions "validity", "claims" or
+# "covenant not to sue" without restricting a challenge to the counterparty's rights.
+_CNS_NOT = (r"arbitrat|disputes? (?:arising|regarding|relating|as to|concerning)|existence, validity|validity,? (?:interpretation|"
+            r"construction|performance|breach|or termination)|settlements?|bankruptcy|insolvency|objection|jurisdiction|venue|"
+            r"notify|notice of any",)
+# How a term ends: a date, a length in years/months, or an anniversary / last-to-expire event.
+_TERM_END = (DATE_RE.pattern + r"|(?:\w+ )?\(?\d+\)?[ -](?:full )?(?:calendar )?(?:years?|months?)\b|"
+             r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty)[ -](?:\(\d+\) )?(?:years?|months?)\b|"
+             r"(?:\w+ )?(?:\(\w+\) )?anniversary|last (?:date of )?(?:to )?expir")
+# A written date or a blank one ("____, 2019", "the __ day of ____").
+_DATE_OR_BLANK = DATE_RE.pattern + r"|_{3,}[^.;]{0,20}(?:19|20)\d\d|day of\s*_{2,}|\b\d{1,2}[-.]\d{1,2}[-.](?:19|20)?\d\d\b"
+# "Effective" about something other than the agreement itself (a notice, a termination, a price change).
+_NOT_THE_AGREEMENT_EFFECTIVE = (
+    r"effective (?:date )?of (?:any|such|the|each|an?) (?:\w+ )?(?:change|termination|notice|amendment|assignment|price|increase|decrease|"
+    r"expiration|expiry|cancell?ation|resignation|transfer|revocation|adjustment|purchase order|order)|"
+    r"(?<!this\s)(?<!This\s)(?:notices?|termination|assignment|revocation|resignation|cancell?ation|waiver|change|increase|amendment|order)s? "
+    r"(?:\w+ ){0,6}(?:shall|will) (?:be|become) (?:deemed )?effective|deemed (?:to be )?effective|"
+    r"(?:prior to|before|after|following|since|from and after|existing on|in effect (?:as of|on)) the (?:\w+ )?Effective Date|"
+    r"(?:insurance polic(?:y|ies)|registration statement|prospectus)"
+)
 _NEG = r"(?:shall|will|may|must|agrees? to|agrees? that it will|covenants? (?:and agrees? )?that it (?:shall|will))? ?(?:not|never|neither)\b"
 _LIC = r"licen[cs]"
 
 RULES: tuple[Rule, ...] = (
     # ---- Group 1: dates and term ------------------------------------------------------------
-    R(C.effective_date, "effective|commenc",
-      r"effective (?:as of|on|from|upon)|\"?Effective Date\"?|shall (?:become|be) effective|"
-      r"(?:commence|begin)s? on (?:the date|[A-Z][a-z]+ \d)|Commencement Date|effective date of this Agreement"),
+    # The date the agreement takes effect: an effectiveness cue next to a written (or blank) date ...
+    R(C.effective_date, "effective|commenc|effect",
+      r"effective (?:as of|on|from|upon|date|this|for all purposes)|Effective Date|(?:become|becomes|be|is|made|and) effective|"
+      r"(?:commenc|begin)\w* (?:on|as of|from)|(?:term|period) (?:commencing|beginning)|Commencement Date|enter(?:s)? into (?:force|effect)",
+      require=(_DATE_OR_BLANK,),
+      exclude=(_NOT_THE_AGREEMENT_EFFECTIVE,)),
+    # ... or a sentence fixing when this agreement takes effect without writing the date.
+    R(C.effective_date, "effective|commenc|effect",
+      r"(?:this|the) (?:Agreement|Contract|Amendment|agreement|contract)[^.;]{0,60}(?:shall|will|is|becomes?) (?:become |be |come )?"
+      r"(?:effective|in (?:full )?(?:force|effect)|commence|enter into (?:force|effect))[^.;]{0,40}(?:on|upon|as of|from|when)|"
+      r"Effective Date[^.;]{0,40}(?:shall be|means|is|shall mean) (?:the )?(?:later|earlier|date|day)|"
+      r"(?:commences?|begins?|effective) (?:up)?on (?:the )?(?:execution|signing|date (?:of (?:execution|signing)|first|on which|this))",
+      exclude=(_NOT_THE_AGREEMENT_EFFECTIVE,)),
     R(C.expiration_date, "continu|remain|expir|end|terminat",
       r"(?:term of this Agreement|this Agreement|Initial Term|term)\b[^.;]{0,120}?(?:shall|will) (?:continue|remain|expire|end|terminate)"
       r"[^.;]{0,80}?(?:until|through|for a (?:period|term)|for (?:an? )?(?:initial )?(?:period|term) of|on|thereafter for)",
@@ -372,13 +403,24 @@ RULES: tuple[Rule, ...] = (
       r"(?:shall|will) expire (?:on|at)|Expiration Date|initial term (?:of|shall be)|"
       r"term of (?:this Agreement )?(?:shall be )?(?:\w+ )?\(?\d+\)? (?:years|months)|\bperpetual\b|in perpetuity",
       exclude=(_LIC,)),
+    # The term stated as an end date, a length in years/months or an anniversary: "The term of this
+    # Agreement shall be five (5) years", "shall continue until April 30, 2029", "from May 1 to April 30".
+    R(C.expiration_date, "term|duration|until|expir",
+      r"\b(?:term|duration)\b[^;]{0,160}?(?:\buntil|\bthrough|\bto|\bending|\bends?|\bexpir\w*|\bterminat\w*|\bbe|\bis|\bof|\bfor|\bextend)"
+      r"(?: on| at| a period of| for)? (?:the )?(?:" + _TERM_END + r")",
+      exclude=(r"notice|warrant|insurance|confidential|non-?compet|restricted period|surviv|payment|royalt|\blicen[cs]e term|"
+               r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)",)),
     R(C.renewal_term, "renew|extend|extension|successive|evergreen|year to year|year-to-year|month-to-month|month to month|thereafter|automatically",
       r"(?:automatically|shall be|will be|may be) (?:renewed|extended)|auto(?:matic|-)renew|"
-      r"renew(?:ed|al)? (?:for|thereafter for) (?:an? )?(?:successive|additional|further|subsequent|consecutive)|"
+      r"renew(?:ed|al|s)? (?:automatically )?(?:for|thereafter for) (?:an? )?(?:successive|additional|further|subsequent|consecutive)|"
       r"(?:successive|additional|consecutive|further) (?:\w+ )?(?:\(\d+\) )?(?:-?year|-?month|renewal) (?:periods?|terms?)|"
+      r"(?:successive|additional|consecutive|further) (?:\w+|\(\d+\)|\w+ \(\d+\))-(?:year|month) (?:periods?|terms?)|"
       r"\bRenewal Term\b|option to (?:renew|extend)|\bevergreen\b|year[- ]to[- ]year|month[- ]to[- ]month|"
       r"(?:thereafter|automatically) (?:continue|remain in (?:full )?(?:force|effect))[^.;]{0,80}(?:until|unless|for)",
-      exclude=(r"insur|polic(?:y|ies)",)),
+      # renewal by a fresh mutual agreement is not a renewal term (CUAD: automatic or unilateral extensions)
+      exclude=(r"insur|polic(?:y|ies)|mutual(?:ly)? (?:written )?(?:agree|consent)|mutual (?:written )?agreement|common agreement|unanimous|"
+               r"as (?:are |may be )?(?:mutually )?agreed|force majeure|sub-?licens|\boffering\b|extended to (?:contractors|affiliates|subsidiaries|any)|"
+               r"schedule for performance|by (?:written )?agreement of (?:the|both|all)",)),
     R(C.notice_period_to_terminate_renewal, "renew|extend|extension",
       r"(?:not to renew|non-renewal|nonrenewal|intent(?:ion)? (?:not )?to (?:renew|terminate)|prevent (?:such )?renewal|elects? not to (?:renew|extend))",
       require=(r"\d+\)? (?:days|months)|(?:thirty|sixty|ninety|days|months)",),
@@ -421,16 +463,34 @@ RULES: tuple[Rule, ...] = (
       require=(r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|restrict|prohibit|non-?compet",),
       exclude=(r"competitive bid|compete fairly|competitive (?:price|pricing|rates?|terms)|anti-?competitive|not be construed to compete|"
                r"(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)[^.;]{0,80}compet|competent",)),
+    # Not dealing in products that compete with or resemble the counterparty's, in a business,
+    # territory or period: "shall not sell ... any product which is competitive with the Products".
+    R(C.non_compete, "compet|similar",
+      r"(?:\bnot\b|\bneither\b|\bnor\b)[^.;]{0,150}\b(?:sell|market|promote|distribute|manufacture|develop|commerciali[sz]e|offer|carry|"
+      r"procure|engage|represent|produce|license|advertise)\w*[^.;]{0,160}(?:competitive with|compet(?:e|es|ing)\b|competitors?['’]? (?:products|goods)|"
+      r"(?:same as or|same or|substantially|confusingly) similar (?:to|with)|similar (?:products?|services?|platform|business))",
+      exclude=(r"competitive (?:price|pricing|rates?|terms|bid)|anti-?competitive|(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)|"
+               r"confidential|trade ?marks?|\bmarks\b|trade (?:name|dress)|logo|infring",)),
     R(C.exclusivity, "exclusiv|sole|requirements|appoint|authoriz",
       r"(?<!non-)(?<!non)\bexclusive (?:right|rights|license|licen[cs]e|distributor|distribution|basis|supplier|provider|"
       r"reseller|agent|representative|partner|manufacturer|sponsor|marketing|dealer|territory|arrangement|relationship|sales)|"
       r"exclusively (?:to|from|with|through|by)|sole (?:and exclusive )?(?:source|supplier|provider|distributor)|"
       r"(?:purchase|procure|obtain|buy) (?:all|100%|one hundred percent) of (?:its|their|the)[^.]{0,60}requirements|"
       r"shall not[^.;]{0,80}(?:appoint|grant|license|authorize)[^.;]{0,60}(?:any other|any third|other) (?:distributor|person|party|reseller|agent|licensee|supplier)",
-      exclude=(r"exclusive (?:right|rights) (?:and|or) (?:remed|sole)|exclusive remed|sole and exclusive remed|non-exclusive right",)),
+      exclude=(r"exclusive (?:right|rights) (?:and|or) (?:remed|sole)|exclusive remed|sole and exclusive remed|non-exclusive right",
+               # exclusive control of prosecution/defence, ownership, forum or governing law is not exclusive dealing
+               r"exclusive right,? (?:but not the obligation,? )?to (?:prepare|file|prosecute|defend|settle|control|enforce|maintain|bring)|"
+               r"exclusive rights? of ownership|(?:sole and )?exclusive (?:right, )?title|(?:owned|vest\w*|belong\w*) (?:solely and )?exclusively|"
+               r"exclusively (?:by|to) the (?:\w+ )?(?:laws|courts?)|(?:governed|construed|submitted|resolved|settled|limited) (?:only and )?exclusively|"
+               r"nothing[^.;]{0,60}(?:creat|constru)\w*[^.;]{0,30}exclusive|(?:not|no) (?:be )?(?:an? )?exclusive (?:arrangement|relationship|basis)",)),
     R(C.no_solicit_of_customers, "solicit|entice|induce|divert",
       r"(?:\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit)[^.]{0,160}(?<!un)(?:solicit|entice|induce|divert)\w*[^.]{0,160}(?:customers?|clients?|accounts|subscribers|franchisees|suppliers|business)",
       exclude=(r"employ|personnel|staff|unsolicited|solicitation of (?:subscriptions|proxies|offers)|inducement",)),
+    # Other ways of taking the counterparty's customers: contacting, circumventing, persuading them away.
+    R(C.no_solicit_of_customers, "contact|circumvent|persuade|call on|call upon|interfere",
+      r"(?:\bnot\b|\bneither\b|\bnor\b|refrain)[^.]{0,160}\b(?:contact|circumvent|persuade|call (?:on|upon)|interfere with)\w*[^.]{0,120}"
+      r"(?:customers?|clients?|accounts|subscribers|Members|vend[oe]rs|relationships? (?:with|among))",
+      exclude=(r"employ|personnel|staff|unsolicited|solicitation of (?:subscriptions|Subscribers|proxies|offers)|not aware|regulat|authorit|press|media",)),
     R(C.no_solicit_of_employees, "solicit|hire|employ|recruit|entice|induce", r"solicit|\bhire\b|\bemploy\b|recruit|entice|induce",
       require=(r"employees?|personnel|staff|employed by|individuals? (?:who|employed)|contractors? of|consultants? of",
                r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit"),
@@ -438,26 +498,46 @@ RULES: tuple[Rule, ...] = (
     R(C.non_disparagement, "disparag|derogatory|negative|adverse|unfavo|disrepute|reputation|goodwill|critic",
       r"disparag\w*|derogatory (?:statements?|comments?|remarks?)|(?:negative|adverse|unfavou?rable|critical) (?:statements?|comments?|remarks?|publicity)|"
       r"into (?:public )?disrepute|(?:harm|damage|injur|impair|tarnish|detriment|prejudic|jeopardi[sz]e|adversely affect)\w*[^.;]{0,80}(?:reputation|goodwill|good name|image)",
-      require=(r"\bnot\b|\bno\b|\bnever\b|\bnor\b|refrain|avoid",
+      require=(r"\bnot\b|\bno\b|\bnever\b|\bnor\b|\bneither\b|refrain|avoid",
                r"disparag|derogatory|negative|unfavou?rable|critical|disrepute|statements?|remarks?|comments?|publicity|publicly|"
                r"make|say|publish|communicat|portray|reflect (?:adversely|poorly|unfavou?rably)"),
-      exclude=(r"infring|obscene|virus|credit history",)),
-    R(C.competitive_restriction_exception, "compet|exclusiv|solicit",
-      r"(?:shall not|will not) (?:be deemed to )?(?:prevent|restrict|prohibit|preclude|limit|apply to)|"
-      r"(?:nothing|neither) (?:in|contained in) (?:this|the) (?:Agreement|Section)[^.]{0,80}(?:prevent|restrict|prohibit|preclude|limit)|"
-      r"(?:except|other than|notwithstanding|provided,? however|excluding)",
-      require=(r"(?<!non-)(?<!non\s)(?<!non)exclusiv(?!ely govern)|\bcompet(?!en)|(?<!un)solicit",),
-      exclude=(r"exclusive remed|exclusive jurisdiction|competent (?:court|jurisdiction)|non-?exclusive|exclusive property|(?:competitive|competing) (?:bid|price|rate)",)),
+      # a restriction on how licensed marks are used is a quality-control term, not a non-disparagement covenant
+      exclude=(r"infring|obscene|virus|credit history|\buse (?:of )?(?:the |any |its |such )?(?:\w+ ){0,3}(?:Marks?|logos?|trade ?marks?|trade names?)|"
+               r"display\w* (?:of )?(?:the |any )?(?:\w+ ){0,3}(?:Marks?|logos?|trade ?marks?)|remove any references",)),
+    # A carve-out: an exception cue and, in the same sentence, a competition restriction (compete,
+    # exclusivity in the dealing sense, solicitation, or "the restrictions/covenants" themselves).
+    R(C.competitive_restriction_exception, "compet|exclusiv|solicit|restrict|covenant",
+      r"(?:shall not|will not|does not|do not) (?:be deemed to |be construed to |in any way )?(?:prevent|restrict|prohibit|preclude|limit|apply to|include|bar)|"
+      r"nothing (?:in|contained in|herein|set forth in)[^.;]{0,100}(?:prevent|restrict|prohibit|preclude|limit|bar)|"
+      r"\bexcept\b|other than|notwithstanding|provided,? however|excluding|but not (?:including|as to)|"
+      r"(?:shall|will) (?:be permitted|be entitled|be free|have the right) to|(?:is|are) (?:permitted|free) to|reserves? (?:to itself )?the right|"
+      r"passive (?:investment|investor|ownership)",
+      require=(r"\bcompet(?:e|es|ing|ition|itive|itors?)\b(?! (?:price|pricing|rates?|bid|terms|market conditions))|"
+               r"(?<!non-)(?<!non)\bexclusiv(?:e|ity)\b(?! (?:of|remed|jurisdiction|venue|forum|owner|legal|holder|nature|property|control|warranty|responsibility|means|authority|obligation|licensee of the|right to (?:control|defend)))|"
+               r"(?<!un)\bsolicit(?!ation of (?:subscriptions|proxies|orders|offers|an offer))|(?:these|such|foregoing|the) (?:restrictions|restrictive covenants)|restriction(?:s)? (?:set forth|contained|in (?:this )?Section)",),
+      exclude=(r"\bsole and exclusive\b|exclusively (?:through|by) (?:binding )?arbitration|\bnot (?:be )?(?:an? )?exclusive|\bno exclusive|"
+               r"(?:not|nothing)[^.;]{0,40}(?:grant|creat|constru)\w*[^.;]{0,40}(?:any )?exclusive|"
+               r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?[\"“][^\"”]{1,60}[\"”] (?:means|shall mean)|competent|exclusive of (?:taxes|VAT|interest)|"
+               r"warrant|indemnif|confidential information|non-? ?exclusive|\bgrants?\b|employ|personnel|\bhire\b|"
+               r"words (?:of any gender|importing)|singular|(?:cumulative|alternative) (?:and|or) (?:not )?exclusive|offer to (?:buy|sell)|financing|"
+               r"solicitation of (?:Subscribers|consents|proxies|votes)|proxies|not aware|competitive with (?:gross|market)|Competitive Change of Control",)),
     # ---- termination -------------------------------------------------------------------------
     R(C.termination_for_convenience, "terminat",
       r"terminat\w+[^.;]{0,120}(?:for (?:its |their )?convenience|without cause|for any reason|for no reason|with or without cause|"
       r"at (?:any time|its (?:sole )?(?:discretion|option))[^.;]{0,80}(?:notice|days)|for any or no reason|in its sole discretion)|"
       r"(?:for (?:its )?convenience|without cause)[^.;]{0,80}terminat",
-      exclude=(r"without cause (?:of|to)|shall not terminate",)),
+      exclude=(r"without cause (?:of|to)|shall not terminate",
+               # "upon termination for any reason ..." / "survive termination for any reason": not a right to terminate
+               r"^(?![\s\S]*(?:for (?:its |their )?convenience|without cause|for no reason|for any or no reason))"
+               r"(?![\s\S]*(?:may|shall have the (?:absolute )?right to|has the right to|is entitled to|right to|can|option to) (?:\w+ )?terminat)",
+               r"^(?![\s\S]*(?:for (?:its |their )?convenience|without cause))[\s\S]*(?:\bif\b|in the event|should|in case|upon the occurrence|breach|insolven|bankrupt|contingenc)")),
     R(C.termination_for_convenience, "terminat",
-      r"(?:may|shall have the right to|has the right to|is entitled to|right to) terminate (?:this Agreement|the Agreement|this Contract)?[^.;]{0,60}"
-      r"(?:upon|by giving|on|with|by providing|by delivering|after) (?:at least )?(?:\w+ )?\(?\d+\)? (?:calendar )?(?:days|months)['’]?s? (?:prior )?(?:written )?notice",
-      exclude=(r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat",)),
+      r"(?:may|can|shall have the (?:absolute |unilateral )?right to|has the (?:absolute |unilateral )?right to|is entitled to|right to) (?:at any time )?(?:terminate|cancel)[^.;]{0,80}?"
+      r"(?:upon|by giving|on|with|by providing|by delivering|after|by|within) (?:at least |no less than |not less than |a )?[^.;]{0,40}?"
+      r"(?:days|months|\[\*+\])['’]?s?\)?(?: prior)?(?: written)?(?: notice| notice period)|"
+      r"(?:may|can) (?:at any time )?(?:terminate|cancel) (?:this|the) (?:Agreement|Contract)[^.;]{0,40}(?:at any time|for any reason)",
+      exclude=(r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat|\bif\b|in the event|should|in case|"
+               r"upon the occurrence|contingenc|force majeure|\bunless\b|\bwhere\b",)),
     R(C.rofr_rofo_rofn, "first|last|rof|exclusive",
       r"(?:right|option) of first (?:refusal|offer|negotiation|look)|first (?:right|option) (?:to|of) (?:negotiate|refus|offer|purchase|acquire)|"
       r"right of last (?:refusal|offer)|\bROFR\b|\bROFO\b|\bROFN\b|first opportunity to (?:negotiate|purchase|acquire|bid|offer|license|distribute)|exclusive negotiation"),
@@ -469,7 +549,9 @@ RULES: tuple[Rule, ...] = (
       r"all or substantially all of (?:its|the|such party's) (?:assets|business|stock|equity)[^.]{0,100}(?:assign|terminat|consent)|"
       r"(?:majority|more than fifty percent|50%) of (?:the )?(?:outstanding |voting )?(?:voting )?(?:stock|shares|securities|equity|interests?|assets)|"
       r"change in (?:the )?(?:organization|ownership|management|control)|control of (?:either|a|the|such) party (?:shall |is )?(?:pass|transfer|change)",
-      exclude=(r"bankrupt|insolven|benefit of creditors|receiver",
+      exclude=(r"bankrupt|insolven|benefit of creditors|receiver|Board of (?:Trustees|Directors)|voting securities of (?:a|the|any) Fund|"
+               r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?[\"“]Control(?:led|ling)?[\"”,]|"
+               r"^(?![\s\S]*(?:notice|notify|terminat|consent of|approval))[\s\S]*(?:may|shall be entitled to|can|shall have the right to) (?:freely )?(?:assign|transfer)[^.;]{0,200}without (?:the )?(?:\w+ )?(?:[\w'’]+ )?(?:prior )?(?:written )?(?:consent|approval)",
                r"^(?![^.]*(?:notice|terminat|change (?:of|in) control))[^.]*without (?:the )?(?:other party's |the other party's )?(?:prior )?(?:written )?consent[^.]{0,200}(?:merger|acqui|substantially all|reorganiz)")),
     R(C.anti_assignment, "assign|transfer", r"\bassign|\btransfer",
       require=(r"(?:without|prior|written) (?:the )?(?:prior )?(?:express )?(?:written )?consent|not (?:be )?(?:assign|transfer)|"
@@ -488,19 +570,38 @@ RULES: tuple[Rule, ...] = (
       r"(?:price|prices|fee|fees) (?:increases?|adjustments?)[^.;]{0,80}(?:shall not|will not|may not|not to) exceed|"
       r"(?:no|any) (?:price )?increases? (?:in|to) (?:the )?(?:price|prices|fees)[^.;]{0,80}(?:shall|may|will) (?:not|only)|"
       r"(?:adjust|increase|change) (?:the )?(?:\w+ )?(?:price|prices|rates|fees)[^.;]{0,60}not (?:more often|more frequently|more than once)|"
-      r"(?:increase|adjust)\w*[^.;]{0,40}(?:price|prices|fees|rates)[^.;]{0,60}(?:not to exceed|shall not exceed|by no more than|capped)",
+      r"(?:increase|adjust)\w*[^.;]{0,40}(?:price|prices|fees|rates)[^.;]{0,60}(?:not to exceed|shall not exceed|by no more than|capped)|"
+      r"(?:price|prices|pricing|fees|rates)[^.;]{0,60}(?:subject to (?:an? )?(?:increase|change|adjustment)|increase|change|adjust\w*)[^.;]{0,40}"
+      r"(?:only )?(?:once|one time) (?:per|a|each|in any) (?:calendar |contract |twelve|12)?[- ]?(?:year|month|quarter|period)|"
+      r"(?:increase|raise)\w*[^.;]{0,60}(?:price|prices|pricing|fees|rates)[^.;]{0,40}(?:by )?more than[^.;]{0,30}(?:%|percent)|"
+      r"(?:price|prices|pricing|fees|rates)[^.;]{0,40}(?:may|shall|will) not (?:be )?(?:increase|raise|change|adjust|reduce|lower|decrease)d?\b|"
+      r"(?:may|shall|will) not (?:reduce|lower|decrease|discount) (?:the |its |any )?(?:\w+ )?(?:price|prices|pricing|fees|rates)|"
+      r"(?:at|for) (?:its )?cost,? (?:without|with no) (?:any )?(?:mark-?up|profit)",
       exclude=(r"liabilit|liable|damages|deduction",)),
     R(C.minimum_commitment, "minimum|least|less than|take",
       r"minimum (?:annual |monthly |quarterly |aggregate |purchase |order |guaranteed )*(?:purchase|order|quantit|volume|commitment|amount|royalt|payment|fee|sales|revenue|guarantee|requirement|number)\w*|"
       r"(?:shall|will|agrees? to) (?:purchase|order|buy|procure|pay)[^.;]{0,40}(?:at least|not less than|a minimum of)|"
-      r"(?:at least|not less than|no less than) [^.;]{0,40}(?:units|orders?|purchases?)|take[- ]or[- ]pay",
-      exclude=(r"minimum (?:wage|age|insurance|coverage|limits?)|minimum (?:amount|limit)s? of (?:insurance|coverage)",)),
+      r"(?:at least|not less than|no less than) [^.;]{0,40}(?:units|orders?|purchases?)|take[- ]or[- ]pay|"
+      r"(?:commits?|agrees?|shall|will)[^.;]{0,60}\ba minimum of (?:\w+ )?(?:\(?\d[\d,]*\)?|\[?\*+\]?)|"
+      r"minimum (?:performance|purchas\w*|total|sales|annual|monthly|quarterly) (?:goals?|requirements?|charges?|quotas?|targets?|commitments?)",
+      exclude=(r"minimum (?:wage|age|insurance|coverage|limits?)|minimum (?:amount|limit)s? of (?:insurance|coverage)|"
+               r"minimum amount of (?:\w+ )?(?:\w+ )?(?:information|Confidential)|\bno minimum|minimum number of meetings|"
+               r"(?:insurance|insured|coverage|polic(?:y|ies))",)),
     R(C.volume_restriction, "excess|exceed|above|greater|more than|over|maximum|cap on",
       r"(?:in excess of|exceeds?|exceeding|above|greater than|more than|over) (?:the |such |any |a )?(?:\w+ )?(?:maximum|limit|cap|threshold|forecast\w*|volume|quantit\w+|capacity|number of|units|amount)|"
       r"(?:maximum|cap on the) (?:number|quantity|volume|amount) of (?:units|products|users|licenses|copies|orders?|transactions|calls)|"
       r"overage|excess (?:usage|capacity|volume|units|quantit)",
       require=(r"units|volume|quantit|capacity|usage|users|forecast|orders?|transactions|purchase|products?|copies|seats",),
       exclude=(r"liabilit|insurance|damages|interest rate|late|deductible",)),
+    # A cap on how much of a service or product a party gets or gives: "up to three (3) appearances",
+    # "no more than eight (8) hours each", "a maximum of 100 units per run".
+    R(C.volume_restriction, "up to|more than|not to exceed|shall not exceed|maximum|limited to",
+      r"(?:up to|no more than|not more than|not to exceed|shall not exceed|will not exceed|a maximum of|maximum of|limited to) "
+      r"(?:a total of |an aggregate of )?(?:\w+ )?(?:\(\s*(?:\d[\d,]*|\[?\*+\]?)\s*\) |\d[\d,.]* |\[?\*+\]? )?(?:additional |full[- ]time |consecutive |rotating |\w+ )?"
+      r"(?:hours?|appearances?|sessions?|persons?|people|personnel|individuals|units|links|posts|inserts|onserts|impressions|copies|users|"
+      r"seats|events|FTEs?|visits|trips|calls|pages|placements|spots|kilobytes|megabytes|gigabytes|MB|GB|TB|transactions|locations|stores|"
+      r"products|samples|runs|batches|shipments|tons|gallons|barrels|liters|pounds|kilograms|doses|licenses|installations|days (?:per|each|in any))\b",
+      exclude=(r"within|respon(?:d|se)|prior (?:written )?notice|liabilit|damages|interest|insurance|indemn|late|for a period",)),
     # ---- Group 4: IP and licences ----------------------------------------------------------------
     R(C.ip_ownership_assignment, "assign|transfer|convey|hire|vest|property|owner|own",
       r"hereby (?:irrevocably )?(?:assigns?|transfers?|conveys?)|(?:shall|agrees? to|will) (?:irrevocably )?(?:assign|transfer|convey) (?:and hereby assigns )?(?:to )?|"
@@ -512,7 +613,10 @@ RULES: tuple[Rule, ...] = (
                r"(?:assign|transfer) (?:this Agreement|its rights|any of its rights|its obligations)",)),
     R(C.joint_ip_ownership, "joint|co-own|coown|undivided|equally|shared",
       r"joint(?:ly)?[- ]own\w*|co-?own\w*|owned jointly|jointly by (?:the )?(?:parties|both)|joint (?:inventions?|patents?|intellectual property|technology|developments?|works?|property|ip)\b|"
-      r"undivided (?:one-half |equal )?interest|equally own|shared ownership|own (?:such )?[^.]{0,60}jointly"),
+      r"undivided (?:one-half |equal )?interest|equally own|shared ownership|own (?:such )?[^.]{0,60}jointly",
+      require=(r"\bown|title|belong|vest|property of|undivided|interest|assign",),
+      exclude=(r"joint (?:development|steering|research|governance|operating|commercialization|executive|patent) (?:committee|team|agreement|program|plan)|"
+               r"(?:drafted|prepared|negotiated) (?:jointly|by both)|\bno\b[^.;]{0,40}jointly owned|nor is it[^.;]{0,20}jointly",)),
     R(C.license_grant, "grant|licens|licenc",
       r"(?:hereby )?grants? (?:to )?[^.;]{0,80}(?:an? |the )?[^.;]{0,120}\b(?:licen[cs]e|sublicen[cs]e|right to use)|"
       r"hereby licen[cs]es|(?:is|are) (?:hereby )?(?:granted|licensed)[^.;]{0,80}(?:licen[cs]e|right to use)|license grant"),
@@ -520,11 +624,15 @@ RULES: tuple[Rule, ...] = (
       r"non-?transferr?able|non-?assignable|not (?:be )?(?:transferr?able|assignable)|non-?sub-?licensable|without the right to (?:sub-?license|transfer|assign)|"
       r"(?:may|shall) not (?:sub-?license|transfer|assign)[^.;]{0,60}licen[cs]e|right to sublicense",
       require=(_LIC,)),
-    R(C.affiliate_license_licensor, "affiliat|subsidiar",
+    R(C.affiliate_license_licensor, "affiliat|subsidiar| group",
       r"(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)[^.;]{0,40}(?:hereby )?grants?|"
       r"(?:owned|controlled|licensable) by (?:\w+ )?(?:or|and) (?:any of )?(?:its|their) (?:Affiliates|subsidiaries)|"
-      r"(?:cause|causes) (?:its|their) (?:Affiliates|subsidiaries) to grant|(?:Licensor|Company|it)['’]s? (?:or its )?Affiliates['’]? (?:patents|technology|intellectual property|trademarks|know-how)",
-      require=(_LIC,)),
+      r"(?:cause|causes) (?:its|their) (?:Affiliates|subsidiaries) to grant|(?:Licensor|Company|it)['’]s? (?:or its )?Affiliates['’]? (?:patents|technology|intellectual property|trademarks|know-how)|"
+      r"(?:cause|causes) (?:the |each )?(?:other )?(?:members?|each member) of (?:the )?\w+ Group to (?:hereby )?grant|"
+      r"for itself and (?:as representative of )?(?:all )?(?:other )?members of the \w+ Group|"
+      r"(?:owned|controlled|licensable|licensed) by \w+ (?:or|and) \w+ (?:or|and) (?:any of )?(?:its|their) (?:respective )?Affiliates|"
+      r"obtain from (?:its|your|their) (?:affiliates|subsidiaries)",
+      require=(_LIC + r"|right to (?:continue to )?use",)),
     R(C.affiliate_license_licensee, "affiliat|subsidiar",
       r"(?:to|upon|on) \w+ (?:\w+ )?(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)|"
       r"(?:to|for) (?:its|their) (?:Affiliates|subsidiaries) (?:and|or)|sub-?licen[cs]e[^.;]{0,60}(?:to|through) (?:its|their|any of its) (?:Affiliates|subsidiaries)|"
@@ -532,7 +640,8 @@ RULES: tuple[Rule, ...] = (
       require=(r"grant|licen[cs]e|right to use|sublicen",)),
     R(C.unlimited_all_you_can_eat_license, "unlimited|enterprise|all-you|without",
       r"unlimited (?:number|use|right|license|licence|copies|users|access|quantit|distribution|reproduction)|enterprise[- ]wide|all[- ]you[- ]can[- ]eat|"
-      r"(?:any|an) unlimited|without (?:limitation as to|limit on|regard to) (?:the )?(?:number|quantity)|royalty-free[^.]{0,80}unlimited"),
+      r"(?:any|an) unlimited|without (?:limitation as to|limit on|regard to) (?:the )?(?:number|quantity)|royalty-free[^.]{0,80}unlimited",
+      exclude=(r"authori[sz]ed capital|shares|unlimited access to (?:\w+ )?(?:offices|premises|books|records|facilities)|unlimited liabilit",)),
     R(C.irrevocable_or_perpetual_license, "irrevocabl|perpetu", r"irrevocabl[ey]|perpetual|in perpetuity",
       require=(_LIC + r"|right to use",),
       exclude=(r"irrevocably (?:submit|consent|waive|agree|appoint|authoriz)|irrevocable (?:letter of credit|proxy|consent|waiver|instructions)",)),
@@ -565,6 +674,15 @@ RULES: tuple[Rule, ...] = (
       r"(?:shall not apply|will not apply|do not apply|does not apply) to[^.;]{0,120}(?:indemnif|breach|confidential|gross negligence|willful|wilful|infringement|fraud)|"
       r"(?:except|excluding|other than)(?: for| with respect to)?[^.;]{0,120}(?:indemnif|breach of (?:section|its|confidential)|gross negligence|willful|wilful|fraud)",
       exclude=(r"^[^.]{0,40}(?:indemnify|defend)",)),
+    # A cap or exclusion made subject to a carve-out elsewhere ("Except as provided in Section 9.3, in
+    # no event shall ..."), or language keeping some liability whole ("nothing ... shall limit").
+    R(C.uncapped_liability, "liab|damages|limit",
+      r"(?:except|excluding|other than|subject to)(?: for| as (?:set forth|provided) in| with respect to)?[^.;]{0,100}(?:Section|Article|Paragraph|Clause)s? \(?[\dIVX]|"
+      r"(?:shall not|will not|nothing[^.;]{0,80}(?:shall|will|is intended to)) (?:be deemed to )?(?:limit|restrict|exclude)[^.;]{0,80}(?:liabilit|damages|obligations? (?:of (?:either|any) party )?to indemnify)|"
+      r"(?:excludes?|exclude) or limits? (?:any |its )?liabilit|(?:responsibility|liability),? without limit\b|unlimited liabilit|liability (?:shall|will) be unlimited",
+      require=(r"liab|damages",
+               r"in no event|not be liable|no liability|have any liability|shall not exceed|will not exceed|limit|cap\b|exclu|consequential|indirect",),
+      exclude=(r"^[^.]{0,40}(?:indemnify|defend)|insurance|warrant",)),
     R(C.liquidated_damages, "liquidated|termination|cancellation|penalty|break|kill fee",
       r"liquidated damages|termination (?:fee|payment|charge)|early termination (?:fee|charge|payment)|break(?:-up|up) fee|"
       r"cancellation (?:fee|charge)|as a penalty|kill fee"),
@@ -578,7 +696,17 @@ RULES: tuple[Rule, ...] = (
     R(C.covenant_not_to_sue, "contest|challenge|dispute|attack|oppose|impugn|sue|claim|action|suit|institute|covenant",
       r"(?:not|never)[^.;]{0,60}(?:contest|challenge|dispute|attack|oppose|impugn)\w*(?: or \w+)?(?:,? (?:directly or indirectly|at any time))?[^.;]{0,60}(?:validity|ownership|title|rights? (?:in|to)|enforceability|registration|intellectual property|trademarks?|patents?|marks)|"
       r"covenants? not to (?:sue|assert|bring)|(?:not|never)[^.;]{0,40}(?:sue|bring (?:any )?(?:action|claim|suit)|assert (?:any )?claim|institute)[^.;]{0,120}(?:against|infring)|"
-      r"(?:validity|ownership)[^.;]{0,80}(?:not|never)[^.;]{0,40}(?:contest|challenge|dispute)"),
+      r"(?:validity|ownership)[^.;]{0,80}(?:not|never)[^.;]{0,40}(?:contest|challenge|dispute)",
+      exclude=_CNS_NOT,),
+    # Not contesting or impairing the counterparty's marks/IP in other words: no claim of ownership,
+    # no filing to register them, nothing that impairs them; an acknowledgement of their validity.
+    R(C.covenant_not_to_sue, "contest|challenge|claim|register|registration|impair|validity|proceeding",
+      r"(?:not|never|nor)[^.;]{0,80}(?:contest|challenge|oppose|attack|impugn|impair|adversely affect)\w*[^.;]{0,150}"
+      r"(?:validity|ownership|title|rights? (?:in|to)|registration|intellectual property|trade ?marks?|patents?|marks\b|copyrights?)|"
+      r"(?:not|never|nor)[^.;]{0,60}(?:make|assert) any claim[^.;]{0,40}(?:ownership|right|title|interest)|"
+      r"(?:not|never|nor)[^.;]{0,60}(?:file|apply for|seek to register|register|attempt to register)[^.;]{0,80}(?:trade ?marks?|marks\b|trade names?|domain names?|patents?|applications? (?:for|to register))|"
+      r"acknowledges? (?:the )?validity of|(?:not|never)[^.;]{0,40}institute any (?:proceedings?|action)[^.;]{0,80}(?:trade ?marks?|marks\b|patents?|intellectual property)",
+      exclude=_CNS_NOT,),
     R(C.third_party_beneficiary, "beneficiar",
       r"third[- ]party beneficiar\w*|(?:express|intended) beneficiar\w*|beneficiar\w* of (?:this Agreement|the provisions|Section)",
       exclude=(r"(?:\bno\b|\bnot\b|\bnothing\b|\bnor\b|\bneither\b|\bnone\b)[^.;]{0,200}beneficiar|beneficiar[^.;]{0,80}(?:\bnot\b|\bno\b)",)),
@@ -723,7 +851,27 @@ _THIS_AGREEMENT = re.compile(
 
 _ENTITY_RE = re.compile(
     r"\b[A-Z][A-Za-z0-9&.\-]*(?:[ \t]+[A-Z][A-Za-z0-9&.\-]*){0,5},?[ \t]+"
-    r"(?:Inc|LLC|L\.L\.C|Ltd|Limited|Corp|Corporation|Company|L\.P|LP|LLP|N\.A|S\.A|plc|PLC|GmbH|AG|B\.V|N\.V)\b\.?"
+    r"(?:Inc|INC|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corp|CORP|Corporation|CORPORATION|Company|COMPANY|L\.P|LP|LLP|"
+    r"N\.A|S\.A|plc|PLC|GmbH|AG|B\.V|N\.V)\b\.?"
+)
+
+# A cover page naming the parties on lines of their own: "between\n\nACME INC.\n\nand\n\nBETA LTD".
+_COVER_PARTIES_RE = re.compile(
+    r"\b(?:between|among|BETWEEN|AMONG|Between|Among)[ \t]*:?[ \t]*\n\s*(?P<a>[^\n]{2,160}?)[ \t]*\n\s*"
+    r"(?:and|AND|And)[ \t]*:?[ \t]*\n\s*(?P<b>[^\n]{2,160}?)[ \t]*(?:\n|$)"
+)
+
+# A title-like run of capitalised words ending in a document type, inside a longer line:
+# "Exhibit 10.1 EXECUTION COPY SUPPLY AGREEMENT by and between ..." → "EXECUTION COPY SUPPLY AGREEMENT".
+_CAPS_TITLE_RE = re.compile(
+    r"(?<![A-Za-z])(?:[A-Z][A-Z0-9&,'’\-/]*[ \t]+){0,7}?"
+    r"(?:AGREEMENT|CONTRACT|LICEN[CS]E AGREEMENT|AMENDMENT|ADDENDUM|MEMORANDUM OF UNDERSTANDING|TERMS AND CONDITIONS|"
+    r"POWER OF ATTORNEY|CERTIFICATE|ENDORSEMENT|UNDERTAKING|STATEMENT OF WORK)(?![A-Za-z])"
+)
+# A title-case line ("Distributorship Agreement", "License and Development Agreement").
+_LINE_TITLE_RE = re.compile(
+    r"(?m)^[ \t]*(?P<t>(?:[A-Z][\w&'’\-/.,#]*[ \t]+(?:(?:and|of|for|to|the|on|in)[ \t]+)?){0,8}"
+    r"(?:Agreement|Contract|Amendment|Addendum|Terms and Conditions|Memorandum of Understanding))[ \t]*$"
 )
 
 
@@ -840,23 +988,50 @@ def _vals_expiration(ev: str) -> list[FindingValue]:
     return out
 
 
+# Words just before a duration that make it a notice period ("at least ninety (90) days' notice").
+_NOTICE_BEFORE = re.compile(r"(?:notice|at least|not less than|no less than|no later than|not later than|within|minimum of)\W*(?:\w+\W+){0,2}$", _I)
+_NOTICE_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,1}(?:prior|before|in advance|notice|preceding|after (?:receipt|notice|the date))", _I)
+_RENEWAL_CUE = re.compile(r"(?:renew\w*|extend\w*|extension|successive|additional|consecutive|further|subsequent|thereafter)\b", _I)
+
+
+def _renewal_durations(ev: str) -> list[re.Match[str]]:
+    """Durations in ``ev`` that are not notice periods (nothing like "notice"/"at least" just before,
+    "prior"/"before"/"notice" just after)."""
+    out = []
+    for m in DURATION_RE.finditer(ev):
+        if re.fullmatch(r"(?:an?|the)\s+\w+", m.group(0).strip(), _I):
+            continue
+        if _NOTICE_BEFORE.search(ev[max(0, m.start() - 40) : m.start()]) or _NOTICE_AFTER.search(ev[m.end() : m.end() + 30]):
+            continue
+        out.append(m)
+    return out
+
+
 def _vals_renewal(ev: str) -> list[FindingValue]:
-    m = re.search(r"(?:successive|additional|consecutive|further|renewal)\b[^.;]{0,60}", ev, _I)
-    if m:
-        d = extract_durations(ev[m.start() :])
-        if d:
-            return [FindingValue(name="duration", value=d[0])]
-    return _vals_duration(ev)
+    """The renewal term: the first non-notice duration after a renewal cue ("renew for successive
+    one (1) year terms"), else the first non-notice duration; never the notice period that often
+    shares the sentence ("unless either party gives ninety (90) days' notice")."""
+    durs = _renewal_durations(ev)
+    cues = [c.end() for c in _RENEWAL_CUE.finditer(ev)]
+    for d in durs:
+        if any(0 <= d.start() - c <= 60 for c in cues):
+            return [FindingValue(name="duration", value=d.group(0).strip())]
+    if durs and cues:
+        return [FindingValue(name="duration", value=durs[0].group(0).strip())]
+    return []
 
 
 def _vals_notice(ev: str) -> list[FindingValue]:
+    """The notice period: the day/month/week duration nearest to "notice"/"not to renew" (else the
+    first such duration); a renewal term ("successive two-year terms") is never taken."""
     m = re.search(r"notice|not to renew|non-?renewal", ev, _I)
-    durs = list(DURATION_RE.finditer(ev))
-    if m and durs:
-        best = min(durs, key=lambda d: abs(d.start() - m.start()))
-        if re.search(r"day|month", best.group(0), _I):
-            return [FindingValue(name="duration", value=best.group(0).strip())]
-    return _vals_duration(ev)
+    durs = [d for d in DURATION_RE.finditer(ev)
+            if re.search(r"day|month|week", d.group(0), _I) and not re.match(r"(?:successive|additional|consecutive|further)\b", d.group(0), _I)
+            and not re.fullmatch(r"(?:an?|the)\s+\w+", d.group(0).strip(), _I)]
+    if not durs:
+        return []
+    best = min(durs, key=lambda d: abs(d.start() - m.start())) if m else durs[0]
+    return [FindingValue(name="duration", value=best.group(0).strip())]
 
 
 def _vals_governing(ev: str) -> list[FindingValue]:
@@ -884,7 +1059,7 @@ _VALUE_FNS: dict[ClauseType, ValueFn] = {
 class RulesBackend:
     """Offline, deterministic :class:`~tasks.backends.base.ReviewBackend` built from regex rules.
 
-    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v4"``), part of the
+    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v5"``), part of the
     review idempotency key. Thread-safe and stateless: all patterns are compiled at import.
     """
 
@@ -1002,6 +1177,20 @@ class RulesBackend:
             if title_done:
                 break
         if not title_done:
+            # an upper-case title run inside a longer line, then a title-case line of its own
+            title_end = min(head_end, 1200)
+            m = _CAPS_TITLE_RE.search(text, 0, title_end) or _LINE_TITLE_RE.search(text, 0, title_end)
+            if m:
+                name = m.group("t") if "t" in m.groupdict() else m.group(0)
+                a = m.start("t") if "t" in m.groupdict() else m.start()
+                name = name.strip(" ,")
+                if len(name) >= 4:
+                    i = ctx.sentence_at(a)
+                    if i is not None:
+                        seen.add((C.document_name, i))
+                    emit(C.document_name, a, a + len(name), a, a, [FindingValue(name="name", value=name)])
+                    title_done = True
+        if not title_done:
             m = _THIS_AGREEMENT.search(text, 0, head_end)
             if m:
                 i = ctx.sentence_at(m.start())
@@ -1022,6 +1211,17 @@ class RulesBackend:
                 seen.add((C.parties, i))
                 emit(C.parties, a, b, s, s, [FindingValue(name="party", value=n) for n in names])
                 return
+        # cover page: "between" / name / "and" / name, each on lines of their own
+        m = _COVER_PARTIES_RE.search(text, 0, head_end)
+        if m:
+            names = [m.group(g).strip(" ,;:") for g in ("a", "b")]
+            names = [re.split(r"\s*[,(]\s*(?:an?\s|acting\s|\(|[\"“])", DATE_RE.split(n)[0])[0].strip(" ,") for n in names]
+            i = ctx.sentence_at(m.start("a"))
+            if i is not None:
+                seen.add((C.parties, i))
+            emit(C.parties, m.start("a"), m.end("b"), m.start("a"), m.start("a"),
+                 [FindingValue(name="party", value=n) for n in names if len(n) >= 2])
+            return
         # fallback: a sentence naming the parties by defined terms ("X ("Company") and Y ("Consultant")")
         for i, (a, b) in enumerate(ctx.spans):
             if a > head_end:

@@ -1,0 +1,93 @@
+"""Smoke test of the benchmarks: each runs at a tiny size and prints a sane JSON line.
+
+Checks keys and relations between figures (never timings): documents are reviewed, the bound
+and ratio follow from the measured calls, every stage is present, routing sends no more text
+than reviewing every chunk, RSS checkpoints are recorded. The flow runs go to one Prefect
+server for the module (``prefect_server``) instead of a temporary server per run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+pytestmark = [pytest.mark.integration]
+#: Each flow run is a child process (imports, a review of a few PDFs): tens of seconds apiece.
+flow_runs = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def bench_env(prefect_server, tmp_path_factory):
+    """Children use the session's Prefect server; results go to a temporary results file."""
+    from benchmarks import _harness
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DOCREVIEW_BENCH_PREFECT_API_URL", prefect_server["api_url"])
+    results = tmp_path_factory.mktemp("bench-results")
+    mp.setattr(_harness, "RESULTS", results)
+    mp.setattr(_harness, "RESULTS_FILE", results / "results.jsonl")
+    yield results
+    mp.undo()
+
+
+def _last_line(capsys) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+@flow_runs
+def test_throughput_and_overhead_lines(bench_env, capsys):
+    from benchmarks import overhead, throughput
+
+    line = throughput.measure(3, concurrency=4, ttft_ms=20, token_ms=0.05, long_share=0.0, cache=False)
+    assert line["reviewed"] == 3 and line["failed"] == 0
+    assert line["llm_calls"] >= 3 and line["calls_per_doc"] == pytest.approx(line["llm_calls"] / 3, abs=1e-3)
+    bound = 4 * 60 / line["mean_call_s"] / line["calls_per_doc"]
+    assert line["bound_docs_per_min"] == pytest.approx(bound, rel=0.01)
+    assert 0 < line["ratio"] <= 1.0  # nothing beats the concurrency bound
+    assert line["overhead_share"] == pytest.approx(1 - line["ratio"], abs=0.02)
+    assert {"ingest", "chunk", "route", "review", "fact_check", "persist"} <= set(line["busy_s"])
+
+    over = overhead.split(line)  # the same run's figures, split by stage
+    assert over["reviewed"] == 3 and over["pages"] >= 3
+    assert {"ingest", "chunk", "route", "review_client", "fact_check", "persist", "orchestration"} <= set(over["stages"])
+    per_page = sum(s["ms_per_page"] for s in over["stages"].values())
+    assert per_page == pytest.approx(over["non_llm_ms_per_page"], rel=0.02, abs=0.1)
+    overhead.emit(over)
+    assert _last_line(capsys)["benchmark"] == "overhead"
+    assert (bench_env / "results.jsonl").read_text().count('"benchmark": "overhead"') == 1
+
+
+@flow_runs
+def test_cost_line(bench_env):
+    from benchmarks import cost
+
+    line = cost.measure(2, long_share=0.0, cache=False)
+    routed, everything = line["routed_cached"], line["all_uncached"]
+    assert everything["calls"] >= routed["calls"] >= 1
+    assert 0 < routed["chars_per_doc"] <= everything["chars_per_doc"]
+    assert routed["cache_read_tokens_per_doc"] > 0  # the stable prefix is read from the cache
+    assert 0 < line["cost_ratio"] < 1.0  # cache reads cost less than base input tokens
+
+
+@flow_runs
+def test_memory_line(bench_env):
+    from benchmarks import memory
+
+    line = memory.measure(4, every=2, base_docs=2, cache=False)
+    assert line["reviewed"] == 4
+    assert set(line["rss_mb"]) == {"2", "4"}
+    assert all(v["peak_rss_mb"] >= v["rss_mb"] > 0 for v in line["rss_mb"].values())
+    assert line["growth"] >= 1.0 and line["children_peak_rss_mb"] > 0
+
+
+def test_ingestion_line(shared_data):
+    from benchmarks import ingestion
+
+    line = ingestion.measure(2, workers=2, timeout_s=120, folder=shared_data / "cuad" / "pdf")
+    assert line["documents"] == 2 and line["pages"] > 0
+    for name in ("pypdf", "pypdf_pool", "pipeline"):
+        assert line["pages_per_s"][name] > 0
+        assert line["engines"][name]["chars"] > 0
+    assert (line["engines"]["pdftotext"] is None) == (shutil.which("pdftotext") is None)

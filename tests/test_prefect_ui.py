@@ -1,0 +1,71 @@
+"""Operators in the Prefect UI: a real ``prefect server start`` (session fixture ``prefect_server``)
+serves the UI; headless Chromium (the Debian ``chromium`` package driven by Playwright with
+``executable_path``, as in ``tests/test_report_browser.py``) opens a docreview flow run, its
+Artifacts tab and the run-summary artifact, and saves a screenshot in the test's tmp folder.
+Skips, saying why, only when no Chromium binary is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tasks.report import ATTENTION_ARTIFACT_KEY, REPORT_LINK_ARTIFACT_KEY, SUMMARY_ARTIFACT_KEY
+from tasks.samples import generate_samples
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+CHROMIUM = os.environ.get("DOCREVIEW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--no-first-run", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install -y chromium chromium-driver)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def test_flow_run_page_shows_the_run_summary_artifact(browser, prefect_server, tmp_path):
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=2)
+    db = tmp_path / "results.db"
+    env = {**os.environ, "PREFECT_API_URL": prefect_server["api_url"], "PREFECT_HOME": str(tmp_path / "prefect-client")}
+    done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "review", str(inbox), "--backend", "rules",
+                           "--db", f"sqlite:///{db}", "--out", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(db) as conn:
+        (flow_run_id, run_id), = conn.execute("select flow_run_id, id from runs").fetchall()
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60_000)
+    page.goto(f"{prefect_server['url']}/runs/flow-run/{flow_run_id}")
+    page.get_by_text("review-inbox-", exact=False).first.wait_for()  # the run's name: source and date
+    for tag in ("docreview", "backend:rules", "trigger:manual"):
+        page.get_by_text(tag, exact=True).first.wait_for()
+    page.get_by_text("Artifacts", exact=True).first.click()
+    for key in (SUMMARY_ARTIFACT_KEY, ATTENTION_ARTIFACT_KEY, REPORT_LINK_ARTIFACT_KEY):
+        page.get_by_text(key, exact=True).first.wait_for()
+    page.get_by_text(SUMMARY_ARTIFACT_KEY, exact=True).first.click()
+    page.get_by_text(f"docreview run {run_id[:8]}").first.wait_for()  # the rendered markdown heading
+    page.get_by_text("documents_reviewed", exact=True).first.wait_for()
+    assert "/artifacts/artifact/" in page.url or "tab=Artifacts" in page.url
+    shot = tmp_path / "prefect-ui-run-summary.png"
+    page.screenshot(path=str(shot), full_page=True)
+    page.close()
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -179,3 +181,36 @@ def pg_database():
         for name in made:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     admin.dispose()
+
+
+#: Debian's Chromium for the browser tests (Playwright downloads no browser here).
+CHROMIUM = os.environ.get("DOCREVIEW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--no-first-run", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Debian Chromium driven by Playwright (skips with a reason when either is missing)."""
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install -y chromium chromium-driver)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def s3_url():
+    """A moto S3 server over real HTTP on a free port, for the test module that asks for it."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()

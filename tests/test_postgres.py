@@ -3,36 +3,22 @@
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
-from sqlalchemy import create_engine, func, text
+from sqlalchemy import func, text
 from sqlmodel import Session, select
 
 from schemas.tables import ChunkRow, FindingRow, RunDocumentRow
-from tasks.persist import dispose_engines, get_engine
+from tasks.persist import get_engine
 from tasks.samples import generate_samples
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("prefect_harness")]
 
-ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-
 
 @pytest.fixture
-def pg_url():
-    """A fresh, uniquely named PostgreSQL database, dropped afterwards."""
-    name = f"docreview_test_{uuid.uuid4().hex[:10]}"
-    try:
-        admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"PostgreSQL not reachable at 127.0.0.1:5432: {exc}")
-    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    dispose_engines()
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+def pg_url(pg_database):
+    """A fresh PostgreSQL database (the server on 127.0.0.1:5432), dropped afterwards."""
+    return pg_database("docreview_test")
 
 
 def test_review_on_postgres_is_idempotent(tmp_path, pg_url):

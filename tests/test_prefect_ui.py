@@ -8,7 +8,6 @@ Skips, saying why, only when no Chromium binary is installed.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -20,24 +19,6 @@ from tasks.report import ATTENTION_ARTIFACT_KEY, REPORT_LINK_ARTIFACT_KEY, SUMMA
 from tasks.samples import generate_samples
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
-
-CHROMIUM = os.environ.get("DOCREVIEW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--no-first-run", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install -y chromium chromium-driver)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
 
 def test_flow_run_page_shows_the_run_summary_artifact(browser, prefect_server, tmp_path):
     inbox = tmp_path / "inbox"

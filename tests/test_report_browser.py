@@ -8,33 +8,13 @@ browser downloads are never used. Skips, saying why, only when no Chromium binar
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 
 from tasks.persist import dispose_engines
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
-
-CHROMIUM = os.environ.get("DOCREVIEW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--no-first-run", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install -y chromium chromium-driver)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
 
 def test_markup_in_text_and_file_names_renders_as_text(browser, tmp_path, db_url):
     from flows.review import review_documents

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import tempfile
 import uuid
@@ -45,19 +44,6 @@ HOSTILE_KEYS = [
     "in/back\\slash\\..\\..\\up.pdf",
     "in//double-slash.pdf",
 ]
-
-
-@pytest.fixture(scope="module")
-def s3_url():
-    """A moto S3 server over real HTTP on a free port, for this module."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 @pytest.fixture(autouse=True)

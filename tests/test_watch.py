@@ -5,7 +5,6 @@ Prefect's asserting events client; the S3 endpoint is moto over real HTTP."""
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import uuid
@@ -19,19 +18,6 @@ from tasks.s3source import reset_clients, s3_client
 from tasks.watch import EVENT_NAME, WatchTarget, event_id, file_uri, sweep, watch_folder
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("prefect_harness")]
-
-
-@pytest.fixture(scope="module")
-def s3_url():
-    """A moto S3 server over real HTTP on a free port, for this module."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 @pytest.fixture(autouse=True)
@@ -115,22 +101,9 @@ def test_sweeps_emit_once_per_object_version(bucket, s3_url, db_url, events):
 
 
 @pytest.fixture
-def pg_url():
+def pg_url(pg_database):
     """A fresh PostgreSQL database (the server on 127.0.0.1:5432), dropped afterwards."""
-    from sqlalchemy import create_engine, text
-
-    name = f"docreview_watch_{uuid.uuid4().hex[:10]}"
-    admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/postgres", isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"PostgreSQL not reachable at 127.0.0.1:5432: {exc}")
-    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    dispose_engines()
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    return pg_database("docreview_watch")
 
 
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"])

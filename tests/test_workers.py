@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from sqlmodel import Session, create_engine, func, select
 from schemas.tables import DocumentReviewRow, LLMCallRow, RunDocumentRow, RunRow
 from tasks.samples import generate_samples
 from tasks.stub_llm import StubLLM, StubLLMServer
+from tests.conftest import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -44,17 +44,6 @@ async def wait_all():
 done = asyncio.run(wait_all())
 print(json.dumps([{"id": str(r.id), "state": r.state.type.value, "message": r.state.message} for r in done]))
 """
-
-
-def _free_port(first: int = 4300, last: int = 4399) -> int:
-    for port in range(first, last + 1):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {first}-{last}")
 
 
 def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -82,7 +71,7 @@ def test_two_workers_split_a_batch_without_reviewing_a_document_twice(tmp_path, 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=6)
     shas = sorted(hashlib.sha256(p.read_bytes()).hexdigest() for p in inbox.glob("*.pdf"))
-    port = _free_port()
+    port = free_port(4300, 4399)
     api = f"http://127.0.0.1:{port}/api"
     home = tmp_path / "prefect-home"
     home.mkdir()

@@ -325,7 +325,7 @@ def review_documents(
             doc = cap_page_chars(got.document, settings.limits.max_chars_per_page)
             state = _DocState(outcome=got)
             state.chunks = chunk_document(quote(doc), settings.chunk_chars, settings.chunk_overlap_chars)
-            decisions = route_chunks(quote(state.chunks), routing_mode)
+            decisions = route_chunks(quote(state.chunks), routing_mode, settings.router_threshold)
             billable = [review_unit(c, d) for c, d in zip(state.chunks, decisions) if d.route == "deep"] if uses_model else []
             admission = admit_document(state.chunks, settings.limits, budget, billable=billable)
             if admission.status is not None:  # too many chunks (failed) or over the token budget (deferred)

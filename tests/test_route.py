@@ -237,6 +237,19 @@ def test_sample_router_skips_some_boilerplate(sample_docs):
         assert 0 < deep < total
 
 
+def test_a_lower_router_threshold_sends_more_text_deep(sample_docs):
+    from tasks.route import route_chunks
+
+    for text, chunks in sample_docs:
+        rate = {t: covered_chars(r for d in route_chunks.fn(chunks, "decision-points", t) for r in d.deep_ranges)
+                for t in (-8.0, None, 8.0)}
+        assert rate[-8.0] >= rate[None] >= rate[8.0]
+        assert covered_chars(r for d in route_chunks.fn(chunks, "decision-points") for r in d.deep_ranges) == rate[None]
+    assert any(covered_chars(r for d in route_chunks.fn(c, "decision-points", -8.0) for r in d.deep_ranges)
+               > covered_chars(r for d in route_chunks.fn(c, "decision-points", 8.0) for r in d.deep_ranges)
+               for _, c in sample_docs)
+
+
 @pytest.mark.integration
 def test_flow_reviews_only_routed_segments_and_grounds_every_quote(tmp_path, db_url, prefect_harness):
     from sqlmodel import Session, select

@@ -39,6 +39,7 @@ from tasks.persist import (
     compute_run_metrics,
     deferred_keys,
     finish_run,
+    known_source_sha256,
     load_document,
     mark_document_reviewed,
     reviewed_keys,
@@ -225,7 +226,21 @@ def review_documents(
             for copy in waiting_copies.pop(outcome.sha256, []):
                 end_copy(copy)
 
+    # A bucket object whose (uri, ETag) an earlier run hashed, reviewed under this prompt version
+    # and model, is reused without downloading it again.
+    known = {} if rereview else known_source_sha256(db, [(o.uri, o.etag) for o in objects if o.is_s3 and o.etag])
     for obj in objects:
+        sha = known.get((obj.uri, obj.etag or ""))
+        if sha in concluded:  # same bytes as an object already reused above
+            end_copy(IngestOutcome(source=obj, sha256=sha))
+            continue
+        if sha in already and sha not in first_source:
+            first_source[sha] = obj.uri
+            stored = load_document(db, sha)
+            finish(IngestOutcome(source=obj, sha256=sha, pages=stored.pages if stored else 0), DocumentStatus.reviewed,
+                   "unchanged since an earlier review (same ETag and sha256, prompt version and model); findings "
+                   "reused without downloading", reused=True)
+            continue
         submit("fingerprint", obj.uri, fingerprint_document.submit(obj, settings.limits))
 
     # Documents in flight (extracting, under review or fact-check) are bounded, so memory stays

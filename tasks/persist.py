@@ -601,6 +601,24 @@ def load_chunk_result(database_url: str, key: str) -> list[dict[str, Any]] | Non
         return list(row.findings) if row is not None else None
 
 
+def known_source_sha256(database_url: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """``{(uri, etag): sha256}`` for the bucket-object versions in ``keys`` that an earlier run
+    fetched and hashed (``source_objects``). S3 gives an overwritten object a new ETag, so an
+    object listed with a known ``(uri, etag)`` holds the bytes hashed then and need not be
+    downloaded again to learn its sha256. Queried 500 keys at a time."""
+    from schemas.tables import SourceObjectRow
+
+    found: dict[tuple[str, str], str] = {}
+    wanted = set(keys)
+    uris = sorted({uri for uri, _ in wanted})
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(uris), 500):
+            rows = session.exec(select(SourceObjectRow.uri, SourceObjectRow.etag, SourceObjectRow.sha256).where(
+                SourceObjectRow.uri.in_(uris[i:i + 500]), SourceObjectRow.sha256.is_not(None))).all()
+            found.update({(u, e): h for u, e, h in rows if (u, e) in wanted})
+    return found
+
+
 @task(name="save-source-object", cache_policy=NO_CACHE)
 def save_source_object(database_url: str, run_id: str, outcome: IngestOutcome) -> None:
     """Record the S3 ETag, VersionId and sha256 of a bucket object this run fetched

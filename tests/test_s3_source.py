@@ -231,7 +231,7 @@ def test_review_cli_reports_a_missing_bucket_without_traceback(s3_url, tmp_path,
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url, pdf_maker, private_tmp):
+def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url, pdf_maker, private_tmp, monkeypatch):
     """CUAD contracts, a hostile key and bad objects in a bucket: reviewed/failed like a folder,
     ETags recorded, downloads removed, re-run idempotent."""
     from flows.review import review_documents
@@ -276,8 +276,20 @@ def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url
         report = json.loads((tmp_path / "out1" / "report.json").read_text())
         assert report["run"]["source"] == source
 
+        import tasks.s3source
+
+        fetched: list[str] = []
+        fetch = tasks.s3source.fetch_s3_object
+
+        def counting_fetch(obj, limits):
+            fetched.append(obj.uri)
+            return fetch(obj, limits)
+
+        monkeypatch.setattr(tasks.s3source, "fetch_s3_object", counting_fetch)
         second = review_documents(source=source, endpoint_url=s3_url, database_url=db_url, backend="rules",
                                   out_dir=str(tmp_path / "out2"))
+        # known (uri, ETag) of reviewed content: reused without a download; only the failed ones are fetched again
+        assert sorted(fetched) == [f"s3://{name}/contracts/blank.pdf", f"s3://{name}/contracts/fake.pdf"]
         again = {d["file_name"]: d["status"] for d in second["documents"]}
         assert again == {k: v[0] for k, v in status.items()}
         assert second["metrics"]["documents_skipped"] >= 3  # reused, not reviewed again

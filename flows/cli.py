@@ -44,6 +44,9 @@ def _prepare_environment(verbose: bool) -> None:
         # Prefect's console handler reads its level from the environment (logging.yml); the
         # API handler keeps INFO, so the Prefect UI still shows every log line.
         os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+        # Prefect's internal services (e.g. the events worker) log to stderr through its `debug`
+        # handler; in a normal run those lines go to the run's log file only.
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_DEBUG_LEVEL", "CRITICAL")
 
 
 def _route_prefect_logs(log_file: Path) -> logging.Handler:
@@ -55,7 +58,7 @@ def _route_prefect_logs(log_file: Path) -> logging.Handler:
     handler = logging.FileHandler(log_file, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     handler.setLevel(logging.INFO)
-    for name in ("prefect", "docreview"):
+    for name in ("prefect", "prefect._internal", "docreview"):  # prefect._internal does not propagate
         logging.getLogger(name).addHandler(handler)
     return handler
 

@@ -114,3 +114,29 @@ def test_report_escapes_document_text(tmp_path, db_url, pdf_maker):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;alert" in html
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_prefect_internal_errors_go_to_the_run_log_not_the_console(tmp_path):
+    """A normal run's console stays clean: an ERROR from Prefect's internal services (say the
+    events worker failing to deliver) is written to the run's log file, not to stderr."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    log = tmp_path / "docreview.log"
+    code = (
+        "import logging, sys\n"
+        "from pathlib import Path\n"
+        "from flows.cli import _prepare_environment, _route_prefect_logs\n"
+        "_prepare_environment(False)\n"
+        f"handler = _route_prefect_logs(Path({str(log)!r}))\n"
+        "logging.getLogger('prefect._internal.concurrency').error('events worker failed for the test')\n"
+        "handler.flush()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_LOGGING_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 0, done.stderr
+    assert "events worker failed for the test" not in done.stderr + done.stdout
+    assert "events worker failed for the test" in log.read_text()

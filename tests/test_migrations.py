@@ -116,6 +116,7 @@ def _create_pre_migration_database(url: str) -> None:
     try:
         metadata.create_all(engine)
         with engine.begin() as conn:
+            conn.execute(text("ALTER TABLE chunks DROP COLUMN route_ranges"))  # revision 0003
             conn.execute(text("ALTER TABLE chunks DROP COLUMN route_reason"))
             conn.execute(text("ALTER TABLE chunks DROP COLUMN route"))
             conn.execute(metadata.tables["runs"].insert().values(

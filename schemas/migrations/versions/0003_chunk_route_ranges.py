@@ -19,7 +19,9 @@ depends_on: Union[str, Sequence[str], None] = None
 
 
 def upgrade() -> None:
-    """Upgrade schema."""
+    """Upgrade schema (skipped where the column exists: a database an earlier build made whole)."""
+    if 'route_ranges' in {c['name'] for c in sa.inspect(op.get_bind()).get_columns('chunks')}:
+        return
     with op.batch_alter_table('chunks', schema=None) as batch_op:
         batch_op.add_column(sa.Column('route_ranges', sa.Text(), nullable=True))
 

@@ -87,7 +87,7 @@ def document_events(report: dict[str, Any]) -> list[dict[str, Any]]:
         base = {"run_id": run["id"], "uri": doc["source"], "file_name": doc["file_name"], "sha256": doc.get("sha256")}
         if doc["status"] == "failed":
             payload = {**base, "reason": doc.get("reason"), "failure_kind": doc.get("failure_kind")}
-            out.append(_event(DOCUMENT_FAILED, resource, related, payload, run["id"]))
+            out.append(_event(DOCUMENT_FAILED, resource, related, payload, run["id"], doc["source"]))
             continue
         high = [f for f in doc.get("findings", []) if f.get("risk") == "high"]
         if doc["status"] != "reviewed" or not high:
@@ -99,13 +99,15 @@ def document_events(report: dict[str, Any]) -> list[dict[str, Any]]:
                    "verdict": f["verdict"], "page": f["page"], "summary": str(f["summary"])[:200]}
                   for f in high[:MAX_FINDINGS_PER_EVENT]]
         payload = {**base, "count": len(high), "verdicts": verdicts, "findings": listed}
-        out.append(_event(FINDING_HIGH_RISK, resource, related, payload, run["id"]))
+        out.append(_event(FINDING_HIGH_RISK, resource, related, payload, run["id"], doc["source"]))
     return out
 
 
 def _event(name: str, resource: dict[str, str], related: list[dict[str, str]], payload: dict[str, Any],
-           run_id: str) -> dict[str, Any]:
-    event_id = uuid.uuid5(_EVENT_NAMESPACE, f"{run_id}|{name}|{resource['prefect.resource.id']}")
+           run_id: str, uri: str) -> dict[str, Any]:
+    # The id is stable per run, event and source object: two objects with the same content share
+    # a resource (their sha256) but are two events (the API rejects a repeated event id).
+    event_id = uuid.uuid5(_EVENT_NAMESPACE, f"{run_id}|{name}|{resource['prefect.resource.id']}|{uri}")
     return {"event": name, "resource": resource, "related": related, "payload": payload, "id": event_id}
 
 

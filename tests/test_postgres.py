@@ -55,9 +55,10 @@ print(json.dumps({"run_id": result["run_id"], "documents": result["documents"]})
 
 
 @pytest.mark.slow
-def test_two_runs_over_the_same_source_at_once_split_it(tmp_path, pg_url, monkeypatch):
+def test_two_runs_over_the_same_source_at_once_review_each_document_once(tmp_path, pg_url, monkeypatch):
     """Two processes review the same 6 documents into one database at the same instant: every
-    document is reviewed by exactly one of them (claims), none is missed, both did some."""
+    document is reviewed by exactly one of them (claims), none is missed, and the other run ends
+    it deferred or reused naming the run that reviewed it."""
     import hashlib
     import os
     import subprocess
@@ -105,7 +106,9 @@ def test_two_runs_over_the_same_source_at_once_split_it(tmp_path, pg_url, monkey
     for sha, idx, run in calls:
         by_chunk.setdefault((sha, idx), set()).add(run)
     assert calls and all(len(r) == 1 for r in by_chunk.values())  # no chunk sent to the model twice
-    assert {run for _, run in full} == set(ids)  # the work was split between the two runs
+    # Which run wins each document depends on timing (under load one may claim all six first);
+    # the split of a batch across two workers is shown by tests/test_workers.py.
+    assert {run for _, run in full} <= set(ids)
     assert claims_left == 0
     for me, other in ((runs[0], ids[1]), (runs[1], ids[0])):  # the other's documents: deferred or reused
         for d in me["documents"]:

@@ -107,6 +107,12 @@ def review(
     if backend == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
         err.print("[red]error:[/] the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)")
         raise typer.Exit(2)
+    try:  # the report folder must be writable before any work starts
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "docreview.log").touch()
+    except OSError as exc:
+        err.print(f"[red]error:[/] cannot write the report folder {escape(str(out))}: {escape(exc.strerror or str(exc))}")
+        raise typer.Exit(2)
     _prepare_environment(verbose)
 
     from flows import progress

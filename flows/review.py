@@ -169,7 +169,8 @@ def review_documents(
     started = time.monotonic()
     start_run(db, run_id, source, reviewer.name, reviewer.model, PROMPT_VERSION, str(runtime_flow_run.id or ""))
 
-    objects = list_source_objects(source, endpoint_url=endpoint_url, suffix=suffix)
+    own_files = [out_dir] + ([db.split(":///", 1)[1]] if db.startswith("sqlite:///") else [])
+    objects = list_source_objects(source, endpoint_url=endpoint_url, suffix=suffix, exclude=own_files)
     progress.begin(len(objects))
     logger.info("Reviewing %d object(s) from %s with the %s backend (%s)", len(objects), source, reviewer.name,
                 reviewer.model)

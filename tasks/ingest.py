@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import resource
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -51,25 +52,39 @@ def list_local_source(source: str) -> list[SourceObject]:
     if root.is_file():
         files = [root]
     elif root.is_dir():
+        # Anything that is not a folder is listed: a dangling link, a FIFO or a device fails
+        # later with a reason (see fingerprint_document) instead of vanishing from the run.
         files = sorted(
             p
             for p in root.rglob("*")
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+            if not p.is_dir() and not any(part.startswith(".") for part in p.relative_to(root).parts)
         )
     else:
         raise SourceError(f"source not found: {source}")
     return [
-        SourceObject(uri=str(p), name=p.name, local_path=str(p.resolve()), size_bytes=p.stat().st_size)
+        SourceObject(uri=str(p), name=p.name, local_path=str(p.resolve()), size_bytes=_size_or_zero(p))
         for p in files
     ]
 
 
+def _size_or_zero(path: Path) -> int:
+    """Size in bytes of a regular file (following links); 0 for anything else or a dangling link."""
+    try:
+        info = path.stat()
+    except OSError:
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
 @task(name="list-source-objects", cache_policy=NO_CACHE)
-def list_source_objects(source: str, endpoint_url: str | None = None, suffix: str | None = None) -> list[SourceObject]:
+def list_source_objects(source: str, endpoint_url: str | None = None, suffix: str | None = None,
+                        exclude: list[str] | None = None) -> list[SourceObject]:
     """Prefect task: the objects of ``source``: a local folder or file path (a ``file://`` URI
     is accepted too), or ``s3://bucket[/prefix | /exact-key]`` (see :mod:`tasks.s3source`;
     ``endpoint_url`` and ``suffix`` apply to S3 only, listed S3 objects are downloaded later, by
-    :func:`fingerprint_document`).
+    :func:`fingerprint_document`). Local files inside any path of ``exclude`` (the run's own
+    output folder, its SQLite database and that database's ``-wal``/``-shm`` files) are left out,
+    so reviewing a folder that holds them does not review docreview's own outputs.
 
     Raises :class:`SourceError` when the source cannot be listed. Not retried here: botocore
     retries each S3 request itself (:class:`tasks.s3source.S3Settings`).
@@ -82,7 +97,10 @@ def list_source_objects(source: str, endpoint_url: str | None = None, suffix: st
         from urllib.parse import unquote, urlparse
 
         source = unquote(urlparse(source).path)
-    return list_local_source(source)
+    skip = [Path(p).expanduser().resolve() for p in exclude or []]
+    skip += [q.with_name(q.name + tail) for q in list(skip) for tail in ("-wal", "-shm", "-journal")]
+    return [o for o in list_local_source(source)
+            if not any(Path(o.uri).resolve() == q or q in Path(o.uri).resolve().parents for q in skip)]
 
 
 def sha256_file(path: str) -> str:
@@ -127,6 +145,13 @@ def fingerprint_document(obj: SourceObject, limits: Limits) -> IngestOutcome:
         from tasks.s3source import fetch_s3_object
 
         return fetch_s3_object(obj, limits)
+    try:
+        mode = os.stat(obj.local_path).st_mode
+    except OSError as exc:  # a dangling link, or removed since it was listed
+        return IngestOutcome(source=obj, failure=FailureKind.unreadable, reason=f"cannot read file: {exc}")
+    if not stat.S_ISREG(mode):  # a FIFO would block a reader for ever
+        return IngestOutcome(source=obj, failure=FailureKind.unreadable,
+                             reason="not a regular file (a pipe, socket or device); nothing was read")
     try:
         digest = sha256_file(obj.local_path)
     except OSError as exc:

@@ -140,3 +140,18 @@ def test_prefect_internal_errors_go_to_the_run_log_not_the_console(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "events worker failed for the test" not in done.stderr + done.stdout
     assert "events worker failed for the test" in log.read_text()
+
+
+def test_an_unwritable_report_folder_is_one_line_and_exit_2(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "taken").write_text("a file where the report folder should go")
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "taken"),
+                           "--db", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "cannot write the report folder" in done.stderr and "Traceback" not in done.stderr + done.stdout
+    assert not (tmp_path / "x.db").exists()  # nothing started

@@ -147,6 +147,22 @@ def test_listing_keeps_non_pdfs_and_skips_hidden(tmp_path, pdf_maker):
     assert names == ["a.pdf", "notes.txt", "b.PDF"]
 
 
+def test_dangling_links_and_fifos_are_listed_and_fail_with_a_reason(tmp_path, pdf_maker):
+    import os
+
+    pdf_maker(tmp_path / "a.pdf", [CONTRACT])
+    (tmp_path / "dangling.pdf").symlink_to(tmp_path / "nowhere.pdf")
+    os.mkfifo(tmp_path / "pipe.pdf")  # reading it would block for ever
+    listed = {o.name: o for o in list_local_source(str(tmp_path))}
+    assert sorted(listed) == ["a.pdf", "dangling.pdf", "pipe.pdf"]
+    assert listed["dangling.pdf"].size_bytes == listed["pipe.pdf"].size_bytes == 0
+    dangling = fingerprint_document.fn(listed["dangling.pdf"], Limits())
+    assert dangling.failure == FailureKind.unreadable and "cannot read file" in dangling.reason
+    pipe = fingerprint_document.fn(listed["pipe.pdf"], Limits())
+    assert pipe.failure == FailureKind.unreadable and "not a regular file" in pipe.reason
+    assert fingerprint_document.fn(listed["a.pdf"], Limits()).failure is None
+
+
 def test_precheck_passes_a_pdf_with_leading_junk(tmp_path, pdf_maker):
     path = pdf_maker(tmp_path / "c.pdf", [CONTRACT])
     junk = tmp_path / "junk.pdf"
@@ -160,3 +176,16 @@ def test_missing_source_raises(tmp_path, missing):
 
     with pytest.raises(SourceError):
         list_local_source(str(tmp_path / missing))
+
+
+def test_the_runs_own_outputs_are_not_listed(tmp_path, pdf_maker):
+    from tasks.ingest import list_source_objects
+
+    pdf_maker(tmp_path / "a.pdf", [CONTRACT])
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.json").write_text("{}")
+    for name in ("docreview.db", "docreview.db-wal", "other.db"):
+        (tmp_path / name).write_text("x")
+    listed = list_source_objects.fn(str(tmp_path), exclude=[str(tmp_path / "out"), str(tmp_path / "docreview.db")])
+    assert sorted(o.name for o in listed) == ["a.pdf", "other.db"]  # a stranger's file still fails visibly
+    assert len(list_source_objects.fn(str(tmp_path))) == 5

@@ -37,22 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from schemas.taxonomy import ClauseType
+from flows.eval import VALUE_NAMES  # the value names the eval reads, per value category
 from tasks.evaluate import CATEGORIES, VALUE_CATEGORIES, LabelledDoc, load_cuad, macro_f1, presence_scores, value_correct
 
 #: Chunk budget and overlap (characters) of the CUAD evaluation flow (``flows.eval.evaluate_cuad``).
 CHUNK_CHARS, OVERLAP_CHARS = 1500, 200
-
-#: Finding value names read per value category, in order of preference (as ``flows.eval`` reads them).
-VALUE_NAMES: dict[ClauseType, tuple[str, ...]] = {
-    ClauseType.document_name: ("name",),
-    ClauseType.parties: ("party",),
-    ClauseType.agreement_date: ("date",),
-    ClauseType.effective_date: ("date",),
-    ClauseType.expiration_date: ("date", "duration"),
-    ClauseType.renewal_term: ("duration",),
-    ClauseType.notice_period_to_terminate_renewal: ("duration",),
-    ClauseType.governing_law: ("jurisdiction",),
-}
 
 SPLITS = ("all", "dev", "held")
 

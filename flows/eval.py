@@ -45,7 +45,7 @@ from tasks.evaluate import (
 from tasks.route import covered_chars, route_all
 
 #: Finding value names read for each value category, in order of preference.
-_VALUE_NAMES: dict[ClauseType, tuple[str, ...]] = {
+VALUE_NAMES: dict[ClauseType, tuple[str, ...]] = {
     ClauseType.document_name: ("name",),
     ClauseType.parties: ("party",),
     ClauseType.agreement_date: ("date",),
@@ -167,8 +167,8 @@ def evaluate_cuad(
                 found.add(cat)
                 overlap_hits[cat][1] += 1
                 overlap_hits[cat][0] += evidence_overlaps(f["evidence"], doc.spans.get(cat, []))
-                if cat in _VALUE_NAMES:
-                    for name in _VALUE_NAMES[cat]:
+                if cat in VALUE_NAMES:
+                    for name in VALUE_NAMES[cat]:
                         if name in f["values"]:
                             values.setdefault(cat, []).extend(
                                 v.strip() for v in str(f["values"][name]).split(";") if v.strip())

@@ -188,7 +188,9 @@ def _print_summary(result: dict) -> None:
     table.add_row("Documents", f"{m['documents_total']}  (reviewed {m['documents_reviewed']}, "
                   f"deferred {m['documents_deferred']}, failed {m['documents_failed']}"
                   + (f"; {m['documents_skipped']} unchanged, reused" if m.get("documents_skipped") else "") + ")")
-    table.add_row("Findings", f"{m['findings_total']}  ({m['verification_rate'] * 100:.1f}% verified against the source)")
+    verified = (f"{m['verification_rate'] * 100:.1f}% verified against the source" if m["findings_total"]
+                else "nothing to verify" if m["documents_total"] else "no documents found in the source")
+    table.add_row("Findings", f"{m['findings_total']}  ({verified})")
     table.add_row("Throughput", f"{m['docs_per_min']:.1f} documents/min over {m['wall_s']:.1f} s")
     table.add_row("Backend", f"{result['backend']} ({result['model']})")
     if not result["offline"]:
@@ -314,8 +316,15 @@ def eval_cuad(
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    """Console entry point."""
-    app()
+    """Console entry point. A database URL that cannot be used (malformed, or a folder that does
+    not exist) ends any command with one line and exit code 2 instead of a traceback."""
+    from sqlalchemy.exc import ArgumentError, OperationalError
+
+    try:
+        app(standalone_mode=True)
+    except (ArgumentError, OperationalError) as exc:
+        err.print(f"[red]error:[/] cannot use the database: {escape(str(exc.orig if hasattr(exc, 'orig') and exc.orig else exc).splitlines()[0])}")
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

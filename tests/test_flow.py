@@ -155,3 +155,15 @@ def test_an_unwritable_report_folder_is_one_line_and_exit_2(tmp_path):
     assert done.returncode == 2
     assert "cannot write the report folder" in done.stderr and "Traceback" not in done.stderr + done.stdout
     assert not (tmp_path / "x.db").exists()  # nothing started
+
+
+def test_an_unusable_database_url_is_one_line_and_exit_2(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = str(Path(sys.executable).parent / "docreview")
+    for url in ("notaurl", f"sqlite:///{tmp_path}/missing/dir/x.db"):
+        done = subprocess.run([cli, "runs", "--db", url], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert "cannot use the database" in done.stderr and "Traceback" not in done.stderr + done.stdout

@@ -190,3 +190,10 @@ def _reduce_flow(flow: Flow) -> Any:
 def _import_flow(module: str, name: str) -> Flow:
     """The flow ``name`` of ``module`` (the other end of :func:`register_pickling`)."""
     return getattr(importlib.import_module(module), name)
+
+
+def dask_setup(*_: Any) -> None:
+    """Dask preload hook: ``dask scheduler --preload flows.runners`` and ``dask worker …
+    --preload flows.runners`` register :func:`register_pickling` in those processes too, so a
+    scheduler started on its own can (de)serialise the review flow's tasks."""
+    register_pickling()

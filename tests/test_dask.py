@@ -106,3 +106,48 @@ def test_dask_with_a_model_backend_on_postgres(tmp_path, pg_database, stub_env):
     assert len(failed) == 2 and len(runs) == 1  # the two 529s, recorded by the workers that got them
     assert 0 < peak[0] <= (1 + LOCAL_DASK_WORKERS) * (PG_POOL_SIZE + PG_MAX_OVERFLOW)
     dispose_engines()
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_dask_on_a_separately_started_scheduler_matches_the_thread_runner(tmp_path):
+    """``--dask-address``: a scheduler and a worker started on their own (``dask scheduler`` /
+    ``dask worker`` with ``--preload flows.runners``) review the same findings as the threads."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import free_port
+
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=2)
+    port = free_port(5300, 5399)
+    dask = str(Path(sys.executable).parent / "dask")
+    logs = [open(tmp_path / name, "w") for name in ("scheduler.log", "worker.log")]  # noqa: SIM115
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address",
+                               ":0", "--preload", "flows.runners"], stdout=logs[0], stderr=subprocess.STDOUT)]
+    try:
+        time.sleep(3)
+        procs.append(subprocess.Popen([dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "2", "--no-dashboard",
+                                       "--preload", "flows.runners"], stdout=logs[1], stderr=subprocess.STDOUT))
+        threads_db, dask_db = f"sqlite:///{tmp_path / 'threads.db'}", f"sqlite:///{tmp_path / 'dask.db'}"
+        by_threads = _review("thread", inbox, tmp_path / "out-threads", threads_db)
+        from flows.review import review_documents
+
+        flow = review_documents.with_options(
+            task_runner=make_task_runner("dask", dask_address=f"tcp://127.0.0.1:{port}"))
+        with prefect_api_for_workers():
+            by_dask = flow(source=str(inbox), out_dir=str(tmp_path / "out-dask"), database_url=dask_db, backend="rules")
+        assert _statuses(by_dask) == _statuses(by_threads) == {p.name: "reviewed" for p in inbox.glob("*.pdf")}
+        assert _findings(dask_db) == _findings(threads_db) and _findings(dask_db)
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for f in logs:
+            f.close()
+        dispose_engines()

@@ -214,3 +214,22 @@ def s3_url():
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+@pytest.fixture
+def aws_env(monkeypatch):
+    """Dummy AWS credentials from the standard chain; no endpoint, profile or size limit from the
+    developer's shell; the S3 client cache and database engines are reset around the test."""
+    from tasks.persist import dispose_engines
+    from tasks.s3source import reset_clients
+
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "DOCREVIEW_S3_ENDPOINT_URL",
+                 "AWS_SESSION_TOKEN", "DOCREVIEW_MAX_FILE_BYTES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    reset_clients()
+    yield
+    reset_clients()
+    dispose_engines()

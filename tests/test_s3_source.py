@@ -27,7 +27,6 @@ from tasks.s3source import (
     list_s3_source,
     parse_s3_uri,
     remove_downloads,
-    reset_clients,
     s3_client,
 )
 
@@ -47,17 +46,8 @@ HOSTILE_KEYS = [
 
 
 @pytest.fixture(autouse=True)
-def aws_env(monkeypatch):
-    """Dummy credentials from the standard chain; no endpoint or profile from the developer's shell."""
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "DOCREVIEW_S3_ENDPOINT_URL",
-                 "AWS_SESSION_TOKEN", "DOCREVIEW_MAX_FILE_BYTES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    reset_clients()
-    yield
-    reset_clients()
+def _aws(aws_env):
+    """Every test here runs with dummy AWS credentials (conftest ``aws_env``)."""
 
 
 @pytest.fixture

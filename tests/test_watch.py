@@ -13,24 +13,16 @@ import pytest
 from sqlmodel import Session, select
 
 from schemas.tables import WatchedObjectRow
-from tasks.persist import dispose_engines, get_engine
-from tasks.s3source import reset_clients, s3_client
+from tasks.persist import get_engine
+from tasks.s3source import s3_client
 from tasks.watch import EVENT_NAME, WatchTarget, event_id, file_uri, sweep, watch_folder
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("prefect_harness")]
 
 
 @pytest.fixture(autouse=True)
-def aws_env(monkeypatch):
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "DOCREVIEW_S3_ENDPOINT_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    reset_clients()
-    yield
-    reset_clients()
-    dispose_engines()
+def _aws(aws_env):
+    """Every test here runs with dummy AWS credentials (conftest ``aws_env``)."""
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ contracts, a perfect router must send 0.13 of the text at sentence level, 0.27 a
 level, 0.35 at 1,500-character chunks and 0.59 at 4,000-character chunks, so chunk-level
 routing cannot be both cheap and complete.
 
-Signals, in the order they are reported (with the shipped scorer, ``preamble``, the obligation
-signals and ``scorer`` decide, and the ``term:`` vocabulary found in a deep segment explains it;
-without a scorer the vocabulary decides too, which costs more text for less recall: on the
-held-out contracts 0.86 of the labelled spans at a routing rate of 0.47):
+Signals, in the order they are reported (``preamble``, the obligation signals and ``scorer``
+decide; the ``term:`` vocabulary found in a deep segment explains it; without a scorer the
+vocabulary decides too, which costs more text for less recall: on the held-out contracts 0.86 of
+the labelled spans at a routing rate of 0.47):
 
 - ``preamble``: it starts in the first :data:`PREAMBLE_CHARS` characters (title, parties, dates);
 - ``term:<name>``: decision-point vocabulary written from the CUAD v1 category definitions
@@ -25,11 +25,13 @@ held-out contracts 0.86 of the labelled spans at a routing rate of 0.47):
 - ``payment`` / ``confidentiality`` / ``data_protection``: obligations that CUAD has no
   category for but a compliance review must see (payment terms, confidentiality obligations,
   personal-data processing);
-- ``scorer``: a small linear model over the segment's word unigrams/bigrams and its neighbours'
-  unigrams (:data:`MODEL_FILE`, weights per n-gram, threshold stored with it) scores at or
+- ``scorer``: a linear model (logistic regression) over four tf-idf blocks of the segment
+  (:func:`segment_terms`: its word unigrams/bigrams, its character 3-5-grams, and the previous
+  and next segments' words; :class:`ScorerModel`, stored in :data:`MODEL_FILE`) scores at or
   above its threshold. It is trained by ``python -m benchmarks.train_router`` on a fixed
-  two-thirds of the shared CUAD contracts (split by a hash of the file name) and its figures
-  are reported on the held-out third only (see README, "Routing").
+  two-thirds of the shared CUAD contracts (split by a hash of the file name), its threshold is
+  set from out-of-fold scores, and its figures are reported on the held-out third only (see
+  README, "Routing").
 
 Review units. A chunk is ``deep`` when at least one segment assigned to it is; each deep
 segment belongs to exactly one chunk (the one whose own part, before the next chunk starts,
@@ -48,8 +50,11 @@ from __future__ import annotations
 
 import bisect
 import functools
+import gzip
 import json
+import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
@@ -61,7 +66,7 @@ from pydantic import BaseModel, Field
 from schemas.documents import Chunk
 
 #: Bumped when the routing signals or the granularity change meaning.
-ROUTER_VERSION = "route-v2"
+ROUTER_VERSION = "route-v3"
 
 #: Routing modes accepted by the flow (``auto`` is resolved per backend by :func:`resolve_mode`).
 ROUTING_MODES = ("auto", "all", "decision-points")
@@ -77,7 +82,7 @@ PREAMBLE_CHARS = 2000
 UNIT_SEPARATOR = "\n\n[… passage omitted …]\n\n"
 
 #: The scorer's weights (JSON, written by ``python -m benchmarks.train_router``).
-MODEL_FILE = Path(__file__).with_name("route_model.json")
+MODEL_FILE = Path(__file__).with_name("route_model.json.gz")
 
 Route = Literal["deep", "skip"]
 
@@ -218,58 +223,103 @@ def segment_text(text: str, max_chars: int = SEGMENT_MAX_CHARS) -> list[tuple[in
 # --- the scorer -----------------------------------------------------------------------------
 
 _WORD = re.compile(r"[a-z]+|\d+|[%$]")
+_SPACE = re.compile(r"\s+")
+
+#: Feature blocks of the scorer: word uni/bigrams, character 3-5-grams within words, and the
+#: previous and next segments' words. Each block is a tf-idf vector normalised on its own.
+BLOCKS = ("word", "char", "prev", "next")
 
 
 def _words(text: str) -> list[str]:
     return ["#" if w.isdigit() else w for w in _WORD.findall(text.lower())]
 
 
-def segment_features(text: str, segments: Sequence[tuple[int, int]]) -> list[set[str]]:
-    """Features of each segment for the scorer: its word unigrams and bigrams (numbers as ``#``),
-    the previous segment's unigrams prefixed ``p:``, the next one's prefixed ``n:``, and ``_bias``."""
+def _char_grams(text: str, low: int = 3, high: int = 5) -> list[str]:
+    """Character n-grams of each whitespace-separated word padded with one space each side
+    (``"pay"`` gives ``" pa"``, ``"pay"``, ``"ay "``, ``" pay"``, ...): a word shorter than n
+    yields itself once."""
+    out: list[str] = []
+    for w in _SPACE.sub(" ", text.lower()).split():
+        w = f" {w} "
+        for n in range(low, high + 1):
+            if len(w) <= n:
+                out.append(w)
+                break
+            out.extend(w[i:i + n] for i in range(len(w) - n + 1))
+    return out
+
+
+def segment_terms(text: str, segments: Sequence[tuple[int, int]]) -> list[dict[str, dict[str, int]]]:
+    """Raw term counts of each segment, per block of :data:`BLOCKS`: ``[{block: {term: count}}]``.
+
+    ``word``: the segment's word unigrams and bigrams (lower case, numbers as ``#``);
+    ``char``: character 3-5-grams within its words; ``prev``/``next``: the previous/next
+    segment's word unigrams (empty at the document's ends).
+    """
     ws = [_words(text[a:b]) for a, b in segments]
-    uni = [set(w) for w in ws]
-    feats: list[set[str]] = []
-    for i, w in enumerate(ws):
-        f = set(uni[i])
-        f.update(f"{x} {y}" for x, y in zip(w, w[1:]))
-        if i > 0:
-            f.update("p:" + x for x in uni[i - 1])
-        if i + 1 < len(ws):
-            f.update("n:" + x for x in uni[i + 1])
-        f.add("_bias")
-        feats.append(f)
-    return feats
+    uni = [dict(Counter(w)) for w in ws]
+    out = []
+    for i, ((a, b), w) in enumerate(zip(segments, ws)):
+        word = Counter(w)
+        word.update(f"{x} {y}" for x, y in zip(w, w[1:]))
+        out.append({"word": dict(word), "char": dict(Counter(_char_grams(text[a:b]))),
+                    "prev": uni[i - 1] if i > 0 else {}, "next": uni[i + 1] if i + 1 < len(ws) else {}})
+    return out
+
+
+class ScorerBlock(BaseModel):
+    """One feature block of the scorer: ``terms`` maps a term to ``[idf, weight]``; ``scale`` multiplies
+    the block's contribution. Terms not listed are ignored (they count in neither sum nor norm)."""
+
+    scale: float = 1.0
+    terms: dict[str, tuple[float, float]] = Field(default_factory=dict)
+
+    def score(self, counts: dict[str, int]) -> float:
+        """``scale * sum(v_t * weight_t) / ||v||`` with ``v_t = (1 + ln count_t) * idf_t`` over known terms."""
+        num = sq = 0.0
+        get, log = self.terms.get, math.log
+        for t, n in counts.items():
+            iw = get(t)
+            if iw is None:
+                continue
+            idf, weight = iw
+            v = idf if n == 1 else (1.0 + log(n)) * idf
+            num += v * weight
+            sq += v * v
+        return self.scale * num / math.sqrt(sq) if sq else 0.0
 
 
 class ScorerModel(BaseModel):
-    """Linear segment scorer: ``score = sum(weights[f] for f in features)``; deep when ``>= threshold``.
+    """Linear segment scorer over tf-idf blocks: ``score = bias + sum(block.score(counts[block]))``;
+    a segment is deep when ``score >= threshold`` (log-odds).
 
-    ``weights`` maps feature strings (see :func:`segment_features`) to log-odds weights;
-    ``trained_on`` and ``held_out`` describe the training split and the held-out figures.
+    ``blocks`` maps names of :data:`BLOCKS` to :class:`ScorerBlock`; ``trained_on`` and ``held_out``
+    describe the training split and the held-out figures (``recall``, ``rate``, ``documents``).
     """
 
     threshold: float
-    weights: dict[str, float]
+    bias: float = 0.0
+    blocks: dict[str, ScorerBlock] = Field(default_factory=dict)
     trained_on: str = ""
     held_out: dict[str, float] = Field(default_factory=dict)
 
-    def score(self, features: Iterable[str]) -> float:
-        """Sum of the weights of ``features`` (unknown features weigh 0)."""
-        w = self.weights
-        return sum(w.get(f, 0.0) for f in features)
+    def score(self, terms: dict[str, dict[str, int]]) -> float:
+        """Log-odds score of one segment's :func:`segment_terms` entry."""
+        return self.bias + sum(b.score(terms.get(name, {})) for name, b in self.blocks.items())
 
 
 @functools.lru_cache(maxsize=4)
 def load_model(path: str | None = None) -> ScorerModel | None:
-    """The scorer stored at ``path`` (default :data:`MODEL_FILE`); ``None`` when the file is absent.
+    """The scorer stored at ``path`` (default :data:`MODEL_FILE`, gzip-compressed JSON); ``None`` when the
+    file is absent.
 
-    Raises ``ValueError`` (pydantic) for a malformed file.
+    Raises ``ValueError`` (pydantic) for a malformed file, ``OSError`` for an unreadable one.
     """
     file = Path(path) if path else MODEL_FILE
     if not file.is_file():
         return None
-    return ScorerModel.model_validate(json.loads(file.read_text(encoding="utf-8")))
+    with gzip.open(file, "rt", encoding="utf-8") as fh:
+        return ScorerModel.model_validate(json.load(fh))
 
 
 # --- routing --------------------------------------------------------------------------------
@@ -321,7 +371,7 @@ def route_text(text: str, model: ScorerModel | None | Literal["default"] = "defa
         for seg, found in zip(segs, terms):
             seg.signals += found
         return segs
-    for seg, feats, found in zip(segs, segment_features(text, spans), terms):
+    for seg, feats, found in zip(segs, segment_terms(text, spans), terms):
         if model.score(feats) >= model.threshold:
             seg.signals.append("scorer")
         if seg.signals:
@@ -517,8 +567,8 @@ def route_chunks(chunks: list[Chunk], mode: str, threshold: float | None = None)
     """Prefect task: :func:`route_all` over one document's chunks.
 
     ``threshold`` (log-odds; ``DOCREVIEW_ROUTER_THRESHOLD``) replaces the stored scorer's
-    threshold: lower sends more text deep for more recall (see the README's held-out table:
-    −4.4 gave recall 0.94 at rate 0.61, the stored −3.4 gave 0.89 at 0.46). None keeps it.
+    threshold: lower sends more text deep for more recall (see the README's held-out table;
+    about −3.2 gives recall 0.95 at a routing rate of 0.56). None keeps it.
     """
     model = load_model()
     if threshold is not None and model is not None:

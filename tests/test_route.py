@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from tasks.route import (
     MODEL_FILE,
     PREAMBLE_CHARS,
     UNIT_SEPARATOR,
+    ScorerBlock,
     ScorerModel,
     covered_chars,
     decision_signals,
@@ -24,6 +27,7 @@ from tasks.route import (
     route_chunk,
     route_text,
     routing_rate,
+    segment_terms,
     segment_text,
 )
 from tasks.samples import generate_samples
@@ -172,20 +176,44 @@ def test_routing_rate_counts_overlap_once():
 
 def test_scorer_signal_uses_the_model_threshold():
     text = " " * FAR + BOILERPLATE
-    eager = ScorerModel(threshold=1.0, weights={"counterparts": 2.0})
-    strict = ScorerModel(threshold=3.0, weights={"counterparts": 2.0})
+    block = ScorerBlock(terms={"counterparts": (1.0, 2.0), "executed": (1.0, 0.0)})
+    # The segment holding "counterparts" (twice) and "executed" scores 2 * 1.69 / |(1.69, 1)| = 1.72;
+    # with a weight of 2 on a unit-length vector no segment can reach 2.
+    eager = ScorerModel(threshold=1.0, blocks={"word": block})
+    strict = ScorerModel(threshold=2.0, blocks={"word": block})
     assert any("scorer" in s.signals for s in route_text(text, eager))
     assert not any(s.deep for s in route_text(text, strict))
 
 
+def test_scorer_block_is_a_normalised_tfidf_dot_product():
+    block = ScorerBlock(scale=0.5, terms={"pay": (2.0, 1.5), "fee": (1.0, -1.0)})
+    # v = [(1 + ln 2) * 2, 1 * 1]; score = 0.5 * (v0 * 1.5 - v1) / |v|; unknown terms are ignored.
+    v0, v1 = (1 + math.log(2)) * 2.0, 1.0
+    expected = 0.5 * (v0 * 1.5 - v1) / math.hypot(v0, v1)
+    assert block.score({"pay": 2, "fee": 1, "unknown": 7}) == pytest.approx(expected)
+    assert block.score({"unknown": 3}) == 0.0
+
+
+def test_segment_terms_blocks():
+    text = "Licensee shall pay 5% royalties. Notices go by mail."
+    segs = [(0, 33), (33, len(text))]
+    first, second = segment_terms(text, segs)
+    assert first["word"]["pay"] == 1 and first["word"]["shall pay"] == 1 and first["word"]["#"] == 1
+    assert {" pa", "pay", "ay ", " pay", "pay ", " pay "} <= set(first["char"])
+    assert first["prev"] == {} and set(first["next"]) == {"notices", "go", "by", "mail"}
+    assert second["prev"]["royalties"] == 1 and second["next"] == {}
+
+
 def test_shipped_scorer_is_small_and_states_its_held_out_figures():
     assert MODEL_FILE.is_file()
-    assert MODEL_FILE.stat().st_size < 600_000
+    assert MODEL_FILE.stat().st_size < 800_000
     model = load_model()
-    assert model is not None and model.weights and "_bias" in model.weights
+    assert model is not None and set(model.blocks) == {"word", "char", "prev", "next"}
+    assert all(block.terms for block in model.blocks.values())
     assert model.held_out["documents"] > 50 and 0 < model.held_out["rate"] < 1 and 0 < model.held_out["recall"] <= 1
     assert "held out" in model.trained_on
-    assert json.loads(MODEL_FILE.read_text())["threshold"] == model.threshold
+    with gzip.open(MODEL_FILE, "rt") as fh:
+        assert json.load(fh)["threshold"] == model.threshold
 
 
 @pytest.fixture(scope="module")

@@ -58,7 +58,7 @@ def test_backend_identity_and_protocol():
     be = RulesBackend()
     assert isinstance(be, ReviewBackend)
     assert be.name == "rules"
-    assert be.model == RULES_VERSION == "rules-v5"
+    assert be.model == RULES_VERSION == "rules-v6"
     rv = be.review_chunk(make_chunk(BODY, index=3, page_start=4), "x.pdf")
     assert rv.calls == [] and rv.outcome == ReviewOutcome.ok and rv.chunk_index == 3
 
@@ -358,3 +358,119 @@ def test_cover_page_parties_and_inline_title():
     inline = "Exhibit 99.1 JOINT MARKETING AGREEMENT The undersigned agree to market the products jointly."
     [t2] = by_type(review(inline), ClauseType.document_name)
     assert t2.values_dict()["name"] == "JOINT MARKETING AGREEMENT"
+
+
+# --- patterns added with rules-v6: hand-written positives and near-miss negatives ---------------
+
+#: (category, clause that should be found, near miss that should not). Invented for these tests
+#: from the CUAD category definitions and common drafting; not taken from the CUAD contracts.
+PATTERN_CASES_V6 = [
+    (ClauseType.third_party_beneficiary,
+     "The Parent shall be a third party beneficiary of Section 7, but shall not have any obligations hereunder.",
+     "No person other than the parties shall be a third party beneficiary of this Agreement."),
+    (ClauseType.third_party_beneficiary,
+     "There are no third party beneficiaries of this Agreement, except as provided in Section 9 with respect "
+     "to Indemnified Persons.",
+     "There are no third party beneficiaries of this Agreement."),
+    (ClauseType.rofr_rofo_rofn,
+     "If Owner decides to license any new title, Owner shall give Distributor the first right of negotiation "
+     "for such title.",
+     "Each party shall have the first right to defend any claim brought against it."),
+    (ClauseType.post_termination_services,
+     "Upon termination of this Agreement, Supplier shall continue to provide transition services for a period "
+     "of ninety (90) days.",
+     "Upon termination of this Agreement, each party shall return or destroy the Confidential Information "
+     "of the other party."),
+    (ClauseType.termination_for_convenience,
+     "This Agreement may be terminated by either party upon sixty (60) days' prior written notice.",
+     "This Agreement may be terminated by either party upon thirty (30) days' written notice if the other "
+     "party commits a material breach."),
+    (ClauseType.warranty_duration,
+     "Vendor shall provide a twelve-month limited warranty on all hardware supplied hereunder.",
+     "Vendor makes no warranty as to the accuracy of any third party data."),
+    (ClauseType.warranty_duration,
+     "Buyer shall notify Seller of any defects or non-conformance within ten (10) days after receipt of the "
+     "Products, failing which the Products shall be deemed accepted.",
+     "Buyer shall pay each invoice within thirty (30) days after receipt of the Products."),
+    (ClauseType.exclusivity,
+     "Licensor hereby grants to Licensee an exclusive, worldwide, royalty-free license to the Software.",
+     "Licensor hereby grants to Licensee a non- exclusive, worldwide, royalty-free license to the Software."),
+    (ClauseType.exclusivity,
+     "The Company hereby appoints Agent as its sole agent for the sale of the Products in the Territory.",
+     "The Company may act in its sole discretion in approving any marketing materials."),
+    (ClauseType.competitive_restriction_exception,
+     "Licensor reserves the right to sell the Products directly to national accounts within the Territory.",
+     "Licensor reserves the right not to sell on credit to any customer."),
+    (ClauseType.renewal_term,
+     "This Agreement shall automatically renew for a period of one (1) year at the end of the Initial Term.",
+     "This Agreement may be renewed only by the mutual written agreement of the parties."),
+    (ClauseType.notice_period_to_terminate_renewal,
+     "Either party may terminate this Agreement at the expiration of the Initial Term or any renewal term "
+     "upon sixty (60) days written notice.",
+     "Either party may terminate this Agreement upon sixty (60) days written notice if the other party "
+     "becomes insolvent."),
+    (ClauseType.insurance,
+     "Contractor shall maintain general liability insurance with limits of not less than $1,000,000 per "
+     "occurrence.",
+     "The Consultant shall obtain his own health insurance coverage and shall not be entitled to other employee "
+     "benefits."),
+    (ClauseType.uncapped_liability,
+     "The limitations of liability in this Section 9 shall not apply to a party's indemnification "
+     "obligations or its breach of confidentiality.",
+     "Neither party shall be liable for any failure caused by forces beyond its reasonable control, and the "
+     "limitations in this Section shall not apply to such delay."),
+    (ClauseType.revenue_profit_sharing,
+     "Distributor shall pay the Company ten percent (10%) of the net revenues from sales of the Products.",
+     "The costs of shipping returned goods shall be split evenly between the parties."),
+    (ClauseType.minimum_commitment,
+     "The Sponsor shall feature the Company in its newsletter a minimum of four (4) times per year.",
+     "Contractor shall maintain insurance coverage of a minimum of $1,000,000 per year."),
+    (ClauseType.non_transferable_license,
+     "Owner grants to Reseller a non-exclusive, non-transferable right to use the Marks in the Territory.",
+     "Owner grants to Reseller the right to use the Marks in the Territory."),
+    (ClauseType.effective_date,
+     "This Agreement shall take effect on the date of signature by both parties.",
+     "Any termination shall take effect on the date stated in the notice."),
+    (ClauseType.non_compete,
+     "Throughout the Term, Distributor shall not sell, offer for sale or promote any water filtration products "
+     "other than the Products.",
+     "Throughout the Term, Distributor shall not disclose the pricing of the Products to any third party."),
+    (ClauseType.no_solicit_of_employees,
+     "During the Term, neither party shall solicit for employment any employee of the other party.",
+     "The indemnified party may employ separate counsel at its own expense, and no employee shall be "
+     "required to testify."),
+    (ClauseType.ip_ownership_assignment,
+     "All inventions conceived by Consultant in performing the Services shall be the exclusive property of "
+     "the Company.",
+     "The Company shall remain the owner of all intellectual property it owned before the Effective Date."),
+    (ClauseType.affiliate_license_licensee,
+     "Licensee shall have the right to grant sublicenses under the license granted in Section 2 to any of "
+     "its Affiliates.",
+     "Licensee shall have the right to grant sublicenses under the license granted in Section 2 to "
+     "distributors."),
+    (ClauseType.affiliate_license_licensor,
+     "Licensor, on behalf of itself and its Affiliates, hereby grants to Licensee a license to use the "
+     "Licensed Mark.",
+     "Licensee shall not acquire any license to any technology owned or controlled by Licensor or any of its "
+     "Affiliates."),
+    (ClauseType.non_disparagement,
+     "Neither party shall make any public statement that disparages the other party or its products.",
+     "Reseller shall not use the other party's Marks in any manner that is disparaging."),
+    (ClauseType.unlimited_all_you_can_eat_license,
+     "Customer may make an unlimited number of copies of the Documentation for internal use.",
+     "Franchisee shall give the Company's auditors unlimited access to Franchisee's offices and records."),
+    (ClauseType.covenant_not_to_sue,
+     "Neither party shall directly or indirectly attack, challenge or impair the title of the other party "
+     "in its trademarks.",
+     "If any provision of this Agreement is held invalid or unenforceable, it shall not impair the validity "
+     "of the remaining provisions or any registration of trademarks."),
+]
+
+
+@pytest.mark.parametrize("category, positive, negative", PATTERN_CASES_V6,
+                         ids=[f"{c.value}-{i}" for i, (c, _, _) in enumerate(PATTERN_CASES_V6)])
+def test_v6_patterns_find_the_clause_and_skip_the_near_miss(category, positive, negative):
+    found = by_type(review(positive, index=4, page_start=3), category)
+    assert found, f"{category.value} not found in: {positive}"
+    assert all(f.evidence in positive for f in found)
+    assert by_type(review(negative, index=4, page_start=3), category) == []

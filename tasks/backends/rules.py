@@ -26,7 +26,7 @@ from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from tasks.backends.base import ChunkReview
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
-RULES_VERSION = "rules-v5"
+RULES_VERSION = "rules-v6"
 
 #: Longest evidence quote emitted (characters).
 MAX_EVIDENCE_CHARS = 600
@@ -357,7 +357,7 @@ C = ClauseType
 # "covenant not to sue" without restricting a challenge to the counterparty's rights.
 _CNS_NOT = (r"arbitrat|disputes? (?:arising|regarding|relating|as to|concerning)|existence, validity|validity,? (?:interpretation|"
             r"construction|performance|breach|or termination)|settlements?|bankruptcy|insolvency|objection|jurisdiction|venue|"
-            r"notify|notice of any",)
+            r"notify|notice of any|severab|void or unenforceable|invalid or unenforceable|unenforceab",)
 # How a term ends: a date, a length in years/months, or an anniversary / last-to-expire event.
 _TERM_END = (DATE_RE.pattern + r"|(?:\w+ )?\(?\d+\)?[ -](?:full )?(?:calendar )?(?:years?|months?)\b|"
              r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty)[ -](?:\(\d+\) )?(?:years?|months?)\b|"
@@ -385,9 +385,10 @@ RULES: tuple[Rule, ...] = (
       require=(_DATE_OR_BLANK,),
       exclude=(_NOT_THE_AGREEMENT_EFFECTIVE,)),
     # ... or a sentence fixing when this agreement takes effect without writing the date.
-    R(C.effective_date, "effective|commenc|effect",
+    R(C.effective_date, "effective|commenc|effect|force",
       r"(?:this|the) (?:Agreement|Contract|Amendment|agreement|contract)[^.;]{0,60}(?:shall|will|is|becomes?) (?:become |be |come )?"
-      r"(?:effective|in (?:full )?(?:force|effect)|commence|enter into (?:force|effect))[^.;]{0,40}(?:on|upon|as of|from|when)|"
+      r"(?:effective|in (?:full )?(?:force|effect)|commence|enter into (?:force|effect)|take effect)[^.;]{0,40}(?:on|upon|as of|from|when)|"
+      r"(?:executed|entered into) and (?:shall be )?effective (?:as of|on)|shall be effective simultaneously|effective term is|"
       r"Effective Date[^.;]{0,40}(?:shall be|means|is|shall mean) (?:the )?(?:later|earlier|date|day)|"
       r"(?:commences?|begins?|effective) (?:up)?on (?:the )?(?:execution|signing|date (?:of (?:execution|signing)|first|on which|this))",
       exclude=(_NOT_THE_AGREEMENT_EFFECTIVE,)),
@@ -421,9 +422,16 @@ RULES: tuple[Rule, ...] = (
       exclude=(r"insur|polic(?:y|ies)|mutual(?:ly)? (?:written )?(?:agree|consent)|mutual (?:written )?agreement|common agreement|unanimous|"
                r"as (?:are |may be )?(?:mutually )?agreed|force majeure|sub-?licens|\boffering\b|extended to (?:contractors|affiliates|subsidiaries|any)|"
                r"schedule for performance|by (?:written )?agreement of (?:the|both|all)",)),
+    # Self-executing renewal worded with the adverb first or after the verb: "shall automatically renew
+    # for a period of three (3) years", "will automatically be renewed for periods of", "renew
+    # automatically each year", or an evergreen continuation after the initial term.
+    R(C.renewal_term, "automatic|renewable|thereafter",
+      r"automatically (?:be )?(?:renew|extend)\w*|(?:renew|extend)\w* automatically|\brenewable (?:\w+[- ])?(?:year|month|term|period)|"
+      r"(?:continue|remain) in (?:full )?(?:force and )?effect thereafter (?:until|unless|for)",
+      exclude=(r"insur|polic(?:y|ies)|sub-?licens|\boffering\b",)),
     R(C.notice_period_to_terminate_renewal, "renew|extend|extension",
       r"(?:not to renew|non-renewal|nonrenewal|intent(?:ion)? (?:not )?to (?:renew|terminate)|prevent (?:such )?renewal|elects? not to (?:renew|extend))",
-      require=(r"\d+\)? (?:days|months)|(?:thirty|sixty|ninety|days|months)",),
+      require=(r"\d+\)? (?:days|months)|(?:thirty|sixty|ninety|days|months)|\b(?:one|two|three|six) (?:\(\d+\) )?(?:month|week)s?\b",),
       exclude=(r"insur|polic(?:y|ies)|certificate",)),
     R(C.notice_period_to_terminate_renewal, "unless|until terminated",
       r"unless[^.;]{0,120}notice[^.;]{0,150}(?:prior to|before|in advance of|preceding) (?:the )?(?:end|expiration|expiry|conclusion|termination|anniversary)|"
@@ -432,8 +440,17 @@ RULES: tuple[Rule, ...] = (
       exclude=(r"insur|polic(?:y|ies)",)),
     R(C.notice_period_to_terminate_renewal, "renew|extend",
       r"(?:automatically|shall be|will be) (?:renewed|extended)|renew(?:ed|al)? for (?:an? )?(?:successive|additional)",
-      require=(r"unless (?:either|a|one|any|the) [^.]{0,80}notice|notice [^.]{0,80}(?:prior to|before) the (?:end|expiration|expiry)",
+      require=(r"unless (?:either|a|one|any|the) [^.]{0,80}noti(?:ce|f)|noti(?:ce|fication) [^.]{0,80}(?:prior to|before) the (?:end|expiration|expiry)",
                r"\d+\)? (?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days")),
+    # A right to end the agreement at the end of the term or a renewal term on notice: "may be
+    # terminated by either party at the expiration of its term or any renewal term upon thirty (30) days notice".
+    R(C.notice_period_to_terminate_renewal, "terminat|cancel",
+      r"(?:terminat|cancel)\w*[^.;]{0,80}(?:at|as of|on|effective) the (?:end|expiration|expiry) of (?:the|its|any|each|this|such) "
+      r"(?:then[- ]current |initial |relevant |applicable )?(?:term|renewal term|Initial Term|Renewal Term|contract year)[^.;]{0,80}"
+      r"(?:upon|by giving|with|on|by providing|by delivering)[^.;]{0,40}notice|"
+      r"(?:upon|by giving|with|on)[^.;]{0,40}notice[^.;]{0,40}(?:terminat|cancel)\w*[^.;]{0,40}(?:at|as of|on|effective) the (?:end|expiration|expiry) of (?:the|its|any|each|this|such) (?:then[- ]current |initial )?(?:term|Initial Term|renewal term)",
+      require=(r"\d+\)?\s?-?\s?(?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days|\[\*+\]",),
+      exclude=(r"insur|polic(?:y|ies)|breach|default|insolven|bankrupt",)),
     # A notice deadline counted back from the end of the (renewal) term, in a renewal context.
     R(C.notice_period_to_terminate_renewal, "prior to|before|in advance|preceding",
       r"(?:days|months)['’]?\)?(?: prior)?(?: written)? notice[^.;]{0,120}(?:prior to|before|in advance of|preceding) (?:the )?"
@@ -459,7 +476,8 @@ RULES: tuple[Rule, ...] = (
     R(C.non_compete, "compet",
       r"non-?compet\w*|not to compete|shall not[^.;]{0,60}\bcompet\w+|"
       r"(?:engage|participate|invest|interest) in[^.;]{0,80}(?:competitive|competing|compete)|"
-      r"(?:develop|market|sell|distribute|manufacture|promote|offer)[^.;]{0,80}(?:competitive|competing) (?:products?|services?|business)",
+      r"(?:develop|market|sell|distribute|manufacture|promote|offer|carry|stock|display|represent|purchase|advertise)[^.;]{0,80}(?:competitive|competing) (?:products?|services?|business|goods|lines?)|"
+      r"(?:develop|market|sell|distribute|manufacture|promote|offer|carry|display|link)[^.;]{0,80}competitors?['’]?s?['’]? (?:products?|services?|goods|content|sites?)",
       require=(r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|restrict|prohibit|non-?compet",),
       exclude=(r"competitive bid|compete fairly|competitive (?:price|pricing|rates?|terms)|anti-?competitive|not be construed to compete|"
                r"(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)[^.;]{0,80}compet|competent",)),
@@ -471,6 +489,15 @@ RULES: tuple[Rule, ...] = (
       r"(?:same as or|same or|substantially|confusingly) similar (?:to|with)|similar (?:products?|services?|platform|business))",
       exclude=(r"competitive (?:price|pricing|rates?|terms|bid)|anti-?competitive|(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)|"
                r"confidential|trade ?marks?|\bmarks\b|trade (?:name|dress)|logo|infring",)),
+    # A time-bound bar on a line of business: "Throughout the Term and for a period of six (6) months
+    # after ..., neither X nor its affiliates shall ... sell, offer for sale, market or promote any ...".
+    R(C.non_compete, "during|throughout|period",
+      r"(?:during|throughout|for) (?:the (?:Term|term)|the (?:\w+ )?(?:year|month) period|a period of)[^.;]{0,250}?"
+      r"(?:shall not|will not|agrees? not to|may not|shall refrain from)(?:,? directly or indirectly,?| \w+ly)? "
+      r"(?:sell|offer|market|promote|develop|manufacture|distribute|supply|carry|engage in|conduct any|commercially offer|produce|commerciali[sz]e)\b",
+      require=(r"products?|services?|business|work|technolog",),
+      exclude=(r"confidential|disclos|solicit|employ|hire|personnel|trade ?marks?|\bmarks\b|logo|infring|price|assign|transfer|"
+               r"shares|securities|stock\b|(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)",)),
     R(C.exclusivity, "exclusiv|sole|requirements|appoint|authoriz",
       r"(?<!non-)(?<!non)\bexclusive (?:right|rights|license|licen[cs]e|distributor|distribution|basis|supplier|provider|"
       r"reseller|agent|representative|partner|manufacturer|sponsor|marketing|dealer|territory|arrangement|relationship|sales)|"
@@ -483,6 +510,19 @@ RULES: tuple[Rule, ...] = (
                r"exclusive rights? of ownership|(?:sole and )?exclusive (?:right, )?title|(?:owned|vest\w*|belong\w*) (?:solely and )?exclusively|"
                r"exclusively (?:by|to) the (?:\w+ )?(?:laws|courts?)|(?:governed|construed|submitted|resolved|settled|limited) (?:only and )?exclusively|"
                r"nothing[^.;]{0,60}(?:creat|constru)\w*[^.;]{0,30}exclusive|(?:not|no) (?:be )?(?:an? )?exclusive (?:arrangement|relationship|basis)",)),
+    # Other exclusive-dealing forms: "an exclusive, worldwide, royalty-free license", "shall be
+    # exclusive", "the exclusive ... agent", "sole agent", "the only distributor", "solely from",
+    # "shall not enter into any agreement with any other provider", "not grant ... to anyone other than".
+    R(C.exclusivity, "exclusiv|sole|only|other than",
+      r"(?<!non-)(?<!non)(?<!non-\\s)(?<!non\\s)\bexclusive, (?:(?:[\w-]+|\([^)]{0,60}\)),? ){1,5}(?:right|rights|license|licen[cs]e|agent|provider|distributor|supplier|partner|sponsor)s?\b|"
+      r"(?<!non-)(?<!non)(?<!non-\\s)(?<!non\\s)\bexclusive (?:\w+ )?(?:\w+ )?(?:\w+ )?(?:provider|agent|distributor|supplier|reseller|sponsor) (?:of|for|in)\b|"
+      r"(?:shall|will) be exclusive (?:within|in|as to|for)\b|(?:is|are) exclusive (?:within|in|as to|for)\b|\bExclusivity (?:is|shall be) granted|"
+      r"\bsole (?:agent|distributor|supplier|provider|licensee|representative|reseller)\b|the only (?:distributor|supplier|provider|licensee|reseller|agent)\b|"
+      r"(?:procure|purchase|buy|obtain|source)\w* (?:the |all |its )?(?:\w+ )?(?:\w+ )?(?:solely|exclusively) from|"
+      r"(?:not|never) (?:\w+ ){0,3}(?:enter into|grant)[^.;]{0,150}(?:to|with) (?:any(?:one)?|any other)[^.;]{0,80}other than",
+      exclude=(r"remed|sole (?:discretion|option|judgment|cost|expense|responsibility|benefit|purpose)|exclusive (?:benefit|of)\b|taxes|"
+               r"(?:not|no) (?:be |create |have )?(?:an? )?exclusive|non-? ?exclusive|exclusively (?:by|to) the (?:\w+ )?(?:laws|courts?)|"
+               r"exclusive (?:jurisdiction|venue|forum|property|owner)|confidential|arbitrat",)),
     R(C.no_solicit_of_customers, "solicit|entice|induce|divert",
       r"(?:\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit)[^.]{0,160}(?<!un)(?:solicit|entice|induce|divert)\w*[^.]{0,160}(?:customers?|clients?|accounts|subscribers|franchisees|suppliers|business)",
       exclude=(r"employ|personnel|staff|unsolicited|solicitation of (?:subscriptions|proxies|offers)|inducement",)),
@@ -494,7 +534,10 @@ RULES: tuple[Rule, ...] = (
     R(C.no_solicit_of_employees, "solicit|hire|employ|recruit|entice|induce", r"solicit|\bhire\b|\bemploy\b|recruit|entice|induce",
       require=(r"employees?|personnel|staff|employed by|individuals? (?:who|employed)|contractors? of|consultants? of",
                r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit"),
-      exclude=(r"employee benefit|harass|discriminat|workers'? comp",)),
+      exclude=(r"employee benefit|harass|discriminat|workers'? comp|"
+               # retaining counsel, debarment warranties, anti-bribery and work-for-hire language
+               r"(?:employ|retain) (?:separate |its own |independent )?counsel|convicted|debarred|felony|public officials?|"
+               r"work[- ]made[- ]for[- ]hire|of its (?:own )?choosing|agrees? to (?:employ|hire)|new employees",)),
     R(C.non_disparagement, "disparag|derogatory|negative|adverse|unfavo|disrepute|reputation|goodwill|critic",
       r"disparag\w*|derogatory (?:statements?|comments?|remarks?)|(?:negative|adverse|unfavou?rable|critical) (?:statements?|comments?|remarks?|publicity)|"
       r"into (?:public )?disrepute|(?:harm|damage|injur|impair|tarnish|detriment|prejudic|jeopardi[sz]e|adversely affect)\w*[^.;]{0,80}(?:reputation|goodwill|good name|image)",
@@ -502,8 +545,9 @@ RULES: tuple[Rule, ...] = (
                r"disparag|derogatory|negative|unfavou?rable|critical|disrepute|statements?|remarks?|comments?|publicity|publicly|"
                r"make|say|publish|communicat|portray|reflect (?:adversely|poorly|unfavou?rably)"),
       # a restriction on how licensed marks are used is a quality-control term, not a non-disparagement covenant
-      exclude=(r"infring|obscene|virus|credit history|\buse (?:of )?(?:the |any |its |such )?(?:\w+ ){0,3}(?:Marks?|logos?|trade ?marks?|trade names?)|"
-               r"display\w* (?:of )?(?:the |any )?(?:\w+ ){0,3}(?:Marks?|logos?|trade ?marks?)|remove any references",)),
+      exclude=(r"infring|obscene|virus|credit history|\buse (?:of )?(?:the |any |its |such )?(?:[\w'’]+ ){0,3}(?:Marks?|logos?|trade ?marks?|trade names?)|"
+               r"display\w* (?:of )?(?:the |any )?(?:[\w'’]+ ){0,3}(?:Marks?|logos?|trade ?marks?)|remove any references|"
+               r"(?:logos?|Marks|trade ?marks|trade names) (?:are|is|will be|shall be) (?:used|displayed)",)),
     # A carve-out: an exception cue and, in the same sentence, a competition restriction (compete,
     # exclusivity in the dealing sense, solicitation, or "the restrictions/covenants" themselves).
     R(C.competitive_restriction_exception, "compet|exclusiv|solicit|restrict|covenant",
@@ -521,6 +565,17 @@ RULES: tuple[Rule, ...] = (
                r"warrant|indemnif|confidential information|non-? ?exclusive|\bgrants?\b|employ|personnel|\bhire\b|"
                r"words (?:of any gender|importing)|singular|(?:cumulative|alternative) (?:and|or) (?:not )?exclusive|offer to (?:buy|sell)|financing|"
                r"solicitation of (?:Subscribers|consents|proxies|votes)|proxies|not aware|competitive with (?:gross|market)|Competitive Change of Control",)),
+    # Carve-outs that name the permitted business activity instead of the restriction: reserved
+    # rights to sell or operate, "nothing herein shall preclude X from granting / supplying / selling".
+    R(C.competitive_restriction_exception, "reserve|prevent|preclude|restrict|prohibit|permitted",
+      r"reserves? (?:to itself )?(?:all |the )?rights? (?:\w+ ){0,6}to (?:\w+ )?(?:market|sell|offer|distribute|develop|operate|own|open|franchise|"
+      r"appoint|promote|manufacture|supply|provide|advertise|solicit)|"
+      r"(?:nothing|shall not|does not|will not|do not)[^.;]{0,80}(?:prevent|preclude|restrict|prohibit|limit|bar) (?:\w+ ){0,6}from (?:\w+ ){0,3}"
+      r"(?:granting|supplying|selling|marketing|offering|distributing|developing|manufacturing|promoting|operating|licensing|owning|"
+      r"acquiring|investing|engaging|competing|providing|entering|using|utili[sz]ing|commerciali[sz]ing|making|soliciting|hiring|doing business)|"
+      r"(?:shall|will) be (?:permitted|free|entitled) to (?:\w+ ){0,2}(?:evaluate|sell|market|offer|distribute|develop|manufacture|compete|engage)",
+      exclude=(r"disclos|injunct|equitable|relief|confidential|seeking|comply|complying|applicable laws?|assert|enforc|arbitrat|"
+               r"terminat|audit|inspect|publicity|press release|right not to|purchase orders?|shipments?",)),
     # ---- termination -------------------------------------------------------------------------
     R(C.termination_for_convenience, "terminat",
       r"terminat\w+[^.;]{0,120}(?:for (?:its |their )?convenience|without cause|for any reason|for no reason|with or without cause|"
@@ -538,9 +593,28 @@ RULES: tuple[Rule, ...] = (
       r"(?:may|can) (?:at any time )?(?:terminate|cancel) (?:this|the) (?:Agreement|Contract)[^.;]{0,40}(?:at any time|for any reason)",
       exclude=(r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat|\bif\b|in the event|should|in case|"
                r"upon the occurrence|contingenc|force majeure|\bunless\b|\bwhere\b",)),
+    # Passive or open-ended forms: "may be terminated by either party upon ninety (90) days written
+    # notice", "terminable ... upon sixty (60) days' notice", "until terminated by either Party upon
+    # thirty (30) days' notice", "the right to terminate at any time upon no less than ... notice".
+    R(C.termination_for_convenience, "terminat|cancel",
+      r"(?:(?:may|can|shall) (?:also )?be (?:terminated|cancell?ed)|terminable|until (?:terminated|cancell?ed)) (?:at any time )?(?:by (?:either|any|each|one|a) (?:party|of the parties)|by \w+)?"
+      r"[^.;]{0,30}?(?:upon|on|by giving|with|by providing|after) (?:at least |no less than |not less than |a )?[^.;]{0,30}?"
+      r"(?:days|months|\[\*+\])['’]?s?\)?(?: prior| advance)?(?: written)? notice|"
+      r"(?:right|entitled|may|can) (?:to )?(?:terminate|cancel)[^.;]{0,40}at any time[^.;]{0,20}(?:upon|on|by giving|with|within)[^.;]{0,40}(?:notice|days)",
+      exclude=(r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat|\bif\b|in the event|should|in case|"
+               r"upon the occurrence|contingenc|force majeure|prior to the (?:end|expiration|expiry)|mutual",)),
     R(C.rofr_rofo_rofn, "first|last|rof|exclusive",
       r"(?:right|option) of first (?:refusal|offer|negotiation|look)|first (?:right|option) (?:to|of) (?:negotiate|refus|offer|purchase|acquire)|"
-      r"right of last (?:refusal|offer)|\bROFR\b|\bROFO\b|\bROFN\b|first opportunity to (?:negotiate|purchase|acquire|bid|offer|license|distribute)|exclusive negotiation"),
+      r"right of last (?:refusal|offer)|\bROFR\b|\bROFO\b|\bROFN\b|first opportunity to (?:negotiate|purchase|acquire|bid|offer|license|distribute)|exclusive negotiation",
+      exclude=(r"(?:not|never) (?:be deemed to )?(?:constitute|create|grant) (?:a|any) (?:right|option) of first",)),
+    # A first claim on a future deal without the "right of first refusal" label: "the first right of
+    # negotiation", "the first option to commercialize", "shall first offer to ...", "an option to purchase".
+    R(C.rofr_rofo_rofn, "first|option",
+      r"first right(?:,? but not the obligation,?)? (?:of|to) (?:negotiat|refus|offer|purchase|acquire|act|submit)|"
+      r"(?:have|has|given|granted|grant) (?:an? |the )?first option|(?:shall|will) first (?:offer|contact|negotiate|notify)|"
+      r"option to become (?:the |its |an? )?(?:\w+ )?exclusive",
+      exclude=(r"\bnot\b[^.;]{0,40}constitute|stock options?|share options?|purchase price of the option|"
+               r"\bdefend|prosecut|enforce|infring",)),
     # ---- Group 3: assignment -------------------------------------------------------------------
     R(C.change_of_control, "control|ownership|merge|consolidat|amalgamat|substantially|majority|fifty|50%|management|acqui",
       r"change (?:of|in) (?:the )?control|change (?:of|in) ownership|controlling interest|"
@@ -563,7 +637,7 @@ RULES: tuple[Rule, ...] = (
       r"royalt(?:y|ies)|revenue[- ]shar|profit[- ]shar|share (?:of|in) (?:the )?(?:net |gross )?(?:revenues?|profits?|proceeds|income)|"
       r"(?:percent|%)\)?(?: \(\d+%\))? of (?:all |the |its )?(?:net |gross |adjusted )?(?:sales|revenues?|profits?|receipts|income|proceeds|margin|billings|fees)|"
       r"\bcommissions?\b|split (?:equally|evenly|\d+)|(?:net|gross) (?:revenues?|profits?) (?:shall|will) be (?:split|shared|divided|allocated)",
-      exclude=(r"royalty[- ]free|free of (?:any )?royalt|without (?:payment of )?(?:any )?royalt|Securities and Exchange Commission|Federal Trade Commission|\bCommission\b",)),
+      exclude=(r"royalty[- ]free|royalty- free|free of (?:any )?royalt|(?:costs?|expenses?)[^.;]{0,40}(?:split|shared|divided)|Securities Commissions?|without (?:payment of )?(?:any )?royalt|Securities and Exchange Commission|Federal Trade Commission|\bCommission\b",)),
     R(C.price_restrictions, "price|pricing|fees|rates",
       r"(?:shall|will|may) not (?:be )?(?:increase|raise|change|adjust|exceed)\w*[^.;]{0,60}(?:price|prices|pricing|fees|rates)|"
       r"(?:price|prices|pricing|fees|rates) (?:shall|will) (?:remain|be) (?:fixed|firm|constant|unchanged)|"
@@ -587,6 +661,14 @@ RULES: tuple[Rule, ...] = (
       exclude=(r"minimum (?:wage|age|insurance|coverage|limits?)|minimum (?:amount|limit)s? of (?:insurance|coverage)|"
                r"minimum amount of (?:\w+ )?(?:\w+ )?(?:information|Confidential)|\bno minimum|minimum number of meetings|"
                r"(?:insurance|insured|coverage|polic(?:y|ies))",)),
+    # Committed quantities stated as a frequency or a guaranteed figure: "a minimum of four (4) times
+    # per year", "Quarterly Volume Commitment", "annual sales targets", "guarantees that it will deliver".
+    R(C.minimum_commitment, "minimum|commitment|target|guarantee|achieve",
+      r"a minimum of (?:\w+ )?\(?\d[\d,]*\)? (?:[\w-]+ ){0,4}(?:per|each|every|a|in any) (?:calendar |contract )?(?:year|month|quarter|week)|"
+      r"\bVolume Commitments?\b|(?:annual|quarterly|monthly|minimum) (?:and (?:annual|quarterly|monthly) )?(?:sales?|purchase) targets?|"
+      r"guarantees? (?:that it will )?(?:deliver|purchase|sell|generate|order)|\bMinimum Threshold|"
+      r"fails? to (?:achieve|meet|attain) (?:the )?(?:annual |minimum |quarterly )?(?:revenues?|sales|purchases?|targets?|volumes?)",
+      exclude=(r"minimum (?:wage|age|insurance|coverage|limits?)|(?:insurance|insured|coverage|polic(?:y|ies))|meetings?",)),
     R(C.volume_restriction, "excess|exceed|above|greater|more than|over|maximum|cap on",
       r"(?:in excess of|exceeds?|exceeding|above|greater than|more than|over) (?:the |such |any |a )?(?:\w+ )?(?:maximum|limit|cap|threshold|forecast\w*|volume|quantit\w+|capacity|number of|units|amount)|"
       r"(?:maximum|cap on the) (?:number|quantity|volume|amount) of (?:units|products|users|licenses|copies|orders?|transactions|calls)|"
@@ -606,10 +688,11 @@ RULES: tuple[Rule, ...] = (
     R(C.ip_ownership_assignment, "assign|transfer|convey|hire|vest|property|owner|own",
       r"hereby (?:irrevocably )?(?:assigns?|transfers?|conveys?)|(?:shall|agrees? to|will) (?:irrevocably )?(?:assign|transfer|convey) (?:and hereby assigns )?(?:to )?|"
       r"work(?:s)? made for hire|works? for hire|shall (?:vest|be vested) in|"
-      r"shall (?:be|become|remain) the (?:sole and )?(?:exclusive )?(?:property|owner)|shall (?:solely |exclusively )?own (?:all|any|the)",
+      r"shall (?:be|become) the (?:sole and )?(?:exclusive )?(?:property|owner)|shall (?:solely |exclusively )?own (?:all|any|the)",
       require=(r"intellectual property|\bIP\b|patent|copyright|invention|improvement|work product|deliverable|developments?|"
                r"trademark|know-how|technology|data|materials|results|right, title and interest",),
-      exclude=(r"\bnot\b[^.]{0,30}(?:assign|transfer)|without (?:the )?(?:prior )?(?:written )?consent|this Agreement (?:or|and) (?:any|its) (?:rights|obligations)|"
+      exclude=(r"\bnot\b[^.]{0,30}(?:assign|transfer)|without (?:the )?(?:prior )?(?:express )?(?:written )?consent|goodwill|"
+               r"(?:arising|accru\w*) from (?:its|the) use of the (?:\w+ )?(?:Trademarks|Marks)|this Agreement (?:or|and) (?:any|its) (?:rights|obligations)|"
                r"(?:assign|transfer) (?:this Agreement|its rights|any of its rights|its obligations)",)),
     R(C.joint_ip_ownership, "joint|co-own|coown|undivided|equally|shared",
       r"joint(?:ly)?[- ]own\w*|co-?own\w*|owned jointly|jointly by (?:the )?(?:parties|both)|joint (?:inventions?|patents?|intellectual property|technology|developments?|works?|property|ip)\b|"
@@ -624,6 +707,15 @@ RULES: tuple[Rule, ...] = (
       r"non-?transferr?able|non-?assignable|not (?:be )?(?:transferr?able|assignable)|non-?sub-?licensable|without the right to (?:sub-?license|transfer|assign)|"
       r"(?:may|shall) not (?:sub-?license|transfer|assign)[^.;]{0,60}licen[cs]e|right to sublicense",
       require=(_LIC,)),
+    # The same limits on a bare "right to use" (marks, content) or a personal licence, and a bar on
+    # letting others use the licensed marks: "non-transferable right to use the Marks", "may not
+    # permit any third party to use the Marks", "shall not sublicense ... the rights granted".
+    R(C.non_transferable_license, "transfer|assign|personal|sublicens|permit|allow",
+      r"(?:non-?\s?transferr?able|non-?\s?assignable)[^.;]{0,60}right to (?:use|distribute|display|market|sell|reproduce)|"
+      r"\bpersonal,? (?:[\w-]+,? (?:and )?){0,4}(?:right|licen[cs]e)|"
+      r"(?:not|no)[^.;]{0,40}(?:permit|allow|authori[sz]e) any (?:third part(?:y|ies)|other person|person|entity)[^.;]{0,20}to use|"
+      r"(?:not|no)[^.;]{0,20}sub-?licen[cs]e[^.;]{0,60}(?:the )?rights? granted|no licen[cs]e[^.;]{0,60}includes? the right to (?:grant )?sub-?licen",
+      exclude=(r"personal (?:data|information|property|injury|jurisdiction|guarant|liabilit|service)|confidential",)),
     R(C.affiliate_license_licensor, "affiliat|subsidiar| group",
       r"(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)[^.;]{0,40}(?:hereby )?grants?|"
       r"(?:owned|controlled|licensable) by (?:\w+ )?(?:or|and) (?:any of )?(?:its|their) (?:Affiliates|subsidiaries)|"
@@ -631,17 +723,23 @@ RULES: tuple[Rule, ...] = (
       r"(?:cause|causes) (?:the |each )?(?:other )?(?:members?|each member) of (?:the )?\w+ Group to (?:hereby )?grant|"
       r"for itself and (?:as representative of )?(?:all )?(?:other )?members of the \w+ Group|"
       r"(?:owned|controlled|licensable|licensed) by \w+ (?:or|and) \w+ (?:or|and) (?:any of )?(?:its|their) (?:respective )?Affiliates|"
-      r"obtain from (?:its|your|their) (?:affiliates|subsidiaries)",
-      require=(_LIC + r"|right to (?:continue to )?use",)),
+      r"obtain from (?:its|your|their) (?:affiliates|subsidiaries)|"
+      r"(?:on behalf of|for) itself and (?:its|their) (?:Aff?iliates|subsidiaries)[^.;]{0,20}(?:hereby )?grants?",
+      require=(_LIC + r"|right to (?:continue to )?use",),
+      # a disclaimer of any licence, or a schedule or definition listing the affiliates' patents
+      exclude=(r"(?:shall not|does not|will not) (?:acquire|obtain|receive|be granted) any licen|\bsets forth\b|\blist of\b|"
+               r"^\W*(?:\w+\s+)?(?:\d+(?:\.\d+)*\.?\s+)?[\"“][^\"”]{1,60}[\"”] (?:means|shall mean)",)),
     R(C.affiliate_license_licensee, "affiliat|subsidiar",
       r"(?:to|upon|on) \w+ (?:\w+ )?(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)|"
       r"(?:to|for) (?:its|their) (?:Affiliates|subsidiaries) (?:and|or)|sub-?licen[cs]e[^.;]{0,60}(?:to|through) (?:its|their|any of its) (?:Affiliates|subsidiaries)|"
-      r"(?:Affiliates|subsidiaries) (?:of \w+ )?(?:may|shall be entitled to|shall have the right to) (?:use|exercise|practice)",
+      r"(?:Affiliates|subsidiaries) (?:of \w+ )?(?:may|shall be entitled to|shall have the right to) (?:use|exercise|practice)|"
+      r"sub-?licen[cs]\w*[^.;]{0,150}(?:to|through|with) (?:its |their |any of its |any of their |any |an? )?(?:Affiliates?|subsidiar\w+|Related Compan\w+)\b|"
+      r"(?:transfer|extend) (?:its |the )?(?:right to use|licen[cs]e)[^.;]{0,60}to (?:its |an? |any )?(?:Affiliates?|subsidiar\w+)",
       require=(r"grant|licen[cs]e|right to use|sublicen",)),
     R(C.unlimited_all_you_can_eat_license, "unlimited|enterprise|all-you|without",
       r"unlimited (?:number|use|right|license|licence|copies|users|access|quantit|distribution|reproduction)|enterprise[- ]wide|all[- ]you[- ]can[- ]eat|"
       r"(?:any|an) unlimited|without (?:limitation as to|limit on|regard to) (?:the )?(?:number|quantity)|royalty-free[^.]{0,80}unlimited",
-      exclude=(r"authori[sz]ed capital|shares|unlimited access to (?:\w+ )?(?:offices|premises|books|records|facilities)|unlimited liabilit",)),
+      exclude=(r"authori[sz]ed capital|shares|unlimited access to (?:[\w'’]+ )?(?:offices|premises|books|records|facilities)|unlimited liabilit",)),
     R(C.irrevocable_or_perpetual_license, "irrevocabl|perpetu", r"irrevocabl[ey]|perpetual|in perpetuity",
       require=(_LIC + r"|right to use",),
       exclude=(r"irrevocably (?:submit|consent|waive|agree|appoint|authoriz)|irrevocable (?:letter of credit|proxy|consent|waiver|instructions)",)),
@@ -654,7 +752,12 @@ RULES: tuple[Rule, ...] = (
       require=(r"(?:shall|will|may|must) (?:continue|be entitled|have the right|provide|pay|sell|purchase|return|deliver|destroy|transfer|assist|cooperate|remain|retain|furnish|honor|fulfil)|"
                r"(?:sell|dispose of|distribute) (?:off |its |any )?(?:remaining )?(?:inventory|stock)|transition|wind[- ]down|sell-?off|run-?off|"
                r"(?:period of|for) (?:\w+ )?\(?\d+\)? (?:days|months)",),
-      exclude=(r"^[^.]{0,20}(?:notice of termination shall|this Agreement shall terminate)",)),
+      exclude=(r"^[^.]{0,20}(?:notice of termination shall|this Agreement shall terminate)",
+               # handing back or destroying confidential information, or a confidentiality period
+               # running past the end, is wind-up of secrecy, not a post-termination service
+               r"(?:return|destroy|delete|erase)\w*[^.;]{0,100}(?:Confidential|Proprietary) Information|"
+               r"(?:Confidential|Proprietary) Information[^.;]{0,120}(?:return|destr|delet|erase)|confidentiality (?:and non-use )?obligations|"
+               r"(?:solicit|hire|employ)\w* (?:or \w+ )?(?:any )?(?:employee|personnel)")),
     R(C.post_termination_services, "transition|sell-off|selloff|sell off|wind|inventory|stock on hand",
       r"transition (?:services|period|assistance)|sell-?off period|wind[- ]down|(?:sell|dispose of|distribute)[^.;]{0,40}(?:inventory|stock on hand|remaining)",
       require=(r"terminat|expir",)),
@@ -673,7 +776,7 @@ RULES: tuple[Rule, ...] = (
       r"(?:limitations?|exclusions?|cap|caps)[^.;]{0,120}(?:shall not apply|will not apply|do not apply|does not apply|shall not limit)|"
       r"(?:shall not apply|will not apply|do not apply|does not apply) to[^.;]{0,120}(?:indemnif|breach|confidential|gross negligence|willful|wilful|infringement|fraud)|"
       r"(?:except|excluding|other than)(?: for| with respect to)?[^.;]{0,120}(?:indemnif|breach of (?:section|its|confidential)|gross negligence|willful|wilful|fraud)",
-      exclude=(r"^[^.]{0,40}(?:indemnify|defend)",)),
+      exclude=(r"^[^.]{0,40}(?:indemnify|defend)|unlimited liability compan|forces? beyond|force majeure|(?:hold|holds|held|save) harmless",)),
     # A cap or exclusion made subject to a carve-out elsewhere ("Except as provided in Section 9.3, in
     # no event shall ..."), or language keeping some liability whole ("nothing ... shall limit").
     R(C.uncapped_liability, "liab|damages|limit",
@@ -682,7 +785,7 @@ RULES: tuple[Rule, ...] = (
       r"(?:excludes?|exclude) or limits? (?:any |its )?liabilit|(?:responsibility|liability),? without limit\b|unlimited liabilit|liability (?:shall|will) be unlimited",
       require=(r"liab|damages",
                r"in no event|not be liable|no liability|have any liability|shall not exceed|will not exceed|limit|cap\b|exclu|consequential|indirect",),
-      exclude=(r"^[^.]{0,40}(?:indemnify|defend)|insurance|warrant",)),
+      exclude=(r"^[^.]{0,40}(?:indemnify|defend)|insurance|warrant|unlimited liability compan|forces? beyond|force majeure|(?:hold|holds|held|save) harmless",)),
     R(C.liquidated_damages, "liquidated|termination|cancellation|penalty|break|kill fee",
       r"liquidated damages|termination (?:fee|payment|charge)|early termination (?:fee|charge|payment)|break(?:-up|up) fee|"
       r"cancellation (?:fee|charge)|as a penalty|kill fee"),
@@ -690,9 +793,25 @@ RULES: tuple[Rule, ...] = (
       require=(r"(?:period of|for|within|after) (?:\w+ )?(?:\w+ )?\(?\d+\)? (?:\w+ )?(?:days|months|years)|(?:\w+)-(?:month|year|day) (?:warranty|period)|"
                r"(?:one|two|three|six|twelve|ninety|thirty|sixty|eighteen|twenty-four|thirty-six) (?:\(\d+\) )?(?:days|months|years)|warranty period|shelf life",
                r"defect|conform|free from|workmanship|specifications|warranty period|perform (?:substantially|in accordance)|remaining shelf life")),
+    # A warranty stated with its length: "a six-month limited warranty", "warranty for a period of 12 months".
+    R(C.warranty_duration, "warrant",
+      r"(?:\w+|\(\d+\))[- ](?:day|month|year) (?:limited |product |express )?warranty|"
+      r"warrant(?:y|ies|s)? (?:shall )?(?:be )?(?:for|of|during) (?:a|the) (?:period|term) of (?:\w+ )?\(?\d+\)? ?(?:\w+ )?(?:days|months|years)|"
+      r"warranty (?:period|term) (?:of|shall be|is) (?:\w+ )?\(?(?:\d+|\[\*+\])\)? ?(?:\w+ )?(?:days|months|years)"),
+    # A limited period after delivery to inspect and reject non-conforming goods, after which they
+    # are deemed accepted: "within seven (7) days of receipt ... notify ... defects".
+    R(C.warranty_duration, "within|days|deemed accept",
+      r"(?:within|no later than|not later than|for a period of) (?:\w+ )?\(?(?:\d+|\[\*+\]|\[\s*\*\s*\])\)? ?(?:calendar |business |working )?(?:days|hours|weeks|months)"
+      r"[^.;]{0,40}(?:after|of|following|from) (?:the )?(?:receipt|delivery|arrival|discovery|installation)",
+      require=(r"defect|non-?conform|not (?:in )?conform|shortage|discrepanc|damaged|reject|does not meet|fails? to (?:meet|comply|conform)|deemed (?:to have )?accept",
+               r"products?|goods|shipment|batch|deliver|units|materials?|software|equipment",),
+      exclude=(r"invoice|payment|pay\b|purchase orders?|forecast",)),
     R(C.insurance, "insur", r"\binsurance\b|\binsured\b|\binsurer",
       require=(r"maintain|carry|obtain|procure|policy|policies|coverage|insured|certificate|\$|limits?",),
-      exclude=(r"Federal Deposit Insurance|insurance (?:agency|agent|products?|company) (?:business|services)|health insurance portability",)),
+      exclude=(r"Federal Deposit Insurance|insurance (?:agency|agent|products?|company) (?:business|services)|health insurance portability",
+               # employee-benefit, freight and premium mentions are not a duty to carry insurance
+               r"(?:health|medical|unemployment|life|disability|dental) insurance|social security|insurance premium payments|"
+               r"freight(?:,)? (?:and )?insurance|insurance,? (?:medical|hospital|dental)|insurance laws")),
     R(C.covenant_not_to_sue, "contest|challenge|dispute|attack|oppose|impugn|sue|claim|action|suit|institute|covenant",
       r"(?:not|never)[^.;]{0,60}(?:contest|challenge|dispute|attack|oppose|impugn)\w*(?: or \w+)?(?:,? (?:directly or indirectly|at any time))?[^.;]{0,60}(?:validity|ownership|title|rights? (?:in|to)|enforceability|registration|intellectual property|trademarks?|patents?|marks)|"
       r"covenants? not to (?:sue|assert|bring)|(?:not|never)[^.;]{0,40}(?:sue|bring (?:any )?(?:action|claim|suit)|assert (?:any )?claim|institute)[^.;]{0,120}(?:against|infring)|"
@@ -701,15 +820,27 @@ RULES: tuple[Rule, ...] = (
     # Not contesting or impairing the counterparty's marks/IP in other words: no claim of ownership,
     # no filing to register them, nothing that impairs them; an acknowledgement of their validity.
     R(C.covenant_not_to_sue, "contest|challenge|claim|register|registration|impair|validity|proceeding",
-      r"(?:not|never|nor)[^.;]{0,80}(?:contest|challenge|oppose|attack|impugn|impair|adversely affect)\w*[^.;]{0,150}"
+      r"(?:\bnot\b|never|\bnor\b|\bno\b|\bneither\b)[^.;]{0,80}(?:contest|challenge|oppose|attack|impugn|impair|adversely affect)\w*[^.;]{0,150}"
       r"(?:validity|ownership|title|rights? (?:in|to)|registration|intellectual property|trade ?marks?|patents?|marks\b|copyrights?)|"
       r"(?:not|never|nor)[^.;]{0,60}(?:make|assert) any claim[^.;]{0,40}(?:ownership|right|title|interest)|"
+      r"(?:\bnot\b|never|\bnor\b)[^.;]{0,100}(?:assert|claim)\w*(?: or (?:assert|claim)\w*)? any (?:\w+ )?(?:interest|right|title|ownership)[^.;]{0,60}"
+      r"(?:trade ?marks?|marks\b|patents?|intellectual property|proprietary rights|copyrights?)|"
       r"(?:not|never|nor)[^.;]{0,60}(?:file|apply for|seek to register|register|attempt to register)[^.;]{0,80}(?:trade ?marks?|marks\b|trade names?|domain names?|patents?|applications? (?:for|to register))|"
       r"acknowledges? (?:the )?validity of|(?:not|never)[^.;]{0,40}institute any (?:proceedings?|action)[^.;]{0,80}(?:trade ?marks?|marks\b|patents?|intellectual property)",
       exclude=_CNS_NOT,),
     R(C.third_party_beneficiary, "beneficiar",
       r"third[- ]party beneficiar\w*|(?:express|intended) beneficiar\w*|beneficiar\w* of (?:this Agreement|the provisions|Section)",
       exclude=(r"(?:\bno\b|\bnot\b|\bnothing\b|\bnor\b|\bneither\b|\bnone\b)[^.;]{0,200}beneficiar|beneficiar[^.;]{0,80}(?:\bnot\b|\bno\b)",)),
+    # A named non-party made a beneficiary ("X shall be a third party beneficiary ..., but shall not ...").
+    R(C.third_party_beneficiary, "beneficiar",
+      r"(?:shall|will|is|are) (?:be )?(?:deemed )?(?:to be )?(?:an? )?(?:direct |express |intended |(?:direct|express) and intended )?third[- ]part(?:y|ies)[- ]beneficiar",
+      exclude=(r"(?:\bno\b|\bnot\b|\bnothing\b|\bnor\b|\bneither\b|\bnone\b)[^.;]{0,80}(?:shall|will|is|are) (?:be )?(?:deemed )?(?:to be )?(?:an? )?(?:\w+ )?third",)),
+    # A "no third-party beneficiaries" clause with a carve-out for indemnitees, affiliates or a
+    # named section: the carved-out persons are beneficiaries.
+    R(C.third_party_beneficiary, "beneficiar|confer",
+      r"(?:except|save)(?: as| for| to the extent)?[^.;]{0,60}(?:(?:provided|set forth) in (?:Section|Article|Paragraph|Clause)s? \(?[\dIVX]|"
+      r"indemnif|Indemnitees?|Indemnified)|^\W*(?:other than|except(?: for)?) (?:the )?(?:Affiliates|Indemni)",
+      require=(r"beneficiar|confer (?:up)?on",)),
     # ---- Document-level (first chunk) --------------------------------------------------------
     R(C.agreement_date, "19|20", DATE_RE.pattern,
       require=(r"(?:dated|made|entered into|executed|signed|as of|effective|day of|Date:?|this)\b",),
@@ -1059,7 +1190,7 @@ _VALUE_FNS: dict[ClauseType, ValueFn] = {
 class RulesBackend:
     """Offline, deterministic :class:`~tasks.backends.base.ReviewBackend` built from regex rules.
 
-    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v5"``), part of the
+    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v6"``), part of the
     review idempotency key. Thread-safe and stateless: all patterns are compiled at import.
     """
 

@@ -1,13 +1,16 @@
 """Train the router's segment scorer (``tasks/route_model.json.gz``) and report it on held-out contracts.
 
-``python -m benchmarks.train_router [DATA_DIR] [--rate 0.44] [--out tasks/route_model.json.gz]``
+``python -m benchmarks.train_router [DATA_DIR] [--text pdf|txt] [--rate 0.43] [--out tasks/route_model.json.gz]``
 (needs the ``bench`` extra: numpy, scipy and scikit-learn).
 
-Data: the shared CUAD contracts (``DATA_DIR``, default ``../shared/data/cuad``): the annotators'
-text files (``txt/``, cleaned like an extracted page) and their highlighted spans
-(``labels/master_clauses.csv``). Split: a contract is *held out* when the SHA-1 of its label
-``Filename`` is 0 modulo 3 (:func:`tasks.evaluate.held_out`), about a third; the scorer is
-trained on the rest and every figure printed for "held-out" comes from contracts it never saw.
+Data: the shared CUAD contracts (``DATA_DIR``, default ``../shared/data/cuad``) and their
+highlighted spans (``labels/master_clauses.csv``). With ``--text pdf`` (default) the text is what
+the pipeline reads: each PDF extracted by the review's own extraction child process, pages joined
+by the page separator (about 10 minutes on two cores the first time, then cached in
+``--pdf-cache``); with ``--text txt`` the annotators' text files, cleaned like an extracted page.
+Split: a contract is *held out* when the SHA-1 of its label ``Filename`` is 0 modulo 3
+(:func:`tasks.evaluate.held_out`), about a third; the scorer is trained on the rest and every
+figure printed for "held-out" comes from contracts it never saw.
 
 Model: L2-regularised logistic regression (scikit-learn ``LogisticRegression``, liblinear,
 ``C``) over the tf-idf blocks of :func:`tasks.route.segment_terms` (sublinear term frequency,
@@ -40,14 +43,30 @@ from pathlib import Path
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cuad"
 
 
-def load(data_dir: Path) -> list[dict]:
-    """Contracts as ``{filename, held_out, text, pieces: [(category, [(start, end), ...])]}``."""
+def load(data_dir: Path, source: str = "txt", cache: Path | None = None, jobs: int = 2) -> list[dict]:
+    """Contracts as ``{filename, held_out, text, pieces: [(category, [(start, end), ...])]}``.
+
+    ``source="txt"``: the annotators' text files, cleaned like an extracted page. ``source="pdf"``:
+    the text the pipeline itself reads, extracted from the PDFs by :func:`tasks.ingest.run_extraction`
+    (the same child process and limits as a review) and joined with the page separator, cached as
+    ``cache/<sha1 of Filename>.txt`` (``jobs`` extractions at once); a contract whose extraction
+    fails is left out and counted on stderr.
+    """
     from tasks.evaluate import held_out, label_pieces, load_cuad, locate
     from tasks.textnorm import clean_page_text, match_form
 
+    labelled = load_cuad(data_dir)
+    texts: dict[str, str] = {}
+    if source == "pdf":
+        texts = pdf_texts(data_dir, labelled, cache or Path(".router-pdf-text"), jobs)
     out = []
-    for doc in load_cuad(data_dir):
-        text = clean_page_text((data_dir / doc.txt_file).read_text(encoding="utf-8", errors="replace"))
+    for doc in labelled:
+        if source == "pdf":
+            if doc.filename not in texts:
+                continue
+            text = texts[doc.filename]
+        else:
+            text = clean_page_text((data_dir / doc.txt_file).read_text(encoding="utf-8", errors="replace"))
         norm, offs = match_form(text)
         pieces = []
         for cat, spans in doc.spans.items():
@@ -57,6 +76,43 @@ def load(data_dir: Path) -> list[dict]:
                     pieces.append((cat.value, hits))
         out.append({"filename": doc.filename, "held_out": held_out(doc.filename), "text": text, "pieces": pieces})
     return out
+
+
+def _extract(job: tuple[str, str]) -> tuple[str, str | None]:
+    from schemas.documents import PAGE_SEPARATOR
+    from schemas.settings import Limits
+    from tasks.ingest import run_extraction
+
+    path, out = job
+    result = run_extraction(path, Limits())
+    if not result.get("ok"):
+        return path, None
+    text = PAGE_SEPARATOR.join(p["text"] for p in result["pages"])
+    Path(out).write_text(text, encoding="utf-8")
+    return path, text
+
+
+def pdf_texts(data_dir: Path, labelled: list, cache: Path, jobs: int) -> dict[str, str]:
+    """``Filename`` -> pipeline text of its PDF (see :func:`load`)."""
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache.mkdir(parents=True, exist_ok=True)
+    texts, todo = {}, {}
+    for doc in labelled:
+        file = cache / (hashlib.sha1(doc.filename.encode("utf-8")).hexdigest() + ".txt")
+        if file.is_file():
+            texts[doc.filename] = file.read_text(encoding="utf-8")
+        else:
+            todo[str(data_dir / doc.pdf_file)] = (doc.filename, str(file))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:  # each extraction is its own child process
+        for path, text in pool.map(_extract, [(p, out) for p, (_, out) in todo.items()]):
+            if text is not None:
+                texts[todo[path][0]] = text
+    missing = len(labelled) - len(texts)
+    if missing:
+        print(json.dumps({"pdf_extraction_failed": missing}), file=sys.stderr)
+    return texts
 
 
 def router_figures(docs: list[dict], flags: dict[str, list[bool]], segs: dict[str, list[tuple[int, int]]],
@@ -128,10 +184,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--char-features", type=int, default=30000, help="character n-grams kept (most frequent)")
     ap.add_argument("--neighbour-scale", type=float, default=0.5)
     ap.add_argument("--C", type=float, default=1.0, help="inverse L2 regularisation strength")
+    ap.add_argument("--text", choices=("pdf", "txt"), default="pdf",
+                    help="train on the pipeline's PDF text (default) or on the annotators' TXT files")
+    ap.add_argument("--pdf-cache", type=Path, default=Path(".router-pdf-text"), help="extracted PDF text cache")
+    ap.add_argument("--jobs", type=int, default=2, help="PDF extractions at once")
     args = ap.parse_args(argv)
 
     never = ScorerModel(threshold=float("inf"))  # preamble and obligation signals only
-    docs = load(Path(args.data_dir))
+    docs = load(Path(args.data_dir), args.text, args.pdf_cache, args.jobs)
     train = [d for d in docs if not d["held_out"]]
     test = [d for d in docs if d["held_out"]]
     segs, terms, labels, forced = {}, {}, {}, {}
@@ -171,6 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     for b, voc in vocab.items():
         blocks[b] = {"scale": scales[b], "terms": {k: [voc[k], round(float(coef[index[b][k]]), 4)] for k in sorted(voc)}}
     model = ScorerModel(threshold=0.0, bias=round(float(clf.intercept_[0]), 4), blocks=blocks)
+    # The shipped scorer re-implements the matrix in pure Python: it must agree with the fitted model
+    # (up to the rounding of the stored weights), else the threshold chosen below would not carry over.
+    sample = slice(0, min(2000, len(train_terms)))
+    drift = np.max(np.abs(clf.decision_function(x_train[sample]) - [model.score(t) for t in train_terms[sample]]))
+    if drift > 0.01:
+        raise RuntimeError(f"pure-Python scorer disagrees with the fitted model by {drift:.4f} log-odds")
 
     def split(values, subset):
         out, k = {}, 0
@@ -224,7 +290,7 @@ def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> N
                           "held_out_rate": round(rate, 4)}))
     model = model.model_copy(update={
         "threshold": threshold, "held_out": held,
-        "trained_on": f"{len(train)} shared CUAD contracts (txt), held out: SHA-1(Filename) % 3 == 0; "
+        "trained_on": f"{len(train)} shared CUAD contracts ({args.text} text), held out: SHA-1(Filename) % 3 == 0; "
                       f"threshold for an out-of-fold training rate of {args.rate}; C={args.C}"})
     payload = json.dumps(model.model_dump(), sort_keys=True, separators=(",", ":")) + "\n"
     with open(args.out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fh:

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from sqlmodel import Session, select
@@ -234,18 +235,24 @@ def evaluate_cuad(
 
 
 def print_table(result: dict[str, Any], console: Console) -> None:
-    """Print the per-category scores (lowest F1 first) and the headline figures of ``result``."""
-    table = Table(title=f"CUAD presence by category ({result['documents']} contracts, {result['backend']})")
-    for col in ("category", "P", "R", "F1", "support", "evidence overlap", "value acc."):
-        if col == "category":
-            table.add_column(col, no_wrap=True, min_width=34)
-        else:
-            table.add_column(col, justify="right")
+    """Print the per-category scores (lowest F1 first) and the headline figures of ``result``.
+
+    The table fits an 80-column terminal: ``P``/``R``/``F1`` presence scores, ``n`` the contracts
+    labelled with the category, ``overlap`` the evidence-overlap share, ``value`` the value
+    accuracy; ``n/a`` where a category has no labelled contract (recall and F1 are undefined).
+    """
+    table = Table(title=f"CUAD presence by category ({result['documents']} contracts, {result['backend']})",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    table.add_column("category", no_wrap=True, min_width=34)
+    for col, width in (("P", 4), ("R", 4), ("F1", 5), ("n", 3), ("overlap", 7), ("value", 5)):
+        table.add_column(col, justify="right", no_wrap=True, min_width=width)
     rows = sorted(result["per_category"].items(), key=lambda kv: kv[1]["f1"])
     for name, s in rows:
         ov = s.get("evidence_overlap")
         va = result["value_accuracy"].get(name)
-        table.add_row(name, f"{s['precision']:.2f}", f"{s['recall']:.2f}", f"{s['f1']:.3f}", str(s["support"]),
+        none = not s["support"]
+        table.add_row(name, f"{s['precision']:.2f}", "n/a" if none else f"{s['recall']:.2f}",
+                      "n/a" if none else f"{s['f1']:.3f}", str(s["support"]),
                       "-" if ov is None else f"{ov:.2f}", "" if va is None else f"{va:.2f}")
     console.print(table)
     if result.get("not_reviewed"):

@@ -207,3 +207,27 @@ def test_parse_duration_reads_spelled_digit_and_hyphenated_forms(text, expected)
 def test_hyphenated_renewal_term_matches_gold_in_other_units():
     assert durations_match("1 year", "successive twelve (12)-month periods")
     assert not durations_match("2 years", "a 5-year term")
+
+
+def test_eval_table_fits_80_columns_and_marks_categories_without_labels():
+    from rich.console import Console
+
+    from flows.eval import print_table
+
+    per_category = {c.value: {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "support": 4, "evidence_overlap": 0.5}
+                    for c in ClauseType}
+    per_category["price_restrictions"] = {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0,
+                                          "evidence_overlap": None}
+    result = {"documents": 4, "backend": "rules", "per_category": per_category,
+              "value_accuracy": {"governing_law": 0.75}, "presence_macro_f1": 0.3333, "evidence_overlap_rate": 0.5,
+              "findings": 9, "router_recall": 0.9, "spans_located": 10, "spans_unlocated": 1, "routing_rate": 0.4,
+              "wall_s": 3.0}
+    console = Console(width=80, record=True)
+    print_table(result, console)
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    row = next(line for line in lines if line.startswith("non_transferable_license "))
+    assert row.split() == ["non_transferable_license", "0.50", "0.25", "0.333", "4", "0.50"]
+    assert next(line for line in lines if line.startswith("price_restrictions ")).split()[1:4] == ["0.00", "n/a", "n/a"]
+    assert next(line for line in lines if line.startswith("governing_law ")).split()[-1] == "0.75"
+    assert {line.split()[0] for line in lines[3:3 + len(ClauseType)]} == {c.value for c in ClauseType}

@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir", nargs="?", default=str(DEFAULT_DATA))
-    ap.add_argument("--rate", type=float, default=0.44, help="routing rate to reach on the training contracts")
+    ap.add_argument("--rate", type=float, default=0.43, help="routing rate to reach on the training contracts")
     ap.add_argument("--out", default=str(MODEL_FILE))
     ap.add_argument("--min-df", type=int, default=10, help="minimum training segments for a word term")
     ap.add_argument("--char-features", type=int, default=30000, help="character n-grams kept (most frequent)")

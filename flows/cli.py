@@ -193,6 +193,9 @@ def _print_summary(result: dict) -> None:
     table.add_row("Findings", f"{m['findings_total']}  ({verified})")
     table.add_row("Throughput", f"{m['docs_per_min']:.1f} documents/min over {m['wall_s']:.1f} s")
     table.add_row("Backend", f"{result['backend']} ({result['model']})")
+    if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
+        table.add_row("Routing", f"{m['routing_rate'] * 100:.1f}% of the text sent to the deep review "
+                      f"({int(m.get('chunks_deep', 0))} of {int(m['chunks_total'])} chunks)")
     if not result["offline"]:
         table.add_row("Model calls", f"{int(m.get('llm_calls', 0))} calls, {int(m.get('retries', 0))} retries, "
                       f"{int(m.get('breaker_openings', 0))} breaker opening(s), "

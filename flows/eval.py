@@ -43,7 +43,7 @@ from tasks.evaluate import (
     text_from_chunks,
     value_correct,
 )
-from tasks.route import covered_chars, route_all
+from tasks.route import ROUTER_VERSION, covered_chars, load_model, route_all
 
 #: Finding value names read for each value category, in order of preference.
 VALUE_NAMES: dict[ClauseType, tuple[str, ...]] = {
@@ -103,7 +103,7 @@ def evaluate_cuad(
     run's chunking (``None`` keeps the settings'). Returns (and writes to ``out_file`` as JSON)::
 
         {documents, documents_reviewed, documents_by_status, not_reviewed [{file_name, status, reason}],
-         backend, model, routing, chunk_chars, overlap_chars,
+         backend, model, routing, router_version, router_threshold, chunk_chars, overlap_chars,
          presence_macro_f1, evidence_overlap_rate, findings, router_recall, routing_rate,
          router_recall_held_out, routing_rate_held_out, spans_located_held_out,
          spans_located, spans_unlocated, router_missed_by_category, value_accuracy {category: acc},
@@ -111,10 +111,17 @@ def evaluate_cuad(
          wall_s, review_wall_s}
 
     Raises ``FileNotFoundError``/``ValueError`` for a folder not in the CUAD layout and whatever
-    the flow raises when the run itself breaks.
+    the flow raises when the run itself breaks. The router figures use the scorer's stored
+    threshold, or ``DOCREVIEW_ROUTER_THRESHOLD`` when set (as the review does); ``router_threshold``
+    records which.
     """
     from flows.review import review_documents
+    from schemas.settings import Settings
 
+    threshold = Settings().router_threshold
+    router = load_model()
+    if router is not None and threshold is not None:
+        router = router.model_copy(update={"threshold": threshold})
     root = Path(data_dir)
     started = time.monotonic()
     docs = load_cuad(root, limit)
@@ -181,7 +188,7 @@ def evaluate_cuad(
             if entry.get("sha256"):
                 chunks = _stored_chunks(db, entry["sha256"])
                 if chunks:
-                    decisions = route_all(chunks, "decision-points")
+                    decisions = route_all(chunks, "decision-points", router)
                     deep = [r for d in decisions for r in d.deep_ranges]
                     doc_chars, doc_deep = covered_chars((c.char_start, c.char_end) for c in chunks), covered_chars(deep)
                     text = text_from_chunks((c.char_start, c.char_end, c.text) for c in chunks)
@@ -210,6 +217,8 @@ def evaluate_cuad(
         "backend": result["backend"],
         "model": result["model"],
         "routing": routing,
+        "router_version": ROUTER_VERSION,
+        "router_threshold": router.threshold if router is not None else None,
         "chunk_chars": chunk_chars,
         "overlap_chars": overlap_chars,
         "presence_macro_f1": macro_f1(scores),

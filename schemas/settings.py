@@ -95,8 +95,9 @@ class Settings(BaseSettings):
     chunk_overlap_chars: int = Field(600, description="Overlap between consecutive chunks, characters.")
     max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)))
     router_threshold: float | None = Field(
-        None, description="Replaces the router scorer's stored threshold (log-odds, tasks/route.py): lower sends "
-        "more text to the deep review for more recall. None keeps the stored one."
+        None, allow_inf_nan=False, description="Replaces the router scorer's stored threshold (log-odds, "
+        "tasks/route.py): lower sends more text to the deep review for more recall; a finite number. None keeps "
+        "the stored one."
     )
     claim_lease_s: float = Field(
         600.0, gt=0, description="Lease of a run's claim on a document, seconds (renewed every third of it while "

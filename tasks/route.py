@@ -55,7 +55,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -254,22 +254,30 @@ def _char_grams(text: str, low: int = 3, high: int = 5) -> list[str]:
     return out
 
 
+def iter_segment_terms(text: str, segments: Sequence[tuple[int, int]]) -> Iterator[dict[str, dict[str, int]]]:
+    """:func:`segment_terms`, one segment at a time (memory stays flat on long documents)."""
+    prev: dict[str, int] = {}
+    ws_next = _words(text[segments[0][0]:segments[0][1]]) if segments else []
+    for i, (a, b) in enumerate(segments):
+        w = ws_next
+        ws_next = _words(text[segments[i + 1][0]:segments[i + 1][1]]) if i + 1 < len(segments) else []
+        uni = dict(Counter(w))
+        word = Counter(w)
+        word.update(f"{x} {y}" for x, y in zip(w, w[1:]))
+        yield {"word": dict(word), "char": dict(Counter(_char_grams(text[a:min(b, a + CHAR_GRAM_CHARS)]))),
+               "prev": prev, "next": dict(Counter(ws_next))}
+        prev = uni
+
+
 def segment_terms(text: str, segments: Sequence[tuple[int, int]]) -> list[dict[str, dict[str, int]]]:
     """Raw term counts of each segment, per block of :data:`BLOCKS`: ``[{block: {term: count}}]``.
 
     ``word``: the segment's word unigrams and bigrams (lower case, numbers as ``#``);
-    ``char``: character 3-5-grams within its words (of its first :data:`CHAR_GRAM_CHARS` characters); ``prev``/``next``: the previous/next
-    segment's word unigrams (empty at the document's ends).
+    ``char``: character 3-5-grams within its words (of its first :data:`CHAR_GRAM_CHARS`
+    characters); ``prev``/``next``: the previous/next segment's word unigrams (empty at the
+    document's ends).
     """
-    ws = [_words(text[a:b]) for a, b in segments]
-    uni = [dict(Counter(w)) for w in ws]
-    out = []
-    for i, ((a, b), w) in enumerate(zip(segments, ws)):
-        word = Counter(w)
-        word.update(f"{x} {y}" for x, y in zip(w, w[1:]))
-        out.append({"word": dict(word), "char": dict(Counter(_char_grams(text[a:min(b, a + CHAR_GRAM_CHARS)]))),
-                    "prev": uni[i - 1] if i > 0 else {}, "next": uni[i + 1] if i + 1 < len(ws) else {}})
-    return out
+    return list(iter_segment_terms(text, segments))
 
 
 class ScorerBlock(BaseModel):
@@ -318,13 +326,22 @@ def load_model(path: str | None = None) -> ScorerModel | None:
     """The scorer stored at ``path`` (default :data:`MODEL_FILE`, gzip-compressed JSON); ``None`` when the
     file is absent.
 
-    Raises ``ValueError`` (pydantic) for a malformed file, ``OSError`` for an unreadable one.
+    Raises ``ValueError`` naming the file when it cannot be read, decompressed or parsed, or does not
+    have the shape of a :class:`ScorerModel` (or its threshold is not finite).
     """
     file = Path(path) if path else MODEL_FILE
     if not file.is_file():
         return None
-    with gzip.open(file, "rt", encoding="utf-8") as fh:
-        return ScorerModel.model_validate(json.load(fh))
+    try:
+        with gzip.open(file, "rt", encoding="utf-8") as fh:
+            model = ScorerModel.model_validate(json.load(fh))
+    except (OSError, EOFError, ValueError) as exc:  # bad gzip, truncated file, bad JSON, wrong shape
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"router scorer file {file} is unreadable ({first}); restore it from the "
+                         f"package or retrain it with `python -m benchmarks.train_router`") from None
+    if not math.isfinite(model.threshold):
+        raise ValueError(f"router scorer file {file} has a non-finite threshold")
+    return model
 
 
 # --- routing --------------------------------------------------------------------------------
@@ -350,7 +367,8 @@ def route_text(text: str, model: ScorerModel | None | Literal["default"] = "defa
     With a scorer (``model="default"`` loads :data:`MODEL_FILE`) a segment is deep on
     ``preamble``, an obligation signal or ``scorer``, and the ``term:`` vocabulary that matches
     in a deep segment is added to its signals as the explanation; with ``model=None`` (or no
-    model file) the ``term:`` vocabulary routes on its own. Pure and deterministic; never raises.
+    model file) the ``term:`` vocabulary routes on its own. Pure and deterministic; raises only
+    the ``ValueError`` of :func:`load_model` for a broken model file.
     """
     if model == "default":
         model = load_model()
@@ -376,7 +394,7 @@ def route_text(text: str, model: ScorerModel | None | Literal["default"] = "defa
         for seg, found in zip(segs, terms):
             seg.signals += found
         return segs
-    for seg, feats, found in zip(segs, segment_terms(text, spans), terms):
+    for seg, feats, found in zip(segs, iter_segment_terms(text, spans), terms):
         if model.score(feats) >= model.threshold:
             seg.signals.append("scorer")
         if seg.signals:
@@ -387,11 +405,12 @@ def route_text(text: str, model: ScorerModel | None | Literal["default"] = "defa
 def document_text(chunks: Sequence[Chunk]) -> str:
     """The document text the chunks were cut from, rebuilt from their texts and offsets.
 
-    Characters no chunk covers (whitespace the chunker skipped) become spaces, so offsets
-    match the chunks' ``char_start``/``char_end``.
+    Characters no chunk covers (whitespace the chunker skipped, where chunks meet at a paragraph
+    break) become line breaks, so offsets match the chunks' ``char_start``/``char_end`` and the
+    segmenter still sees the break.
     """
     size = max((c.char_start + len(c.text) for c in chunks), default=0)
-    buf = [" "] * size
+    buf = ["\n"] * size
     for c in chunks:
         buf[c.char_start:c.char_start + len(c.text)] = c.text
     return "".join(buf)

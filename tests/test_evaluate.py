@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import json
 from pathlib import Path
 
@@ -166,8 +167,11 @@ def test_load_cuad_pairs_labels_through_the_manifest(tmp_path, pdf_maker):
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_harness_scores_a_known_set(tmp_path, pdf_maker):
+def test_harness_scores_a_known_set(tmp_path, pdf_maker, monkeypatch):
     from flows.eval import evaluate_cuad
+    from tasks.route import ROUTER_VERSION
+
+    monkeypatch.setenv("DOCREVIEW_ROUTER_THRESHOLD", "-1.5")  # the router figures use the operator's threshold
 
     data = tmp_path / "cuad"
     data.mkdir()
@@ -176,6 +180,7 @@ def test_harness_scores_a_known_set(tmp_path, pdf_maker):
     result = evaluate_cuad(data, backend="rules", out_file=out, routing="all", chunk_chars=1500, overlap_chars=200)
     assert json.loads(out.read_text()) == result
     assert result["documents"] == 2 and result["documents_reviewed"] == 2
+    assert (result["router_version"], result["router_threshold"]) == (ROUTER_VERSION, -1.5)
     per = result["per_category"]
     # Governing law and anti-assignment: found in A, absent from B, as labelled.
     for name in ("governing_law", "anti_assignment"):
@@ -231,3 +236,35 @@ def test_eval_table_fits_80_columns_and_marks_categories_without_labels():
     assert next(line for line in lines if line.startswith("price_restrictions ")).split()[1:4] == ["0.00", "n/a", "n/a"]
     assert next(line for line in lines if line.startswith("governing_law ")).split()[-1] == "0.75"
     assert {line.split()[0] for line in lines[3:3 + len(ClauseType)]} == {c.value for c in ClauseType}
+
+
+@pytest.mark.slow
+def test_eval_cuad_command_on_real_contracts(shared_data, tmp_path):
+    """`docreview eval cuad --limit 20` on the shared CUAD set: the command a user runs, end to end.
+
+    The floors sit below the figures measured on these 20 contracts (see README "Routing" and
+    "Evaluation"); the full 340-contract run is part of `make bench`.
+    """
+    import subprocess
+    import sys
+
+    out = tmp_path / "eval.json"
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "docreview"), "eval", "cuad", str(shared_data / "cuad"), "--limit", "20",
+         "--out", str(out)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "80"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any(line.startswith("presence macro-F1 ") for line in lines)
+    result = json.loads(out.read_text())
+    assert result["documents"] == result["documents_reviewed"] == 20
+    assert set(result["per_category"]) == {c.value for c in ClauseType} - {"other"}
+    for scores in result["per_category"].values():
+        assert {"precision", "recall", "f1", "support"} <= set(scores)
+    assert result["presence_macro_f1"] >= 0.65
+    assert result["spans_located"] > 300
+    assert result["router_recall"] >= 0.9 and 0 < result["routing_rate"] <= 0.6  # measured: 0.96 at 0.52
+    assert 0 < result["evidence_overlap_rate"] <= 1

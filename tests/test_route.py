@@ -20,6 +20,7 @@ from tasks.route import (
     ScorerModel,
     covered_chars,
     decision_signals,
+    document_text,
     load_model,
     resolve_mode,
     review_unit,
@@ -308,3 +309,44 @@ def test_flow_reviews_only_routed_segments_and_grounds_every_quote(tmp_path, db_
     assert all(json.loads(r.route_ranges) == [] for r in rows if r.route == "skip")
     # quotes come from the review units, yet every one is document text on its true page
     assert all(f["verdict"] != "unsupported" for f in doc["findings"])
+
+
+def test_broken_scorer_file_is_a_clear_error_naming_it(tmp_path):
+    truncated = tmp_path / "truncated.json.gz"
+    truncated.write_bytes(MODEL_FILE.read_bytes()[:5000])
+    not_gzip = tmp_path / "plain.json.gz"
+    not_gzip.write_text('{"threshold": 1}')
+    wrong_shape = tmp_path / "shape.json.gz"
+    with gzip.open(wrong_shape, "wt") as fh:
+        json.dump({"threshold": "high"}, fh)
+    not_finite = tmp_path / "nan.json.gz"
+    with gzip.open(not_finite, "wt") as fh:
+        fh.write('{"threshold": NaN}')
+    for file in (truncated, not_gzip, wrong_shape, not_finite):
+        with pytest.raises(ValueError, match=str(file)):
+            load_model(str(file))
+    assert load_model(str(tmp_path / "absent.json.gz")) is None
+
+
+def test_rebuilt_document_text_keeps_paragraph_breaks_between_chunks():
+    # Two chunks that meet at a paragraph break the chunker skipped: the gap is rebuilt as line breaks,
+    # so the segmenter cuts there as it does on the original text.
+    first, second = "1. Term. This Agreement lasts two years.", "2. Payment. Invoices are due in 30 days."
+    original = first + "\n\n" + second
+    chunks = [chunk(first, index=0, start=0), chunk(second, index=1, start=len(first) + 2)]
+    rebuilt = document_text(chunks)
+    assert rebuilt == original
+    assert segment_text(rebuilt) == segment_text(original)
+
+
+def test_router_threshold_setting_must_be_finite(monkeypatch):
+    from pydantic import ValidationError
+
+    from schemas.settings import Settings
+
+    for junk in ("nan", "inf", "-inf"):
+        monkeypatch.setenv("DOCREVIEW_ROUTER_THRESHOLD", junk)
+        with pytest.raises(ValidationError):
+            Settings()
+    monkeypatch.setenv("DOCREVIEW_ROUTER_THRESHOLD", "-3.4")
+    assert Settings().router_threshold == -3.4

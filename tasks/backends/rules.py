@@ -24,6 +24,7 @@ from schemas.documents import Chunk
 from schemas.findings import Finding, FindingValue, Risk
 from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from tasks.backends.base import ChunkReview
+from tasks.route import UNIT_SEPARATOR
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
 RULES_VERSION = "rules-v6"
@@ -1187,6 +1188,22 @@ _VALUE_FNS: dict[ClauseType, ValueFn] = {
 }
 
 
+def _inside_run(text: str, start: int, end: int, anchor: int, seam: str) -> tuple[int, int]:
+    """Clip ``[start, end)`` of ``text`` to the run between review-unit seams that holds ``anchor``
+    (whitespace stripped); ``(start, start)`` (empty) when the anchor lies on a seam itself."""
+    pos = start
+    for piece in text[start:end].split(seam):
+        a, b = pos, pos + len(piece)
+        pos = b + len(seam)
+        if a <= anchor < b:
+            while a < b and text[a].isspace():
+                a += 1
+            while b > a and text[b - 1].isspace():
+                b -= 1
+            return a, b
+    return start, start
+
+
 class RulesBackend:
     """Offline, deterministic :class:`~tasks.backends.base.ReviewBackend` built from regex rules.
 
@@ -1211,12 +1228,15 @@ class RulesBackend:
         findings: list[Finding] = []
         if not text.strip():
             return ChunkReview(chunk_index=chunk.index, findings=[], calls=[])
+        seam = UNIT_SEPARATOR.strip()
         ctx = _Ctx(text, split_sentences(text))
         first = chunk.index == 0 or chunk.page_start == 1
         seen: set[tuple[ClauseType, int]] = set()
 
         def emit(cat: ClauseType, a: int, b: int, anchor: int, anchor_end: int, values: list[FindingValue] | None = None) -> None:
             s, e = _word_trim(text, a, b, anchor, anchor_end)
+            if seam in text[s:e]:  # a review unit's "passage omitted" seam is not document text
+                s, e = _inside_run(text, s, e, anchor, seam)
             if s >= e:
                 return
             ev = text[s:e]

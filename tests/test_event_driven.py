@@ -109,7 +109,7 @@ def stack(prefect_server, shared_data, tmp_path_factory):
         for proc in reversed(procs):  # the watcher, then serve (Ctrl-C: pauses the nightly schedule)
             proc.send_signal(signal.SIGINT)
             try:
-                proc.wait(timeout=60)
+                proc.wait(timeout=180)  # pausing the schedule is an API call: slow on a loaded machine
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

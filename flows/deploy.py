@@ -324,8 +324,17 @@ def serve(deployments: list[Any], check: bool = True, limit: int | None = None, 
     async def run() -> None:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
-        for sig in (signal.SIGTERM,):
-            loop.add_signal_handler(sig, task.cancel)
+
+        def stop(sig: signal.Signals) -> None:
+            # Cancel the runner so it shuts down through its own exit path (pausing the schedules)
+            # instead of a KeyboardInterrupt landing at an arbitrary await; a second Ctrl-C falls back
+            # to Python's default handling.
+            if sig == signal.SIGINT:
+                loop.remove_signal_handler(signal.SIGINT)
+            task.cancel()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop, sig)
         try:
             await runner.start()
         except asyncio.CancelledError:

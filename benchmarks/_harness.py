@@ -1,6 +1,6 @@
 """Shared machinery of the pipeline benchmarks (throughput, overhead, cost, memory).
 
-- :func:`workload`: the mixed-size PDFs of :func:`tasks.samples.generate_workload`, cached by
+- :func:`workload`: the mixed-size PDFs of :func:`docreview_testing.samples.generate_workload`, cached by
   ``(count, long_share, seed)`` under ``benchmarks/results/cache/`` (rendering ~1,700 pages
   takes minutes; the bytes are deterministic, so a cached copy is the same workload).
 - :class:`StubProcess`: ``docreview stub-llm`` (the local Messages-API test double) as a
@@ -74,7 +74,7 @@ def workload(count: int, long_share: float = 0.2, seed: int | None = None, cache
     Returns the folder; ``cache=False`` renders into a fresh temporary folder (the caller
     removes it). The cache is keyed by count, long share and seed, and written atomically.
     """
-    from tasks.samples import SAMPLE_SEED, generate_workload
+    from docreview_testing.samples import SAMPLE_SEED, generate_workload
 
     seed = SAMPLE_SEED if seed is None else seed
     if not cache:
@@ -126,7 +126,7 @@ class StubProcess:
         import httpx
 
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", "stub-llm", "--port", str(self.port), "--ttft-ms", str(self.ttft_ms),
+            [sys.executable, "-m", "cli", "stub-llm", "--port", str(self.port), "--ttft-ms", str(self.ttft_ms),
              "--token-ms", str(self.token_ms)],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 60
@@ -207,7 +207,7 @@ def llm_stats(db_url: str, run_id: str) -> dict[str, float]:
     from sqlmodel import Session, select
 
     from schemas.tables import LLMCallRow
-    from tasks.persist import dispose_engines, get_engine
+    from tasks.store.persist import dispose_engines, get_engine
 
     with Session(get_engine(db_url)) as session:
         rows = session.exec(select(LLMCallRow).where(LLMCallRow.run_id == run_id)).all()
@@ -374,7 +374,7 @@ def _child(argv: list[str]) -> int:
         "rss": meter.rss, "rss_end": _rss_mb(), "documents_ended": meter.ended,
         "children_peak_rss_mb": round(children, 1),
     }))
-    from tasks.persist import dispose_engines
+    from tasks.store.persist import dispose_engines
 
     dispose_engines()
     return 0

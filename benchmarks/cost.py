@@ -12,7 +12,7 @@ a token and it simulates the prompt cache of the stable prefix):
 Per document: ``chars`` (characters of the distinct chunks called, whole chunks: where the router
 sends only ranges of a chunk, the input tokens show the difference),
 ``input_tokens`` (all input tokens, cached or not), ``cache_read_tokens``, ``output_tokens`` and
-``cost_usd`` (USD, the backend's price table for the model: ``tasks.backends.anthropic_backend``).
+``cost_usd`` (USD, the backend's price table for the model: ``tasks.review.backends.anthropic_backend``).
 Ratios are ``routed_cached / all_uncached``. Prints one JSON line.
 """
 
@@ -35,7 +35,7 @@ def _chars_sent(db_url: str, run_id: str) -> int:
     from sqlalchemy import text
     from sqlmodel import Session
 
-    from tasks.persist import dispose_engines, get_engine
+    from tasks.store.persist import dispose_engines, get_engine
 
     with Session(get_engine(db_url)) as session:
         value = session.exec(text(
@@ -47,7 +47,7 @@ def _chars_sent(db_url: str, run_id: str) -> int:
 
 
 def _one(source: Path, routing: str, uncached: bool) -> dict[str, Any]:
-    from tasks.backends.anthropic_backend import price_for
+    from tasks.review.backends.anthropic_backend import price_for
 
     with tempfile.TemporaryDirectory(prefix="docreview-cost-") as tmp, StubProcess() as stub:
         run = run_review(source, Path(tmp), "anthropic", routing=routing, env=stub.env())

@@ -6,8 +6,8 @@
 Data: the shared CUAD contracts (``../shared/data/cuad/txt``, read in place). Each text is cut
 into pseudo-pages of about :data:`PAGE_CHARS` characters at line breaks (the TXT files carry no
 page breaks), cleaned like extracted text (:func:`tasks.textnorm.clean_page_text`) and chunked
-with :func:`tasks.chunk.chunk_text` (4,000/600 characters, the defaults). Findings come from the
-offline :class:`tasks.backends.rules.RulesBackend`, which quotes verbatim: these are the
+with :func:`tasks.review.chunk.chunk_text` (4,000/600 characters, the defaults). Findings come from the
+offline :class:`tasks.review.backends.rules.RulesBackend`, which quotes verbatim: these are the
 *faithful* findings. Every planted error is one change to one faithful finding:
 
 ==================  =======================================================  =========================
@@ -50,11 +50,11 @@ from pathlib import Path
 from schemas.documents import ExtractedDocument, PageText, SourceObject
 from schemas.findings import Finding, FindingValue, Verdict
 from schemas.taxonomy import ClauseType
-from tasks.backends.rules import RulesBackend
-from tasks.chunk import chunk_text
-from tasks.factcheck import DocumentIndex, fact_check
+from tasks.review.backends.rules import RulesBackend
+from tasks.review.chunk import chunk_text
+from tasks.check.factcheck import DocumentIndex, fact_check
 from tasks.textnorm import clean_page_text, match_form
-from tasks.values import Kind, extract_values
+from tasks.check.values import Kind, extract_values
 
 #: Pseudo-page size for the TXT contracts, characters.
 PAGE_CHARS = 3000

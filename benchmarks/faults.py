@@ -57,7 +57,7 @@ def _wait_http(url: str, timeout_s: float = 30) -> None:
 
 def _reviewed(db_url: str) -> int:
     from schemas.tables import DocumentReviewRow
-    from tasks.persist import dispose_engines, get_engine
+    from tasks.store.persist import dispose_engines, get_engine
 
     try:
         with Session(get_engine(db_url)) as s:
@@ -73,8 +73,8 @@ def run(documents: int, outage_s: float, p529: float, workdir: Path) -> dict:
     import httpx
 
     from schemas.tables import DocumentReviewRow, FindingRow, RunDocumentRow, RunMetricRow, RunRow
-    from tasks.persist import dispose_engines, get_engine
-    from tasks.samples import generate_samples
+    from tasks.store.persist import dispose_engines, get_engine
+    from docreview_testing.samples import generate_samples
 
     inbox = workdir / "inbox"
     generate_samples(inbox, count=documents)
@@ -82,7 +82,7 @@ def run(documents: int, outage_s: float, p529: float, workdir: Path) -> dict:
     port = _free_port()
     stub_url = f"http://127.0.0.1:{port}"
     stub = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "stub-llm", "--port", str(port), "--ttft-ms", "50", "--token-ms", "0.2",
+        [sys.executable, "-m", "cli", "stub-llm", "--port", str(port), "--ttft-ms", "50", "--token-ms", "0.2",
          "--fault", f"overloaded@{p529}", "--fault", "spike:1500@0.02", "--seed", "11"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     policy = workdir / "policy.json"
@@ -94,7 +94,7 @@ def run(documents: int, outage_s: float, p529: float, workdir: Path) -> dict:
 
     def review(out: str) -> subprocess.Popen:
         return subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", "review", str(inbox), "--out", str(workdir / out), "--db", db_url,
+            [sys.executable, "-m", "cli", "review", str(inbox), "--out", str(workdir / out), "--db", db_url,
              "--backend", "anthropic", "--policy", str(policy)],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 

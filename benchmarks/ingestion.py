@@ -7,7 +7,7 @@ subset is the same on every machine) and extracts every page's text with, in the
 - ``pypdf``: ``PdfReader(strict=False)`` and ``page.extract_text()``, one process;
 - ``pypdf_pool``: the same, one file per task in a ``ProcessPoolExecutor`` of ``--workers``
   processes (default: the CPU count);
-- ``pipeline``: docreview's own path (:func:`tasks.ingest.run_extraction`: a limited child
+- ``pipeline``: docreview's own path (:func:`tasks.ingest.extract.run_extraction`: a limited child
   process per file, text cleaning and page-quality flags), one file at a time;
 - ``pypdfium2`` (PDFium; installed with the ``bench`` extra; column ``null`` when missing);
 - ``pdftotext`` (poppler-utils, ``apt-get install poppler-utils``; column ``null`` when missing),
@@ -105,7 +105,7 @@ def pdftotext_file(path: str) -> int:
 def measure(docs: int, workers: int, timeout_s: float, folder: Path = CUAD_PDF) -> dict[str, Any]:
     """Run every engine over the same files; returns the result line (see the module docstring)."""
     from schemas.settings import Limits
-    from tasks.ingest import run_extraction
+    from tasks.ingest.extract import run_extraction
 
     files = pick_files(folder, docs)
     kept: list[Path] = []

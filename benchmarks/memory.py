@@ -4,7 +4,7 @@
 distinct PDFs in one flow run (in a child process, :mod:`benchmarks._harness`) and records that
 process's resident set size (current and peak, MiB, from ``/proc/self/status``) each time
 ``--every`` documents have ended. The PDFs are copies of a 40-document mixed workload
-(:func:`tasks.samples.generate_workload`, 5 % long documents) each with a distinct trailing PDF
+(:func:`docreview_testing.samples.generate_workload`, 5 % long documents) each with a distinct trailing PDF
 comment, so every file has its own sha256 and is a new document to the pipeline (rendering 1,000
 PDFs would take longer than reviewing them). ``--backend rules`` needs no server; ``anthropic``
 runs against the local Messages-API test double at zero latency.

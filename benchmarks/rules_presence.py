@@ -6,14 +6,14 @@ per-category table, lowest F1 first, on stderr).
 
 Data: the shared CUAD contracts (``../shared/data/cuad``): the plain-text versions in ``txt/``
 (the text the annotators labelled) and the labels in ``labels/master_clauses.csv``, paired
-through ``manifest.csv`` by :func:`tasks.evaluate.load_cuad`. Each text is cut into pseudo-pages
+through ``manifest.csv`` by :func:`tasks.observe.evaluate.load_cuad`. Each text is cut into pseudo-pages
 and cleaned like extracted text (:func:`benchmarks.factcheck.load_document`), chunked with
-:func:`tasks.chunk.chunk_text` at the chunk budget and overlap the CUAD evaluation flow uses
+:func:`tasks.review.chunk.chunk_text` at the chunk budget and overlap the CUAD evaluation flow uses
 (:func:`flows.eval.evaluate_cuad`: 1,500/200 characters) and every chunk is reviewed by
-:class:`tasks.backends.rules.RulesBackend` (routing ``all``, as the flow does for ``rules``).
+:class:`tasks.review.backends.rules.RulesBackend` (routing ``all``, as the flow does for ``rules``).
 A document's predicted categories are those with at least one finding; scores come from
-:func:`tasks.evaluate.presence_scores` and :func:`tasks.evaluate.macro_f1`, value accuracy from
-:func:`tasks.evaluate.value_correct` (first value in document order, as the flow reads it).
+:func:`tasks.observe.evaluate.presence_scores` and :func:`tasks.observe.evaluate.macro_f1`, value accuracy from
+:func:`tasks.observe.evaluate.value_correct` (first value in document order, as the flow reads it).
 
 Splits (to keep rule development honest): ``dev`` is the contracts whose 0-based row index in
 ``manifest.csv`` is even, ``held`` those whose index is odd. Rules are studied on ``dev`` and
@@ -38,7 +38,15 @@ from typing import Any
 
 from schemas.taxonomy import ClauseType
 from flows.eval import VALUE_NAMES  # the value names the eval reads, per value category
-from tasks.evaluate import CATEGORIES, VALUE_CATEGORIES, LabelledDoc, load_cuad, macro_f1, presence_scores, value_correct
+from tasks.observe.evaluate import (
+    CATEGORIES,
+    VALUE_CATEGORIES,
+    LabelledDoc,
+    load_cuad,
+    macro_f1,
+    presence_scores,
+    value_correct,
+)
 
 #: Chunk budget and overlap (characters) of the CUAD evaluation flow (``flows.eval.evaluate_cuad``).
 CHUNK_CHARS, OVERLAP_CHARS = 1500, 200
@@ -70,8 +78,8 @@ def review_text(name: str, text: str) -> list[dict[str, Any]]:
     dicts (``values`` maps a value name to its values, in order). Never raises on odd text.
     """
     from benchmarks.factcheck import load_document
-    from tasks.backends.rules import RulesBackend
-    from tasks.chunk import chunk_text
+    from tasks.review.backends.rules import RulesBackend
+    from tasks.review.chunk import chunk_text
 
     document = load_document(name, text)
     backend = RulesBackend()
@@ -168,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                 "held": [d for d in docs if split_of(index[d.filename]) == "held"]}
     results = {name: score(subset, findings) for name, subset in by_split.items()}
     chosen = results[args.split]
-    from tasks.backends.rules import RULES_VERSION
+    from tasks.review.backends.rules import RULES_VERSION
 
     out = {"benchmark": "rules_presence", "rules_version": RULES_VERSION, "split": args.split,
            "documents": chosen["documents"], "chunk_chars": CHUNK_CHARS, "overlap_chars": OVERLAP_CHARS,

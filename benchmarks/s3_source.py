@@ -2,10 +2,10 @@
 
 ``python -m benchmarks.s3_source [--keys 3000] [--big-mb 64]`` measures:
 
-- ``list_keys_per_s``: keys listed per second by :func:`tasks.s3source.list_s3_source`
+- ``list_keys_per_s``: keys listed per second by :func:`tasks.ingest.s3.list_s3_source`
   (``ListObjectsV2`` pages of 1000) over ``keys`` small objects;
 - ``download_mb_per_s`` and ``download_rss_growth_mib``: one ``big_mb`` MB object fetched by
-  :func:`tasks.s3source.fetch_s3_object` (streamed, sha256 on the way) and how much the process's
+  :func:`tasks.ingest.s3.fetch_s3_object` (streamed, sha256 on the way) and how much the process's
   peak RSS grew meanwhile (MiB; expected ≈ 0, the download is streamed in 1 MiB blocks);
 - ``sweep_first_s`` / ``sweep_repeat_s``: a watcher sweep over the ``keys`` objects into an
   empty SQLite cursor (every object claimed; events are not sent: no Prefect API is set, so the
@@ -45,9 +45,9 @@ def measure(keys: int, big_mb: int) -> dict[str, Any]:
         host, port = server.get_host_and_port()
         url = f"http://{host}:{port}"
         from schemas.settings import Limits
-        from tasks.persist import dispose_engines
-        from tasks.s3source import fetch_s3_object, list_s3_source, remove_downloads, s3_client
-        from tasks.watch import WatchTarget, sweep
+        from tasks.store.persist import dispose_engines
+        from tasks.ingest.s3 import fetch_s3_object, list_s3_source, remove_downloads, s3_client
+        from tasks.ingest.watch import WatchTarget, sweep
 
         client = s3_client(url)
         client.create_bucket(Bucket="bench")

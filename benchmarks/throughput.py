@@ -1,7 +1,7 @@
 """Throughput against the bound set by LLM concurrency and call latency.
 
 ``python -m benchmarks.throughput [--docs 200] [--concurrency 16] [--ttft-ms 1000] [--token-ms 5]``
-reviews a mixed workload (:func:`tasks.samples.generate_workload`: 80 % short documents of 1-3
+reviews a mixed workload (:func:`docreview_testing.samples.generate_workload`: 80 % short documents of 1-3
 pages, 20 % long ones of 30-36 pages) with the ``anthropic`` backend against the local
 Messages-API test double (``docreview stub-llm`` in a subprocess, over HTTP, streaming) whose
 latency is ``ttft_ms`` before the first token plus ``token_ms`` per output token. The defaults

@@ -1,6 +1,6 @@
-"""Train the router's segment scorer (``tasks/route_model.json.gz``) and report it on held-out contracts.
+"""Train the router's segment scorer (``tasks/review/route_model.json.gz``) and report it on held-out contracts.
 
-``python -m benchmarks.train_router [DATA_DIR] [--text pdf|txt] [--rate 0.43] [--out tasks/route_model.json.gz]``
+``python -m benchmarks.train_router [DATA_DIR] [--text pdf|txt] [--rate 0.43] [--out tasks/review/route_model.json.gz]``
 (needs the ``bench`` extra: numpy, scipy and scikit-learn).
 
 Data: the shared CUAD contracts (``DATA_DIR``, default ``../shared/data/cuad``) and their
@@ -9,11 +9,11 @@ the pipeline reads: each PDF extracted by the review's own extraction child proc
 by the page separator (about 10 minutes on two cores the first time, then cached in
 ``--pdf-cache``); with ``--text txt`` the annotators' text files, cleaned like an extracted page.
 Split: a contract is *held out* when the SHA-1 of its label ``Filename`` is 0 modulo 3
-(:func:`tasks.evaluate.held_out`), about a third; the scorer is trained on the rest and every
+(:func:`tasks.observe.evaluate.held_out`), about a third; the scorer is trained on the rest and every
 figure printed for "held-out" comes from contracts it never saw.
 
 Model: L2-regularised logistic regression (scikit-learn ``LogisticRegression``, liblinear,
-``C``) over the tf-idf blocks of :func:`tasks.route.segment_terms` (sublinear term frequency,
+``C``) over the tf-idf blocks of :func:`tasks.review.route.segment_terms` (sublinear term frequency,
 smoothed idf ``ln((1 + n) / (1 + df)) + 1`` over the training segments, each block normalised to
 unit length; the neighbour blocks weighted ``--neighbour-scale``). Vocabulary: word n-grams
 and neighbour words seen in at least ``--min-df`` training segments, the ``--char-features``
@@ -47,12 +47,12 @@ def load(data_dir: Path, source: str = "txt", cache: Path | None = None, jobs: i
     """Contracts as ``{filename, held_out, text, pieces: [(category, [(start, end), ...])]}``.
 
     ``source="txt"``: the annotators' text files, cleaned like an extracted page. ``source="pdf"``:
-    the text the pipeline itself reads, extracted from the PDFs by :func:`tasks.ingest.run_extraction`
+    the text the pipeline itself reads, extracted from the PDFs by :func:`tasks.ingest.extract.run_extraction`
     (the same child process and limits as a review) and joined with the page separator, cached as
     ``cache/<sha1 of Filename>.txt`` (``jobs`` extractions at once); a contract whose extraction
     fails is left out and counted on stderr.
     """
-    from tasks.evaluate import held_out, label_pieces, load_cuad, locate
+    from tasks.observe.evaluate import held_out, label_pieces, load_cuad, locate
     from tasks.textnorm import clean_page_text, match_form
 
     labelled = load_cuad(data_dir)
@@ -81,7 +81,7 @@ def load(data_dir: Path, source: str = "txt", cache: Path | None = None, jobs: i
 def _extract(job: tuple[str, str]) -> tuple[str, str | None]:
     from schemas.documents import PAGE_SEPARATOR
     from schemas.settings import Limits
-    from tasks.ingest import run_extraction
+    from tasks.ingest.extract import run_extraction
 
     path, out = job
     result = run_extraction(path, Limits())
@@ -119,8 +119,8 @@ def router_figures(docs: list[dict], flags: dict[str, list[bool]], segs: dict[st
                    rate_only: bool = False) -> tuple[float, float]:
     """``(recall, rate)``: labelled spans wholly inside deep segments, and deep characters / all
     characters (recall is 0.0 with ``rate_only``)."""
-    from tasks.evaluate import is_covered
-    from tasks.route import covered_chars
+    from tasks.observe.evaluate import is_covered
+    from tasks.review.route import covered_chars
 
     located = routed = deep = total = 0
     for d in docs:
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
 
-    from tasks.route import MODEL_FILE, ScorerModel, route_text, segment_terms, segment_text
+    from tasks.review.route import MODEL_FILE, ScorerModel, route_text, segment_terms, segment_text
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir", nargs="?", default=str(DEFAULT_DATA))

@@ -4,11 +4,11 @@ Three automations, each sending through one Prefect notification block:
 
 - ``docreview-alerts``: every ``docreview.alert.*`` event (threshold breaches, below);
 - ``docreview-high-risk``: ``docreview.finding.high-risk``, one event per document of a run with
-  high-risk findings (:mod:`tasks.events`; payload ``count``, ``verdicts``, ``findings``);
+  high-risk findings (:mod:`tasks.observe.events`; payload ``count``, ``verdicts``, ``findings``);
 - ``docreview-failed-documents``: ``docreview.document.failed``, one event per failed document
   (payload ``reason``, ``failure_kind``, ``uri``).
 
-Every run ends with the ``evaluate-alerts`` task (:func:`tasks.monitoring.evaluate_alerts`),
+Every run ends with the ``evaluate-alerts`` task (:func:`tasks.observe.monitoring.evaluate_alerts`),
 which emits one Prefect event per breached threshold, named ``docreview.alert.<name>``
 (``routing-rate-low``, ``cache-hit-ratio-low``, ``unsupported-findings-high``,
 ``latency-p95-high``, ``drift-high``, ``breaker-open``) about the resource
@@ -43,7 +43,7 @@ AUTOMATION_NAME = "docreview-alerts"
 HIGH_RISK_AUTOMATION_NAME = "docreview-high-risk"
 FAILED_AUTOMATION_NAME = "docreview-failed-documents"
 
-#: Event names of :mod:`tasks.events` (spelled out: this file runs without the project installed).
+#: Event names of :mod:`tasks.observe.events` (spelled out: this file runs without the project installed).
 HIGH_RISK_EVENT = "docreview.finding.high-risk"
 FAILED_EVENT = "docreview.document.failed"
 

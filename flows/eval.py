@@ -1,15 +1,15 @@
 """CUAD evaluation harness: run the real review flow over labelled contracts and score it.
 
-Control flow only; the scoring is in :mod:`tasks.evaluate` and the router in :mod:`tasks.route`.
+Control flow only; the scoring is in :mod:`tasks.observe.evaluate` and the router in :mod:`tasks.review.route`.
 :func:`evaluate_cuad` links the labelled PDFs (through ``manifest.csv``) into a temporary folder,
 runs :func:`flows.review.review_documents` on it with a temporary SQLite database and output
 folder, then scores ``report.json`` and the stored chunks against ``labels/master_clauses.csv``.
 
 The router is scored on its own, whatever ``routing`` the run used: its ``decision-points``
-decisions are computed over the run's stored chunks (:func:`tasks.route.route_all`), and a
-labelled span counts as routed when the deep segments cover it (:func:`tasks.evaluate.router_tally`).
+decisions are computed over the run's stored chunks (:func:`tasks.review.route.route_all`), and a
+labelled span counts as routed when the deep segments cover it (:func:`tasks.observe.evaluate.router_tally`).
 The router's scorer was trained on two thirds of the shared contracts, so its figures are also
-given for the held-out third alone (``*_held_out``, split of :func:`tasks.evaluate.held_out`).
+given for the held-out third alone (``*_held_out``, split of :func:`tasks.observe.evaluate.held_out`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from sqlmodel import Session, select
 
 from schemas.documents import Chunk
 from schemas.taxonomy import CUAD_LABELS, ClauseType
-from tasks.evaluate import (
+from tasks.observe.evaluate import (
     CATEGORIES,
     VALUE_CATEGORIES,
     RouterTally,
@@ -43,7 +43,7 @@ from tasks.evaluate import (
     text_from_chunks,
     value_correct,
 )
-from tasks.route import ROUTER_VERSION, covered_chars, load_model, route_all
+from tasks.review.route import ROUTER_VERSION, covered_chars, load_model, route_all
 
 #: Finding value names read for each value category, in order of preference.
 VALUE_NAMES: dict[ClauseType, tuple[str, ...]] = {
@@ -78,7 +78,7 @@ def _chunking(chunk_chars: int | None, overlap_chars: int | None) -> Iterator[No
 
 def _stored_chunks(db: str, sha256: str) -> list[Chunk]:
     from schemas.tables import ChunkRow
-    from tasks.persist import get_engine
+    from tasks.store.persist import get_engine
 
     with Session(get_engine(db)) as session:
         rows = session.exec(select(ChunkRow).where(ChunkRow.sha256 == sha256).order_by(ChunkRow.chunk_index)).all()

@@ -28,15 +28,24 @@ from schemas.findings import PROMPT_VERSION
 from schemas.policy import ResiliencePolicy
 from schemas.settings import Settings
 from schemas.tables import utcnow
-from tasks.backends.base import ChunkReview, ReviewOutcome
-from tasks.batches import review_batch
-from tasks.chunk import CHUNKER_VERSION, chunk_document
-from tasks.claims import ClaimState, LeaseKeeper, claim_document, release_claim, release_claims, worker_name
-from tasks.factcheck import CheckedFinding, DocumentIndex, fact_check_findings
-from tasks.ingest import extract_document, fingerprint_document, list_source_objects
-from tasks.injection import TokenBudget, admit_document, cap_page_chars, screen_document
-from tasks.persist import (
-    compute_run_metrics,
+from schemas.review import ChunkReview, ReviewOutcome
+from tasks.review.batches import review_batch
+from tasks.review.chunk import CHUNKER_VERSION, chunk_document
+from tasks.store.claims import (
+    ClaimState,
+    LeaseKeeper,
+    claim_document,
+    release_claim,
+    release_claims,
+    worker_name,
+)
+from schemas.findings import CheckedFinding
+from tasks.check.factcheck import DocumentIndex, fact_check_findings
+from tasks.ingest.extract import extract_document
+from tasks.ingest.sources import fingerprint_document, list_source_objects
+from tasks.check.injection import TokenBudget, admit_document, cap_page_chars, screen_document
+from tasks.observe.metrics import compute_run_metrics
+from tasks.store.persist import (
     deferred_keys,
     finish_run,
     known_source_sha256,
@@ -50,13 +59,13 @@ from tasks.persist import (
     save_source_object,
     start_run,
 )
-from tasks.monitoring import AlertThresholds, evaluate_alerts, record_drift
-from tasks.events import emit_document_events, tag_flow_run
-from tasks.report import publish_artifacts, write_report
-from tasks.resilience import counters, ensure_concurrency_limit, retry_options
-from tasks.review import cached_review, make_backend, review_chunk, store_review
-from tasks.route import resolve_mode, review_unit, route_chunks
-from tasks.s3source import discard_download, remove_downloads
+from tasks.observe.monitoring import AlertThresholds, evaluate_alerts, record_drift
+from tasks.observe.events import emit_document_events, tag_flow_run
+from tasks.observe.report import publish_artifacts, write_report
+from tasks.review.resilience import counters, ensure_concurrency_limit, retry_options
+from tasks.review.reviewer import cached_review, make_backend, review_chunk, store_review
+from tasks.review.route import resolve_mode, review_unit, route_chunks
+from tasks.ingest.s3 import discard_download, remove_downloads
 
 #: Review outcomes that another attempt cannot change: the document fails instead of deferring.
 _TERMINAL_OUTCOMES = {ReviewOutcome.refusal, ReviewOutcome.context_overflow}
@@ -123,7 +132,7 @@ def review_documents(
     """Review every document in ``source`` (a folder or file) and write a report into ``out_dir``.
 
     ``source`` may also be ``s3://bucket/prefix`` or ``s3://bucket/exact-key``
-    (:mod:`tasks.s3source`): ``endpoint_url`` names an S3-compatible endpoint (default:
+    (:mod:`tasks.ingest.s3`): ``endpoint_url`` names an S3-compatible endpoint (default:
     ``DOCREVIEW_S3_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_S3`` or AWS) and ``suffix`` the key ending
     listed from a prefix (default ``.pdf``). Objects are downloaded by the fingerprint step into
     a per-run temporary folder; each file is removed when its document ends the run.
@@ -132,18 +141,18 @@ def review_documents(
     review with the same prompt version and model, so their drift can be measured.
 
     ``routing`` is ``all`` (every chunk reviewed), ``decision-points`` (only the chunks the router
-    sends ``deep``, see :mod:`tasks.route`) or ``auto`` (decision-points for LLM backends, all for
+    sends ``deep``, see :mod:`tasks.review.route`) or ``auto`` (decision-points for LLM backends, all for
     ``rules``); an unknown value raises ``ValueError``. Each chunk's decision and reason are stored.
 
     ``batch=True`` (``anthropic`` backend only, else ``ValueError``) reviews the deep chunks of
-    every document in one Message Batch at half price (:mod:`tasks.batches`), resuming the stored
+    every document in one Message Batch at half price (:mod:`tasks.review.batches`), resuming the stored
     batch of the same pending chunks after a restart; its results take the same path as
     per-chunk reviews. The batch is polled every ``batch_poll_s`` seconds for at most
     ``batch_timeout_s`` seconds (then its documents are deferred and the next run resumes it).
 
     Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics"}``.
     Raises ``ValueError`` for an empty or unrendered-template ``source`` (:func:`check_source`)
-    and :class:`tasks.ingest.SourceError` when the
+    and :class:`tasks.ingest.local.SourceError` when the
     source cannot be listed; a bad *document* never raises, it ends ``failed`` with a reason.
     """
     source = check_source(source)
@@ -178,7 +187,7 @@ def review_documents(
     previously_deferred = deferred_keys(db)  # reviewed first: they waited a run already
     chunker = f"{CHUNKER_VERSION}:{settings.chunk_chars}:{settings.chunk_overlap_chars}"
     budget = TokenBudget(settings.limits.max_run_tokens or None)  # estimated input tokens this run may send
-    # Claims (tasks/claims.py): a document is extracted and reviewed only under this run's claim,
+    # Claims (tasks/store/claims.py): a document is extracted and reviewed only under this run's claim,
     # so concurrent runs (workers) never review it twice; leases are renewed while the run works.
     worker, claimed = worker_name(), set()
     leases = LeaseKeeper(db, run_id, settings.claim_lease_s)
@@ -499,8 +508,9 @@ def _result(future: PrefectFuture) -> tuple[Any, str | None]:
 
 def _conclude(db: str, run_id: str, sha: str, state: _DocState, reviewer: Any, finish: Any) -> None:
     """Persist a document whose chunk reviews and fact-checks are all done, and end it."""
-    from tasks.factcheck import check_consistency, find_absences
-    from tasks.persist import save_absences
+    from tasks.check.consistency import check_consistency
+    from tasks.check.absences import find_absences
+    from tasks.store.persist import save_absences
 
     checked = sorted(state.checked, key=lambda c: (c.chunk_index, c.ordinal))
     checked = check_consistency(quote(checked), quote(state.index), sha, PROMPT_VERSION, reviewer.model)

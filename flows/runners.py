@@ -8,10 +8,10 @@ in the flow's process.
 
 What crosses to a Dask worker is pickled (cloudpickle): task arguments are pydantic models,
 plain values and the review backend. Backends holding SDK clients (anthropic, bedrock) drop the
-client when pickled and open their own in the worker (:mod:`tasks.backends`); secrets travel as
+client when pickled and open their own in the worker (:mod:`tasks.review.backends`); secrets travel as
 ``SecretStr`` inside those objects only when the worker needs them, never in Prefect's stored
 parameters. Each worker process opens at most one pooled engine per database URL
-(:func:`tasks.persist.get_engine`), so its PostgreSQL connections are bounded.
+(:func:`tasks.store.persist.get_engine`), so its PostgreSQL connections are bounded.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def register_pickling() -> None:
       importable under its own name (the module attribute is the ``Flow``), so cloudpickle would
       copy the function and every global it uses. The worker imports the flow instead. Flows not
       defined at module level pickle as before.
-    - :data:`tasks.resilience.counters` (retries, breaker openings; it holds a lock and is
+    - :data:`tasks.review.resilience.counters` (retries, breaker openings; it holds a lock and is
       captured by the review task's retry condition) unpickles as the receiving process's own
       counters. Retries made on a Dask worker are therefore counted in that worker, not in the
       run's ``retries`` metric (see README, "Scaling out").
@@ -128,9 +128,9 @@ def register_pickling() -> None:
       same name and model (:func:`_worker_backend`): neither the SDK client nor the API key is
       sent.
     """
-    from tasks.backends.anthropic_backend import AnthropicBackend
-    from tasks.backends.bedrock_backend import BedrockBackend
-    from tasks.resilience import RunCounters
+    from tasks.review.backends.anthropic_backend import AnthropicBackend
+    from tasks.review.backends.bedrock_backend import BedrockBackend
+    from tasks.review.resilience import RunCounters
 
     copyreg.pickle(Flow, _reduce_flow)
     copyreg.pickle(RunCounters, _reduce_counters)
@@ -155,7 +155,7 @@ def _worker_backend(name: str, model: str) -> Any:
     Raises ``RuntimeError`` when the worker's settings name another model than the run's.
     """
     from schemas.settings import Settings
-    from tasks.review import make_backend
+    from tasks.review.reviewer import make_backend
 
     with _worker_backends_lock:
         backend = _worker_backends.get((name, model))
@@ -173,8 +173,8 @@ def _reduce_counters(_counters: Any) -> Any:
 
 
 def _process_counters() -> Any:
-    """This process's :data:`tasks.resilience.counters`."""
-    from tasks.resilience import counters
+    """This process's :data:`tasks.review.resilience.counters`."""
+    from tasks.review.resilience import counters
 
     return counters
 

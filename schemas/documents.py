@@ -44,7 +44,7 @@ class SourceObject(BaseModel):
 
     ``uri`` is how users name it (a path or ``s3://bucket/key``); ``local_path`` is where its
     bytes are readable on this machine (for an S3 object: a file in the run's download folder,
-    written by the fingerprint step, see :mod:`tasks.s3source`); ``size_bytes`` is the size in
+    written by the fingerprint step, see :mod:`tasks.ingest.s3`); ``size_bytes`` is the size in
     bytes (for S3: as listed).
 
     S3 objects also carry ``etag`` (the listed ETag without its quotes; the download is made
@@ -158,8 +158,8 @@ class Chunk(BaseModel):
     )
     segments: list[tuple[int, int]] | None = Field(
         default=None,
-        description="For a review unit (see tasks.route.review_unit): the document ranges whose texts, joined "
-        "by tasks.route.UNIT_SEPARATOR, make ``text``; None when ``text`` is the document's "
+        description="For a review unit (see tasks.review.route.review_unit): the document ranges whose texts, joined "
+        "by tasks.review.route.UNIT_SEPARATOR, make ``text``; None when ``text`` is the document's "
         "[char_start, char_end) range.",
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.taxonomy import ClauseType
+from dataclasses import dataclass
 
 #: Bumped whenever the prompt, the tool schema or the rules extractors change meaning.
 #: It is part of every review idempotency key (document sha256, prompt version, model).
@@ -109,3 +110,16 @@ class CheckResult(BaseModel):
     verdict: Verdict
     reason: str
     page: int | None = None
+
+
+@dataclass
+class CheckedFinding:
+    """A finding after the fact-check: ``page`` corrected, overall ``verdict`` and its checks."""
+
+    finding: Finding
+    chunk_index: int
+    ordinal: int
+    stated_page: int
+    verdict: Verdict
+    checks: list[CheckResult]
+

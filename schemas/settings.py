@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     aws_session_token: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SESSION_TOKEN"))
     redact_pii: bool = Field(
         False, description="Replace e-mail addresses, phone numbers, US SSNs and IBANs with placeholders "
-        "before text is sent to a model backend (tasks.pii); quotes are mapped back locally."
+        "before text is sent to a model backend (tasks.review.pii); quotes are mapped back locally."
     )
     anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
     anthropic_model: str = "claude-sonnet-4-6"
@@ -96,15 +96,15 @@ class Settings(BaseSettings):
     max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)))
     router_threshold: float | None = Field(
         None, allow_inf_nan=False, description="Replaces the router scorer's stored threshold (log-odds, "
-        "tasks/route.py): lower sends more text to the deep review for more recall; a finite number. None keeps "
+        "tasks/review/route.py): lower sends more text to the deep review for more recall; a finite number. None keeps "
         "the stored one."
     )
     claim_lease_s: float = Field(
         600.0, gt=0, description="Lease of a run's claim on a document, seconds (renewed every third of it while "
-        "the run works; after it a killed run's documents are taken over by another run, tasks/claims.py)."
+        "the run works; after it a killed run's documents are taken over by another run, tasks/store/claims.py)."
     )
     limits: Limits = Field(default_factory=Limits)
-    # Alert thresholds, checked at the end of every run (tasks/monitoring.py: Prefect events).
+    # Alert thresholds, checked at the end of every run (tasks/observe/monitoring.py: Prefect events).
     alert_routing_rate_min: float = Field(0.08, description="Alert when the routing rate is below this, ratio.")
     alert_cache_hit_ratio_min: float = Field(0.5, description="Alert when the prompt-cache hit ratio is below this.")
     alert_unsupported_rate_max: float = Field(0.10, description="Alert when unsupported/findings is above this.")

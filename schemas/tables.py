@@ -105,7 +105,7 @@ class ChunkRow(SQLModel, table=True):
     page_end: int
     heading: Optional[str] = None
     text: str = Field(sa_column=Column(Text, nullable=False))
-    # The router's decision (``deep`` | ``skip``, see tasks/route.py) and its reason; None for
+    # The router's decision (``deep`` | ``skip``, see tasks/review/route.py) and its reason; None for
     # chunks stored before routing existed.
     route: Optional[str] = None
     route_reason: Optional[str] = Field(default=None, sa_column=Column(Text))
@@ -241,7 +241,7 @@ class ReviewerDecision(SQLModel, table=True):
 
 
 class DocumentFlagRow(SQLModel, table=True):
-    """A hostile-input flag on a document (see :mod:`tasks.injection`).
+    """A hostile-input flag on a document (see :mod:`tasks.check.injection`).
 
     ``kind`` is ``prompt_injection`` (instruction-like text aimed at the reviewer) or
     ``page_truncated`` (a page over ``max_chars_per_page``); ``detector`` is the rules version.
@@ -297,7 +297,7 @@ class DocumentDriftRow(SQLModel, table=True):
     Written for every document a run reviewed completely (not for reused reviews), so it also
     marks "this run observed this document". ``score`` is in [0, 1] (0 = same findings, 1 =
     nothing in common) and None when there is no earlier observation; ``added``, ``removed``
-    and ``changed`` are JSON lists of findings (see :func:`tasks.monitoring.compute_drift`).
+    and ``changed`` are JSON lists of findings (see :func:`tasks.observe.monitoring.compute_drift`).
     ``baseline_model``/``baseline_prompt_version`` name what produced the earlier review.
     """
 
@@ -365,7 +365,7 @@ class DocumentClaimRow(SQLModel, table=True):
     At most one claim per document (the primary key). ``worker`` is ``host:pid`` of the flow run's
     process. A claim past ``lease_expires_at`` (UTC) may be taken over by another run, so the
     documents of a killed worker are not lost; a live run renews its leases. The row is deleted
-    when its run concludes the document (see :mod:`tasks.claims`).
+    when its run concludes the document (see :mod:`tasks.store.claims`).
     """
 
     __tablename__ = "document_claims"

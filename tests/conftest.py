@@ -67,7 +67,7 @@ def pdf_maker():
 @pytest.fixture(scope="module")
 def server():
     """The local Messages-API / Converse test double on a free port, for one test module."""
-    from tasks.stub_llm import StubLLM, StubLLMServer
+    from docreview_testing.stub_llm import StubLLM, StubLLMServer
 
     with StubLLMServer(stub=StubLLM()) as srv:
         yield srv
@@ -77,8 +77,8 @@ def server():
 def stub_env(monkeypatch):
     """A fresh test double, with the environment pointing the anthropic backend at it and no
     breaker state carried over between tests."""
-    from tasks.resilience import reset_breakers
-    from tasks.stub_llm import StubLLM, StubLLMServer
+    from tasks.review.resilience import reset_breakers
+    from docreview_testing.stub_llm import StubLLM, StubLLMServer
 
     with StubLLMServer(stub=StubLLM()) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
@@ -174,7 +174,7 @@ def pg_database():
         return f"postgresql+{driver}://postgres@127.0.0.1:5432/{name}"
 
     yield make
-    from tasks.persist import dispose_engines
+    from tasks.store.persist import dispose_engines
 
     dispose_engines()
     with admin.connect() as conn:
@@ -220,8 +220,8 @@ def s3_url():
 def aws_env(monkeypatch):
     """Dummy AWS credentials from the standard chain; no endpoint, profile or size limit from the
     developer's shell; the S3 client cache and database engines are reset around the test."""
-    from tasks.persist import dispose_engines
-    from tasks.s3source import reset_clients
+    from tasks.store.persist import dispose_engines
+    from tasks.ingest.s3 import reset_clients
 
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "DOCREVIEW_S3_ENDPOINT_URL",
                  "AWS_SESSION_TOKEN", "DOCREVIEW_MAX_FILE_BYTES"):

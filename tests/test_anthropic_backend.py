@@ -14,7 +14,7 @@ import pytest
 from sqlmodel import Session, select
 
 from schemas.tables import LLMCallRow
-from tasks.backends.anthropic_backend import (
+from tasks.review.backends.anthropic_backend import (
     AnthropicBackend,
     LLMConfigError,
     cache_prefix_check,
@@ -22,9 +22,14 @@ from tasks.backends.anthropic_backend import (
     repair_tool_input,
     split_chunk,
 )
-from tasks.backends.base import ReviewOutcome
-from tasks.backends.prompt import parse_rendered_chunk, prefix_tokens_estimate, render_chunk, review_tool
-from tasks.retry import is_retryable, retry_after_s
+from schemas.review import ReviewOutcome
+from tasks.review.backends.prompt import (
+    parse_rendered_chunk,
+    prefix_tokens_estimate,
+    render_chunk,
+    review_tool,
+)
+from tasks.review.retry import is_retryable, retry_after_s
 from tests.test_stub_llm import make_chunk
 
 #: Not the settings default: the installed SDK lists claude-sonnet-4-5 as deprecated (a warning,
@@ -219,7 +224,7 @@ def test_missing_tool_call_gets_one_corrective_retry(server, stub, clean):
 
 
 def test_corrective_request_feeds_the_error_back(server):
-    from tasks.backends.anthropic_backend import Reply, ToolBlock
+    from tasks.review.backends.anthropic_backend import Reply, ToolBlock
 
     bad = Reply(stop_reason="tool_use", usage={}, blocks=[ToolBlock(type="tool_use", name="record_findings",
                                                                     id="toolu_1", input={"findings": 3})])
@@ -254,8 +259,8 @@ def test_transient_errors_raise_retryable_with_the_call_recorded(server, stub, f
 
 
 def test_failed_attempts_are_persisted_by_the_task(server, stub, db_url):
-    from tasks.persist import dispose_engines, get_engine
-    from tasks.review import review_chunk
+    from tasks.store.persist import dispose_engines, get_engine
+    from tasks.review.reviewer import review_chunk
 
     b = backend(server)
     stub.enqueue("overloaded")

@@ -12,9 +12,9 @@ from sqlmodel import Session, select
 from schemas.documents import Chunk
 from schemas.findings import PROMPT_VERSION
 from schemas.tables import BatchRow, DocumentReviewRow, FindingRow, LLMCallRow
-from tasks.batches import CUSTOM_ID_RE, batch_key, custom_id, fetch_results, poll_batch, submit_batch
-from tasks.persist import dispose_engines, get_engine
-from tasks.samples import generate_samples
+from tasks.review.batches import CUSTOM_ID_RE, batch_key, custom_id, fetch_results, poll_batch, submit_batch
+from tasks.store.persist import dispose_engines, get_engine
+from docreview_testing.samples import generate_samples
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -68,7 +68,7 @@ def test_custom_ids_stable_unique_and_valid():
 def test_batch_api_round_trip_with_the_sdk(stub_env):
     import anthropic
 
-    from tasks.backends.anthropic_backend import AnthropicBackend, cost_usd
+    from tasks.review.backends.anthropic_backend import AnthropicBackend, cost_usd
 
     backend = AnthropicBackend("test-key-not-secret", MODEL, base_url=stub_env.url, stream=False)
     text = ("12. Governing Law. This Agreement shall be governed by the laws of the State of Delaware. "

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.backends.base import ReviewOutcome
-from tasks.backends.bedrock_backend import BedrockBackend
-from tasks.retry import is_retryable, retry_after_s
+from schemas.review import ReviewOutcome
+from tasks.review.backends.bedrock_backend import BedrockBackend
+from tasks.review.retry import is_retryable, retry_after_s
 from tests.test_stub_llm import make_chunk
 
 MODEL_ID = "anthropic.claude-sonnet-4-6"

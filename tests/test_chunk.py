@@ -7,7 +7,7 @@ import re
 import pytest
 
 from schemas.documents import PAGE_SEPARATOR
-from tasks.chunk import chunk_text
+from tasks.review.chunk import chunk_text
 
 
 def build(pages: list[str]) -> tuple[str, list[int]]:

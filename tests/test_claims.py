@@ -1,4 +1,4 @@
-"""Document claims (tasks/claims.py) on SQLite and PostgreSQL, and in the review flow."""
+"""Document claims (tasks/store/claims.py) on SQLite and PostgreSQL, and in the review flow."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sqlalchemy import text
 from sqlmodel import Session, select
 
 from schemas.tables import DocumentClaimRow, DocumentReviewRow, RunDocumentRow, utcnow
-from tasks.claims import (
+from tasks.store.claims import (
     ClaimState,
     LeaseKeeper,
     claim_document,
@@ -23,7 +23,7 @@ from tasks.claims import (
     release_claims,
     renew_claims,
 )
-from tasks.persist import dispose_engines, get_engine
+from tasks.store.persist import dispose_engines, get_engine
 
 claim = claim_document.fn  # the task's function: these tests need no Prefect API
 
@@ -197,7 +197,7 @@ def test_postgres_claim_skips_a_row_locked_by_another_claimer(pg_database):
 @pytest.mark.usefixtures("prefect_harness")
 def test_flow_defers_a_document_another_run_holds_and_takes_over_an_expired_one(tmp_path, db_url):
     from flows.review import review_documents
-    from tasks.samples import generate_samples
+    from docreview_testing.samples import generate_samples
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=3)

@@ -13,8 +13,8 @@ from sqlmodel import Session, select
 
 from flows.runners import LOCAL_DASK_WORKERS, make_task_runner, prefect_api_for_workers
 from schemas.tables import FindingRow, LLMCallRow, RunDocumentRow
-from tasks.persist import PG_MAX_OVERFLOW, PG_POOL_SIZE, dispose_engines, get_engine
-from tasks.samples import generate_samples
+from tasks.store.persist import PG_MAX_OVERFLOW, PG_POOL_SIZE, dispose_engines, get_engine
+from docreview_testing.samples import generate_samples
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 

@@ -29,8 +29,8 @@ from flows.deploy import (
     schedule_settings,
 )
 from schemas.policy import ResiliencePolicy
-from tasks.persist import dispose_engines
-from tasks.samples import generate_samples
+from tasks.store.persist import dispose_engines
+from docreview_testing.samples import generate_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFECT_YAML = ROOT / "deployments" / "prefect.yaml"
@@ -213,7 +213,7 @@ def test_flow_fails_fast_on_an_empty_or_unrendered_source(prefect_harness, sourc
 
 def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
     from flows.review import review_documents
-    from tasks.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, document_events
+    from tasks.observe.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, document_events
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=2)
@@ -241,7 +241,7 @@ def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
     assert document_events(report) == events  # deterministic ids: a retried task re-sends the same events
     assert result["metrics"]["documents_failed"] == 1
 
-    from tasks.report import attention_rows
+    from tasks.observe.report import attention_rows
 
     rows = attention_rows(report)
     wanted = [f for d in report["documents"] for f in d["findings"]
@@ -252,7 +252,7 @@ def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
 
 
 def test_trigger_kind_from_the_flow_run():
-    from tasks.events import run_tags, trigger_kind
+    from tasks.observe.events import run_tags, trigger_kind
 
     automation = SimpleNamespace(type="AUTOMATION")
     assert trigger_kind(SimpleNamespace(created_by=automation, auto_scheduled=False, deployment_id="d")) == "event"
@@ -272,7 +272,7 @@ def test_document_automations_match_and_render_the_run_events(prefect_harness, t
     from prefect.server.utilities.user_templates import render_user_template_sync
     from prefect.types._datetime import now
 
-    from tasks.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, document_events
+    from tasks.observe.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, document_events
 
     spec = importlib.util.spec_from_file_location("docreview_automations", ROOT / "deployments" / "automations.py")
     module = importlib.util.module_from_spec(spec)
@@ -310,7 +310,7 @@ def test_document_automations_match_and_render_the_run_events(prefect_harness, t
 
 def test_one_name_for_the_received_event():
     import flows.deploy
-    import tasks.events
-    import tasks.watch
+    import tasks.observe.events
+    import tasks.ingest.watch
 
-    assert flows.deploy.DOCUMENT_RECEIVED == tasks.events.DOCUMENT_RECEIVED == tasks.watch.EVENT_NAME
+    assert flows.deploy.DOCUMENT_RECEIVED == tasks.observe.events.DOCUMENT_RECEIVED == tasks.ingest.watch.EVENT_NAME

@@ -1,4 +1,4 @@
-"""Tests for the CUAD scoring helpers (:mod:`tasks.evaluate`) and the harness (:mod:`flows.eval`)."""
+"""Tests for the CUAD scoring helpers (:mod:`tasks.observe.evaluate`) and the harness (:mod:`flows.eval`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from schemas.taxonomy import CUAD_LABELS, ClauseType
-from tasks.evaluate import (
+from tasks.observe.evaluate import (
     LabelledDoc,
     dates_match,
     durations_match,
@@ -169,7 +169,7 @@ def test_load_cuad_pairs_labels_through_the_manifest(tmp_path, pdf_maker):
 @pytest.mark.usefixtures("prefect_harness")
 def test_harness_scores_a_known_set(tmp_path, pdf_maker, monkeypatch):
     from flows.eval import evaluate_cuad
-    from tasks.route import ROUTER_VERSION
+    from tasks.review.route import ROUTER_VERSION
 
     monkeypatch.setenv("DOCREVIEW_ROUTER_THRESHOLD", "-1.5")  # the router figures use the operator's threshold
 

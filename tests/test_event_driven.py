@@ -66,7 +66,7 @@ def stack(prefect_server, shared_data, tmp_path_factory):
     import boto3
     from moto.server import ThreadedMotoServer
 
-    from tasks.stub_llm import StubLLM, StubLLMServer
+    from docreview_testing.stub_llm import StubLLM, StubLLMServer
 
     work = tmp_path_factory.mktemp("event-driven")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from schemas.documents import ExtractedDocument, PageQuality, PageText, SourceObject
 from schemas.findings import Finding, FindingValue, Risk, Verdict
 from schemas.taxonomy import ClauseType
-from tasks.chunk import chunk_text
-from tasks.factcheck import DocumentIndex, fact_check
+from tasks.review.chunk import chunk_text
+from tasks.check.factcheck import DocumentIndex, fact_check
 
 PAGE1 = (
     "MASTER SERVICES AGREEMENT\n\n1. FEES. Customer shall pay the \ufb01xed fee of $25,000 per month, "
@@ -110,19 +110,13 @@ def test_empty_quote_needs_review():
 
 from decimal import Decimal  # noqa: E402
 
-from tasks.factcheck import (  # noqa: E402
-    ABSENCE_CATEGORIES,
-    CheckedFinding,
-    build_verifier_request,
-    check_values,
-    consistency,
-    fact_check as _fact_check,
-    find_absences,
-    overall_verdict,
-    parse_verifier_response,
-)
+from tasks.check.absences import ABSENCE_CATEGORIES, find_absences
+from schemas.findings import CheckedFinding
+from tasks.check.verifier import build_verifier_request, parse_verifier_response
+from tasks.check.factcheck import check_values, fact_check as _fact_check, overall_verdict
+from tasks.check.consistency import consistency
 from schemas.findings import CheckResult  # noqa: E402
-from tasks.values import DateOrder  # noqa: E402
+from tasks.check.values import DateOrder  # noqa: E402
 
 
 def checks_of(cf) -> dict:

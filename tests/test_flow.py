@@ -10,8 +10,8 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from schemas.tables import CheckRow, ChunkRow, DocumentReviewRow, DocumentRow, FindingRow, LLMCallRow, RunDocumentRow
-from tasks.persist import dispose_engines, get_engine
-from tasks.samples import generate_samples
+from tasks.store.persist import dispose_engines, get_engine
+from docreview_testing.samples import generate_samples
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -128,9 +128,9 @@ def test_prefect_internal_errors_go_to_the_run_log_not_the_console(tmp_path):
     code = (
         "import logging, sys\n"
         "from pathlib import Path\n"
-        "from flows.cli import _prepare_environment, _route_prefect_logs\n"
-        "_prepare_environment(False)\n"
-        f"handler = _route_prefect_logs(Path({str(log)!r}))\n"
+        "from cli.common import prepare_environment, route_prefect_logs\n"
+        "prepare_environment(False)\n"
+        f"handler = route_prefect_logs(Path({str(log)!r}))\n"
         "logging.getLogger('prefect._internal.concurrency').error('events worker failed for the test')\n"
         "handler.flush()\n"
     )

@@ -10,7 +10,9 @@ from pypdf import PdfReader, PdfWriter
 
 from schemas.documents import FailureKind, SourceObject
 from schemas.settings import Limits
-from tasks.ingest import extract_document, fingerprint_document, list_local_source, precheck, run_extraction
+from tasks.ingest.extract import extract_document, run_extraction
+from tasks.ingest.sources import fingerprint_document
+from tasks.ingest.local import list_local_source, precheck
 
 CONTRACT = "1. TERM. This Agreement has a term of five (5) years.\n2. GOVERNING LAW. Delaware law governs."
 
@@ -172,14 +174,14 @@ def test_precheck_passes_a_pdf_with_leading_junk(tmp_path, pdf_maker):
 
 @pytest.mark.parametrize("missing", ["does-not-exist", "also/missing"])
 def test_missing_source_raises(tmp_path, missing):
-    from tasks.ingest import SourceError
+    from tasks.ingest.local import SourceError
 
     with pytest.raises(SourceError):
         list_local_source(str(tmp_path / missing))
 
 
 def test_the_runs_own_outputs_are_not_listed(tmp_path, pdf_maker):
-    from tasks.ingest import list_source_objects
+    from tasks.ingest.sources import list_source_objects
 
     pdf_maker(tmp_path / "a.pdf", [CONTRACT])
     (tmp_path / "out").mkdir()

@@ -26,7 +26,7 @@ from schemas.migrations import (
     upgrade_database,
 )
 from schemas.tables import RunRow, utcnow
-from tasks.persist import dispose_engines, get_engine
+from tasks.store.persist import dispose_engines, get_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -184,7 +184,7 @@ def test_processes_opening_the_same_database_at_once_migrate_it_once(new_db, ado
 def test_db_commands(tmp_path):
     from typer.testing import CliRunner
 
-    from flows.cli import app
+    from cli.app import app
 
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     runner = CliRunner()

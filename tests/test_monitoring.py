@@ -15,7 +15,7 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from schemas.tables import DocumentDriftRow, FindingObservationRow, LLMCallRow, RunDocumentRow, RunMetricRow, RunRow
-from tasks.monitoring import (
+from tasks.observe.monitoring import (
     AlertThresholds,
     ObservedFinding,
     cache_hit_ratio,
@@ -25,8 +25,8 @@ from tasks.monitoring import (
     normalise_value,
     percentile,
 )
-from tasks.persist import dispose_engines, get_engine
-from tasks.samples import generate_samples
+from tasks.store.persist import dispose_engines, get_engine
+from docreview_testing.samples import generate_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -186,7 +186,7 @@ def _run(source: Path, out: Path, db_url: str, backend: str = "rules", rereview:
 def _scrape(db_url: str) -> dict[tuple[str, tuple], float]:
     from prometheus_client.parser import text_string_to_metric_families
 
-    from tasks.monitoring import start_exporter
+    from tasks.observe.monitoring import start_exporter
 
     server, _ = start_exporter(db_url, 0, "127.0.0.1")
     try:
@@ -213,7 +213,7 @@ def inbox(tmp_path_factory):
 
 @pytest.fixture
 def stub_server(monkeypatch):
-    stub_llm = pytest.importorskip("tasks.stub_llm", reason="the local Messages-API test server is not in this build")
+    stub_llm = pytest.importorskip("docreview_testing.stub_llm", reason="the local Messages-API test server is not in this build")
     with stub_llm.StubLLMServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-monitoring")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
@@ -243,7 +243,7 @@ def _change_one_answer(monkeypatch, evidence: str, clause: str, name: str, new_v
     """Make the rules extractor (also behind the Messages-API test server) give another value for
     ``name`` in the ``clause`` finding quoting ``evidence``."""
     from schemas.findings import FindingValue
-    from tasks.backends.rules import RulesBackend
+    from tasks.review.backends.rules import RulesBackend
 
     original = RulesBackend.review_chunk
 
@@ -379,7 +379,7 @@ def test_rereview_measures_drift_and_a_changed_answer_is_listed_and_alerted(inbo
         assert title in html
 
     # runs and metrics commands read the same database
-    from flows.cli import app
+    from cli.app import app
 
     cli = CliRunner()
     listed = cli.invoke(app, ["runs", "--db", db_url, "--limit", "5"], env={"COLUMNS": "160"})
@@ -429,7 +429,7 @@ def test_two_rereviews_of_unchanged_cuad_contracts_have_no_drift(shared_data, tm
 
 
 def test_report_renders_without_plots_for_older_callers():
-    from tasks.report import render_html
+    from tasks.observe.report import render_html
 
     report = {"run": {"id": "x" * 36, "source": "s", "backend": "rules", "model": "m", "offline": True,
                       "started_at": None, "finished_at": None, "metrics": {}}, "documents": []}
@@ -437,7 +437,7 @@ def test_report_renders_without_plots_for_older_callers():
 
 
 def test_plots_render_offline_and_with_calls():
-    from tasks.plots import cost_plot, findings_plot, latency_plot
+    from tasks.observe.plots import cost_plot, findings_plot, latency_plot
 
     empty = latency_plot([], [])
     assert empty.caption == "no model calls" and empty.src.startswith("data:image/svg+xml;base64,")

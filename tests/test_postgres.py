@@ -9,8 +9,8 @@ from sqlalchemy import func, text
 from sqlmodel import Session, select
 
 from schemas.tables import ChunkRow, FindingRow, RunDocumentRow
-from tasks.persist import get_engine
-from tasks.samples import generate_samples
+from tasks.store.persist import get_engine
+from docreview_testing.samples import generate_samples
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("prefect_harness")]
 
@@ -67,7 +67,7 @@ def test_two_runs_over_the_same_source_at_once_review_each_document_once(tmp_pat
     from prefect.settings import PREFECT_API_URL
 
     from schemas.tables import DocumentDriftRow, DocumentReviewRow, LLMCallRow
-    from tasks.stub_llm import StubLLM, StubLLMServer
+    from docreview_testing.stub_llm import StubLLM, StubLLMServer
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=6)

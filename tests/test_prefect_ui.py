@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.report import ATTENTION_ARTIFACT_KEY, REPORT_LINK_ARTIFACT_KEY, SUMMARY_ARTIFACT_KEY
-from tasks.samples import generate_samples
+from tasks.observe.report import ATTENTION_ARTIFACT_KEY, REPORT_LINK_ARTIFACT_KEY, SUMMARY_ARTIFACT_KEY
+from docreview_testing.samples import generate_samples
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 

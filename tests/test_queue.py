@@ -9,13 +9,14 @@ import pytest
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from flows.queue_cli import gold_set, queue_items, record_decision
+from cli.queue import gold_set, queue_items, record_decision
 from schemas.findings import CheckResult, Finding, FindingValue, Risk, Verdict
 from schemas.tables import AbsenceRow, FindingRow, ReviewerDecision
 from schemas.taxonomy import ClauseType
-from tasks.factcheck import CheckedFinding, find_absences
-from tasks.persist import dispose_engines, get_engine, save_absences, save_findings
-from tasks.samples import generate_samples
+from schemas.findings import CheckedFinding
+from tasks.check.absences import find_absences
+from tasks.store.persist import dispose_engines, get_engine, save_absences, save_findings
+from docreview_testing.samples import generate_samples
 
 SHA = "a" * 64
 
@@ -99,7 +100,7 @@ def test_decisions_reject_bad_input(stored):
 
 
 def test_cli_queue_decide_and_gold(stored, tmp_path):
-    from flows.cli import app
+    from cli.app import app
 
     runner = CliRunner()
     absence = next(i for i in queue_items(stored) if i["kind"] == "absence")
@@ -123,7 +124,7 @@ pytestmark_flow = pytest.mark.usefixtures("prefect_harness")
 @pytestmark_flow
 def test_review_run_records_absences_metrics_and_decisions_in_the_report(tmp_path, db_url):
     from flows.review import review_documents
-    from tasks.report import build_report
+    from tasks.observe.report import build_report
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=2)

@@ -12,13 +12,13 @@ import shutil
 
 import pytest
 
-from tasks.persist import dispose_engines
+from tasks.store.persist import dispose_engines
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 def test_markup_in_text_and_file_names_renders_as_text(browser, tmp_path, db_url):
     from flows.review import review_documents
-    from tasks.hostile import IMG_MARKUP, MARKUP_FILE_NAME, SCRIPT_MARKUP, generate_hostile_corpus
+    from docreview_testing.hostile import IMG_MARKUP, MARKUP_FILE_NAME, SCRIPT_MARKUP, generate_hostile_corpus
 
     corpus = tmp_path / "corpus"
     docs = generate_hostile_corpus(corpus)
@@ -66,7 +66,7 @@ def test_markup_in_text_and_file_names_renders_as_text(browser, tmp_path, db_url
 
 def test_the_probe_detects_markup_that_runs(browser):
     """Control: the same markup, unescaped, does run in this browser (so the test above can fail)."""
-    from tasks.hostile import IMG_MARKUP, SCRIPT_MARKUP
+    from docreview_testing.hostile import IMG_MARKUP, SCRIPT_MARKUP
 
     page = browser.new_page()
     page.set_content(f"<main><p>{SCRIPT_MARKUP}</p></main>")

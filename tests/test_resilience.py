@@ -10,8 +10,8 @@ import pybreaker
 import pytest
 
 from schemas.policy import ResiliencePolicy
-from tasks.resilience import get_breaker, make_retry_condition, reset_breakers
-from tasks.retry import is_retryable, retry_after_s
+from tasks.review.resilience import get_breaker, make_retry_condition, reset_breakers
+from tasks.review.retry import is_retryable, retry_after_s
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")  # breaker state changes emit Prefect events
 
@@ -100,7 +100,7 @@ class _Run:
 
 def test_retry_condition_waits_for_retry_after_beyond_backoff(monkeypatch):
     slept = []
-    monkeypatch.setattr("tasks.resilience.time.sleep", lambda s: slept.append(s))
+    monkeypatch.setattr("tasks.review.resilience.time.sleep", lambda s: slept.append(s))
     policy = ResiliencePolicy(backoff_base_s=2, retry_after_cap_s=90)
     condition = make_retry_condition(policy)
     assert condition(None, _Run(), _State(api_error(429, headers={"retry-after": "120"}))) is True
@@ -175,7 +175,7 @@ def test_two_workers_share_one_breaker_through_redis():
 _WORKER = """
 import sys, pybreaker
 from schemas.policy import ResiliencePolicy
-from tasks.resilience import get_breaker
+from tasks.review.resilience import get_breaker
 from tests.test_resilience import _failing
 policy = ResiliencePolicy(breaker_failure_threshold=2, breaker_reset_timeout_s=60,
                           breaker_storage=sys.argv[1], breaker_name=sys.argv[2])
@@ -237,7 +237,7 @@ def test_two_concurrent_runs_share_one_breaker_through_redis(tmp_path):
 def _max_concurrency(policy: ResiliencePolicy, workers: int = 6, hold_s: float = 0.3) -> int:
     import threading
 
-    from tasks.resilience import llm_slot
+    from tasks.review.resilience import llm_slot
 
     lock, state = threading.Lock(), {"now": 0, "max": 0}
 
@@ -261,7 +261,7 @@ def _max_concurrency(policy: ResiliencePolicy, workers: int = 6, hold_s: float =
 def test_process_slots_bound_concurrent_calls_and_the_wait_is_bounded():
     import threading
 
-    from tasks.resilience import SlotWaitTimeout, llm_slot
+    from tasks.review.resilience import SlotWaitTimeout, llm_slot
 
     policy = ResiliencePolicy(llm_concurrency=2, concurrency_scope="process",
                               concurrency_limit_name=f"t-{uuid.uuid4().hex[:8]}")
@@ -289,7 +289,7 @@ def test_process_slots_bound_concurrent_calls_and_the_wait_is_bounded():
 def test_prefect_global_limit_bounds_calls_and_releases_every_slot():
     from prefect.client.orchestration import get_client
 
-    from tasks.resilience import ensure_concurrency_limit
+    from tasks.review.resilience import ensure_concurrency_limit
 
     name = f"t-{uuid.uuid4().hex[:8]}"
     policy = ResiliencePolicy(llm_concurrency=2, concurrency_scope="prefect", concurrency_limit_name=name,

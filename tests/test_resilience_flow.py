@@ -18,10 +18,10 @@ from sqlmodel import Session, select
 
 from schemas.policy import ResiliencePolicy
 from schemas.tables import ChunkRow, DocumentReviewRow, FindingRow, RunDocumentRow
-from tasks.persist import dispose_engines, get_engine
-from tasks.resilience import reset_breakers
-from tasks.samples import generate_samples
-from tasks.stub_llm import StubLLM, StubLLMServer
+from tasks.store.persist import dispose_engines, get_engine
+from tasks.review.resilience import reset_breakers
+from docreview_testing.samples import generate_samples
+from docreview_testing.stub_llm import StubLLM, StubLLMServer
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -108,7 +108,7 @@ def test_sigkill_halfway_then_restart_equals_one_clean_run(tmp_path):
 
         def cli(db: Path, out: Path) -> subprocess.Popen:
             return subprocess.Popen(
-                [sys.executable, "-m", "flows.cli", "review", str(inbox), "--out", str(out), "--db",
+                [sys.executable, "-m", "cli", "review", str(inbox), "--out", str(out), "--db",
                  f"sqlite:///{db}", "--backend", "anthropic", "--routing", "all"],
                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 

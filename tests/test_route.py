@@ -1,4 +1,4 @@
-"""Tests for the decision-point router (:mod:`tasks.route`): segments, signals, review units."""
+"""Tests for the decision-point router (:mod:`tasks.review.route`): segments, signals, review units."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from pypdf import PdfReader
 
 from schemas.documents import PAGE_SEPARATOR, Chunk
-from tasks.chunk import chunk_text
-from tasks.route import (
+from tasks.review.chunk import chunk_text
+from tasks.review.route import (
     MODEL_FILE,
     PREAMBLE_CHARS,
     UNIT_SEPARATOR,
@@ -31,7 +31,7 @@ from tasks.route import (
     segment_terms,
     segment_text,
 )
-from tasks.samples import generate_samples
+from docreview_testing.samples import generate_samples
 from tasks.textnorm import clean_page_text
 
 FAR = PREAMBLE_CHARS + 5000  # an offset past the preamble
@@ -267,7 +267,7 @@ def test_sample_router_skips_some_boilerplate(sample_docs):
 
 
 def test_a_lower_router_threshold_sends_more_text_deep(sample_docs):
-    from tasks.route import route_chunks
+    from tasks.review.route import route_chunks
 
     for text, chunks in sample_docs:
         rate = {t: covered_chars(r for d in route_chunks.fn(chunks, "decision-points", t) for r in d.deep_ranges)
@@ -285,7 +285,7 @@ def test_flow_reviews_only_routed_segments_and_grounds_every_quote(tmp_path, db_
 
     from flows.review import review_documents
     from schemas.tables import ChunkRow
-    from tasks.persist import dispose_engines, get_engine
+    from tasks.store.persist import dispose_engines, get_engine
 
     inbox = tmp_path / "inbox"
     inbox.mkdir()

@@ -1,4 +1,4 @@
-"""Tests for the offline regex review backend (:mod:`tasks.backends.rules`)."""
+"""Tests for the offline regex review backend (:mod:`tasks.review.backends.rules`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import pytest
 from schemas.documents import Chunk
 from schemas.findings import Risk
 from schemas.taxonomy import ClauseType
-from tasks.backends.base import ChunkReview, ReviewBackend, ReviewOutcome
-from tasks.backends.rules import RULES_VERSION, RulesBackend, extract_durations, split_sentences
+from schemas.review import ChunkReview, ReviewOutcome
+from tasks.review.backends.base import ReviewBackend
+from tasks.review.backends.rules import RULES_VERSION, RulesBackend, extract_durations, split_sentences
 
 PREAMBLE = (
     "MASTER SERVICES AGREEMENT\n\n"
@@ -208,7 +209,7 @@ def test_empty_chunk():
 
 
 def test_effective_date_is_the_one_the_preamble_defines_not_the_signing_date():
-    from tasks.backends.rules import RulesBackend
+    from tasks.review.backends.rules import RulesBackend
 
     text = ('This Master Services Agreement (the "Agreement") is made on November 3, 2022 and is effective as of '
             'December 3, 2022 (the "Effective Date") by and between Lakeshore Foods LLC ("Provider") and '
@@ -222,7 +223,7 @@ def test_effective_date_is_the_one_the_preamble_defines_not_the_signing_date():
 
 
 def test_amount_keeps_a_capitalised_multiplier():
-    from tasks.backends.rules import extract_amounts
+    from tasks.review.backends.rules import extract_amounts
 
     assert extract_amounts("a cap of $175 Million in aggregate") == ["$175 Million"]
     assert extract_amounts("USD 1.5 million and $2,000") == ["USD 1.5 million", "$2,000"]
@@ -471,7 +472,7 @@ def test_patterns_find_the_clause_and_skip_the_near_miss(category, positive, neg
 def test_review_unit_seam_is_never_evidence():
     """A heading right before a review unit's "passage omitted" seam used to hand the seam itself to
     the finding as its quote; every quote must be text from one side of a seam."""
-    from tasks.route import UNIT_SEPARATOR
+    from tasks.review.route import UNIT_SEPARATOR
 
     parts = ["7.5 Audits.",
              "Licensor may, upon thirty (30) days notice, audit such books and records once per year.",

@@ -17,9 +17,9 @@ from sqlmodel import Session, select
 from schemas.documents import FailureKind
 from schemas.settings import Limits
 from schemas.tables import FindingRow, RunDocumentRow, SourceObjectRow
-from tasks.ingest import SourceError
-from tasks.persist import dispose_engines, get_engine
-from tasks.s3source import (
+from tasks.ingest.local import SourceError
+from tasks.store.persist import dispose_engines, get_engine
+from tasks.ingest.s3 import (
     DOWNLOAD_DIR_PREFIX,
     display_name,
     download_name,
@@ -209,7 +209,7 @@ def test_listing_errors_are_source_errors(s3_url):
 def test_review_cli_reports_a_missing_bucket_without_traceback(s3_url, tmp_path, prefect_harness):
     from typer.testing import CliRunner
 
-    from flows.cli import app
+    from cli.app import app
 
     result = CliRunner().invoke(app, ["review", "s3://no-such-bucket-here/in", "--endpoint-url", s3_url,
                                       "--db", f"sqlite:///{tmp_path / 'cli.db'}", "--out", str(tmp_path / "out"),
@@ -266,16 +266,16 @@ def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url
         report = json.loads((tmp_path / "out1" / "report.json").read_text())
         assert report["run"]["source"] == source
 
-        import tasks.s3source
+        import tasks.ingest.s3
 
         fetched: list[str] = []
-        fetch = tasks.s3source.fetch_s3_object
+        fetch = tasks.ingest.s3.fetch_s3_object
 
         def counting_fetch(obj, limits):
             fetched.append(obj.uri)
             return fetch(obj, limits)
 
-        monkeypatch.setattr(tasks.s3source, "fetch_s3_object", counting_fetch)
+        monkeypatch.setattr(tasks.ingest.s3, "fetch_s3_object", counting_fetch)
         second = review_documents(source=source, endpoint_url=s3_url, database_url=db_url, backend="rules",
                                   out_dir=str(tmp_path / "out2"))
         # known (uri, ETag) of reviewed content: reused without a download; only the failed ones are fetched again
@@ -294,7 +294,7 @@ def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url
 def test_review_cli_over_a_bucket_prints_hostile_names_verbatim(bucket, s3_url, tmp_path, prefect_harness):
     from typer.testing import CliRunner
 
-    from flows.cli import app
+    from cli.app import app
 
     name, client = bucket
     client.put_object(Bucket=name, Key="in/[bold red]x[link=mailto:a@e.test].pdf", Body=b"not a PDF")

@@ -1,4 +1,4 @@
-"""Tests of tasks.samples: deterministic sample contracts whose ground truth matches the PDFs."""
+"""Tests of docreview_testing.samples: deterministic sample contracts whose ground truth matches the PDFs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from pypdf import PdfReader
 
 from schemas.taxonomy import ClauseType
-from tasks.samples import (
+from docreview_testing.samples import (
     MAX_PAGES,
     MIN_PAGES,
     SAMPLE_SEED,

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import SQLModel
 
-from tasks.persist import dispose_engines, get_engine
+from tasks.store.persist import dispose_engines, get_engine
 
 DOCREVIEW = Path(sys.executable).with_name("docreview")
 
@@ -35,7 +35,7 @@ def _run(source: Path, out: Path, db_url: str, backend: str = "rules", **kw) -> 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    from tasks.hostile import generate_hostile_corpus
+    from docreview_testing.hostile import generate_hostile_corpus
 
     folder = tmp_path_factory.mktemp("hostile")
     return folder, generate_hostile_corpus(folder, oversized=True)
@@ -79,9 +79,9 @@ def test_chunk_and_page_limits(hostile, tmp_path, db_url, monkeypatch):
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_token_budget_defers_the_rest_and_the_next_run_picks_them_up(hostile, tmp_path, db_url, monkeypatch):
-    from tasks.chunk import chunk_text
-    from tasks.ingest import run_extraction
-    from tasks.injection import estimate_tokens
+    from tasks.review.chunk import chunk_text
+    from tasks.ingest.extract import run_extraction
+    from tasks.check.injection import estimate_tokens
     from schemas.documents import PAGE_SEPARATOR
     from schemas.settings import Limits
 
@@ -95,7 +95,7 @@ def test_token_budget_defers_the_rest_and_the_next_run_picks_them_up(hostile, tm
     assert min(estimates) > 0.75 * max(estimates)  # so exactly one fits in 1.5x the largest
     monkeypatch.setenv("DOCREVIEW_MAX_RUN_TOKENS", str(int(1.5 * max(estimates))))
     # Only model calls spend tokens: the budget applies to a model backend (the local test double).
-    from tasks.stub_llm import StubLLM, StubLLMServer
+    from docreview_testing.stub_llm import StubLLM, StubLLMServer
 
     server = StubLLMServer(stub=StubLLM()).start()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
@@ -223,7 +223,7 @@ def test_no_secret_reaches_logs_artifacts_reports_or_the_database(hostile, tmp_p
                                  env)
         stub_llm = None
         try:
-            from tasks import stub_llm
+            from docreview_testing import stub_llm
         except ImportError:
             pass
         if stub_llm is not None:  # a full, successful review through the SDK with the key
@@ -276,7 +276,7 @@ def test_settings_keep_credentials_secret(monkeypatch):
 
 
 def test_pii_redaction_round_trip():
-    from tasks.pii import redact, restore
+    from tasks.review.pii import redact, restore
 
     text = ("Notices to jane.doe@example.com or (212) 555-0100, +44 20 7946 0958. Employee SSN 123-45-6789. "
             "Pay to IBAN GB82 WEST 1234 5698 7654 32 or DE89370400440532013000.")
@@ -292,7 +292,7 @@ def test_pii_redaction_round_trip():
 
 
 def test_pii_redaction_leaves_contract_numbers_alone():
-    from tasks.pii import redact
+    from tasks.review.pii import redact
 
     text = ("Section 12.3: fees of $1,500,000 payable within 30 days of March 1, 2024; 10,000 units; "
             "account 123456789; invoice 2024-001-0042; SSN-like 000-12-3456 and 666-12-3456; "
@@ -303,7 +303,7 @@ def test_pii_redaction_leaves_contract_numbers_alone():
 
 def test_restored_quotes_ground_against_the_original():
     from schemas.findings import Finding, FindingValue
-    from tasks.pii import redact, restore_finding_fields
+    from tasks.review.pii import redact, restore_finding_fields
 
     text = "Notices shall be sent to legal@contoso.com with a copy to +1 212 555 0100."
     red = redact(text)
@@ -356,8 +356,8 @@ def test_every_robustness_and_hostile_file_ends_in_a_terminal_state(shared_data,
 def test_redacting_backend_sends_no_pii_and_restores_findings():
     from schemas.documents import Chunk
     from schemas.findings import Finding, FindingValue
-    from tasks.backends.base import ChunkReview
-    from tasks.pii import RedactingBackend
+    from schemas.review import ChunkReview
+    from tasks.review.pii import RedactingBackend
 
     page1 = "Notices to Acme go to legal@acme.example or +1 212-555-0187.\n\n"
     page2 = "Payment to IBAN GB82 WEST 1234 5698 7654 32 within thirty (30) days."

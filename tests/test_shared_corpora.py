@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.persist import dispose_engines
+from tasks.store.persist import dispose_engines
 from tasks.textnorm import match_form
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from schemas.documents import Chunk
-from tasks.backends.prompt import render_chunk, review_tool, system_blocks
-from tasks.stub_llm import eventstream_message, parse_faults
+from tasks.review.backends.prompt import render_chunk, review_tool, system_blocks
+from docreview_testing.stub_llm import eventstream_message, parse_faults
 
 PAGE1 = ("MASTER SUPPLY AGREEMENT\n\nThis Agreement is made as of the 1st day of March, 2020 by and between "
          "Northwind Components, Inc., a Delaware corporation (\"Supplier\"), and Harbor Retail LLC (\"Customer\").\n\n"

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from tasks.values import (
+from tasks.check.values import (
     DateOrder,
     Kind,
     Match,

@@ -13,9 +13,9 @@ import pytest
 from sqlmodel import Session, select
 
 from schemas.tables import WatchedObjectRow
-from tasks.persist import get_engine
-from tasks.s3source import s3_client
-from tasks.watch import EVENT_NAME, WatchTarget, event_id, file_uri, sweep, watch_folder
+from tasks.store.persist import get_engine
+from tasks.ingest.s3 import s3_client
+from tasks.ingest.watch import EVENT_NAME, WatchTarget, event_id, file_uri, sweep, watch_folder
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("prefect_harness")]
 
@@ -150,7 +150,7 @@ def test_failed_emit_stays_pending_and_is_retried(bucket, s3_url, db_url, events
 def test_without_prefect_api_events_wait(bucket, s3_url, db_url, events):
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from tasks.watch import no_api_warning
+    from tasks.ingest.watch import no_api_warning
 
     name, client = bucket
     client.put_object(Bucket=name, Key="noapi/x.pdf", Body=b"%PDF-1.4 x")
@@ -164,7 +164,7 @@ def test_without_prefect_api_events_wait(bucket, s3_url, db_url, events):
 
 
 def test_local_folder_sweep_ids_are_review_sources(tmp_path, db_url, events):
-    from tasks.ingest import list_source_objects
+    from tasks.ingest.sources import list_source_objects
 
     inbox = tmp_path / "in box"
     (inbox / "sub").mkdir(parents=True)
@@ -219,7 +219,7 @@ def test_local_folder_watcher_reacts_to_a_new_file(tmp_path, db_url, events):
 def test_watch_cli_once(bucket, s3_url, tmp_path, events):
     from typer.testing import CliRunner
 
-    from flows.cli import app
+    from cli.app import app
 
     name, client = bucket
     client.put_object(Bucket=name, Key="cli/x.pdf", Body=b"%PDF-1.4 x")
@@ -239,7 +239,7 @@ def test_watch_cli_once(bucket, s3_url, tmp_path, events):
 def test_parse_s3_notifications():
     import json
 
-    from tasks.watch import parse_s3_notification
+    from tasks.ingest.watch import parse_s3_notification
 
     record = {"eventName": "ObjectCreated:Put",
               "s3": {"bucket": {"name": "b"}, "object": {"key": "in%2Fa+b%2Bc.pdf", "size": 7, "eTag": "e1"}}}
@@ -257,7 +257,7 @@ def test_parse_s3_notifications():
 def test_sqs_notifications_emit_once(bucket, s3_url, db_url, events):
     import json
 
-    from tasks.watch import receive_notifications, sqs_client
+    from tasks.ingest.watch import receive_notifications, sqs_client
 
     name, client = bucket
     sqs = sqs_client(f"{s3_url}/123456789012/q")

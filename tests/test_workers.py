@@ -18,8 +18,8 @@ import pytest
 from sqlmodel import Session, create_engine, func, select
 
 from schemas.tables import DocumentReviewRow, LLMCallRow, RunDocumentRow, RunRow
-from tasks.samples import generate_samples
-from tasks.stub_llm import StubLLM, StubLLMServer
+from docreview_testing.samples import generate_samples
+from docreview_testing.stub_llm import StubLLM, StubLLMServer
 from tests.conftest import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]

@@ -1,4 +1,4 @@
-"""chunk route ranges: the document ranges a chunk sends to review (tasks/route.py)
+"""chunk route ranges: the document ranges a chunk sends to review (tasks/review/route.py)
 
 Revision ID: 0003
 Revises: 0002

@@ -1,0 +1,1 @@
+"""The ``docreview`` command line: one module per command group; it imports the flows, never the reverse."""

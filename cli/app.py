@@ -1,0 +1,288 @@
+"""The ``docreview`` command line.
+
+``docreview review SOURCE`` runs the review flow with a progress bar and prints a short summary
+and the report path. Prefect's own console logging is kept out of a normal run (it goes to
+``OUT/docreview.log`` and to the Prefect API); ``--verbose`` shows it.
+
+Exit status: 0 when every document reached a terminal state (even if some failed with a
+reason); 1 when the run itself broke; 2 for bad command-line input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from cli.common import console, err, prepare_environment, route_prefect_logs
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
+
+@app.command()
+def review(
+    source: str = typer.Argument(..., help="Folder (or single file) of documents to review."),
+    out: Path = typer.Option(Path("out"), "--out", help="Folder for report.json, report.html and the log."),
+    db: Optional[str] = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
+    backend: str = typer.Option("auto", "--backend", help="auto | anthropic | bedrock | rules"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
+    rereview: bool = typer.Option(False, "--rereview", help="Review unchanged documents again (nightly mode: measures drift)."),
+    routing: str = typer.Option("auto", "--routing", help="auto | all | decision-points (auto: decision-points for LLM backends, all for rules)"),
+    policy_file: Optional[Path] = typer.Option(None, "--policy", help="Resilience policy JSON (see schemas/policy.py)."),
+    breaker_storage: Optional[str] = typer.Option(None, "--breaker-storage", help="memory | redis://host:port/db (shared breaker)."),
+    on_open: Optional[str] = typer.Option(None, "--on-open", help="While the breaker is open: cached | defer."),
+    attempts: Optional[int] = typer.Option(None, "--attempts", min=1, max=20, help="Attempts per chunk review (1 = no retry)."),
+    llm_concurrency: Optional[int] = typer.Option(None, "--llm-concurrency", min=1, help="Global limit on simultaneous LLM calls."),
+    batch: bool = typer.Option(False, "--batch", help="One Message Batch for the run (half price, up to 24 h; --backend anthropic only)."),
+    endpoint_url: Optional[str] = typer.Option(None, "--endpoint-url", help="S3-compatible endpoint for s3:// sources (default: DOCREVIEW_S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3 or AWS)."),
+    suffix: Optional[str] = typer.Option(None, "--suffix", help="s3:// prefixes: only keys ending in this, case-insensitive (default .pdf; '' = all)."),
+    task_runner: str = typer.Option("thread", "--task-runner", help="thread | dask: where the flow's tasks run."),
+    dask_address: Optional[str] = typer.Option(None, "--dask-address", help="Dask scheduler (tcp://HOST:8786) for --task-runner dask (default: a temporary local cluster)."),
+) -> None:
+    """Review every document in SOURCE (a folder, a file, s3://bucket/prefix or s3://bucket/key) and write a report."""
+    if backend not in ("auto", "anthropic", "bedrock", "rules"):
+        err.print(f"[red]error:[/] unknown backend {backend!r} (choose auto, anthropic, bedrock or rules)")
+        raise typer.Exit(2)
+    try:
+        policy = _policy(policy_file, breaker_storage, on_open, attempts, llm_concurrency)
+    except ValueError as exc:
+        err.print(f"[red]error:[/] invalid resilience policy: {exc}")
+        raise typer.Exit(2) from None
+    if routing not in ("auto", "all", "decision-points"):
+        err.print(f"[red]error:[/] unknown routing {routing!r} (choose auto, all or decision-points)")
+        raise typer.Exit(2)
+    if task_runner not in ("thread", "dask") or (dask_address and task_runner != "dask"):
+        err.print("[red]error:[/] --task-runner must be thread or dask; --dask-address needs --task-runner dask")
+        raise typer.Exit(2)
+    if not source.startswith(("s3://", "file://")) and not Path(source).exists():
+        err.print(f"[red]error:[/] source not found: {source}")
+        raise typer.Exit(2)
+    if batch and backend != "anthropic":
+        err.print("[red]error:[/] --batch needs --backend anthropic")
+        raise typer.Exit(2)
+    if backend == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+        err.print("[red]error:[/] the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)")
+        raise typer.Exit(2)
+    try:  # the report folder must be writable before any work starts
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "docreview.log").touch()
+    except OSError as exc:
+        err.print(f"[red]error:[/] cannot write the report folder {escape(str(out))}: {escape(exc.strerror or str(exc))}")
+        raise typer.Exit(2)
+    prepare_environment(verbose)
+
+    from flows import progress
+    from flows.review import review_documents
+    from tasks.ingest.local import SourceError
+    from tasks.store.persist import dispose_engines
+
+    handler = route_prefect_logs(out / "docreview.log")
+    bar = Progress(
+        TextColumn("[bold]Reviewing[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.description}"), console=console, transient=False,
+    )
+    task_id = bar.add_task("starting…", total=None)
+    counts = {"reviewed": 0, "deferred": 0, "failed": 0}
+
+    def on_event(event: str, data: dict) -> None:
+        if event == "begin":
+            bar.update(task_id, total=data["total"], description="")
+        elif event == "advance":
+            counts[data["status"]] = counts.get(data["status"], 0) + 1
+            bar.update(task_id, advance=1, description=f"[dim]{escape(data['name'][:48])}[/]")
+
+    unlisten = progress.listen(on_event)
+    flow_fn, runner_scope = review_documents, contextlib.nullcontext()
+    if task_runner == "dask":  # tasks on Dask workers (flows/runners.py); they report to this run's Prefect API
+        from flows.runners import make_task_runner, prefect_api_for_workers
+
+        flow_fn = review_documents.with_options(task_runner=make_task_runner("dask", dask_address))
+        runner_scope = prefect_api_for_workers()
+    try:
+        with bar, runner_scope:
+            result = flow_fn(source=source, out_dir=str(out), database_url=db, backend=backend,
+                             rereview=rereview, routing=routing, policy=policy, batch=batch,
+                             endpoint_url=endpoint_url, suffix=suffix)
+    except SourceError as exc:  # the bucket or folder cannot be listed: a clear line, no traceback
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    except Exception as exc:  # noqa: BLE001 - the run broke: say why, keep the traceback in the log
+        logging.getLogger("docreview").exception("run failed")
+        err.print(f"[red]Run failed:[/] {type(exc).__name__}: {exc}")
+        err.print(f"Details: {out / 'docreview.log'}")
+        raise typer.Exit(1) from None
+    finally:
+        unlisten()
+        dispose_engines()
+        handler.close()
+    _print_summary(result)
+
+
+def _policy(policy_file: Optional[Path], breaker_storage: Optional[str], on_open: Optional[str],
+            attempts: Optional[int], llm_concurrency: Optional[int]):
+    """The resilience policy from ``--policy`` JSON and flag overrides; None for the defaults.
+
+    Raises ``ValueError`` (pydantic's ValidationError is one) for an invalid policy.
+    """
+    from schemas.policy import ResiliencePolicy
+
+    data: dict = {}
+    if policy_file is not None:
+        try:
+            data = json.loads(policy_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read {policy_file}: {exc}") from None
+    overrides = {"breaker_storage": breaker_storage, "on_open": on_open, "attempts": attempts,
+                 "llm_concurrency": llm_concurrency}
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return ResiliencePolicy(**data) if data else None
+
+
+def _print_summary(result: dict) -> None:
+    m = result["metrics"]
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_row("Documents", f"{m['documents_total']}  (reviewed {m['documents_reviewed']}, "
+                  f"deferred {m['documents_deferred']}, failed {m['documents_failed']}"
+                  + (f"; {m['documents_skipped']} unchanged, reused" if m.get("documents_skipped") else "") + ")")
+    verified = (f"{m['verification_rate'] * 100:.1f}% verified against the source" if m["findings_total"]
+                else "nothing to verify" if m["documents_total"] else "no documents found in the source")
+    table.add_row("Findings", f"{m['findings_total']}  ({verified})")
+    table.add_row("Throughput", f"{m['docs_per_min']:.1f} documents/min over {m['wall_s']:.1f} s")
+    table.add_row("Backend", f"{result['backend']} ({result['model']})")
+    if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
+        table.add_row("Routing", f"{m['routing_rate'] * 100:.1f}% of the text sent to the deep review "
+                      f"({int(m.get('chunks_deep', 0))} of {int(m['chunks_total'])} chunks)")
+    if not result["offline"]:
+        table.add_row("Model calls", f"{int(m.get('llm_calls', 0))} calls, {int(m.get('retries', 0))} retries, "
+                      f"{int(m.get('breaker_openings', 0))} breaker opening(s), "
+                      f"cache hit ratio {m.get('cache_hit_ratio', 0):.2f}, cost ${m.get('cost_usd', 0):.2f}")
+    console.print(table)
+    if result["offline"]:
+        why = "" if os.environ.get("ANTHROPIC_API_KEY") else " (no ANTHROPIC_API_KEY set)"
+        console.print(f"[yellow]Offline:[/] the rules backend was used{why}; "
+                      "findings come from clause patterns, not from a language model.")
+    not_done = [d for d in result["documents"] if d["status"] != "reviewed"]
+    for d in not_done[:10]:
+        console.print(f"  [red]{d['status']}[/] {escape(d['file_name'])}: {escape(str(d['reason']))}")
+    if len(not_done) > 10:
+        console.print(f"  … and {len(not_done) - 10} more (see the report)")
+    console.print(f"Report: [bold]{result['report_html']}[/]  (JSON: {result['report_json']})")
+
+
+@app.command()
+def samples(
+    out: Path = typer.Argument(Path("inbox"), help="Folder to write the sample contract PDFs into."),
+    count: int = typer.Option(4, "--count", min=1, max=200, help="Number of contracts."),
+) -> None:
+    """Generate sample contract PDFs with known ground truth (for a first run and tests)."""
+    from docreview_testing.samples import generate_samples, write_ground_truth
+
+    made = generate_samples(out, count=count)
+    truth = out.parent / f"{out.name}-ground-truth.json"
+    write_ground_truth(made, truth)
+    console.print(f"Wrote {len(made)} sample contract(s) to {out}/ (ground truth: {truth})")
+
+
+@app.command("stub-llm")
+def stub_llm(
+    port: int = typer.Option(8765, "--port", help="TCP port (0 picks a free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    ttft_ms: float = typer.Option(0.0, "--ttft-ms", help="Injected latency before the first content delta, ms."),
+    token_ms: float = typer.Option(0.0, "--token-ms", help="Injected latency per output token, ms."),
+    fault: list[str] = typer.Option([], "--fault", help="Fault for every request: NAME, NAME:ARG, NAME@PROBABILITY (repeatable)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for probabilistic faults."),
+) -> None:
+    """Serve a local Messages-API / Bedrock Converse test double (answers from the rules backend)."""
+    from docreview_testing.stub_llm import FAULTS, StubLLM, StubLLMServer, parse_faults
+
+    try:
+        faults = parse_faults(",".join(fault))
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    server = StubLLMServer(host, port, StubLLM(ttft_ms=ttft_ms, token_ms=token_ms, faults=faults, seed=seed))
+    console.print(f"stub-llm (test double, answers from the rules backend, not a model) on {server.url}\n"
+                  f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test   |   DOCREVIEW_BEDROCK_ENDPOINT_URL={server.url}\n"
+                  f"  faults: {', '.join(f'{f.name}@{f.p}' for f in faults) or 'none'} (known: {', '.join(FAULTS)})")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+eval_app = typer.Typer(no_args_is_help=True, help="Score the pipeline against labelled contracts.")
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("cuad")
+def eval_cuad(
+    data_dir: Path = typer.Argument(..., help="Folder in the CUAD layout (manifest.csv, pdf/, txt/, labels/master_clauses.csv)."),
+    backend: str = typer.Option("rules", "--backend", help="rules | anthropic | bedrock"),
+    out: Path = typer.Option(Path("eval-cuad.json"), "--out", help="JSON file for the scores."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N labelled contracts."),
+    routing: str = typer.Option("all", "--routing", help="all | decision-points: which chunks the run reviews."),
+    chunk_chars: int = typer.Option(1500, "--chunk-chars", min=200, help="Chunk budget for the run, characters."),
+    overlap_chars: int = typer.Option(200, "--overlap-chars", min=0, help="Chunk overlap for the run, characters."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
+) -> None:
+    """Run the pipeline over CUAD contracts and score it per category against the lawyer labels."""
+    if backend not in ("anthropic", "bedrock", "rules") or routing not in ("all", "decision-points"):
+        err.print("[red]error:[/] --backend must be rules, anthropic or bedrock; --routing all or decision-points")
+        raise typer.Exit(2)
+    if not (data_dir / "manifest.csv").is_file() or not (data_dir / "labels" / "master_clauses.csv").is_file():
+        err.print(f"[red]error:[/] {data_dir} lacks manifest.csv or labels/master_clauses.csv")
+        raise typer.Exit(2)
+    if overlap_chars * 2 >= chunk_chars:
+        err.print("[red]error:[/] --overlap-chars must be smaller than half of --chunk-chars")
+        raise typer.Exit(2)
+    prepare_environment(verbose)
+
+    from flows.eval import evaluate_cuad, print_table
+    from tasks.store.persist import dispose_engines
+
+    try:
+        result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
+                               chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console)
+    except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
+        err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        dispose_engines()
+    print_table(result, console)
+    console.print(f"Scores: [bold]{out}[/]")
+
+
+from cli import db, deploy, monitor, queue, watch  # noqa: E402 - the other command groups
+
+monitor.register(app)  # runs, metrics show|serve
+app.command("queue")(queue.queue)  # the review queue
+app.command("decide")(queue.decide)
+watch.register(app)  # bucket/folder -> Prefect events
+deploy.register(app)  # serve, deployments check
+db.register(app)  # db upgrade|check|revision|current
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    """Console entry point. A database URL that cannot be used (malformed, or a folder that does
+    not exist) ends any command with one line and exit code 2 instead of a traceback."""
+    from sqlalchemy.exc import ArgumentError, OperationalError
+
+    try:
+        app(standalone_mode=True)
+    except (ArgumentError, OperationalError) as exc:
+        err.print(f"[red]error:[/] cannot use the database: {escape(str(exc.orig if hasattr(exc, 'orig') and exc.orig else exc).splitlines()[0])}")
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""What every ``docreview`` command shares: the consoles, Prefect's quiet defaults, the run log."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from rich.console import Console
+
+console = Console(stderr=False)
+err = Console(stderr=True)
+
+_QUIET_ENV = {
+    # The temporary Prefect server logs its own shutdown at ERROR; keep that out of a normal run.
+    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "60",
+}
+
+
+def prepare_environment(verbose: bool) -> None:
+    """Set Prefect's quiet defaults before Prefect is imported (its settings load at import)."""
+    for key, value in _QUIET_ENV.items():
+        os.environ.setdefault(key, value)
+    if not verbose:
+        # Prefect's console handler reads its level from the environment (logging.yml); the
+        # API handler keeps INFO, so the Prefect UI still shows every log line.
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+        # Prefect's internal services (e.g. the events worker) log to stderr through its `debug`
+        # handler; in a normal run those lines go to the run's log file only.
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_DEBUG_LEVEL", "CRITICAL")
+
+
+def route_prefect_logs(log_file: Path) -> logging.Handler:
+    """Also write Prefect's and docreview's logs (INFO and up) to ``log_file``."""
+    from prefect.logging.configuration import setup_logging
+
+    setup_logging()
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.setLevel(logging.INFO)
+    for name in ("prefect", "prefect._internal", "docreview"):  # prefect._internal does not propagate
+        logging.getLogger(name).addHandler(handler)
+    return handler

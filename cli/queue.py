@@ -1,0 +1,198 @@
+"""The review queue: ``docreview queue`` and ``docreview decide``.
+
+The queue holds every stored finding whose verdict is ``unsupported``, ``contradicted`` or
+``needs_review``, and every recorded absence of a high-risk clause (``absences`` table). A
+reviewer approves or rejects an item; each decision is a new :class:`ReviewerDecision` row
+(history kept), the latest per item wins, and repeating the latest decision with the same note
+adds nothing (idempotent). Decided items form a gold set (``docreview queue --gold FILE``).
+
+Item ids: findings by their ``findings.id`` (the ``id`` in ``report.json``); absences as
+``A<absences.id>``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlmodel import Session, select
+
+from schemas.tables import AbsenceRow, CheckRow, DocumentRow, FindingRow, ReviewerDecision, utcnow
+
+#: Verdicts that put a finding in the review queue.
+QUEUE_VERDICTS = ("unsupported", "contradicted", "needs_review")
+DECISIONS = ("approve", "reject")
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _db(url: str | None) -> str:
+    if url:
+        return url
+    from schemas.settings import Settings
+
+    return Settings().database_url
+
+
+def queue_items(database_url: str, pending_only: bool = False) -> list[dict[str, Any]]:
+    """Queued items, findings first (by document, page), then absences.
+
+    Each item: ``{id, kind (finding|absence), key, sha256, file_name, clause_type, verdict,
+    page, evidence, reasons: [str], decision: {decision, note, decided_at, seq} | None}``.
+    ``pending_only`` drops items that already have a decision.
+    """
+    from tasks.store.persist import get_engine, latest_decisions
+
+    with Session(get_engine(database_url)) as session:
+        findings = session.exec(select(FindingRow).where(FindingRow.verdict.in_(QUEUE_VERDICTS))
+                                .order_by(FindingRow.sha256, FindingRow.page, FindingRow.id)).all()
+        absences = session.exec(select(AbsenceRow).order_by(AbsenceRow.sha256, AbsenceRow.clause_type)).all()
+        shas = {f.sha256 for f in findings} | {a.sha256 for a in absences}
+        names = {d.sha256: d.file_name for d in session.exec(select(DocumentRow).where(DocumentRow.sha256.in_(shas))).all()} \
+            if shas else {}
+        keys = [f.finding_key for f in findings]
+        checks: dict[str, list[CheckRow]] = {}
+        for i in range(0, len(keys), 500):
+            for c in session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i:i + 500]))).all():
+                checks.setdefault(c.finding_key, []).append(c)
+    decided = latest_decisions(database_url, keys + [a.absence_key for a in absences])
+    items: list[dict[str, Any]] = []
+    for f in findings:
+        items.append(dict(
+            id=str(f.id), kind="finding", key=f.finding_key, sha256=f.sha256, file_name=names.get(f.sha256, ""),
+            clause_type=f.clause_type, verdict=f.verdict, page=f.page, evidence=f.evidence, values=dict(f.values),
+            reasons=[f"{c.name}: {c.reason}" for c in checks.get(f.finding_key, []) if c.verdict != "verified"],
+            decision=_decision_dict(decided.get(f.finding_key)),
+        ))
+    for a in absences:
+        items.append(dict(
+            id=f"A{a.id}", kind="absence", key=a.absence_key, sha256=a.sha256, file_name=names.get(a.sha256, ""),
+            clause_type=a.clause_type, verdict=a.verdict, page=None, evidence="", values={},
+            reasons=[a.reason], chunks=list(a.chunks), decision=_decision_dict(decided.get(a.absence_key)),
+        ))
+    if pending_only:
+        items = [i for i in items if i["decision"] is None]
+    return items
+
+
+def _decision_dict(row: ReviewerDecision | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return dict(decision=row.decision, note=row.note, seq=row.seq,
+                decided_at=row.decided_at.isoformat() if row.decided_at else None)
+
+
+def _resolve(session: Session, item_id: str) -> tuple[str, str]:
+    """``(kind, key)`` of a queue item id; raises ``KeyError`` when there is no such item."""
+    raw = item_id.strip()
+    if raw[:1].upper() == "A" and raw[1:].isdigit():
+        row = session.get(AbsenceRow, int(raw[1:]))
+        if row is None:
+            raise KeyError(f"no absence {raw}")
+        return "absence", row.absence_key
+    if raw.isdigit():
+        row = session.get(FindingRow, int(raw))
+        if row is None:
+            raise KeyError(f"no finding {raw}")
+        return "finding", row.finding_key
+    raise KeyError(f"not a finding id: {raw!r} (use the number from the report, or A<n> for an absence)")
+
+
+def record_decision(database_url: str, item_id: str, decision: str, note: str | None = None) -> tuple[ReviewerDecision, bool]:
+    """Record ``decision`` (approve|reject) on a queue item; returns ``(latest row, created)``.
+
+    ``created`` is False when the latest decision on the item already is the same decision with
+    the same note (nothing is written). Raises ``ValueError`` for an unknown decision and
+    ``KeyError`` for an unknown item id.
+    """
+    from tasks.store.persist import get_engine, upsert
+
+    if decision not in DECISIONS:
+        raise ValueError(f"decision must be one of {', '.join(DECISIONS)}")
+    note = note.strip() if note and note.strip() else None
+    engine = get_engine(database_url)
+    with Session(engine) as session:
+        kind, key = _resolve(session, item_id)
+        history = session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key == key)
+                               .order_by(ReviewerDecision.seq)).all()
+        last = history[-1] if history else None
+        if last is not None and last.decision == decision and last.note == note:
+            return last, False
+        seq = (last.seq if last else 0) + 1
+        upsert(session, ReviewerDecision, [dict(target_kind=kind, target_key=key, seq=seq, decision=decision,
+                                                note=note, decided_at=utcnow())], keys=["target_key", "seq"])
+        session.commit()
+        row = session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key == key,
+                                                          ReviewerDecision.seq == seq)).one()
+        session.expunge(row)
+        return row, True
+
+
+def gold_set(database_url: str) -> list[dict[str, Any]]:
+    """Every decided queue item with its latest decision and full history (JSON-safe)."""
+    from tasks.store.persist import get_engine
+
+    items = [i for i in queue_items(database_url) if i["decision"] is not None]
+    keys = [i["key"] for i in items]
+    history: dict[str, list[dict[str, Any]]] = {}
+    with Session(get_engine(database_url)) as session:
+        for k in range(0, len(keys), 500):
+            for row in session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key.in_(keys[k:k + 500]))
+                                    .order_by(ReviewerDecision.seq)).all():
+                history.setdefault(row.target_key, []).append(_decision_dict(row))
+    for item in items:
+        item["history"] = history.get(item["key"], [])
+    return items
+
+
+def queue(
+    db: Optional[str] = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
+    gold: Optional[Path] = typer.Option(None, "--gold", help="Write the decided items (gold set) to this JSON file."),
+    pending: bool = typer.Option(False, "--pending", help="Only items without a decision."),
+) -> None:
+    """List findings that are unsupported, contradicted or need review, and absent high-risk clauses."""
+    url = _db(db)
+    if gold is not None:
+        items = gold_set(url)
+        gold.parent.mkdir(parents=True, exist_ok=True)
+        gold.write_text(json.dumps(items, indent=2, ensure_ascii=False), encoding="utf-8")
+        console.print(f"Wrote {len(items)} decided item(s) to {gold}")
+        return
+    items = queue_items(url, pending_only=pending)
+    table = Table(show_lines=False)
+    for col in ("id", "document", "clause", "verdict", "page", "why", "decision"):
+        table.add_column(col, overflow="fold")
+    for i in items:
+        d = i["decision"]
+        table.add_row(i["id"], i["file_name"][:40], i["clause_type"], i["verdict"], str(i["page"] or ""),
+                      ("; ".join(i["reasons"]) or "")[:160], f"{d['decision']}" if d else "")
+    console.print(table)
+    findings = sum(1 for i in items if i["kind"] == "finding")
+    console.print(f"{findings} finding(s) and {len(items) - findings} absence(s) in the queue"
+                  + (" (undecided only)" if pending else ""))
+
+
+def decide(
+    finding_id: str = typer.Argument(..., help="Finding id from the queue or report (A<n> for an absence)."),
+    decision: str = typer.Argument(..., help="approve | reject"),
+    note: Optional[str] = typer.Option(None, "--note", help="Reviewer's note."),
+    db: Optional[str] = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
+) -> None:
+    """Record a reviewer's decision on a queued finding (the latest decision wins; history is kept)."""
+    if decision not in DECISIONS:
+        err.print(f"[red]error:[/] decision must be approve or reject, not {decision!r}")
+        raise typer.Exit(2)
+    try:
+        row, created = record_decision(_db(db), finding_id, decision, note)
+    except KeyError as exc:
+        err.print(f"[red]error:[/] {exc.args[0]}")
+        raise typer.Exit(2) from None
+    if created:
+        console.print(f"Recorded {row.decision} on {finding_id} (decision #{row.seq})")
+    else:
+        console.print(f"{finding_id} already has this decision (#{row.seq}); nothing recorded")

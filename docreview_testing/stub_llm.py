@@ -1,0 +1,807 @@
+"""A local server that speaks the Anthropic Messages API and Bedrock Converse wire formats.
+
+It is a **test double** for dry runs, load tests and the test suite: its answers come from the
+offline ``rules`` extractor (:class:`tasks.review.backends.rules.RulesBackend`) run over the passage in
+the request, never from a language model, so nothing measured against it says anything about
+Claude's quality. What it does reproduce is the protocol the real SDK and boto3 parse:
+
+- ``POST /v1/messages`` — JSON, or Server-Sent Events with ``stream: true``
+  (``message_start``, ``content_block_start``, ``ping``, ``content_block_delta`` with
+  ``input_json_delta``/``text_delta``, ``content_block_stop``, ``message_delta``,
+  ``message_stop``; ``error`` events mid-stream);
+- ``POST /v1/messages/count_tokens`` — ``{"input_tokens": n}``;
+- Message Batches: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}`` (``ended``
+  once :attr:`StubLLM.batch_delay_s` seconds have passed) and
+  ``GET /v1/messages/batches/{id}/results`` (JSONL, ``succeeded`` or ``errored`` per request),
+  kept in memory; :attr:`StubLLM.batches_created` counts submissions;
+- ``POST /model/{modelId}/converse`` and ``/model/{modelId}/converse-stream`` — Bedrock
+  Converse JSON and the AWS event-stream binary framing (``application/vnd.amazon.eventstream``);
+- ``usage`` with ``cache_creation_input_tokens``/``cache_read_input_tokens`` from a simulated
+  prompt cache keyed by the sha256 of the request prefix up to each ``cache_control``
+  breakpoint (Converse: ``cachePoint``), with a 5-minute TTL refreshed on read and the model's
+  minimum cacheable length (:func:`tasks.review.backends.prompt.min_cacheable_tokens`) applied.
+  Token counts are estimates (:func:`tasks.review.backends.prompt.estimate_tokens`, ~4 characters a
+  token), not Claude's tokenizer.
+- requests the real API rejects are rejected the same way (400 ``invalid_request_error``):
+  missing ``model``/``max_tokens``/``messages``, ``tool_choice`` naming an absent tool, and
+  extended thinking with a forced ``tool_choice``, a forced ``tool_choice`` for models that reject
+  it (Sonnet 5.5, Opus 5.5); a missing ``x-api-key`` is a 401.
+
+Fault injection (see :data:`FAULTS`): per request with the ``x-stub-fault`` header
+(``name[:arg]`` items, comma separated), for the next N requests with :meth:`StubLLM.enqueue`
+or ``POST /stub/faults`` (``{"faults": "rate_limit:2", "times": 1}``), or for every request
+with probability p from the command line (``docreview stub-llm --fault overloaded@0.1``).
+Latency: ``--ttft-ms`` (before the first content delta) and ``--token-ms`` (per output
+token), or the ``x-stub-ttft-ms`` / ``x-stub-token-ms`` headers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import struct
+import threading
+import time
+import uuid
+import zlib
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator
+
+from tasks.review.backends.prompt import estimate_tokens, min_cacheable_tokens, parse_rendered_chunk
+
+#: Fault names and what they do (Messages API behaviour; Bedrock equivalent in brackets).
+FAULTS: dict[str, str] = {
+    "rate_limit": "HTTP 429 rate_limit_error with retry-after: ARG seconds (default 1) "
+                  "[429 ThrottlingException 'Too many tokens, please wait before trying again.']",
+    "overloaded": "HTTP 529 overloaded_error 'Overloaded' [503 ServiceUnavailableException]",
+    "server_error": "HTTP 500 api_error 'Internal server error' [500 InternalServerException]",
+    "api_overloaded": "HTTP 500 api_error with message 'Overloaded' [500 InternalServerException 'Overloaded']",
+    "stream_error": "streaming only: an overloaded_error event after the first content delta "
+                    "[throttlingException event]; non-streaming: as overloaded",
+    "context_overflow": "HTTP 400 invalid_request_error 'prompt is too long' "
+                        "[400 ValidationException 'Input is too long for requested model.']",
+    "truncate": "stop_reason max_tokens with the tool input cut in the middle of its JSON",
+    "multi_tool": "findings spread over several tool_use blocks",
+    "string_array": "the findings array sent as a JSON string",
+    "refusal": "stop_reason refusal and no tool call [stopReason content_filtered]",
+    "window_exceeded": "stop_reason model_context_window_exceeded",
+    "no_tool": "a text reply without the tool call (stop_reason end_turn)",
+    "fabricate": "evidence quotes that are not in the passage and altered numbers in values",
+    "spike": "a latency spike: ARG ms (default 2000) before the answer starts",
+}
+
+#: Simulated prompt-cache lifetime, seconds (Anthropic's default ephemeral TTL is 5 minutes).
+CACHE_TTL_S = 300.0
+
+#: Characters of tool-input JSON per streamed delta.
+DELTA_CHARS = 48
+
+
+@dataclass
+class Fault:
+    """One fault: ``name`` from :data:`FAULTS`, optional ``arg``, probability ``p`` (0-1)."""
+
+    name: str
+    arg: str | None = None
+    p: float = 1.0
+
+
+def parse_faults(spec: str | None) -> list[Fault]:
+    """Parse ``"name[:arg][@p], …"``. Raises ``ValueError`` for an unknown fault name."""
+    out: list[Fault] = []
+    for item in (spec or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        p = 1.0
+        if "@" in item:
+            item, prob = item.rsplit("@", 1)
+            p = float(prob)
+        name, _, arg = item.partition(":")
+        if name not in FAULTS:
+            raise ValueError(f"unknown fault {name!r} (known: {', '.join(FAULTS)})")
+        out.append(Fault(name, arg or None, p))
+    return out
+
+
+class StubError(Exception):
+    """An API error to send: HTTP ``status``, Anthropic error ``type``, AWS ``code``, headers."""
+
+    def __init__(self, status: int, kind: str, message: str, aws_code: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.kind, self.message, self.aws_code = status, kind, message, aws_code
+        self.headers = headers or {}
+
+
+@dataclass
+class Answer:
+    """What the double replies: content blocks (Messages API shape) and the stop reason."""
+
+    blocks: list[dict[str, Any]]
+    stop_reason: str
+    output_tokens: int
+    cut: dict[int, int] = field(default_factory=dict)  # block index -> chars of JSON actually sent
+
+
+@dataclass
+class _Segment:
+    key: str
+    tokens: int
+    breakpoint: bool
+
+
+class StubLLM:
+    """The double's state: configuration, simulated prompt cache, fault queue and counters.
+
+    ``ttft_ms`` / ``token_ms`` are injected latencies in milliseconds; ``faults`` apply to every
+    request with their probability; ``seed`` makes probabilistic faults reproducible.
+    """
+
+    def __init__(self, ttft_ms: float = 0.0, token_ms: float = 0.0, faults: list[Fault] | None = None,
+                 seed: int = 0, cache_ttl_s: float = CACHE_TTL_S) -> None:
+        self.ttft_ms, self.token_ms = ttft_ms, token_ms
+        self.faults = list(faults or [])
+        self.cache_ttl_s = cache_ttl_s
+        self._rng = random.Random(seed)
+        self._cache: dict[str, float] = {}
+        self._queue: deque[list[Fault]] = deque()
+        self._lock = threading.Lock()
+        self.requests: Counter[str] = Counter()
+        self.outage_until = 0.0  # time.monotonic() until which every model request gets a 529
+        self.batch_delay_s = 0.0  # seconds a message batch stays in_progress after creation
+        self.batches: dict[str, dict[str, Any]] = {}  # batch id -> {"created", "requests", "results"}
+        self.batches_created = 0
+
+    def outage(self, seconds: float, start_in: float = 0.0) -> None:
+        """Answer every model request with 529 ``overloaded_error`` (Bedrock: 503) for ``seconds``,
+        starting ``start_in`` seconds from now: a full outage window."""
+        with self._lock:
+            self.outage_start = time.monotonic() + start_in
+            self.outage_until = self.outage_start + seconds
+
+    # --- control ------------------------------------------------------------------------
+
+    def enqueue(self, spec: str, times: int = 1) -> None:
+        """Apply the faults in ``spec`` to each of the next ``times`` requests (any endpoint)."""
+        faults = parse_faults(spec)
+        with self._lock:
+            for _ in range(times):
+                self._queue.append(faults)
+
+    def reset(self) -> None:
+        """Forget the prompt cache, queued faults and request counters."""
+        with self._lock:
+            self._cache.clear()
+            self._queue.clear()
+            self.requests.clear()
+
+    def active_faults(self, header: str | None) -> dict[str, str | None]:
+        """Faults for one request: queued (one entry consumed), header, and global by probability."""
+        chosen: dict[str, str | None] = {}
+        with self._lock:
+            if getattr(self, "outage_start", 0.0) <= time.monotonic() < self.outage_until:
+                chosen["overloaded"] = None
+            if self._queue:
+                for f in self._queue.popleft():
+                    chosen[f.name] = f.arg
+            for f in self.faults:
+                if f.p >= 1.0 or self._rng.random() < f.p:
+                    chosen.setdefault(f.name, f.arg)
+        for f in parse_faults(header):
+            chosen[f.name] = f.arg
+        return chosen
+
+    # --- prompt cache -------------------------------------------------------------------
+
+    def cache_usage(self, model: str, segments: list[_Segment]) -> dict[str, int]:
+        """``usage`` token fields for a request made of ``segments`` (in prefix order)."""
+        total = sum(s.tokens for s in segments)
+        points = [i for i, s in enumerate(segments) if s.breakpoint]
+        read = write = 0
+        minimum = min_cacheable_tokens(model)
+        if points:
+            digest = hashlib.sha256(model.encode())
+            hashes, cum, running = [], [], 0
+            for s in segments:
+                digest.update(s.key.encode())
+                running += s.tokens
+                hashes.append(digest.hexdigest())
+                cum.append(running)
+            now = time.monotonic()
+            with self._lock:
+                hit = next((i for i in reversed(points) if self._cache.get(hashes[i], 0) > now), None)
+                if hit is not None:
+                    read = cum[hit]
+                    self._cache[hashes[hit]] = now + self.cache_ttl_s
+                last = points[-1]
+                if (hit is None or hit < last) and cum[last] >= minimum:
+                    write = cum[last] - read
+                    self._cache[hashes[last]] = now + self.cache_ttl_s
+        return {"input_tokens": total - read - write, "cache_creation_input_tokens": write,
+                "cache_read_input_tokens": read}
+
+    # --- answers ------------------------------------------------------------------------
+
+    def answer(self, user_text: str, max_tokens: int, tool_name: str | None, faults: dict[str, str | None]) -> Answer:
+        """Findings from the rules extractor over the passage in ``user_text``, shaped by faults."""
+        from tasks.review.backends.rules import RulesBackend
+
+        if "refusal" in faults:
+            return Answer([], "refusal", 5)
+        if "window_exceeded" in faults:
+            return Answer([], "model_context_window_exceeded", 0)
+        if "no_tool" in faults or tool_name is None:
+            text = "I reviewed the passage."
+            return Answer([{"type": "text", "text": text}], "end_turn", estimate_tokens(text))
+        chunk = parse_rendered_chunk(user_text)
+        findings: list[dict[str, Any]] = []
+        if chunk is not None:
+            chunk = chunk.model_copy(update={"document_sha256": hashlib.sha256(chunk.text.encode()).hexdigest()})
+            review = RulesBackend().review_chunk(chunk, "")
+            findings = [f.model_dump(mode="json") for f in review.findings]
+        if "fabricate" in faults:
+            for f in findings:
+                f["evidence"] = f["evidence"] + " and the Supplier shall pay all such amounts twice"
+                for v in f["values"]:
+                    v["value"] = re.sub(r"\d", lambda m: str((int(m.group()) + 1) % 10), v["value"], count=1)
+        groups = [findings]
+        if "multi_tool" in faults:
+            groups = [findings[i:i + 1] for i in range(len(findings))] if len(findings) >= 2 else [findings, []]
+        blocks = []
+        for group in groups:
+            data: Any = {"findings": group}
+            if "string_array" in faults:
+                data = {"findings": json.dumps(group)}
+            blocks.append({"type": "tool_use", "id": f"toolu_stub_{uuid.uuid4().hex[:20]}", "name": tool_name,
+                           "input": data})
+        sizes = [len(json.dumps(b["input"])) for b in blocks]
+        out_tokens = sum(estimate_tokens(json.dumps(b["input"])) for b in blocks) + 10
+        if "truncate" in faults or out_tokens > max_tokens:
+            budget = sum(sizes) // 2 if "truncate" in faults else max(1, (max_tokens - 10)) * 4
+            cut: dict[int, int] = {}
+            for i, size in enumerate(sizes):
+                cut[i] = max(0, min(size, budget))
+                budget -= cut[i]
+            kept = [i for i in cut if cut[i] > 0] or [0]
+            blocks = [blocks[i] for i in kept]
+            return Answer(blocks, "max_tokens", max_tokens if "truncate" not in faults else out_tokens // 2,
+                          cut={n: cut[i] for n, i in enumerate(kept)})
+        return Answer(blocks, "tool_use", out_tokens)
+
+
+# --- request parsing helpers ------------------------------------------------------------------
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict):
+        if "text" in block:
+            return str(block["text"])
+        if "content" in block:
+            content = block["content"]
+            return content if isinstance(content, str) else " ".join(_block_text(c) for c in content)
+        return _canon(block.get("input", block))
+    return ""
+
+
+def messages_segments(body: dict[str, Any]) -> list[_Segment]:
+    """Prefix segments of a Messages API request: tools, system blocks, message blocks."""
+    segs: list[_Segment] = []
+    for tool in body.get("tools") or []:
+        t = {k: v for k, v in tool.items() if k != "cache_control"}
+        segs.append(_Segment(_canon(t), estimate_tokens(_canon(t)), "cache_control" in tool))
+    system = body.get("system")
+    if isinstance(system, str):
+        segs.append(_Segment(system, estimate_tokens(system), False))
+    for block in system or [] if not isinstance(system, str) else []:
+        text = _block_text(block)
+        segs.append(_Segment(_canon({k: v for k, v in block.items() if k != "cache_control"}), estimate_tokens(text),
+                             "cache_control" in block))
+    for msg in body.get("messages") or []:
+        content = msg.get("content")
+        blocks = [content] if isinstance(content, str) else (content or [])
+        for block in blocks:
+            text = _block_text(block)
+            bp = isinstance(block, dict) and "cache_control" in block
+            key = _canon({k: v for k, v in block.items() if k != "cache_control"}) if isinstance(block, dict) else text
+            segs.append(_Segment(msg.get("role", "") + key, estimate_tokens(text), bp))
+    return segs
+
+
+def converse_segments(body: dict[str, Any]) -> list[_Segment]:
+    """Prefix segments of a Converse request; a ``cachePoint`` marks the segment before it."""
+    segs: list[_Segment] = []
+
+    def add(items: list[Any], prefix: str) -> None:
+        for item in items:
+            if isinstance(item, dict) and "cachePoint" in item:
+                if segs:
+                    segs[-1].breakpoint = True
+                continue
+            text = item.get("text") if isinstance(item, dict) and "text" in item else _canon(item)
+            segs.append(_Segment(prefix + _canon(item), estimate_tokens(str(text)), False))
+
+    add((body.get("toolConfig") or {}).get("tools") or [], "tool:")
+    add(body.get("system") or [], "system:")
+    for msg in body.get("messages") or []:
+        add(msg.get("content") or [], msg.get("role", "") + ":")
+    return segs
+
+
+def first_user_text(messages: list[dict[str, Any]]) -> str:
+    """Text of the first user turn (the rendered passage), for either API's message shape."""
+    for msg in messages:
+        if msg.get("role") == "user":
+            content = msg.get("content")
+            if isinstance(content, str):
+                return content
+            return "".join(str(c.get("text", "")) for c in content or [] if isinstance(c, dict))
+    return ""
+
+
+# --- AWS event-stream framing -----------------------------------------------------------------
+
+
+def eventstream_message(headers: dict[str, str], payload: bytes) -> bytes:
+    """One AWS event-stream message: prelude (total and header lengths, CRC32), string headers
+    (type 7), payload, message CRC32. Source: AWS "Event stream encoding" reference."""
+    hb = b"".join(bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v.encode())) + v.encode()
+                  for k, v in headers.items())
+    prelude = struct.pack(">II", 12 + len(hb) + len(payload) + 4, len(hb))
+    head = prelude + struct.pack(">I", zlib.crc32(prelude) & 0xFFFFFFFF)
+    msg = head + hb + payload
+    return msg + struct.pack(">I", zlib.crc32(msg) & 0xFFFFFFFF)
+
+
+def _aws_event(event_type: str, payload: dict[str, Any]) -> bytes:
+    return eventstream_message({":event-type": event_type, ":content-type": "application/json",
+                                ":message-type": "event"}, json.dumps(payload).encode())
+
+
+def _aws_exception(exc_type: str, message: str) -> bytes:
+    return eventstream_message({":exception-type": exc_type, ":content-type": "application/json",
+                                ":message-type": "exception"}, json.dumps({"message": message}).encode())
+
+
+# --- HTTP -------------------------------------------------------------------------------------
+
+_CONVERSE_RE = re.compile(r"^/model/([^/]+)/(converse|converse-stream)$")
+_BATCH_RE = re.compile(r"^/v1/messages/batches/([A-Za-z0-9_-]+)(/results)?/?$")
+_CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | None:
+    if "rate_limit" in faults:
+        after = faults["rate_limit"] or "1"
+        return StubError(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
+                         "ThrottlingException", {"retry-after": after})
+    if "overloaded" in faults or ("stream_error" in faults and not streaming):
+        return StubError(529, "overloaded_error", "Overloaded", "ServiceUnavailableException")
+    if "server_error" in faults:
+        return StubError(500, "api_error", "Internal server error", "InternalServerException")
+    if "api_overloaded" in faults:
+        return StubError(500, "api_error", "Overloaded", "InternalServerException")
+    if "context_overflow" in faults:
+        return StubError(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum",
+                         "ValidationException")
+    return None
+
+
+def _validate_messages(body: dict[str, Any]) -> None:
+    for key in ("model", "max_tokens", "messages"):
+        if key not in body:
+            raise StubError(400, "invalid_request_error", f"{key}: Field required", "ValidationException")
+    if not isinstance(body["max_tokens"], int) or body["max_tokens"] < 1:
+        raise StubError(400, "invalid_request_error", "max_tokens: must be a positive integer", "ValidationException")
+    choice = body.get("tool_choice") or {}
+    names = [t.get("name") for t in body.get("tools") or []]
+    if choice.get("type") == "tool" and choice.get("name") not in names:
+        raise StubError(400, "invalid_request_error", f"tool_choice.name {choice.get('name')!r} is not a tool",
+                        "ValidationException")
+    if choice.get("type") in ("tool", "any") and str(body["model"]).split("anthropic.", 1)[-1].startswith(
+            ("claude-sonnet-5-5", "claude-opus-5-5")):
+        raise StubError(400, "invalid_request_error",
+                        "tool_choice: forcing tool use is not supported for this model", "ValidationException")
+    thinking = body.get("thinking") or {}
+    if thinking.get("type") in ("enabled", "adaptive") and choice.get("type") in ("tool", "any"):
+        raise StubError(400, "invalid_request_error",
+                        "Thinking may not be enabled when tool_choice forces tool use.", "ValidationException")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "StubLLMServer"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        return
+
+    # plumbing ----------------------------------------------------------------------------
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw or b"{}")
+        except ValueError as exc:
+            raise StubError(400, "invalid_request_error", f"invalid JSON body: {exc}", "SerializationException")
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _start_chunked(self, content_type: str, headers: dict[str, str]) -> None:
+        self.send_response(200)
+        self.send_header("content-type", content_type)
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("cache-control", "no-cache")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _end_chunked(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _send_error(self, err: StubError, aws: bool, request_id: str) -> None:
+        if aws:
+            self._send_json(err.status, {"message": err.message},
+                            {"x-amzn-ErrorType": f"{err.aws_code}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+                             "x-amzn-RequestId": request_id, **err.headers})
+        else:
+            self._send_json(err.status, {"type": "error", "error": {"type": err.kind, "message": err.message},
+                                         "request_id": request_id}, {"request-id": request_id, **err.headers})
+
+    def _latency(self) -> tuple[float, float]:
+        stub = self.server.stub
+        ttft = float(self.headers.get("x-stub-ttft-ms") or stub.ttft_ms)
+        per_token = float(self.headers.get("x-stub-token-ms") or stub.token_ms)
+        return ttft / 1000, per_token / 1000
+
+    # routes ------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        m = _BATCH_RE.match(self.path.split("?", 1)[0])
+        if self.path.rstrip("/") in ("", "/health"):
+            self._send_json(200, {"status": "ok", "double": "docreview stub-llm (rules-backed test double)"})
+        elif m is not None:
+            try:
+                self._require_key()
+                self._batch_get(m.group(1), results=m.group(2) is not None)
+            except StubError as err:
+                self._send_error(err, False, f"req_stub_{uuid.uuid4().hex[:24]}")
+        else:
+            self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        stub = self.server.stub
+        path = self.path.split("?", 1)[0]
+        m = _CONVERSE_RE.match(path)
+        aws = m is not None
+        request_id = (str(uuid.uuid4()) if aws else f"req_stub_{uuid.uuid4().hex[:24]}")
+        with stub._lock:
+            stub.requests[path if not aws else f"converse{'-stream' if m.group(2) == 'converse-stream' else ''}"] += 1
+        try:
+            body = self._body()
+            if path == "/stub/faults":
+                stub.enqueue(str(body.get("faults", "")), int(body.get("times", 1)))
+                self._send_json(200, {"queued": int(body.get("times", 1))})
+            elif path == "/stub/outage":
+                stub.outage(float(body.get("seconds", 60)), float(body.get("start_in", 0)))
+                self._send_json(200, {"outage_s": float(body.get("seconds", 60))})
+            elif path == "/stub/reset":
+                stub.reset()
+                self._send_json(200, {"reset": True})
+            elif path == "/v1/messages/count_tokens":
+                self._require_key()
+                total = sum(s.tokens for s in messages_segments(body))
+                self._send_json(200, {"input_tokens": total}, {"request-id": request_id})
+            elif path == "/v1/messages":
+                self._require_key()
+                self._messages(body, request_id)
+            elif path == "/v1/messages/batches":
+                self._require_key()
+                self._batch_create(body, request_id)
+            elif aws:
+                self._converse(m.group(1), body, request_id, streaming=m.group(2) == "converse-stream")
+            else:
+                raise StubError(404, "not_found_error", f"no route {path}", "UnknownOperationException")
+        except StubError as err:
+            self._send_error(err, aws, request_id)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _require_key(self) -> None:
+        if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
+            raise StubError(401, "authentication_error", "x-api-key header is required", "UnrecognizedClientException")
+
+    # Messages API ------------------------------------------------------------------------
+
+    def _messages(self, body: dict[str, Any], request_id: str) -> None:
+        stub = self.server.stub
+        _validate_messages(body)
+        streaming = bool(body.get("stream"))
+        faults = stub.active_faults(self.headers.get("x-stub-fault"))
+        if "spike" in faults:
+            time.sleep(float(faults["spike"] or 2000) / 1000)
+        err = _fault_error(faults, streaming)
+        if err is not None:
+            raise err
+        model = body["model"]
+        choice = body.get("tool_choice") or {}
+        tool_name = choice.get("name") if choice.get("type") == "tool" else None
+        if tool_name is None and body.get("tools"):
+            tool_name = body["tools"][0].get("name")
+        usage = stub.cache_usage(model, messages_segments(body))
+        answer = stub.answer(first_user_text(body["messages"]), body["max_tokens"], tool_name, faults)
+        ttft, per_token = self._latency()
+        message_id = f"msg_stub_{uuid.uuid4().hex[:24]}"
+        if not streaming:
+            time.sleep(ttft + per_token * answer.output_tokens)
+            content = []
+            for i, b in enumerate(answer.blocks):
+                if b["type"] == "tool_use" and i in answer.cut:
+                    b = dict(b, input={})  # truncated tool input: the API returns what parsed, here nothing
+                content.append(b)
+            self._send_json(200, {
+                "id": message_id, "type": "message", "role": "assistant", "model": model, "content": content,
+                "stop_reason": answer.stop_reason, "stop_sequence": None,
+                "usage": {**usage, "output_tokens": answer.output_tokens},
+            }, {"request-id": request_id})
+            return
+        self._start_chunked("text/event-stream", {"request-id": request_id})
+        for event in self._sse_events(message_id, model, usage, answer, faults, ttft, per_token):
+            self._chunk(event)
+        self._end_chunked()
+
+    def _sse_events(self, message_id: str, model: str, usage: dict[str, int], answer: Answer,
+                    faults: dict[str, str | None], ttft: float, per_token: float) -> Iterator[bytes]:
+        def sse(kind: str, data: dict[str, Any]) -> bytes:
+            return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
+
+        yield sse("message_start", {"type": "message_start", "message": {
+            "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}})
+        yield sse("ping", {"type": "ping"})
+        first = True
+        for index, block in enumerate(answer.blocks):
+            if block["type"] == "tool_use":
+                yield sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
+                text = json.dumps(block["input"])
+                if index in answer.cut:
+                    text = text[:answer.cut[index]]
+                kind, key = "input_json_delta", "partial_json"
+            else:
+                yield sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                  "content_block": {"type": "text", "text": ""}})
+                text, kind, key = block["text"], "text_delta", "text"
+            for pos in range(0, len(text), DELTA_CHARS):
+                piece = text[pos:pos + DELTA_CHARS]
+                time.sleep(ttft if first else per_token * estimate_tokens(piece))
+                first = False
+                yield sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                  "delta": {"type": kind, key: piece}})
+                if "stream_error" in faults:
+                    yield sse("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                    return
+            yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        if first and ttft:
+            time.sleep(ttft)
+        yield sse("message_delta", {"type": "message_delta",
+                                    "delta": {"stop_reason": answer.stop_reason, "stop_sequence": None},
+                                    "usage": {"output_tokens": answer.output_tokens}})
+        yield sse("message_stop", {"type": "message_stop"})
+
+    # Message Batches ---------------------------------------------------------------------
+
+    def _batch_object(self, batch_id: str) -> dict[str, Any]:
+        stub = self.server.stub
+        batch = stub.batches[batch_id]
+        ended = time.time() >= batch["created"] + stub.batch_delay_s
+        n = len(batch["requests"])
+        counts = {"processing": 0 if ended else n, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if ended:
+            results = self._batch_results(batch)
+            for line in results:
+                counts[line["result"]["type"]] += 1
+        iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
+        host, port = self.server.server_address[:2]
+        return {"id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "request_counts": counts, "created_at": iso(batch["created"]),
+                "expires_at": iso(batch["created"] + 86400), "ended_at": iso(time.time()) if ended else None,
+                "archived_at": None, "cancel_initiated_at": None,
+                "results_url": f"http://{host}:{port}/v1/messages/batches/{batch_id}/results" if ended else None}
+
+    def _batch_create(self, body: dict[str, Any], request_id: str) -> None:
+        stub = self.server.stub
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            raise StubError(400, "invalid_request_error", "requests: must be a non-empty list", "ValidationException")
+        ids = [r.get("custom_id") for r in requests]
+        if any(not isinstance(i, str) or not _CUSTOM_ID_RE.match(i) for i in ids) or len(set(ids)) != len(ids):
+            raise StubError(400, "invalid_request_error", "custom_id must be unique and match ^[a-zA-Z0-9_-]{1,64}$",
+                            "ValidationException")
+        for r in requests:
+            _validate_messages(r.get("params") or {})
+        batch_id = f"msgbatch_stub_{uuid.uuid4().hex[:24]}"
+        with stub._lock:
+            stub.batches[batch_id] = {"created": time.time(), "requests": requests, "results": None}
+            stub.batches_created += 1
+        self._send_json(200, self._batch_object(batch_id), {"request-id": request_id})
+
+    def _batch_results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
+        """One result line per request, computed once (faults are drawn per request)."""
+        stub = self.server.stub
+        if batch["results"] is None:
+            lines = []
+            for r in batch["requests"]:
+                params = r["params"]
+                faults = stub.active_faults(None)
+                err = _fault_error(faults, False)
+                if err is not None:
+                    lines.append({"custom_id": r["custom_id"], "result": {"type": "errored", "error": {
+                        "type": "error", "error": {"type": err.kind, "message": err.message}}}})
+                    continue
+                choice = params.get("tool_choice") or {}
+                tool_name = choice.get("name") if choice.get("type") == "tool" else None
+                usage = stub.cache_usage(params["model"], messages_segments(params))
+                answer = stub.answer(first_user_text(params["messages"]), params["max_tokens"], tool_name, faults)
+                content = [dict(b, input={}) if b["type"] == "tool_use" and i in answer.cut else b
+                           for i, b in enumerate(answer.blocks)]
+                lines.append({"custom_id": r["custom_id"], "result": {"type": "succeeded", "message": {
+                    "id": f"msg_stub_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+                    "model": params["model"], "content": content, "stop_reason": answer.stop_reason,
+                    "stop_sequence": None, "usage": {**usage, "output_tokens": answer.output_tokens}}}})
+            batch["results"] = lines
+        return batch["results"]
+
+    def _batch_get(self, batch_id: str, results: bool) -> None:
+        stub = self.server.stub
+        if batch_id not in stub.batches:
+            raise StubError(404, "not_found_error", f"no message batch {batch_id}", "ResourceNotFoundException")
+        obj = self._batch_object(batch_id)
+        if not results:
+            self._send_json(200, obj)
+            return
+        if obj["processing_status"] != "ended":
+            raise StubError(400, "invalid_request_error", "the batch has not ended yet", "ValidationException")
+        data = "".join(json.dumps(line) + "\n" for line in self._batch_results(stub.batches[batch_id])).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/binary")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    # Bedrock Converse --------------------------------------------------------------------
+
+    def _converse(self, model_id: str, body: dict[str, Any], request_id: str, streaming: bool) -> None:
+        stub = self.server.stub
+        if "messages" not in body:
+            raise StubError(400, "invalid_request_error", "messages is required", "ValidationException")
+        faults = stub.active_faults(self.headers.get("x-stub-fault"))
+        if "spike" in faults:
+            time.sleep(float(faults["spike"] or 2000) / 1000)
+        err = _fault_error(faults, streaming)
+        if err is not None:
+            if err.aws_code == "ThrottlingException":
+                err.message = "Too many tokens, please wait before trying again."
+            elif err.aws_code == "ValidationException":
+                err.message = "Input is too long for requested model."
+            elif err.aws_code == "ServiceUnavailableException":
+                err.status = 503
+            raise err
+        tool_config = body.get("toolConfig") or {}
+        choice = (tool_config.get("toolChoice") or {}).get("tool") or {}
+        tool_name = choice.get("name")
+        usage = stub.cache_usage(model_id, converse_segments(body))
+        answer = stub.answer(first_user_text(body["messages"]), int((body.get("inferenceConfig") or {})
+                                                                    .get("maxTokens", 4096)), tool_name, faults)
+        stop = {"refusal": "content_filtered"}.get(answer.stop_reason, answer.stop_reason)
+        aws_usage = {"inputTokens": usage["input_tokens"], "outputTokens": answer.output_tokens,
+                     "totalTokens": sum(usage.values()) + answer.output_tokens,
+                     "cacheReadInputTokens": usage["cache_read_input_tokens"],
+                     "cacheWriteInputTokens": usage["cache_creation_input_tokens"]}
+        ttft, per_token = self._latency()
+        started = time.perf_counter()
+        if not streaming:
+            time.sleep(ttft + per_token * answer.output_tokens)
+            content = []
+            for i, b in enumerate(answer.blocks):
+                if b["type"] == "tool_use":
+                    content.append({"toolUse": {"toolUseId": b["id"], "name": b["name"],
+                                                "input": {} if i in answer.cut else b["input"]}})
+                else:
+                    content.append({"text": b["text"]})
+            self._send_json(200, {"output": {"message": {"role": "assistant", "content": content}},
+                                  "stopReason": stop, "usage": aws_usage,
+                                  "metrics": {"latencyMs": int((time.perf_counter() - started) * 1000)}},
+                            {"x-amzn-RequestId": request_id})
+            return
+        self._start_chunked("application/vnd.amazon.eventstream", {"x-amzn-RequestId": request_id})
+        self._chunk(_aws_event("messageStart", {"role": "assistant"}))
+        first = True
+        for index, block in enumerate(answer.blocks):
+            if block["type"] == "tool_use":
+                self._chunk(_aws_event("contentBlockStart", {"contentBlockIndex": index, "start": {
+                    "toolUse": {"toolUseId": block["id"], "name": block["name"]}}}))
+                text = json.dumps(block["input"])
+                if index in answer.cut:
+                    text = text[:answer.cut[index]]
+            else:
+                text = block["text"]
+            for pos in range(0, len(text), DELTA_CHARS):
+                piece = text[pos:pos + DELTA_CHARS]
+                time.sleep(ttft if first else per_token * estimate_tokens(piece))
+                first = False
+                delta = {"toolUse": {"input": piece}} if block["type"] == "tool_use" else {"text": piece}
+                self._chunk(_aws_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta}))
+                if "stream_error" in faults:
+                    self._chunk(_aws_exception("throttlingException", "Too many tokens, please wait before trying again."))
+                    self._end_chunked()
+                    return
+            self._chunk(_aws_event("contentBlockStop", {"contentBlockIndex": index}))
+        self._chunk(_aws_event("messageStop", {"stopReason": stop}))
+        self._chunk(_aws_event("metadata", {"usage": aws_usage, "metrics": {
+            "latencyMs": int((time.perf_counter() - started) * 1000)}}))
+        self._end_chunked()
+
+
+class StubLLMServer(ThreadingHTTPServer):
+    """The HTTP server (one thread per connection) around a :class:`StubLLM`.
+
+    ``port=0`` picks a free port; :attr:`url` is the base URL to give ``ANTHROPIC_BASE_URL``
+    or ``DOCREVIEW_BEDROCK_ENDPOINT_URL``. Use as a context manager to run it in a background
+    thread (stopped and closed on exit).
+    """
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, stub: StubLLM | None = None) -> None:
+        super().__init__((host, port), _Handler)
+        self.stub = stub or StubLLM()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the running server."""
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "StubLLMServer":
+        """Serve in a daemon thread; returns self."""
+        self._thread = threading.Thread(target=self.serve_forever, name="stub-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self.shutdown()
+        self.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "StubLLMServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

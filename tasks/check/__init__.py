@@ -1,0 +1,1 @@
+"""Check: fact-check findings against the source, consistency, absences, hostile-document guards."""

@@ -1,0 +1,522 @@
+"""Fact-check: test every finding against the source text.
+
+Checks, each with a verdict and a reason (stored as ``CheckRow``):
+
+- ``grounding`` — the evidence quote must occur in the document. Quote and source get the same
+  normalisation (:func:`tasks.textnorm.match_form`: NFKC, ligatures, quotes, dashes, case,
+  whitespace, end-of-line hyphen joins). The search goes chunk → neighbouring chunks → whole
+  document; the finding's page is corrected to where the quote truly is. On pages whose text
+  layer glues words together, a second search ignores spaces on both sides.
+- ``values`` — every value the finding states must equal a value inside its quote after
+  normalisation (:mod:`tasks.check.values`): dates with dates (day/month order decided per document),
+  money with money (amount *and* currency), durations (count and unit), percentages. Section
+  references must match a ``Section N`` reference in the quote or a heading of the document,
+  never just any dotted number ("USD 1.5 million" is no "Section 1.5"). Remaining numbers must
+  occur among the quote's numbers; other text values (parties, jurisdictions) must occur in the
+  quote (PITFALLS: "a real quote does not prove the value").
+- ``arithmetic`` (only where a finding states shares or totals) — stated instalments must add
+  up to the stated total, stated shares to 100 %, and "N equal instalments of X" to the total
+  the quote gives.
+- ``consistency`` (:func:`check_consistency`, over all findings of a document) — the same term
+  (term length, renewal term, notice period, governing law, liability cap, payment amount,
+  agreement/effective/expiration date) stated with conflicting values is ``contradicted`` on
+  both sides, each pointing at the other finding.
+- ``verifier`` (optional, ``DOCREVIEW_VERIFIER_ENABLED``) — for findings the deterministic checks
+  leave at ``needs_review``, a second model call with Anthropic Citations over the source
+  passage (:func:`verify_with_model`).
+
+The overall verdict is the worst of the checks: contradicted > unsupported > needs_review >
+verified; a ``verifier`` check that is ``verified`` settles ``needs_review`` checks (and only those).
+
+A high-risk CUAD category with no finding in a fully reviewed document is recorded as an
+:class:`Absence` (:func:`find_absences`) with verdict ``needs_review``, for the review queue.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from rapidfuzz import fuzz
+
+from schemas.documents import Chunk, ExtractedDocument, page_for_offset
+from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
+from tasks.check.values import (
+    NUMBER_WORDS,
+    DateOrder,
+    Kind,
+    Match,
+    Value,
+    compare,
+    covered_spans,
+    decide_date_order,
+    extract_values,
+    heading_refs,
+    section_refs,
+)
+from tasks.check.verifier import make_verifier_client, verify_with_model
+from tasks.textnorm import match_form, numbers_in, squeeze_spaces
+
+#: Quotes shorter than this (in normalised characters) are not trusted to a space-insensitive
+#: match, which could join unrelated words.
+MIN_SQUEEZED_QUOTE = 20
+
+VERDICT_SEVERITY = {Verdict.verified: 0, Verdict.needs_review: 1, Verdict.unsupported: 2, Verdict.contradicted: 3}
+
+#: Heading lines whose number a section reference may name ("12.3 Term", "Section 5.", "ARTICLE IV").
+_HEADING_LINE = re.compile(
+    r"(?m)^[ \t]*(?:(?:ARTICLE|Article|SECTION|Section|CLAUSE|Clause|SCHEDULE|Schedule|EXHIBIT|Exhibit)\s+[IVXLC\d]+(?:\.\d+)*"
+    r"|\d{1,2}(?:\.\d{1,2}){0,3}\.?(?=[ \t]+[A-Z(\"']))"
+)
+
+
+@dataclass
+class DocumentIndex:
+    """The matching form of one document, built once and shared by its fact-check tasks.
+
+    ``norm``/``offsets`` come from :func:`match_form` over the document text; ``squeezed``/
+    ``squeezed_offsets`` are the same with spaces removed; ``page_starts`` are page offsets
+    in the document text; ``glued_pages`` are 1-based pages flagged ``glued_words``;
+    ``date_order`` is the document's day/month order (:func:`tasks.check.values.decide_date_order`);
+    ``heading_offsets``/``heading_numbers`` are the document offsets and section numbers
+    (``"12.3"``, ``"iv"``) of its numbered heading lines, in order.
+    """
+
+    norm: str
+    offsets: list[int]
+    squeezed: str
+    squeezed_offsets: list[int]
+    page_starts: list[int]
+    glued_pages: frozenset[int]
+    date_order: DateOrder = DateOrder.unknown
+    heading_offsets: list[int] = field(default_factory=list)
+    heading_numbers: list[str] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, document: ExtractedDocument) -> "DocumentIndex":
+        """Index ``document`` (one pass over its text)."""
+        text = document.text
+        norm, offsets = match_form(text)
+        squeezed, sq_offsets = squeeze_spaces(norm, offsets)
+        glued = frozenset(p.number for p in document.pages if p.quality.glued_words)
+        offs, nums = [], []
+        for m in _HEADING_LINE.finditer(text):
+            number = heading_refs([m.group(0)])
+            if number:
+                offs.append(m.start())
+                nums.append(next(iter(number)))
+        return cls(norm, offsets, squeezed, sq_offsets, document.page_starts(), glued,
+                   decide_date_order(text), offs, nums)
+
+    def sections_at(self, offset: int | None) -> set[str]:
+        """Section number of the heading that encloses document ``offset``, with its parents
+        (``"12.3"`` → ``{"12.3", "12"}``); empty when unknown."""
+        if offset is None:
+            return set()
+        i = bisect.bisect_right(self.heading_offsets, offset) - 1
+        if i < 0:
+            return set()
+        parts = self.heading_numbers[i].split(".")
+        return {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
+
+    def norm_span(self, char_start: int, char_end: int, squeezed: bool = False) -> tuple[int, int]:
+        """Map a span of document offsets to a span of the (squeezed) normalised text."""
+        offs = self.squeezed_offsets if squeezed else self.offsets
+        return bisect.bisect_left(offs, char_start), bisect.bisect_left(offs, char_end)
+
+
+@dataclass
+class Grounding:
+    """Where a quote was found: ``scope`` (chunk, neighbours, document), document offset, page."""
+
+    found: bool
+    scope: str | None = None
+    offset: int | None = None
+    page: int | None = None
+    ignoring_spaces: bool = False
+    similarity: float = 0.0
+
+
+def ground_quote(quote: str, index: DocumentIndex, chunk: Chunk, neighbours: list[Chunk]) -> Grounding:
+    """Find ``quote`` in the chunk, then its neighbours, then the whole document."""
+    q, _ = match_form(quote)
+    if not q:
+        return Grounding(found=False)
+    scopes = [("chunk", [chunk]), ("neighbouring chunks", neighbours), ("document", None)]
+    for squeezed in (False, True):
+        needle = q.replace(" ", "") if squeezed else q
+        if squeezed and len(needle) < MIN_SQUEEZED_QUOTE:
+            break
+        hay = index.squeezed if squeezed else index.norm
+        offs = index.squeezed_offsets if squeezed else index.offsets
+        for scope, spans in scopes:
+            ranges = (
+                [index.norm_span(c.char_start, c.char_end, squeezed) for c in spans]
+                if spans is not None
+                else [(0, len(hay))]
+            )
+            for lo, hi in ranges:
+                pos = hay.find(needle, lo, hi)
+                if pos >= 0:
+                    doc_offset = offs[pos]
+                    return Grounding(
+                        found=True,
+                        scope=scope,
+                        offset=doc_offset,
+                        page=page_for_offset(index.page_starts, doc_offset),
+                        ignoring_spaces=squeezed,
+                    )
+    lo, hi = index.norm_span(chunk.char_start, chunk.char_end)
+    similarity = fuzz.partial_ratio(q, index.norm[lo:hi]) if hi > lo else 0.0
+    return Grounding(found=False, similarity=float(similarity))
+
+
+def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex) -> CheckResult:
+    """Verdict of the ``grounding`` check from a :class:`Grounding`."""
+    if not finding.evidence.strip():
+        return CheckResult(name="grounding", verdict=Verdict.needs_review, reason="no evidence quote given")
+    if not grounding.found:
+        return CheckResult(
+            name="grounding",
+            verdict=Verdict.unsupported,
+            reason=f"quote not found in the document (closest passage in its chunk is {grounding.similarity:.0f}% similar)",
+        )
+    where = f"found in the {grounding.scope} on page {grounding.page}"
+    if grounding.page != finding.page:
+        where += f" (stated page {finding.page} corrected)"
+    if grounding.ignoring_spaces:
+        glued = grounding.page in index.glued_pages
+        return CheckResult(
+            name="grounding",
+            verdict=Verdict.verified if glued else Verdict.needs_review,
+            reason=where + (" ignoring spaces: the page's text layer glues words together"
+                            if glued else " only when spaces are ignored"),
+            page=grounding.page,
+        )
+    return CheckResult(name="grounding", verdict=Verdict.verified, reason=where, page=grounding.page)
+
+
+# --------------------------------------------------------------------------------------------
+# values
+# --------------------------------------------------------------------------------------------
+
+#: Value names that hold a section reference, checked as such even without "Section" in the value.
+_SECTION_NAMES = re.compile(r"section|article|clause_ref|reference|paragraph", re.I)
+#: Words that say nothing about which party or place a value names.
+_GENERIC_WORDS = frozenset(
+    "the and of for a an to in on by inc inc. incorporated corp corporation llc l.l.c ltd limited company co "
+    "lp l.p llp plc gmbh ag sa s.a bv nv state commonwealth laws law".split()
+)
+_YES_NO = frozenset({"yes", "no", "true", "false", "n/a", "none", "not stated"})
+
+
+def _occurs(needle: str, hay: str) -> bool:
+    """``needle`` in ``hay`` (both :func:`match_form`) on token boundaries: ``$1,500`` is not in ``$1,500,000``."""
+    if not needle:
+        return False
+    start = 0
+    while True:
+        pos = hay.find(needle, start)
+        if pos < 0:
+            return False
+        before = hay[pos - 1] if pos else " "
+        after = hay[pos + len(needle): pos + len(needle) + 2]
+        ok_before = not (before.isalnum() and needle[0].isalnum())
+        ok_after = not after or not (
+            (after[0].isalnum() and needle[-1].isalnum()) or (after[0] in ".," and after[1:2].isdigit())
+            or (after[0].isdigit() and needle[-1] in ".,")
+        )
+        if ok_before and ok_after:
+            return True
+        start = pos + 1
+
+
+def _squash(text: str) -> str:
+    """Lower case, one space per whitespace run (hyphens kept, unlike :func:`match_form`)."""
+    return re.sub(r"\s+", " ", text.lower()).strip()
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9][a-z0-9.&'-]*", match_form(text)[0]) if w.strip(".") not in _GENERIC_WORDS}
+
+
+def check_values(
+    finding: Finding, index: DocumentIndex | None = None, offset: int | None = None
+) -> CheckResult:
+    """Every value the finding states must equal (after normalisation) a value in its quote.
+
+    ``index`` gives the document's date order and headings; ``offset`` (where the quote is in
+    the document) names the enclosing section. A section reference must be referenced in the
+    quote or be the section (or a parent of the section) the quote sits in. Without ``index``
+    numeric dates stay ambiguous and section references must be in the quote. Returns ``contradicted``
+    when a value disagrees with the quote, ``needs_review`` when it agrees only under an
+    undecided day/month order or the quote's own words and figures disagree, else ``verified``.
+    """
+    order = index.date_order if index else DateOrder.unknown
+    heads = index.sections_at(offset) if index else set()
+    quote = finding.evidence
+    qnorm = match_form(quote)[0]
+    quote_vals = extract_values(quote, order)
+    quote_refs = set(section_refs(quote))
+    quote_numbers = set(numbers_in(quote))
+    wrong: list[str] = []
+    unsure: list[str] = []
+    counted = 0
+    for item in finding.values:
+        text = item.value
+        label = f"{item.name}={text!r}"
+        vnorm = match_form(text)[0]
+        if not vnorm or vnorm in _YES_NO:
+            continue
+        refs = section_refs(text)
+        if not refs and _SECTION_NAMES.search(item.name) and re.fullmatch(r"[\d.()a-z]+|[ivxlc]+", vnorm):
+            refs = [vnorm.rstrip(".")]
+        for ref in refs:
+            counted += 1
+            if ref in quote_refs or ref.split("(")[0] in heads:
+                continue
+            wrong.append(f"{label}: section {ref} is neither referenced in the quote nor the section the quote is in"
+                         + (f" ({', '.join(sorted(heads))})" if heads else ""))
+        typed = [v for v in extract_values(text, order)]
+        for v in typed:
+            counted += 1
+            same_kind = [q for q in quote_vals if q.kind is v.kind]
+            results = [(compare(v, q), q) for q in same_kind]
+            equal = [q for r, q in results if r is Match.equal]
+            maybe = [q for r, q in results if r is Match.ambiguous]
+            if equal:
+                flawed = [q for q in equal if q.problem]
+                # A stated value cut out of a sound quote value ("five percent (25%)" from
+                # "twenty-five percent (25%)") is that value.
+                cut = any(not q.problem and _squash(v.raw) in _squash(q.raw) for q in equal)
+                if (v.problem and not cut) or (flawed and len(flawed) == len(equal)):
+                    unsure.append(f"{label}: {(v.problem or flawed[0].problem)} in {(v.raw if v.problem else flawed[0].raw)!r}")
+                continue
+            if maybe:
+                unsure.append(f"{label}: equals {maybe[0].raw!r} only under one day/month order "
+                              f"(the document's order is {order.value})")
+                continue
+            if _occurs(match_form(v.raw)[0], qnorm):
+                if v.problem:  # the quote itself has it: the source needs a human look
+                    unsure.append(f"{label}: {v.problem} (as written in the quote)")
+                continue  # written exactly as in the quote
+            shown = "; ".join(q.show() for q in same_kind[:6]) or "none"
+            wrong.append(f"{label}: {v.kind.value} {v.show()} is not in the quote ({v.kind.value}s in the quote: {shown})")
+        cover = covered_spans(text, typed)
+        leftovers = []
+        for m in re.finditer(r"(?<![\w.])\d+(?:[.,]\d+)*", text):
+            if not cover.covers(m.start(), m.end()):
+                leftovers.append(m.group(0))
+        for raw in leftovers:
+            counted += 1
+            num = numbers_in(raw)[0] if numbers_in(raw) else raw
+            if num not in quote_numbers:
+                wrong.append(f"{label}: number {num} is not in the quote (numbers in the quote: "
+                             f"{', '.join(sorted(quote_numbers)[:8]) or 'none'})")
+        if typed or refs or leftovers:
+            continue
+        counted += 1
+        if _occurs(vnorm, qnorm):
+            continue
+        words = _words(text)
+        present = {w for w in words if _occurs(w, qnorm)}
+        if words and present == words:
+            continue
+        if present:
+            unsure.append(f"{label}: only some of its words occur in the quote ({', '.join(sorted(words - present))} missing)")
+        else:
+            wrong.append(f"{label}: not in the quote")
+    if wrong:
+        return CheckResult(name="values", verdict=Verdict.contradicted, reason="; ".join(wrong + unsure))
+    if unsure:
+        return CheckResult(name="values", verdict=Verdict.needs_review, reason="; ".join(unsure))
+    return CheckResult(
+        name="values",
+        verdict=Verdict.verified,
+        reason=f"all {counted} value(s) agree with the quote" if counted else "no values to check",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# arithmetic
+# --------------------------------------------------------------------------------------------
+
+_TOTAL_NAME = re.compile(r"total|aggregate|sum|overall", re.I)
+_PART_NAME = re.compile(r"instal+ments?|tranche|milestone|payment_?\d|part_?\d|first|second|third|fourth|final", re.I)
+_SHARE_NAME = re.compile(r"share|split|allocation|portion", re.I)
+_EQUAL_INSTALMENTS = re.compile(
+    rf"(?P<n>\b\d+|{NUMBER_WORDS})\s*(?:\(\s*\d+\s*\)\s*)?(?:equal|equivalent)\s+(?:\w+\s+){{0,2}}?instal+ments?\s+of\s+",
+    re.I,
+)
+
+
+def check_arithmetic(finding: Finding, index: DocumentIndex | None = None) -> CheckResult | None:
+    """Shares and totals a finding states must add up; ``None`` when it states none.
+
+    Detects: values named like a total (``total``, ``aggregate``) next to two or more money
+    values named like parts (``instalment_1``, ``first payment``, ``tranche``) — the parts must
+    sum to the total (same currency); two or more percentages named like shares (``share``,
+    ``split``) — they must sum to 100; a quote saying ``N equal instalments of X`` and giving
+    one other amount — N × X must equal it.
+    """
+    from tasks.check.values import words_to_number
+
+    order = index.date_order if index else DateOrder.unknown
+    money: list[tuple[str, Value]] = []
+    shares: list[tuple[str, Value]] = []
+    for item in finding.values:
+        for v in extract_values(item.value, order):
+            if v.kind is Kind.money:
+                money.append((item.name, v))
+            elif v.kind is Kind.percent and _SHARE_NAME.search(item.name):
+                shares.append((item.name, v))
+    reasons: list[str] = []
+    wrong = False
+    totals = [v for n, v in money if _TOTAL_NAME.search(n)]
+    parts = [v for n, v in money if _PART_NAME.search(n) and not _TOTAL_NAME.search(n)]
+    if len(totals) == 1 and len(parts) >= 2:
+        total = totals[0]
+        if len({p.unit for p in parts} | {total.unit}) > 1:
+            wrong = True
+            reasons.append("the parts and the total are in different currencies")
+        else:
+            s = sum((p.amount for p in parts), Decimal(0))
+            if s != total.amount:
+                wrong = True
+                reasons.append(f"the {len(parts)} stated parts sum to {s.normalize():f}, the stated total is {total.amount.normalize():f}")
+            else:
+                reasons.append(f"the {len(parts)} stated parts sum to the stated total {total.show()}")
+    if len(shares) >= 2:
+        s = sum((v.amount for _, v in shares), Decimal(0))
+        if s != 100:
+            wrong = True
+            reasons.append(f"the stated shares sum to {s.normalize():f}%, not 100%")
+        else:
+            reasons.append("the stated shares sum to 100%")
+    quote_unsure = None
+    m = _EQUAL_INSTALMENTS.search(finding.evidence)
+    if m:
+        n = Decimal(m.group("n")) if m.group("n").isdigit() else words_to_number(m.group("n"))
+        qmoney = [v for v in extract_values(finding.evidence, order) if v.kind is Kind.money]
+        inst = [v for v in qmoney if v.start >= m.end() - 1 and v.start <= m.end() + 3]
+        others = [v for v in qmoney if v not in inst]
+        if n and inst and len(others) == 1:
+            product = n * inst[0].amount
+            if product == others[0].amount:
+                reasons.append(f"{n:f} equal instalments of {inst[0].show()} make {others[0].show()}")
+            else:
+                quote_unsure = (f"the quote's {n:f} equal instalments of {inst[0].show()} make {product.normalize():f}, "
+                                f"but it states {others[0].show()}")
+                reasons.append(quote_unsure)
+    if not reasons:
+        return None
+    verdict = Verdict.contradicted if wrong else (Verdict.needs_review if quote_unsure else Verdict.verified)
+    return CheckResult(name="arithmetic", verdict=verdict, reason="; ".join(reasons))
+
+
+# --------------------------------------------------------------------------------------------
+# overall
+# --------------------------------------------------------------------------------------------
+
+
+def overall_verdict(checks: list[CheckResult]) -> Verdict:
+    """Worst verdict among ``checks`` (verified when there are none).
+
+    A ``verifier`` check with verdict ``verified`` settles ``needs_review`` checks: when every
+    other non-verified check is ``needs_review``, the result is ``verified``.
+    """
+    worst = max((c.verdict for c in checks), key=VERDICT_SEVERITY.__getitem__, default=Verdict.verified)
+    if worst is Verdict.needs_review and any(c.name == "verifier" and c.verdict is Verdict.verified for c in checks):
+        return Verdict.verified
+    return worst
+
+
+def fact_check(
+    findings: list[Finding],
+    chunk: Chunk,
+    neighbours: list[Chunk],
+    index: DocumentIndex,
+    verifier: Callable[[Finding, str], CheckResult] | None = None,
+) -> list[CheckedFinding]:
+    """Run every per-finding check on every finding of one chunk; returns them in input order.
+
+    ``verifier`` (optional) is called as ``verifier(finding, passage)`` for findings the
+    deterministic checks leave at ``needs_review``; ``passage`` is the chunk and its neighbours.
+    """
+    out = []
+    for ordinal, finding in enumerate(findings):
+        grounding = ground_quote(finding.evidence, index, chunk, neighbours)
+        checks = [check_grounding(finding, grounding, index),
+                  check_values(finding, index, grounding.offset if grounding.found else None)]
+        arithmetic = check_arithmetic(finding, index)
+        if arithmetic is not None:
+            checks.append(arithmetic)
+        if verifier is not None and overall_verdict(checks) is Verdict.needs_review:
+            passage = "\n".join(c.text for c in sorted([chunk, *neighbours], key=lambda c: c.index))
+            checks.append(verifier(finding, passage))
+        page = grounding.page if grounding.found and grounding.page else finding.page
+        out.append(
+            CheckedFinding(
+                finding=finding.model_copy(update={"page": page}),
+                chunk_index=chunk.index,
+                ordinal=ordinal,
+                stated_page=finding.page,
+                verdict=overall_verdict(checks),
+                checks=checks,
+            )
+        )
+    return out
+
+
+@task(name="fact-check-findings", cache_policy=NO_CACHE)
+def fact_check_findings(
+    findings: list[Finding], chunk: Chunk, neighbours: list[Chunk], index: DocumentIndex
+) -> list[CheckedFinding]:
+    """Prefect task: :func:`fact_check` for the findings of one reviewed chunk.
+
+    With ``DOCREVIEW_VERIFIER_ENABLED=true`` and an Anthropic key, undecided findings also get
+    the ``verifier`` check (:func:`verify_with_model`).
+    """
+    return fact_check(findings, chunk, neighbours, index, verifier=_configured_verifier())
+
+
+def _configured_verifier() -> Callable[[Finding, str], CheckResult] | None:
+    from schemas.settings import Settings
+
+    settings = Settings()
+    if not settings.verifier_enabled:
+        return None
+    if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
+        return lambda finding, passage: CheckResult(
+            name="verifier", verdict=Verdict.needs_review,
+            reason="verifier enabled but ANTHROPIC_API_KEY is not set; not run")
+    client = make_verifier_client(settings)
+    return lambda finding, passage: verify_with_model(finding, passage, client, settings.verifier_model,
+                                                      settings.verifier_max_tokens)
+
+
+# --------------------------------------------------------------------------------------------
+# consistency across the findings of a document
+# --------------------------------------------------------------------------------------------
+
+
+"""``cue``: a pattern that must occur in the quote, in the value's sentence and within
+:data:`CUE_WINDOW` characters before the value, for the value to state *this document's* term ("This Agreement, dated as of …");
+quotes that recite another agreement (``WHEREAS``, ``that certain``) state no term."""
+
+
+# --------------------------------------------------------------------------------------------
+# evidence of absence
+# --------------------------------------------------------------------------------------------
+
+
+# --------------------------------------------------------------------------------------------
+# optional verifier model (Anthropic Citations)
+# --------------------------------------------------------------------------------------------
+
+

@@ -1,0 +1,1 @@
+"""Ingest: list source objects (folder, S3), fingerprint them, extract text per page; the watcher."""

@@ -1,0 +1,1 @@
+"""Observe: run metrics, drift, alerts, Prefect events, reports and plots, evaluation."""

@@ -1,0 +1,142 @@
+"""Run metrics: computed from a run's stored rows when the run ends."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlmodel import Session, select
+
+from schemas.documents import DocumentStatus
+from schemas.tables import (
+    ChunkRow,
+    FindingRow,
+    LLMCallRow,
+    RunDocumentRow,
+)
+from tasks.store.persist import get_engine
+
+
+def compute_run_metrics(
+    database_url: str, run_id: str, prompt_version: str, model: str, elapsed_s: float, chunker: str | None = None,
+) -> dict[str, float]:
+    """Per-run metrics from the stored rows.
+
+    Returns ``documents_total``, ``documents_reviewed``, ``documents_deferred``,
+    ``documents_failed``, ``documents_skipped`` (reviewed earlier, reused), ``docs_per_min``
+    (documents reaching a terminal state per minute of wall time), ``findings_total``,
+    ``verification_rate`` (verified / findings, 0 when none), ``unsupported``, ``contradicted``,
+    ``needs_review`` (findings with that verdict), ``pages_total``, ``llm_calls``,
+    ``input_tokens``, ``output_tokens``, ``cost_usd`` (USD) and ``wall_s`` (seconds); when the run
+    made model calls, ``cache_hit_ratio``, ``latency_ms_p50``/``_p95`` and ``ttft_ms_p50``/``_p95``
+    (ms, :func:`_llm_call_metrics`); drift
+    (:func:`tasks.observe.monitoring.run_drift_metrics`): ``drift_documents`` and, when documents were
+    compared with an earlier review, ``drift`` (mean, 0..1), ``drift_max``, ``drift_baseline_changed``.
+
+    Routing (documents chunked in this run, i.e. not reused; chunks of ``chunker`` when given):
+    ``chunks_total``, ``chunks_deep`` and ``routing_rate`` = characters of document text sent to
+    review (the union of the chunks' ``route_ranges``; a deep chunk stored without them counts whole)
+    / characters covered by all chunks, both as unions so chunk overlap is counted once
+    (:func:`tasks.review.route.routing_rate`); 0 when no chunks.
+    """
+    with Session(get_engine(database_url)) as session:
+        docs = session.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == run_id)).all()
+        shas = sorted({d.sha256 for d in docs if d.sha256 and d.status == DocumentStatus.reviewed.value})
+        verdicts: list[str] = []
+        for i in range(0, len(shas), 500):
+            verdicts += session.exec(
+                select(FindingRow.verdict).where(
+                    FindingRow.sha256.in_(shas[i:i + 500]),
+                    FindingRow.prompt_version == prompt_version,
+                    FindingRow.model == model,
+                )
+            ).all()
+        calls = session.exec(select(LLMCallRow).where(LLMCallRow.run_id == run_id)).all()
+        chunked = sorted({d.sha256 for d in docs if d.sha256 and not d.reused
+                          and d.status in (DocumentStatus.reviewed.value, DocumentStatus.deferred.value)})
+        chunk_rows: list[Any] = []
+        for i in range(0, len(chunked), 500):
+            query = select(ChunkRow.sha256, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.route,
+                           ChunkRow.route_ranges).where(
+                ChunkRow.sha256.in_(chunked[i:i + 500]))
+            if chunker is not None:
+                query = query.where(ChunkRow.chunker == chunker)
+            chunk_rows += session.exec(query).all()
+    status = [d.status for d in docs]
+    findings = len(verdicts)
+    return {
+        "documents_total": len(docs),
+        "documents_reviewed": status.count(DocumentStatus.reviewed.value),
+        "documents_deferred": status.count(DocumentStatus.deferred.value),
+        "documents_failed": status.count(DocumentStatus.failed.value),
+        "documents_skipped": sum(1 for d in docs if d.reused),
+        "docs_per_min": len(docs) / (elapsed_s / 60) if elapsed_s > 0 else 0.0,
+        "findings_total": findings,
+        "verification_rate": verdicts.count("verified") / findings if findings else 0.0,
+        "unsupported": verdicts.count("unsupported"),
+        "contradicted": verdicts.count("contradicted"),
+        "needs_review": verdicts.count("needs_review"),
+        "pages_total": sum(d.pages for d in docs),
+        "llm_calls": len(calls),
+        "input_tokens": sum(c.input_tokens for c in calls),
+        "output_tokens": sum(c.output_tokens for c in calls),
+        "cost_usd": sum(c.cost_usd for c in calls),
+        "wall_s": elapsed_s,
+        **_llm_call_metrics(calls),
+        **_drift_metrics(database_url, run_id),
+        **_routing_metrics(chunk_rows),
+    }
+
+
+def _routing_metrics(chunk_rows: Sequence[Any]) -> dict[str, float]:
+    """``chunks_total``, ``chunks_deep`` and ``routing_rate`` from ``(sha256, char_start, char_end, route,
+    route_ranges)`` rows; the rate is per-document union coverage summed over documents (see :mod:`tasks.review.route`)."""
+    from tasks.review.route import covered_chars
+
+    by_doc: dict[str, list[Any]] = {}
+    for row in chunk_rows:
+        by_doc.setdefault(row[0], []).append(row)
+    total = deep = 0
+    for rows in by_doc.values():
+        total += covered_chars((r[1], r[2]) for r in rows)
+        deep += covered_chars(tuple(x) for r in rows if r[3] == "deep"
+                              for x in (json.loads(r[4]) if len(r) > 4 and r[4] else [(r[1], r[2])]))
+    return {
+        "chunks_total": len(chunk_rows),
+        "chunks_deep": sum(1 for r in chunk_rows if r[3] == "deep"),
+        "routing_rate": deep / total if total else 0.0,
+    }
+
+
+def _llm_call_metrics(calls: Sequence[LLMCallRow]) -> dict[str, float]:
+    """Prompt-cache and latency metrics of a run's model calls; empty when it made none.
+
+    ``cache_hit_ratio`` = cache_read_input_tokens / (input_tokens + cache_creation_input_tokens
+    + cache_read_input_tokens); ``latency_ms_p50``/``latency_ms_p95`` over calls that returned
+    (no ``error_class``), ms; ``ttft_ms_p50``/``ttft_ms_p95`` over streamed calls (first-token
+    latency, ms). Nearest-rank percentiles (:func:`tasks.observe.monitoring.percentile`).
+    """
+    from tasks.observe.monitoring import cache_hit_ratio, percentile
+
+    if not calls:
+        return {}
+    out: dict[str, float] = {"cache_hit_ratio": cache_hit_ratio(calls) or 0.0}
+    latency = [c.latency_ms for c in calls if c.error_class is None]
+    ttft = [c.first_token_ms for c in calls if c.first_token_ms is not None]
+    for name, values in (("latency_ms", latency), ("ttft_ms", ttft)):
+        for q in (50, 95):
+            value = percentile(values, q)
+            if value is not None:
+                out[f"{name}_p{q}"] = value
+    return out
+
+
+def _drift_metrics(database_url: str, run_id: str) -> dict[str, float]:
+    """``drift_documents`` and, when above 0, ``drift``/``drift_max``/``drift_baseline_changed``."""
+    from tasks.observe.monitoring import (
+        run_drift_metrics,  # monitoring reads through this module
+    )
+
+    return run_drift_metrics(database_url, run_id)
+

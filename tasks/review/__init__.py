@@ -1,0 +1,1 @@
+"""Review: chunk, route, and review chunks with a backend (rules, anthropic, bedrock, batches)."""

@@ -1,0 +1,210 @@
+"""Message Batches mode: review every deep chunk of a run in one Anthropic Message Batch.
+
+Batch requests cost half the price of the same Messages API calls and finish within 24 hours
+(Anthropic "Batch processing" docs: 50% discount on input and output tokens; results are kept
+for 29 days), which suits the nightly deployment. Each request is the ``messages.create``
+keyword arguments the ``anthropic`` backend builds for a chunk (:meth:`AnthropicBackend.request`),
+and each reply goes through the same parse as a non-streaming call
+(:func:`tasks.review.backends.anthropic_backend.parse_tool_reply`).
+
+- ``custom_id`` comes from stable identifiers only (:func:`custom_id`): the document sha256, the
+  chunk index and a hash of prompt version and model, so the same pending work always gives the
+  same ids.
+- The batch is stored (``message_batches`` table, :class:`schemas.tables.BatchRow`) under the
+  sha256 of its sorted ``custom_id`` list *before* polling, so a run killed between submit and
+  results resumes the same batch instead of submitting (and paying for) it again.
+- No follow-up calls: a truncated reply, a refusal or invalid tool input is the chunk's outcome
+  (the document is then deferred or failed by the flow, as for a single call).
+- The SDK client has ``max_retries=0`` and an explicit timeout; the ``review-batch`` task is the
+  one retry layer, and it is safe to retry because submitting resumes the stored batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from sqlmodel import Session, select
+
+from schemas.documents import Chunk
+from schemas.findings import PROMPT_VERSION
+from schemas.tables import BatchRow, utcnow
+from schemas.review import ChunkReview, LLMCallRecord, ReviewOutcome
+from tasks.review.retry import retry_condition
+
+logger = logging.getLogger("docreview.llm")
+
+#: Batch price as a fraction of the Messages API price (Anthropic pricing page, "Batch processing").
+BATCH_PRICE_FACTOR = 0.5
+
+#: ``custom_id`` rule of the Message Batches API.
+CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class BatchTimeoutError(RuntimeError):
+    """The batch did not end within the polling timeout. Not retried by the task (the batch keeps
+    running on the API side; the documents are deferred and the next run resumes the same batch)."""
+
+
+def custom_id(chunk: Chunk, prompt_version: str, model: str) -> str:
+    """``{sha256[:16]}-{chunk index}-{sha256(prompt_version + model)[:8]}``: stable across runs,
+    unique across documents and chunks, at most 64 characters of ``[a-zA-Z0-9_-]``."""
+    tag = hashlib.sha256(f"{prompt_version}{model}".encode()).hexdigest()[:8]
+    cid = f"{chunk.document_sha256[:16]}-{chunk.index}-{tag}"
+    if not CUSTOM_ID_RE.match(cid):  # pragma: no cover - sha256 hex and ints always match
+        raise ValueError(f"invalid custom_id {cid!r}")
+    return cid
+
+
+def batch_key(custom_ids: list[str]) -> str:
+    """sha256 (hex, 64 chars) of the sorted ``custom_ids``: the stable key of a set of pending requests."""
+    return hashlib.sha256("\n".join(sorted(custom_ids)).encode()).hexdigest()
+
+
+def submit_batch(client: Any, requests: list[dict[str, Any]]) -> str:
+    """Create a Message Batch from ``requests`` (``[{"custom_id", "params"}]``, ``params`` being
+    ``messages.create`` keyword arguments); returns the batch id. Raises the SDK's errors."""
+    batch = client.messages.batches.create(requests=requests)
+    logger.info("submitted message batch %s with %d request(s)", batch.id, len(requests))
+    return batch.id
+
+
+def poll_batch(client: Any, batch_id: str, interval_s: float = 60.0, timeout_s: float = 86_400.0) -> Any:
+    """Retrieve the batch every ``interval_s`` seconds until ``processing_status == "ended"``;
+    returns the SDK ``MessageBatch``. Raises :class:`BatchTimeoutError` after ``timeout_s`` seconds."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        batch = client.messages.batches.retrieve(batch_id)
+        if batch.processing_status == "ended":
+            return batch
+        if time.monotonic() >= deadline:
+            raise BatchTimeoutError(f"message batch {batch_id} still {batch.processing_status} after {timeout_s:.0f} s")
+        time.sleep(min(interval_s, max(0.0, deadline - time.monotonic())))
+
+
+def fetch_results(client: Any, batch_id: str, chunk_indexes: dict[str, int] | None = None,
+                  prices: dict[str, tuple[float, float, float, float]] | None = None) -> dict[str, ChunkReview]:
+    """Results of an ended batch: ``{custom_id: ChunkReview}``.
+
+    ``chunk_indexes`` maps ``custom_id`` to the chunk index (else it is read from the id). A
+    ``succeeded`` result is parsed like a non-streaming reply (``parse_tool_reply``) with one
+    :class:`LLMCallRecord` whose ``cost_usd`` is :data:`BATCH_PRICE_FACTOR` times the Messages
+    API price; ``errored``, ``canceled`` or ``expired`` results become ``ReviewOutcome.error``.
+    """
+    from tasks.review.backends.anthropic_backend import _usage_dict, cost_usd, parse_tool_reply
+
+    out: dict[str, ChunkReview] = {}
+    for line in client.messages.batches.results(batch_id):
+        cid = line.custom_id
+        index = (chunk_indexes or {}).get(cid, None)
+        if index is None:
+            index = int(cid.split("-")[1])
+        result = line.result
+        if result.type != "succeeded":
+            detail = f"batch request {result.type}"
+            error = getattr(result, "error", None)
+            if error is not None:
+                inner = getattr(error, "error", None)
+                detail += f": {getattr(inner, 'type', '')} {getattr(inner, 'message', '')}".rstrip()
+            out[cid] = ChunkReview(chunk_index=index, outcome=ReviewOutcome.error, detail=detail)
+            continue
+        message = result.message
+        usage = _usage_dict(message.usage)
+        record = LLMCallRecord(backend="anthropic", model=message.model, request_id=message.id,
+                               stop_reason=message.stop_reason, **usage,
+                               cost_usd=BATCH_PRICE_FACTOR * cost_usd(message.model, usage, prices))
+        out[cid] = parse_tool_reply(index, message.stop_reason, list(message.content), record)
+    return out
+
+
+def find_batch(database_url: str, key: str) -> BatchRow | None:
+    """The stored batch with ``batch_key == key`` whose results were not fetched yet, else None."""
+    from tasks.store.persist import get_engine
+
+    with Session(get_engine(database_url)) as session:
+        row = session.exec(select(BatchRow).where(BatchRow.batch_key == key)).first()
+        return row if row is not None and row.status != "fetched" else None
+
+
+def save_batch(database_url: str, key: str, batch_id: str, model: str, custom_ids: list[str], status: str) -> None:
+    """Upsert the batch row for ``key`` (a new submission of the same key replaces the old id)."""
+    from tasks.store.persist import get_engine, upsert
+
+    with Session(get_engine(database_url)) as session:
+        upsert(session, BatchRow, [{"batch_key": key, "batch_id": batch_id, "model": model,
+                                    "prompt_version": PROMPT_VERSION, "custom_ids": custom_ids, "status": status,
+                                    "created_at": utcnow()}],
+               keys=["batch_key"], update=["batch_id", "model", "prompt_version", "custom_ids", "status", "created_at"])
+        session.commit()
+
+
+def set_batch_status(database_url: str, key: str, status: str) -> None:
+    """Set the stored batch's ``status`` (``in_progress``, ``ended``, ``fetched``)."""
+    from tasks.store.persist import get_engine
+
+    with Session(get_engine(database_url)) as session:
+        row = session.exec(select(BatchRow).where(BatchRow.batch_key == key)).first()
+        if row is not None:
+            row.status = status
+            session.add(row)
+            session.commit()
+
+
+def batch_client(settings: Any) -> Any:
+    """An ``anthropic.Anthropic`` client from ``settings`` with ``max_retries=0`` and the run's
+    timeout (seconds). Raises ``ValueError`` without an API key."""
+    import anthropic
+
+    if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
+        raise ValueError("batch mode needs ANTHROPIC_API_KEY")
+    return anthropic.Anthropic(api_key=settings.anthropic_api_key.get_secret_value(),
+                               base_url=settings.anthropic_base_url, max_retries=0, timeout=settings.llm_timeout_s)
+
+
+@task(name="review-batch", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=30,
+      retry_condition_fn=retry_condition)
+def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: str,
+                 poll_interval_s: float = 60.0, timeout_s: float = 86_400.0) -> list[tuple[str, int, ChunkReview]]:
+    """Prefect task: review ``chunks`` (``(chunk, document name)`` pairs) in one Message Batch.
+
+    Submits a batch, or resumes the stored one for the same pending requests (see module
+    docstring), polls it every ``poll_interval_s`` seconds for at most ``timeout_s`` seconds, and
+    returns ``[(document sha256, chunk index, ChunkReview)]`` in input order. ``backend`` must be
+    an :class:`AnthropicBackend` (its ``request`` builds each ``params``). Raises
+    :class:`BatchTimeoutError` when the batch does not end in time and the SDK's errors otherwise.
+    """
+    from schemas.settings import Settings
+
+    if not chunks:
+        return []
+    requests, indexes, order = [], {}, []
+    for chunk, name in chunks:
+        cid = custom_id(chunk, PROMPT_VERSION, backend.model)
+        requests.append({"custom_id": cid, "params": backend.request(chunk, name)})
+        indexes[cid] = chunk.index
+        order.append((chunk.document_sha256, chunk.index, cid))
+    ids = [r["custom_id"] for r in requests]
+    key = batch_key(ids)
+    client = batch_client(Settings())
+    try:
+        stored = find_batch(database_url, key)
+        if stored is not None:
+            batch_id = stored.batch_id
+            logger.info("resuming message batch %s (%d request(s)) instead of submitting again", batch_id, len(ids))
+        else:
+            batch_id = submit_batch(client, requests)
+            save_batch(database_url, key, batch_id, backend.model, ids, "in_progress")
+        poll_batch(client, batch_id, poll_interval_s, timeout_s)
+        set_batch_status(database_url, key, "ended")
+        results = fetch_results(client, batch_id, indexes, getattr(backend, "prices", None))
+        set_batch_status(database_url, key, "fetched")
+    finally:
+        client.close()
+    missing = ChunkReview(chunk_index=0, outcome=ReviewOutcome.error, detail="no result for this request in the batch")
+    return [(sha, idx, results.get(cid) or missing.model_copy(update={"chunk_index": idx})) for sha, idx, cid in order]
+

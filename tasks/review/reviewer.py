@@ -1,0 +1,144 @@
+"""Review: pick the backend for a run and review one chunk per task.
+
+The ``review-chunk`` task is where LLM I/O happens, so it is the one retry layer: exponential
+backoff with jitter, and a condition (:func:`tasks.review.retry.retry_condition`) that refuses to retry
+what cannot succeed. Backends themselves never retry.
+"""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from prefect.tasks import exponential_backoff
+
+from schemas.documents import Chunk
+from schemas.policy import ResiliencePolicy
+from schemas.settings import Settings
+from schemas.review import ChunkReview
+from tasks.review.backends.base import ReviewBackend
+from tasks.review.resilience import get_breaker, llm_slot
+from tasks.review.retry import retry_condition
+
+#: Attempts after the first, and the base of the exponential backoff (seconds).
+REVIEW_RETRIES = 3
+REVIEW_BACKOFF_BASE_S = 2
+
+
+class BackendConfigError(ValueError):
+    """The selected backend cannot run with the given settings (e.g. no API key)."""
+
+
+def make_backend(settings: Settings) -> ReviewBackend:
+    """Build the backend named by ``settings.resolved_backend()``; with ``redact_pii`` a model
+    backend is wrapped in :class:`tasks.review.pii.RedactingBackend`.
+
+    Raises :class:`BackendConfigError` when ``anthropic`` is chosen without an API key.
+    """
+    backend = _make_backend(settings)
+    if settings.redact_pii and backend.name != "rules":
+        from tasks.review.pii import RedactingBackend
+
+        return RedactingBackend(backend)
+    return backend
+
+
+def _make_backend(settings: Settings) -> ReviewBackend:
+    name = settings.resolved_backend()
+    if name == "rules":
+        from tasks.review.backends.rules import RulesBackend
+
+        return RulesBackend()
+    if name == "anthropic":
+        if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
+            raise BackendConfigError("the anthropic backend needs ANTHROPIC_API_KEY to be set")
+        from tasks.review.backends.anthropic_backend import AnthropicBackend
+
+        return AnthropicBackend(
+            settings.anthropic_api_key.get_secret_value(),
+            settings.anthropic_model,
+            base_url=settings.anthropic_base_url,
+            timeout_s=settings.llm_timeout_s,
+            max_tokens=settings.llm_max_tokens,
+            max_tokens_ceiling=settings.llm_max_tokens_ceiling,
+            stream=settings.llm_stream,
+            prices=settings.llm_prices,
+            thinking_budget_tokens=settings.llm_thinking_budget_tokens,
+            count_tokens_preflight=settings.llm_count_tokens_preflight,
+        )
+    if name == "bedrock":
+        from tasks.review.backends.bedrock_backend import BedrockBackend
+
+        return BedrockBackend(
+            settings.bedrock_model_id,
+            region=settings.bedrock_region,
+            endpoint_url=settings.bedrock_endpoint_url,
+            timeout_s=settings.llm_timeout_s,
+            max_tokens=settings.llm_max_tokens,
+            max_tokens_ceiling=settings.llm_max_tokens_ceiling,
+            stream=settings.llm_stream,
+            prices=settings.llm_prices,
+            thinking_budget_tokens=settings.llm_thinking_budget_tokens,
+        )
+    raise BackendConfigError(f"unknown backend {name!r}")
+
+
+@task(
+    name="review-chunk",
+    cache_policy=NO_CACHE,
+    retries=REVIEW_RETRIES,
+    retry_delay_seconds=exponential_backoff(backoff_factor=REVIEW_BACKOFF_BASE_S),
+    retry_jitter_factor=0.5,
+    retry_condition_fn=retry_condition,
+)
+def review_chunk(backend: ReviewBackend, chunk: Chunk, document_name: str, database_url: str | None = None,
+                 run_id: str | None = None, policy: ResiliencePolicy | None = None) -> ChunkReview:
+    """Prefect task: findings for one chunk from ``backend`` (see :class:`ChunkReview`).
+
+    With a ``policy`` and a model backend, the call goes through the run's shared circuit
+    breaker (failing fast with ``pybreaker.CircuitBreakerError`` while it is open) and holds a
+    slot of the global LLM concurrency limit. The flow sets this task's retries from the same
+    policy (:func:`tasks.review.resilience.retry_options`).
+
+    When the backend raises with call records attached (``exc.llm_calls``, the failed call
+    included) and ``database_url``/``run_id`` are given, those records are stored in
+    ``llm_calls`` before the exception goes on to the retry policy, so every attempt is recorded.
+    """
+    try:
+        if policy is None or backend.name == "rules":
+            return backend.review_chunk(chunk, document_name)
+        breaker = get_breaker(policy)
+        with llm_slot(policy):
+            return breaker.call(backend.review_chunk, chunk, document_name)
+    except Exception as exc:
+        calls = getattr(exc, "llm_calls", None)
+        if calls and database_url and run_id:
+            from tasks.store.persist import save_llm_calls
+
+            save_llm_calls.fn(database_url, run_id, chunk.document_sha256, chunk.index, calls)
+        raise
+
+
+@task(name="store-review", cache_policy=NO_CACHE)
+def store_review(database_url: str, chunk: Chunk, prompt_version: str, model: str, review: ChunkReview) -> None:
+    """Prefect task: keep a successful model review of ``chunk`` for reuse (see :func:`cached_review`)."""
+    from tasks.store.persist import chunk_cache_key, save_chunk_result
+
+    save_chunk_result(database_url, chunk_cache_key(chunk.text, prompt_version, model), prompt_version, model,
+                      [f.model_dump(mode="json") for f in review.findings])
+
+
+@task(name="cached-review", cache_policy=NO_CACHE)
+def cached_review(database_url: str, chunk: Chunk, prompt_version: str, model: str) -> ChunkReview | None:
+    """Prefect task: the stored review of the same chunk content, prompt version and model, if any.
+
+    Used when a chunk's review fails (breaker open or retries exhausted). Returns None when this
+    content was never reviewed, and the chunk's document is then deferred.
+    """
+    from schemas.findings import Finding
+    from tasks.store.persist import chunk_cache_key, load_chunk_result
+
+    stored = load_chunk_result(database_url, chunk_cache_key(chunk.text, prompt_version, model))
+    if stored is None:
+        return None
+    return ChunkReview(chunk_index=chunk.index, findings=[Finding.model_validate(f) for f in stored], cached=True,
+                       detail="reused a stored review: the model call failed")

@@ -1,0 +1,1 @@
+"""Store: database engines, idempotent writes and reads, document claims."""

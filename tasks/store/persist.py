@@ -1,0 +1,516 @@
+"""Persist: SQLModel writes, idempotent on natural keys, for SQLite and PostgreSQL.
+
+SQLite runs in WAL mode with a 30 s busy timeout (PITFALLS: "database is locked" under threaded
+writers). Every write is a dialect-aware ``INSERT … ON CONFLICT`` on the table's natural key,
+so a retry or a re-run never duplicates a row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, SQLModel, create_engine, select
+
+from schemas.documents import Chunk, DocumentStatus, ExtractedDocument, IngestOutcome
+from schemas.tables import (
+    CheckRow,
+    ChunkRow,
+    DocumentReviewRow,
+    DocumentRow,
+    FindingObservationRow,
+    FindingRow,
+    LLMCallRow,
+    RunDocumentRow,
+    RunMetricRow,
+    RunRow,
+    utcnow,
+)
+from schemas.review import LLMCallRecord
+from schemas.findings import CheckedFinding
+from tasks.textnorm import match_form
+
+#: SQLite busy timeout, milliseconds (well above the 5 s default).
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+#: PostgreSQL connections kept open per process and engine, and the extra ones allowed at peaks.
+PG_POOL_SIZE = 5
+PG_MAX_OVERFLOW = 5
+
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def get_engine(database_url: str) -> Engine:
+    """Engine for ``database_url`` (one per URL per process), migrated to the head revision on
+    first use (:func:`_create_tables`). PostgreSQL connections are pooled per process, at most
+    :data:`PG_POOL_SIZE` + :data:`PG_MAX_OVERFLOW` (a Dask or Prefect worker process included)."""
+    with _engines_lock:
+        engine = _engines.get(database_url)
+        if engine is None:
+            if database_url.startswith("sqlite"):
+                engine = create_engine(
+                    database_url,
+                    connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+                )
+                event.listen(engine, "connect", _sqlite_pragmas)
+            else:
+                engine = create_engine(database_url, pool_pre_ping=True, pool_size=PG_POOL_SIZE,
+                                       max_overflow=PG_MAX_OVERFLOW)
+            _create_tables(engine)
+            _engines[database_url] = engine
+        return engine
+
+
+def _create_tables(engine: Engine, attempts: int = 5) -> None:
+    """Bring the database to the newest schema by running the Alembic migrations
+    (:func:`schemas.migrations.upgrade_database`). Safe when another process (a second worker, a
+    restarted run) opens the same new database at the same moment: the upgrade runs under a lock
+    (PostgreSQL advisory lock, SQLite ``BEGIN IMMEDIATE``) and transient errors are retried up to
+    ``attempts`` times, then re-raised (``sqlalchemy.exc.DBAPIError``). A database created before
+    migrations existed is adopted (missing tables and columns are added)."""
+    from schemas.migrations import upgrade_database
+
+    upgrade_database(engine, attempts=attempts)
+
+
+def dispose_engines() -> None:
+    """Close every pooled connection (end of a CLI run or a test)."""
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def upsert(
+    session: Session,
+    model: type[SQLModel],
+    rows: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    update: Iterable[str] = (),
+) -> None:
+    """``INSERT … ON CONFLICT (keys) DO UPDATE SET update`` (or ``DO NOTHING``) for ``rows``.
+
+    Works on SQLite and PostgreSQL. Raises ``NotImplementedError`` for other dialects.
+    """
+    if not rows:
+        return
+    table = model.__table__  # type: ignore[attr-defined]
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        stmt = sqlite.insert(table).values(list(rows))
+    elif dialect == "postgresql":
+        stmt = postgresql.insert(table).values(list(rows))
+    else:  # pragma: no cover - guarded by configuration
+        raise NotImplementedError(f"upsert is not implemented for {dialect}")
+    update = list(update)
+    if update:
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(keys), set_={c: stmt.excluded[c] for c in update}
+        )
+    else:
+        stmt = stmt.on_conflict_do_nothing(index_elements=list(keys))
+    session.execute(stmt)
+
+
+def finding_key(sha256: str, prompt_version: str, model: str, clause_type: str, evidence: str) -> str:
+    """Natural key of a finding: sha256 over stable identifiers and the normalised quote."""
+    norm, _ = match_form(evidence)
+    raw = "\x1f".join([sha256, prompt_version, model, clause_type, norm])
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def finding_anchor(sha256: str, clause_type: str, evidence: str) -> str:
+    """Model-independent key of a finding (document, clause type, normalised quote), for drift."""
+    norm, _ = match_form(evidence)
+    return hashlib.sha256("\x1f".join([sha256, clause_type, norm]).encode("utf-8")).hexdigest()
+
+
+# --- reads -----------------------------------------------------------------------------
+
+
+def reviewed_keys(database_url: str, prompt_version: str, model: str) -> set[str]:
+    """sha256 of every document already reviewed with this prompt version and model."""
+    with Session(get_engine(database_url)) as session:
+        rows = session.exec(
+            select(DocumentReviewRow.sha256).where(
+                DocumentReviewRow.prompt_version == prompt_version, DocumentReviewRow.model == model
+            )
+        ).all()
+    return set(rows)
+
+
+def deferred_keys(database_url: str) -> set[str]:
+    """sha256 of documents whose most recent run ended them ``deferred`` (taken up first next run)."""
+    from sqlalchemy import func as sa_func
+
+    with Session(get_engine(database_url)) as session:
+        latest = (
+            select(RunDocumentRow.sha256, sa_func.max(RunDocumentRow.updated_at).label("at"))
+            .where(RunDocumentRow.sha256.is_not(None))
+            .group_by(RunDocumentRow.sha256)
+            .subquery()
+        )
+        rows = session.exec(
+            select(RunDocumentRow.sha256).join(
+                latest, (RunDocumentRow.sha256 == latest.c.sha256) & (RunDocumentRow.updated_at == latest.c.at)
+            ).where(RunDocumentRow.status == DocumentStatus.deferred.value)
+        ).all()
+    return set(rows)
+
+
+def load_findings(database_url: str, sha256: str, prompt_version: str, model: str) -> list[FindingRow]:
+    """Stored findings of a document for a prompt version and model, by page then chunk."""
+    with Session(get_engine(database_url)) as session:
+        rows = session.exec(
+            select(FindingRow)
+            .where(
+                FindingRow.sha256 == sha256,
+                FindingRow.prompt_version == prompt_version,
+                FindingRow.model == model,
+            )
+            .order_by(FindingRow.page, FindingRow.chunk_index, FindingRow.id)
+        ).all()
+        return list(rows)
+
+
+def load_checks(database_url: str, keys: list[str]) -> dict[str, list[CheckRow]]:
+    """Checks of the given findings, ``{finding_key: [CheckRow]}``."""
+    out: dict[str, list[CheckRow]] = {}
+    if not keys:
+        return out
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(keys), 500):
+            rows = session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i:i + 500]))).all()
+            for row in rows:
+                out.setdefault(row.finding_key, []).append(row)
+    return out
+
+
+def load_document(database_url: str, sha256: str) -> DocumentRow | None:
+    """The stored document row for ``sha256``, if any."""
+    with Session(get_engine(database_url)) as session:
+        return session.exec(select(DocumentRow).where(DocumentRow.sha256 == sha256)).first()
+
+
+# --- writes (Prefect tasks: one side effect each) --------------------------------------
+
+
+@task(name="start-run", cache_policy=NO_CACHE)
+def start_run(
+    database_url: str, run_id: str, source: str, backend: str, model: str, prompt_version: str,
+    flow_run_id: str | None,
+) -> None:
+    """Insert the run row (idempotent on ``run_id``)."""
+    with Session(get_engine(database_url)) as session:
+        upsert(
+            session,
+            RunRow,
+            [dict(id=run_id, source=source, backend=backend, model=model, prompt_version=prompt_version,
+                  flow_run_id=flow_run_id, started_at=utcnow(), status="running")],
+            keys=["id"],
+        )
+        session.commit()
+
+
+@task(name="save-document-outcome", cache_policy=NO_CACHE)
+def save_document_outcome(
+    database_url: str,
+    run_id: str,
+    outcome: IngestOutcome,
+    status: DocumentStatus,
+    reason: str | None,
+    findings: int = 0,
+    reused: bool = False,
+) -> None:
+    """Record a source object's terminal state in this run (and its document row).
+
+    ``reused`` marks a document whose review from an earlier run was reused.
+    """
+    doc: ExtractedDocument | None = outcome.document
+    with Session(get_engine(database_url)) as session:
+        if outcome.sha256:
+            flags: dict[str, list[int]] = {}
+            for page in doc.pages if doc else []:
+                for flag in page.quality.flags():
+                    flags.setdefault(flag, []).append(page.number)
+            row = dict(sha256=outcome.sha256, file_name=outcome.source.name, size_bytes=outcome.source.size_bytes,
+                       pages=outcome.pages, page_flags=flags, first_seen_at=utcnow())
+            # Keep what an earlier extraction learnt when this run skipped extraction.
+            update = ["pages", "page_flags"] if doc is not None else []
+            upsert(session, DocumentRow, [row], keys=["sha256"], update=update)
+        upsert(
+            session,
+            RunDocumentRow,
+            [dict(run_id=run_id, source=outcome.source.uri, file_name=outcome.source.name, sha256=outcome.sha256,
+                  status=status.value, failure_kind=outcome.failure.value if outcome.failure else None,
+                  reason=reason, pages=outcome.pages, findings=findings, reused=reused, updated_at=utcnow())],
+            keys=["run_id", "source"],
+            update=["sha256", "status", "failure_kind", "reason", "pages", "findings", "reused", "updated_at"],
+        )
+        session.commit()
+
+
+@task(name="save-chunks", cache_policy=NO_CACHE)
+def save_chunks(database_url: str, chunks: list[Chunk], chunker: str, decisions: list[Any] | None = None) -> None:
+    """Insert a document's chunks (no-op for chunks already stored).
+
+    ``decisions`` (:class:`tasks.review.route.RouteDecision`, matched by chunk index) set each chunk's
+    ``route``, ``route_reason`` and ``route_ranges`` (JSON list of the document ranges it sends to
+    review); they are updated on chunks already stored.
+    """
+    routes = {d.chunk_index: d for d in decisions or []}
+    rows = [
+        dict(sha256=c.document_sha256, chunker=chunker, chunk_index=c.index, char_start=c.char_start,
+             char_end=c.char_end, page_start=c.page_start, page_end=c.page_end, heading=c.heading, text=c.text,
+             route=routes[c.index].route if c.index in routes else None,
+             route_reason=routes[c.index].reason if c.index in routes else None,
+             route_ranges=json.dumps(routes[c.index].deep_ranges) if c.index in routes else None)
+        for c in chunks
+    ]
+    update = ["route", "route_reason", "route_ranges"] if routes else []
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(rows), 200):
+            upsert(session, ChunkRow, rows[i:i + 200], keys=["sha256", "chunker", "chunk_index"], update=update)
+        session.commit()
+
+
+@task(name="save-findings", cache_policy=NO_CACHE)
+def save_findings(
+    database_url: str, run_id: str, sha256: str, backend: str, model: str, prompt_version: str,
+    checked: list[CheckedFinding],
+) -> int:
+    """Insert fact-checked findings and their checks; returns the number of distinct findings.
+
+    A finding already stored (same natural key) keeps its row, updated to this review's
+    summary, risk, page, values and verdict; its checks are refreshed. Every finding is also
+    recorded as observed by ``run_id`` (``finding_observations``, for drift between runs).
+    """
+    finding_rows: dict[str, dict[str, Any]] = {}
+    check_rows: dict[tuple[str, str], dict[str, Any]] = {}
+    observed: list[dict[str, Any]] = []
+    for cf in checked:
+        f = cf.finding
+        key = finding_key(sha256, prompt_version, model, f.clause_type.value, f.evidence)
+        if key in finding_rows:
+            continue  # same clause quoted again from an overlapping chunk
+        finding_rows[key] = dict(
+            finding_key=key, sha256=sha256, prompt_version=prompt_version, model=model, backend=backend,
+            chunk_index=cf.chunk_index, clause_type=f.clause_type.value, summary=f.summary, risk=f.risk.value,
+            evidence=f.evidence, page=f.page, stated_page=cf.stated_page, values=f.values_dict(),
+            verdict=cf.verdict.value, run_id=run_id, created_at=utcnow(),
+        )
+        observed.append(dict(run_id=run_id, sha256=sha256, finding_key=key, clause_type=f.clause_type.value,
+                             anchor=finding_anchor(sha256, f.clause_type.value, f.evidence),
+                             values=f.values_dict(), verdict=cf.verdict.value))
+        for c in cf.checks:
+            check_rows[(key, c.name)] = dict(finding_key=key, name=c.name, verdict=c.verdict.value, reason=c.reason)
+    with Session(get_engine(database_url)) as session:
+        rows = list(finding_rows.values())
+        for i in range(0, len(rows), 200):
+            upsert(session, FindingRow, rows[i:i + 200], keys=["finding_key"],
+                   update=["summary", "risk", "page", "stated_page", "values", "verdict"])
+        for i in range(0, len(observed), 200):
+            upsert(session, FindingObservationRow, observed[i:i + 200], keys=["run_id", "finding_key"],
+                   update=["values", "verdict"])
+        crow = list(check_rows.values())
+        for i in range(0, len(crow), 200):
+            upsert(session, CheckRow, crow[i:i + 200], keys=["finding_key", "name"], update=["verdict", "reason"])
+        session.commit()
+    return len(finding_rows)
+
+
+@task(name="save-llm-calls", cache_policy=NO_CACHE)
+def save_llm_calls(database_url: str, run_id: str, sha256: str, chunk_index: int, calls: list[LLMCallRecord]) -> None:
+    """Record the model calls made for one chunk (idempotent on run, document, chunk, attempt)."""
+    rows = [dict(run_id=run_id, sha256=sha256, chunk_index=chunk_index, **c.model_dump(), created_at=utcnow())
+            for c in calls]
+    with Session(get_engine(database_url)) as session:
+        upsert(session, LLMCallRow, rows, keys=["run_id", "sha256", "chunk_index", "attempt"],
+               update=[k for k in LLMCallRecord.model_fields if k != "attempt"])
+        session.commit()
+
+
+def save_document_flags(database_url: str, sha256: str, flags: list[Any]) -> None:
+    """Store a document's hostile-input flags (:class:`tasks.check.injection.DocumentFlag`), idempotently
+    on (sha256, detector, kind, rule, char_start); a re-run refreshes reason, excerpt and chunks."""
+    from schemas.tables import DocumentFlagRow
+
+    rows = [dict(sha256=sha256, detector=f.detector, kind=f.kind, rule=f.rule, char_start=f.char_start,
+                 char_end=f.char_end, page=f.page, reason=f.reason, excerpt=f.excerpt,
+                 chunk_indices=list(f.chunk_indices), created_at=utcnow()) for f in flags]
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(rows), 200):
+            upsert(session, DocumentFlagRow, rows[i:i + 200], keys=["sha256", "detector", "kind", "rule", "char_start"],
+                   update=["char_end", "page", "reason", "excerpt", "chunk_indices"])
+        session.commit()
+
+
+def load_document_flags(database_url: str, sha256: str, detectors: Iterable[str]) -> list[Any]:
+    """Stored flags of a document from the given detector versions, by offset (``DocumentFlagRow``)."""
+    from schemas.tables import DocumentFlagRow
+
+    with Session(get_engine(database_url)) as session:
+        return list(session.exec(
+            select(DocumentFlagRow)
+            .where(DocumentFlagRow.sha256 == sha256, DocumentFlagRow.detector.in_(list(detectors)))
+            .order_by(DocumentFlagRow.char_start, DocumentFlagRow.rule)
+        ).all())
+
+
+def absence_key(sha256: str, prompt_version: str, model: str, clause_type: str) -> str:
+    """Natural key of an absence: sha256 over document, prompt version, model and clause type."""
+    return hashlib.sha256("\x1f".join([sha256, prompt_version, model, clause_type]).encode("utf-8")).hexdigest()
+
+
+@task(name="save-absences", cache_policy=NO_CACHE)
+def save_absences(
+    database_url: str, run_id: str, sha256: str, prompt_version: str, model: str, absences: list[Any],
+) -> int:
+    """Record high-risk categories with no finding (:class:`tasks.check.absences.Absence`); returns how many.
+
+    Idempotent on ``absence_key``; a re-review refreshes the examined chunks, reason and run. A
+    category that now has a finding loses its absence row.
+    """
+    from schemas.tables import AbsenceRow
+
+    rows = [dict(absence_key=absence_key(sha256, prompt_version, model, a.clause_type.value), sha256=sha256,
+                 prompt_version=prompt_version, model=model, clause_type=a.clause_type.value,
+                 chunks=list(a.chunks), chunk_count=len(a.chunks), verdict=a.verdict.value, reason=a.reason,
+                 run_id=run_id, created_at=utcnow()) for a in absences]
+    with Session(get_engine(database_url)) as session:
+        stale = session.exec(select(AbsenceRow).where(
+            AbsenceRow.sha256 == sha256, AbsenceRow.prompt_version == prompt_version, AbsenceRow.model == model,
+            AbsenceRow.clause_type.not_in([r["clause_type"] for r in rows] or [""]))).all()
+        for row in stale:
+            session.delete(row)
+        upsert(session, AbsenceRow, rows, keys=["absence_key"],
+               update=["chunks", "chunk_count", "verdict", "reason", "run_id"])
+        session.commit()
+    return len(rows)
+
+
+def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
+    """Latest :class:`schemas.tables.ReviewerDecision` per target key (finding or absence key)."""
+    from schemas.tables import ReviewerDecision
+
+    out: dict[str, Any] = {}
+    if not keys:
+        return out
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(keys), 500):
+            rows = session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key.in_(keys[i:i + 500]))).all()
+            for row in rows:
+                if row.target_key not in out or row.seq > out[row.target_key].seq:
+                    out[row.target_key] = row
+    return out
+
+
+@task(name="mark-document-reviewed", cache_policy=NO_CACHE)
+def mark_document_reviewed(
+    database_url: str, sha256: str, prompt_version: str, model: str, backend: str, run_id: str,
+    chunks: int, findings: int,
+) -> None:
+    """Add the document to the skip ledger; written last, after its findings are stored."""
+    with Session(get_engine(database_url)) as session:
+        upsert(
+            session,
+            DocumentReviewRow,
+            [dict(sha256=sha256, prompt_version=prompt_version, model=model, backend=backend, run_id=run_id,
+                  chunks=chunks, findings=findings, reviewed_at=utcnow())],
+            keys=["sha256", "prompt_version", "model"],
+        )
+        session.commit()
+
+
+@task(name="finish-run", cache_policy=NO_CACHE)
+def finish_run(database_url: str, run_id: str, metrics: dict[str, float], status: str = "completed") -> datetime:
+    """Store the run's metrics and mark it finished; returns the finish time (UTC)."""
+    finished = utcnow()
+    with Session(get_engine(database_url)) as session:
+        upsert(session, RunMetricRow, [dict(run_id=run_id, name=k, value=float(v)) for k, v in metrics.items()],
+               keys=["run_id", "name"], update=["value"])
+        run = session.get(RunRow, run_id)
+        if run is not None:
+            run.finished_at = finished
+            run.status = status
+            session.add(run)
+        session.commit()
+    return finished
+
+
+def chunk_cache_key(chunk_text: str, prompt_version: str, model: str) -> str:
+    """Cache key of a chunk review: stable identifiers only (content hash, prompt version, model)."""
+    content = hashlib.sha256(chunk_text.encode("utf-8")).hexdigest()
+    return hashlib.sha256("\x1f".join([content, prompt_version, model]).encode("utf-8")).hexdigest()
+
+
+def save_chunk_result(database_url: str, key: str, prompt_version: str, model: str, findings: list[dict[str, Any]]) -> None:
+    """Store a successful chunk review for reuse (first result for a key wins)."""
+    from schemas.tables import ChunkResultRow
+
+    with Session(get_engine(database_url)) as session:
+        upsert(session, ChunkResultRow, [dict(cache_key=key, prompt_version=prompt_version, model=model,
+                                              findings=findings, created_at=utcnow())], keys=["cache_key"])
+        session.commit()
+
+
+def load_chunk_result(database_url: str, key: str) -> list[dict[str, Any]] | None:
+    """The stored findings (JSON dumps) for ``key``, or None when this chunk was never reviewed."""
+    from schemas.tables import ChunkResultRow
+
+    with Session(get_engine(database_url)) as session:
+        row = session.exec(select(ChunkResultRow).where(ChunkResultRow.cache_key == key)).first()
+        return list(row.findings) if row is not None else None
+
+
+def known_source_sha256(database_url: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """``{(uri, etag): sha256}`` for the bucket-object versions in ``keys`` that an earlier run
+    fetched and hashed (``source_objects``). S3 gives an overwritten object a new ETag, so an
+    object listed with a known ``(uri, etag)`` holds the bytes hashed then and need not be
+    downloaded again to learn its sha256. Queried 500 keys at a time."""
+    from schemas.tables import SourceObjectRow
+
+    found: dict[tuple[str, str], str] = {}
+    wanted = set(keys)
+    uris = sorted({uri for uri, _ in wanted})
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(uris), 500):
+            rows = session.exec(select(SourceObjectRow.uri, SourceObjectRow.etag, SourceObjectRow.sha256).where(
+                SourceObjectRow.uri.in_(uris[i:i + 500]), SourceObjectRow.sha256.is_not(None))).all()
+            found.update({(u, e): h for u, e, h in rows if (u, e) in wanted})
+    return found
+
+
+@task(name="save-source-object", cache_policy=NO_CACHE)
+def save_source_object(database_url: str, run_id: str, outcome: IngestOutcome) -> None:
+    """Record the S3 ETag, VersionId and sha256 of a bucket object this run fetched
+    (``source_objects``, natural key ``(uri, etag)``; a later run of the same version updates
+    ``last_run_id``). No-op for an object without an ETag (a local file)."""
+    from schemas.tables import SourceObjectRow
+
+    src = outcome.source
+    if not src.etag:
+        return
+    row = dict(uri=src.uri, etag=src.etag, version_id=src.version_id, sha256=outcome.sha256,
+               size_bytes=src.size_bytes, first_run_id=run_id, last_run_id=run_id, fetched_at=utcnow())
+    update = ["last_run_id", "fetched_at"] + [k for k in ("version_id", "sha256") if row[k] is not None]
+    with Session(get_engine(database_url)) as session:
+        upsert(session, SourceObjectRow, [row], keys=["uri", "etag"], update=update)
+        session.commit()

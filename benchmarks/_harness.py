@@ -284,8 +284,8 @@ class _Meter:
                 depth = 0
                 while frame is not None and depth < 12:
                     code = frame.f_code
-                    if code.co_name in ("get", "wait", "_next_event") and (
-                            code.co_filename.endswith(("queue.py", "threading.py")) or code.co_name == "_next_event"):
+                    if code.co_name in ("get", "wait") and code.co_filename.endswith(
+                            ("queue.py", "threading.py", "_base.py")):
                         stage = "idle"
                         break
                     frame, depth = frame.f_back, depth + 1

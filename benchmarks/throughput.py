@@ -18,8 +18,8 @@ server's start-up; ``process_wall_s`` includes it).
 ``overhead_share = 1 - ratio = (wall - bound_time) / wall`` where ``bound_time = calls ×
 mean_call_s / C`` is the wall time the same calls need with every slot always busy: the share of
 the run's wall time not explained by LLM latency (target ≤ 0.05). ``main_thread_busy_share`` is
-the share of the flow's main thread (the one loop that dispatches every task) not spent waiting
-for an event: near 1 it is the critical path. ``busy_s`` is task-body time per stage summed over
+the share of the flow's main thread (it starts the document pipelines and waits for them) not
+spent waiting: near 1 it is the critical path. ``busy_s`` is task-body time per stage summed over
 threads (see :mod:`benchmarks._harness`). Prints one JSON line.
 """
 

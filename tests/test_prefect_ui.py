@@ -11,7 +11,10 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import httpx
 
 import pytest
 
@@ -46,6 +49,53 @@ def test_flow_run_page_shows_the_run_summary_artifact(browser, prefect_server, t
     page.get_by_text("documents_reviewed", exact=True).first.wait_for()
     assert "/artifacts/artifact/" in page.url or "tab=Artifacts" in page.url
     shot = tmp_path / "prefect-ui-run-summary.png"
+    page.screenshot(path=str(shot), full_page=True)
+    page.close()
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
+
+
+def test_one_documents_task_runs_are_found_by_its_file_name(browser, prefect_server, tmp_path):
+    """A 20-document run: in the flow run's Task Runs tab, searching a file name lists that
+    document's steps (fingerprint, claim, extract, chunk, route, review of its chunks, fact-check,
+    save, …) and nothing of the other documents."""
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=20)
+    db = tmp_path / "results.db"
+    env = {**os.environ, "PREFECT_API_URL": prefect_server["api_url"], "PREFECT_HOME": str(tmp_path / "prefect-client")}
+    done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "review", str(inbox), "--backend", "rules",
+                           "--db", f"sqlite:///{db}", "--out", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(db) as conn:
+        (flow_run_id,), = conn.execute("select flow_run_id from runs").fetchall()
+    target = sorted(p.name for p in inbox.glob("*.pdf"))[6]
+
+    deadline = time.monotonic() + 60  # task runs reach the server through its event stream
+    while True:
+        body = {"flow_runs": {"id": {"any_": [flow_run_id]}}, "task_runs": {"name": {"like_": target}}, "limit": 200}
+        names = [t["name"] for t in httpx.post(f"{prefect_server['api_url']}/task_runs/filter", json=body,
+                                               timeout=30).json()]
+        stages = {n.split(" · ")[0] for n in names}
+        if {"fingerprint", "claim", "extract", "chunk", "route", "review", "save-findings"} <= stages or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert {"fingerprint", "claim", "extract", "chunk", "route", "review", "fact-check", "save-findings",
+            "mark-reviewed", "save-outcome"} <= stages, sorted(names)
+    assert all(target in n for n in names)
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    page.set_default_timeout(60_000)
+    page.goto(f"{prefect_server['url']}/runs/flow-run/{flow_run_id}?tab=Task%20Runs")
+    search = page.get_by_placeholder("Search by run name").first
+    search.wait_for()
+    search.fill(target)
+    page.get_by_text(f"extract · {target}", exact=True).first.wait_for()
+    page.get_by_text(f"fingerprint · {target}", exact=True).first.wait_for()
+    other = sorted(p.name for p in inbox.glob("*.pdf"))[7]
+    assert page.get_by_text(f"extract · {other}", exact=True).count() == 0
+    shot = tmp_path / "prefect-ui-one-document.png"
     page.screenshot(path=str(shot), full_page=True)
     page.close()
     assert shot.stat().st_size > 10_000

@@ -21,6 +21,7 @@ from tasks.check.values import (
     compare,
     extract_values,
 )
+from tasks.runnames import for_document
 from tasks.textnorm import match_form
 
 C = ClauseType
@@ -187,7 +188,7 @@ def _default_pointer(cf: CheckedFinding) -> str:
     return f"the {cf.finding.clause_type.value} finding on page {cf.finding.page} (\"{quote[:60]}…\")"
 
 
-@task(name="check-consistency", cache_policy=NO_CACHE)
+@task(name="check-consistency", task_run_name=for_document("check-consistency"), cache_policy=NO_CACHE)
 def check_consistency(
     checked: list[CheckedFinding],
     index: DocumentIndex | None = None,

@@ -60,6 +60,7 @@ from tasks.check.values import (
     section_refs,
 )
 from tasks.check.verifier import make_verifier_client, verify_with_model
+from tasks.runnames import for_document
 from tasks.textnorm import match_form, numbers_in, squeeze_spaces
 
 #: Quotes shorter than this (in normalised characters) are not trusted to a space-insensitive
@@ -473,7 +474,7 @@ def fact_check(
     return out
 
 
-@task(name="fact-check-findings", cache_policy=NO_CACHE)
+@task(name="fact-check-findings", task_run_name=for_document("fact-check", lambda p: f"chunk {p['chunk'].index + 1}"), cache_policy=NO_CACHE)
 def fact_check_findings(
     findings: list[Finding], chunk: Chunk, neighbours: list[Chunk], index: DocumentIndex
 ) -> list[CheckedFinding]:

@@ -43,6 +43,7 @@ from schemas.documents import (
     FailureKind,
 )
 from schemas.settings import Limits
+from tasks.runnames import for_document
 from tasks.textnorm import match_form
 
 #: Version of the injection rules; part of the natural key of stored flags.
@@ -357,7 +358,7 @@ def document_flags(original: ExtractedDocument, chunks: list[Chunk], max_chars_p
     return out
 
 
-@task(name="screen-document", cache_policy=NO_CACHE)
+@task(name="screen-document", task_run_name=for_document("screen"), cache_policy=NO_CACHE)
 def screen_document(database_url: str, original: ExtractedDocument, chunks: list[Chunk],
                     max_chars_per_page: int) -> list[DocumentFlag]:
     """Prefect task: find a document's flags (:func:`document_flags`) and store them.

@@ -20,6 +20,7 @@ from schemas.documents import (
     PageText,
 )
 from schemas.settings import Limits
+from tasks.runnames import for_document
 
 
 def _limit_memory(max_bytes: int):
@@ -72,7 +73,7 @@ def run_extraction(path: str, limits: Limits) -> dict:
     return result
 
 
-@task(name="extract-document", cache_policy=NO_CACHE)
+@task(name="extract-document", task_run_name=for_document("extract"), cache_policy=NO_CACHE)
 def extract_document(fingerprinted: IngestOutcome, limits: Limits) -> IngestOutcome:
     """Prefect task: extract per-page text of a fingerprinted object in a limited child process.
 

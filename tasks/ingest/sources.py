@@ -45,7 +45,7 @@ def list_source_objects(source: str, endpoint_url: str | None = None, suffix: st
             if not any(Path(o.uri).resolve() == q or q in Path(o.uri).resolve().parents for q in skip)]
 
 
-@task(name="fingerprint-document", cache_policy=NO_CACHE)
+@task(name="fingerprint-document", task_run_name="fingerprint · {obj.name}", cache_policy=NO_CACHE)
 def fingerprint_document(obj: SourceObject, limits: Limits) -> IngestOutcome:
     """Prefect task: sha256 and pre-checks of one object (no parsing).
 

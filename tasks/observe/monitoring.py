@@ -49,6 +49,7 @@ from schemas.tables import (
     RunMetricRow,
     RunRow,
 )
+from tasks.runnames import for_document
 from tasks.store.persist import get_engine, upsert
 from tasks.textnorm import match_form
 
@@ -204,7 +205,7 @@ def previous_review(session: Session, run_id: str, sha256: str) -> DocumentDrift
     return session.exec(query.order_by(RunRow.started_at.desc())).first()
 
 
-@task(name="record-drift", cache_policy=NO_CACHE)
+@task(name="record-drift", task_run_name=for_document("record-drift"), cache_policy=NO_CACHE)
 def record_drift(database_url: str, run_id: str, sha256: str, model: str, prompt_version: str) -> float | None:
     """Prefect task: store the drift of a completely reviewed document against its previous review.
 
@@ -553,7 +554,12 @@ class DocreviewCollector:
         yield from families or []
 
     def _collect(self) -> Iterator[Any]:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, InfoMetricFamily
+        from prometheus_client.core import (
+            CounterMetricFamily,
+            GaugeMetricFamily,
+            HistogramMetricFamily,
+            InfoMetricFamily,
+        )
 
         with Session(get_engine(self.database_url)) as session:
             runs_done = session.exec(select(func.count()).select_from(RunRow)

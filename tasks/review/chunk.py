@@ -18,6 +18,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, page_for_offset
+from tasks.runnames import for_document
 
 #: Bumped when the cutting rules change; part of the natural key of stored chunks.
 CHUNKER_VERSION = "chunk-v1"
@@ -131,7 +132,7 @@ def chunk_text(
     return chunks
 
 
-@task(name="chunk-document", cache_policy=NO_CACHE)
+@task(name="chunk-document", task_run_name=for_document("chunk"), cache_policy=NO_CACHE)
 def chunk_document(document: ExtractedDocument, budget: int = 4000, overlap: int = 600) -> list[Chunk]:
     """Prefect task: clause-aware chunks of ``document`` (sizes in characters)."""
     return chunk_text(document.sha256, document.text, document.page_starts(), budget, overlap)

@@ -13,11 +13,12 @@ from prefect.tasks import exponential_backoff
 
 from schemas.documents import Chunk
 from schemas.policy import ResiliencePolicy
-from schemas.settings import Settings
 from schemas.review import ChunkReview
+from schemas.settings import Settings
 from tasks.review.backends.base import ReviewBackend
 from tasks.review.resilience import get_breaker, llm_slot
 from tasks.review.retry import retry_condition
+from tasks.runnames import for_document
 
 #: Attempts after the first, and the base of the exponential backoff (seconds).
 REVIEW_RETRIES = 3
@@ -83,7 +84,7 @@ def _make_backend(settings: Settings) -> ReviewBackend:
 
 
 @task(
-    name="review-chunk",
+    name="review-chunk", task_run_name=for_document("review", lambda p: f"chunk {p['chunk'].index + 1}"),
     cache_policy=NO_CACHE,
     retries=REVIEW_RETRIES,
     retry_delay_seconds=exponential_backoff(backoff_factor=REVIEW_BACKOFF_BASE_S),
@@ -118,7 +119,7 @@ def review_chunk(backend: ReviewBackend, chunk: Chunk, document_name: str, datab
         raise
 
 
-@task(name="store-review", cache_policy=NO_CACHE)
+@task(name="store-review", task_run_name=for_document("store-review", lambda p: f"chunk {p['chunk'].index + 1}"), cache_policy=NO_CACHE)
 def store_review(database_url: str, chunk: Chunk, prompt_version: str, model: str, review: ChunkReview) -> None:
     """Prefect task: keep a successful model review of ``chunk`` for reuse (see :func:`cached_review`)."""
     from tasks.store.persist import chunk_cache_key, save_chunk_result
@@ -127,7 +128,7 @@ def store_review(database_url: str, chunk: Chunk, prompt_version: str, model: st
                       [f.model_dump(mode="json") for f in review.findings])
 
 
-@task(name="cached-review", cache_policy=NO_CACHE)
+@task(name="cached-review", task_run_name=for_document("cached-review", lambda p: f"chunk {p['chunk'].index + 1}"), cache_policy=NO_CACHE)
 def cached_review(database_url: str, chunk: Chunk, prompt_version: str, model: str) -> ChunkReview | None:
     """Prefect task: the stored review of the same chunk content, prompt version and model, if any.
 

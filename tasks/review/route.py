@@ -64,6 +64,7 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, Field
 
 from schemas.documents import Chunk
+from tasks.runnames import for_document
 
 #: Bumped when the routing signals or the granularity change meaning.
 ROUTER_VERSION = "route-v3"
@@ -586,7 +587,7 @@ def resolve_mode(routing: str, backend_name: str) -> Literal["all", "decision-po
     return routing  # type: ignore[return-value]
 
 
-@task(name="route-chunks", cache_policy=NO_CACHE)
+@task(name="route-chunks", task_run_name=for_document("route"), cache_policy=NO_CACHE)
 def route_chunks(chunks: list[Chunk], mode: str, threshold: float | None = None) -> list[RouteDecision]:
     """Prefect task: :func:`route_all` over one document's chunks.
 

@@ -36,6 +36,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from schemas.documents import DocumentStatus
 from schemas.tables import DocumentClaimRow, DocumentReviewRow, RunDocumentRow, utcnow
+from tasks.runnames import for_document
 from tasks.store.persist import get_engine
 
 #: Default claim lease, seconds: a killed worker's documents can be taken over after this.
@@ -108,7 +109,7 @@ def holder_is_dead(worker: str | None) -> bool:
         return False
 
 
-@task(name="claim-document", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+@task(name="claim-document", task_run_name=for_document("claim"), cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def claim_document(
     database_url: str, sha256: str, run_id: str, worker: str, lease_s: float, prompt_version: str, model: str,
     reviewed_since: datetime | None = None,

@@ -22,6 +22,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, create_engine, select
 
 from schemas.documents import Chunk, DocumentStatus, ExtractedDocument, IngestOutcome
+from schemas.findings import CheckedFinding
+from schemas.review import LLMCallRecord
 from schemas.tables import (
     CheckRow,
     ChunkRow,
@@ -35,8 +37,7 @@ from schemas.tables import (
     RunRow,
     utcnow,
 )
-from schemas.review import LLMCallRecord
-from schemas.findings import CheckedFinding
+from tasks.runnames import for_document
 from tasks.textnorm import match_form
 
 #: SQLite busy timeout, milliseconds (well above the 5 s default).
@@ -156,20 +157,19 @@ def reviewed_keys(database_url: str, prompt_version: str, model: str) -> set[str
     return set(rows)
 
 
-def deferred_keys(database_url: str) -> set[str]:
-    """sha256 of documents whose most recent run ended them ``deferred`` (taken up first next run)."""
+def deferred_sources(database_url: str) -> set[str]:
+    """Source URIs whose most recent run ended them ``deferred``: the next run takes them up first."""
     from sqlalchemy import func as sa_func
 
     with Session(get_engine(database_url)) as session:
         latest = (
-            select(RunDocumentRow.sha256, sa_func.max(RunDocumentRow.updated_at).label("at"))
-            .where(RunDocumentRow.sha256.is_not(None))
-            .group_by(RunDocumentRow.sha256)
+            select(RunDocumentRow.source, sa_func.max(RunDocumentRow.updated_at).label("at"))
+            .group_by(RunDocumentRow.source)
             .subquery()
         )
         rows = session.exec(
-            select(RunDocumentRow.sha256).join(
-                latest, (RunDocumentRow.sha256 == latest.c.sha256) & (RunDocumentRow.updated_at == latest.c.at)
+            select(RunDocumentRow.source).join(
+                latest, (RunDocumentRow.source == latest.c.source) & (RunDocumentRow.updated_at == latest.c.at)
             ).where(RunDocumentRow.status == DocumentStatus.deferred.value)
         ).all()
     return set(rows)
@@ -229,7 +229,7 @@ def start_run(
         session.commit()
 
 
-@task(name="save-document-outcome", cache_policy=NO_CACHE)
+@task(name="save-document-outcome", task_run_name=for_document("save-outcome"), cache_policy=NO_CACHE)
 def save_document_outcome(
     database_url: str,
     run_id: str,
@@ -267,7 +267,7 @@ def save_document_outcome(
         session.commit()
 
 
-@task(name="save-chunks", cache_policy=NO_CACHE)
+@task(name="save-chunks", task_run_name=for_document("save-chunks"), cache_policy=NO_CACHE)
 def save_chunks(database_url: str, chunks: list[Chunk], chunker: str, decisions: list[Any] | None = None) -> None:
     """Insert a document's chunks (no-op for chunks already stored).
 
@@ -291,7 +291,7 @@ def save_chunks(database_url: str, chunks: list[Chunk], chunker: str, decisions:
         session.commit()
 
 
-@task(name="save-findings", cache_policy=NO_CACHE)
+@task(name="save-findings", task_run_name=for_document("save-findings"), cache_policy=NO_CACHE)
 def save_findings(
     database_url: str, run_id: str, sha256: str, backend: str, model: str, prompt_version: str,
     checked: list[CheckedFinding],
@@ -336,7 +336,7 @@ def save_findings(
     return len(finding_rows)
 
 
-@task(name="save-llm-calls", cache_policy=NO_CACHE)
+@task(name="save-llm-calls", task_run_name=for_document("save-llm-calls", lambda p: f"chunk {p['chunk_index'] + 1}"), cache_policy=NO_CACHE)
 def save_llm_calls(database_url: str, run_id: str, sha256: str, chunk_index: int, calls: list[LLMCallRecord]) -> None:
     """Record the model calls made for one chunk (idempotent on run, document, chunk, attempt)."""
     rows = [dict(run_id=run_id, sha256=sha256, chunk_index=chunk_index, **c.model_dump(), created_at=utcnow())
@@ -379,7 +379,7 @@ def absence_key(sha256: str, prompt_version: str, model: str, clause_type: str) 
     return hashlib.sha256("\x1f".join([sha256, prompt_version, model, clause_type]).encode("utf-8")).hexdigest()
 
 
-@task(name="save-absences", cache_policy=NO_CACHE)
+@task(name="save-absences", task_run_name=for_document("save-absences"), cache_policy=NO_CACHE)
 def save_absences(
     database_url: str, run_id: str, sha256: str, prompt_version: str, model: str, absences: list[Any],
 ) -> int:
@@ -422,7 +422,7 @@ def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
     return out
 
 
-@task(name="mark-document-reviewed", cache_policy=NO_CACHE)
+@task(name="mark-document-reviewed", task_run_name=for_document("mark-reviewed"), cache_policy=NO_CACHE)
 def mark_document_reviewed(
     database_url: str, sha256: str, prompt_version: str, model: str, backend: str, run_id: str,
     chunks: int, findings: int,
@@ -498,7 +498,7 @@ def known_source_sha256(database_url: str, keys: Sequence[tuple[str, str]]) -> d
     return found
 
 
-@task(name="save-source-object", cache_policy=NO_CACHE)
+@task(name="save-source-object", task_run_name=for_document("save-source-object"), cache_policy=NO_CACHE)
 def save_source_object(database_url: str, run_id: str, outcome: IngestOutcome) -> None:
     """Record the S3 ETag, VersionId and sha256 of a bucket object this run fetched
     (``source_objects``, natural key ``(uri, etag)``; a later run of the same version updates

@@ -1,0 +1,284 @@
+"""One document's way through the review: the steps the flow runs for each document.
+
+``fingerprint → claim → extract → chunk → route → review chunks → fact-check → conclude``
+
+:func:`review_document` runs them in order for one source object (the flow runs many side by
+side in a :class:`flows.pipeline.DocumentPool`); in batch mode the flow runs
+:func:`prepare_document` for every document, reviews all their deep chunks in one Message Batch
+(:func:`review_in_batch`), then :func:`check_and_conclude` for each. Every task run a document
+starts is named after its file (:mod:`tasks.runnames`), so the Prefect UI shows one document's
+path. Each step ends the document (``reviewed``, ``deferred`` or ``failed`` with a reason) as
+soon as the outcome is known, through the run's :class:`flows.pipeline.RunBook`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prefect import get_run_logger
+from prefect.futures import as_completed
+from prefect.utilities.annotations import quote
+
+from flows.pipeline import Document, Run, RunBook, result_or_error
+from schemas.documents import (
+    Chunk,
+    DocumentStatus,
+    FailureKind,
+    IngestOutcome,
+    SourceObject,
+)
+from schemas.findings import PROMPT_VERSION, CheckedFinding
+from schemas.review import ChunkReview, ReviewOutcome
+from tasks.check.absences import find_absences
+from tasks.check.consistency import check_consistency
+from tasks.check.factcheck import DocumentIndex, fact_check_findings
+from tasks.check.injection import admit_document, cap_page_chars, screen_document
+from tasks.ingest.extract import extract_document
+from tasks.ingest.sources import fingerprint_document
+from tasks.observe.monitoring import record_drift
+from tasks.review.batches import review_batch
+from tasks.review.chunk import chunk_document
+from tasks.review.reviewer import cached_review, store_review
+from tasks.review.route import review_unit, route_chunks
+from tasks.runnames import document_scope
+from tasks.store.claims import ClaimState, claim_document
+from tasks.store.persist import (
+    deferred_sources,
+    known_source_sha256,
+    load_document,
+    mark_document_reviewed,
+    save_absences,
+    save_chunks,
+    save_findings,
+    save_llm_calls,
+)
+
+#: Review outcomes that another attempt cannot change: the document fails instead of deferring.
+TERMINAL_OUTCOMES = {ReviewOutcome.refusal, ReviewOutcome.context_overflow}
+
+REUSED = "unchanged since an earlier review (same sha256, prompt version and model); findings reused"
+REUSED_WITHOUT_DOWNLOAD = ("unchanged since an earlier review (same ETag and sha256, prompt version and model); "
+                           "findings reused without downloading")
+
+
+@dataclass
+class PreparedDocument:
+    """A claimed, extracted and chunked document: its review units (a deep chunk reduced to its
+    routed segments) and which of them go to review, plus what its checks collect."""
+
+    document: Document
+    chunks: list[Chunk]
+    deep: list[Chunk]
+    index: DocumentIndex
+    checked: list[CheckedFinding] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    terminal_problem: bool = False
+
+
+def deferred_first(run: Run, objects: list[SourceObject]) -> list[SourceObject]:
+    """``objects`` with those the previous run left ``deferred`` first: they waited a run already."""
+    waited = deferred_sources(run.db)
+    return sorted(objects, key=lambda o: o.uri not in waited)  # stable: listing order otherwise
+
+
+def reuse_unchanged_objects(run: Run, book: RunBook, objects: list[SourceObject]) -> list[SourceObject]:
+    """End the bucket objects whose ``(uri, ETag)`` an earlier run hashed and reviewed under this
+    prompt version and model (``reviewed``, findings reused, nothing downloaded); returns the others."""
+    if run.rereview:
+        return objects
+    known = known_source_sha256(run.db, [(o.uri, o.etag) for o in objects if o.is_s3 and o.etag])
+    rest = []
+    for obj in objects:
+        sha = known.get((obj.uri, obj.etag or ""))
+        if sha is None or sha not in run.already_reviewed:
+            rest.append(obj)
+        elif book.first_of_content(outcome := IngestOutcome(source=obj, sha256=sha)):
+            stored = load_document(run.db, sha)
+            book.conclude(outcome.model_copy(update={"pages": stored.pages if stored else 0}), DocumentStatus.reviewed,
+                          REUSED_WITHOUT_DOWNLOAD, reused=True)
+    return rest
+
+
+def review_document(run: Run, book: RunBook, obj: SourceObject) -> None:
+    """Review one source object from fingerprint to conclusion (or end it earlier with a reason)."""
+    with document_scope(obj.name):
+        document = fingerprint(run, book, obj)
+        prepared = prepare_document(run, book, document) if document else None
+        if prepared is None:
+            return
+        review_chunks(run, prepared)
+        conclude_document(run, book, prepared)
+
+
+def fingerprint(run: Run, book: RunBook, obj: SourceObject) -> Document | None:
+    """The object's sha256 and pre-checks; None when it ended here (failed, a copy of another
+    object of this run, or unchanged since an earlier review)."""
+    got = fingerprint_document.submit(obj, run.settings.limits).result()
+    if got.failure:
+        book.end(got, DocumentStatus.failed, got.reason)
+        return None
+    if not book.first_of_content(got):
+        return None  # a copy: it ends with the first object of the same content
+    if got.sha256 in run.already_reviewed:
+        stored = load_document(run.db, got.sha256)
+        book.conclude(got.model_copy(update={"pages": stored.pages if stored else 0}), DocumentStatus.reviewed,
+                      REUSED, reused=True)
+        return None
+    return Document(outcome=got)
+
+
+def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDocument | None:
+    """Claim, extract, chunk, route and admit a document; None when it ended on the way."""
+    fp = document.outcome
+    claim = claim_document(run.db, fp.sha256, run.id, run.worker, run.settings.claim_lease_s, PROMPT_VERSION,
+                           run.reviewer.model, run.reviewed_since)
+    if claim.state == ClaimState.held:  # another live run is reviewing it
+        book.conclude(fp, DocumentStatus.deferred, claim.reason)
+        return None
+    if claim.state == ClaimState.reviewed:  # another run finished it meanwhile
+        stored = load_document(run.db, fp.sha256)
+        book.conclude(fp.model_copy(update={"pages": stored.pages if stored else 0}), DocumentStatus.reviewed,
+                      claim.reason, reused=True)
+        return None
+    book.claimed(fp.sha256)
+    if claim.taken_over_from:
+        get_run_logger().info("Took over %s from run %s (its claim expired)", fp.source.name, claim.taken_over_from)
+    with run.extraction_slots:
+        got = extract_document.submit(quote(fp), run.settings.limits).result()
+    if not got.ok:
+        book.conclude(got, DocumentStatus.failed, got.reason)
+        return None
+    document.outcome = got
+    return chunk_and_route(run, book, document)
+
+
+def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocument | None:
+    """Chunks, routing decisions and admission (chunk count, token budget) of an extracted
+    document; chunks and decisions are stored and the text screened for injected instructions."""
+    got, limits = document.outcome, run.settings.limits
+    text = cap_page_chars(got.document, limits.max_chars_per_page)
+    chunks = chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars)
+    decisions = route_chunks(quote(chunks), run.routing_mode, run.settings.router_threshold)
+    units = [review_unit(c, d) for c, d in zip(chunks, decisions)]
+    deep = [u for u, d in zip(units, decisions) if d.route == "deep"]
+    with run.budget_lock:  # too many chunks (failed) or over the run's token budget (deferred)
+        admission = admit_document(chunks, limits, run.budget, billable=deep if run.uses_model else [])
+    if admission.status is not None:
+        book.conclude(got.model_copy(update={"failure": admission.failure}), admission.status, admission.reason)
+        return None
+    save_chunks(run.db, quote(chunks), run.chunker, quote(decisions))
+    screen_document(run.db, quote(got.document), quote(chunks), limits.max_chars_per_page)
+    return PreparedDocument(document=document, chunks=units, deep=deep, index=DocumentIndex.build(text))
+
+
+def review_chunks(run: Run, prepared: PreparedDocument) -> None:
+    """Review the deep chunks (at most the run's review slots at a time across documents) and
+    fact-check each chunk's findings as soon as its review returns."""
+    name = prepared.document.name
+    calls = [((quote(run.reviewer), quote(chunk), name, run.db, run.id, quote(run.policy)), {})
+             for chunk in prepared.deep]
+    reviews = dict(zip(run.review_slots.submit_in_turn(run.review_task, calls), prepared.deep))
+    checks = []
+    for future in as_completed(list(reviews)):
+        value, error = result_or_error(future)
+        check = record_review(run, prepared, reviews[future], value, error)
+        if check is not None:
+            checks.append(check)
+    collect_checks(prepared, checks)
+
+
+def record_review(run: Run, prepared: PreparedDocument, chunk: Chunk, review: ChunkReview | None,
+                  error: str | None):
+    """Store one chunk's review (its calls, its reusable result) and start the fact-check of its
+    findings; returns that fact-check's future, or None. A failed review becomes a problem of the
+    document (``cached``: the stored result of the same chunk content is used instead, if any)."""
+    if error is not None and run.uses_model and run.policy.on_open == "cached":
+        review = cached_review(run.db, quote(chunk), PROMPT_VERSION, run.reviewer.model)
+        error = None if review is not None else error  # same content, prompt version and model
+    if error is not None:
+        prepared.problems.append(f"chunk {chunk.index + 1}: {error}")
+        return None
+    if run.uses_model and review.outcome == ReviewOutcome.ok and not review.cached:
+        store_review(run.db, quote(chunk), PROMPT_VERSION, run.reviewer.model, quote(review))
+    if review.calls:
+        save_llm_calls(run.db, run.id, chunk.document_sha256, chunk.index, review.calls)
+    if review.outcome != ReviewOutcome.ok:
+        prepared.problems.append(f"chunk {chunk.index + 1}: {review.outcome.value} ({review.detail})")
+        prepared.terminal_problem |= review.outcome in TERMINAL_OUTCOMES
+        return None
+    if not review.findings:
+        return None
+    neighbours = [c for c in prepared.chunks if abs(c.index - chunk.index) == 1]
+    return fact_check_findings.submit(quote(review.findings), quote(chunk), quote(neighbours), quote(prepared.index))
+
+
+def collect_checks(prepared: PreparedDocument, checks: list) -> None:
+    """Wait for the document's fact-checks and keep their checked findings."""
+    for future in checks:
+        value, error = result_or_error(future)
+        if error is not None:
+            prepared.problems.append(f"fact-check failed: {error}")
+        else:
+            prepared.checked.extend(value)
+
+
+def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> None:
+    """Check consistency across the document's findings, store them, and end the document:
+    ``reviewed`` when every deep chunk was reviewed, else ``failed`` (a problem no retry can fix)
+    or ``deferred`` (the next run reviews it again)."""
+    sha, model = prepared.document.outcome.sha256, run.reviewer.model
+    outcome = prepared.document.outcome
+    checked = sorted(prepared.checked, key=lambda c: (c.chunk_index, c.ordinal))
+    checked = check_consistency(quote(checked), quote(prepared.index), sha, PROMPT_VERSION, model)
+    stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, PROMPT_VERSION, quote(checked))
+    if not prepared.problems:
+        save_absences(run.db, run.id, sha, PROMPT_VERSION, model,
+                      quote(find_absences(checked, [c.index for c in prepared.chunks])))
+        mark_document_reviewed(run.db, sha, PROMPT_VERSION, model, run.reviewer.name, run.id, len(prepared.chunks),
+                               stored)
+        record_drift(run.db, run.id, sha, model, PROMPT_VERSION)
+        book.conclude(outcome, DocumentStatus.reviewed, None, stored)
+        return
+    problems = prepared.problems
+    summary = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+    if prepared.terminal_problem:
+        book.conclude(outcome.model_copy(update={"failure": FailureKind.review_error}), DocumentStatus.failed,
+                      f"review failed: {summary}", stored)
+    else:
+        book.conclude(outcome, DocumentStatus.deferred,
+                      f"review incomplete, will be retried by the next run: {summary}", stored)
+
+
+def prepare_for_batch(run: Run, book: RunBook, obj: SourceObject) -> PreparedDocument | None:
+    """Batch mode, first half: a document up to its routed chunks (None when it ended)."""
+    with document_scope(obj.name):
+        document = fingerprint(run, book, obj)
+        return prepare_document(run, book, document) if document else None
+
+
+def review_in_batch(run: Run, prepared: list[PreparedDocument]) -> dict[tuple[str, int], tuple]:
+    """Review the deep chunks of every prepared document in one Message Batch; returns
+    ``{(sha256, chunk index): (ChunkReview | None, error | None)}``."""
+    sent = [(chunk, p.document.name) for p in prepared for chunk in p.deep]
+    if not sent:
+        return {}
+    future = review_batch.submit(quote(run.reviewer), quote(sent), run.db, run.batch_poll_s,
+                                 run.batch_timeout_s)
+    value, error = result_or_error(future)
+    if error is not None:
+        return {(c.document_sha256, c.index): (None, error) for c, _ in sent}
+    return {(sha, index): (review, None) for sha, index, review in value}
+
+
+def check_and_conclude(run: Run, book: RunBook, prepared: PreparedDocument,
+                       reviews: dict[tuple[str, int], tuple]) -> None:
+    """Batch mode, second half: record each chunk's batch result, fact-check, conclude."""
+    with document_scope(prepared.document.name):
+        checks = []
+        for chunk in prepared.deep:
+            review, error = reviews.get((chunk.document_sha256, chunk.index), (None, "no result in the batch"))
+            check = record_review(run, prepared, chunk, review, error)
+            if check is not None:
+                checks.append(check)
+        collect_checks(prepared, checks)
+        conclude_document(run, book, prepared)

@@ -1,0 +1,403 @@
+"""The review run's shared state and the small helpers that bound its concurrency.
+
+- :class:`Run` holds what every document's pipeline needs (settings, backend, policy, the run id
+  and its limits); :func:`open_run` makes it, and :func:`close_run` computes and stores the run's
+  metrics when every document has ended.
+- :class:`RunBook` is the run's ledger of documents: each source object ends exactly once
+  (``reviewed``, ``deferred`` or ``failed`` with a reason), copies of one content end with their
+  first object, claims are released, and a safety net ends anything left over.
+- :class:`DocumentPool` runs document pipelines side by side, at most ``size`` at a time, and
+  renews the run's claims while it waits; :class:`Slots` bounds a kind of task (extractions,
+  chunk reviews in flight) so the task runner's workers are never all waiting on one kind.
+
+Numbers: the task runner has :data:`TASK_RUNNER_WORKERS` threads. At most ``1.5 × review slots``
+chunk reviews are submitted at a time (the calls plus a prefetch that waits on the LLM slot
+itself, so a freed slot is taken at once); ``review slots`` is the policy's LLM concurrency,
+capped so extractions and fact-checks keep workers. A new document starts while fewer than
+``2 × review slots + extraction slots`` are in flight, so the review slots never wait for text and
+memory stays flat in the number of documents.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+from contextvars import copy_context
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from prefect import Task, get_run_logger
+from prefect.futures import PrefectFuture
+from prefect.runtime import flow_run as runtime_flow_run
+from prefect.utilities.annotations import quote
+
+from flows import progress
+from schemas.documents import DocumentStatus, FailureKind, IngestOutcome, SourceObject
+from schemas.findings import PROMPT_VERSION
+from schemas.policy import ResiliencePolicy
+from schemas.settings import Settings
+from schemas.tables import utcnow
+from tasks.check.injection import TokenBudget
+from tasks.ingest.s3 import discard_download, remove_downloads
+from tasks.observe.events import tag_flow_run
+from tasks.observe.metrics import compute_run_metrics
+from tasks.observe.monitoring import AlertThresholds, evaluate_alerts
+from tasks.review.backends.base import ReviewBackend
+from tasks.review.chunk import CHUNKER_VERSION
+from tasks.review.resilience import counters, ensure_concurrency_limit, retry_options
+from tasks.review.reviewer import make_backend, review_chunk
+from tasks.review.route import resolve_mode
+from tasks.store.claims import LeaseKeeper, release_claim, release_claims, worker_name
+from tasks.store.persist import (
+    finish_run,
+    reviewed_keys,
+    save_document_outcome,
+    save_source_object,
+    start_run,
+)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Worker threads of the review flow's task runner (see the module docstring).
+TASK_RUNNER_WORKERS = 64
+
+
+class Slots:
+    """At most ``size`` holders at a time: ``with slots:`` around a blocking step, or
+    :meth:`submit` to hold a slot for as long as a submitted task runs."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self._semaphore = threading.BoundedSemaphore(self.size)
+        self._turn = threading.Lock()
+
+    def __enter__(self) -> Slots:
+        self._semaphore.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._semaphore.release()
+
+    def submit(self, task: Task, *args: Any, **kwargs: Any) -> PrefectFuture:
+        """``task.submit(*args, **kwargs)`` once a slot is free; the slot is freed when the task ends."""
+        self._semaphore.acquire()
+        try:
+            future = task.submit(*args, **kwargs)
+        except BaseException:
+            self._semaphore.release()
+            raise
+        future.add_done_callback(lambda _: self._semaphore.release())
+        return future
+
+    def submit_in_turn(self, task: Task, calls: list[tuple[tuple, dict]]) -> list[PrefectFuture]:
+        """Submit ``task(*args, **kwargs)`` for every ``(args, kwargs)`` of ``calls``, one caller at
+        a time: a document's chunk reviews all go ahead of the next document's, so documents
+        conclude one after another (less work in flight, less lost when a run is killed)."""
+        with self._turn:
+            return [self.submit(task, *args, **kwargs) for args, kwargs in calls]
+
+
+@dataclass
+class Run:
+    """One run of the review flow: what each document's pipeline reads (never a live client of
+    its own: the backend is shared, its SDK client thread-safe)."""
+
+    id: str
+    source: str
+    out_dir: str
+    settings: Settings
+    reviewer: ReviewBackend
+    policy: ResiliencePolicy
+    routing_mode: str
+    rereview: bool
+    batch: bool
+    started: float = field(default_factory=time.monotonic)
+    worker: str = field(default_factory=worker_name)
+    reviewed_since: datetime | None = None  # rereview: only reviews made since the run started count
+    already_reviewed: set[str] = field(default_factory=set)  # sha256 reviewed with this prompt version and model
+    extraction_slots: Slots = field(default_factory=lambda: Slots(2))
+    review_slots: Slots = field(default_factory=lambda: Slots(2))
+    documents_in_flight: int = 6
+    budget: TokenBudget = field(default_factory=TokenBudget)
+    budget_lock: threading.Lock = field(default_factory=threading.Lock)
+    review_task: Task | None = None
+    batch_poll_s: float = 60.0
+    batch_timeout_s: float = 86_400.0
+
+    @property
+    def db(self) -> str:
+        """The run's database URL."""
+        return self.settings.database_url
+
+    @property
+    def uses_model(self) -> bool:
+        """True for the model backends (anthropic, bedrock), False for the offline rules."""
+        return self.reviewer.name != "rules"
+
+    @property
+    def chunker(self) -> str:
+        """The chunker's version and parameters, stored with every chunk."""
+        return f"{CHUNKER_VERSION}:{self.settings.chunk_chars}:{self.settings.chunk_overlap_chars}"
+
+    @property
+    def own_files(self) -> list[str]:
+        """Paths the run writes (report folder, SQLite file): never listed as documents."""
+        db = self.db
+        return [self.out_dir] + ([db.split(":///", 1)[1]] if db.startswith("sqlite:///") else [])
+
+
+def open_run(source: str, out_dir: str, database_url: str | None, backend: str, rereview: bool,
+             policy: ResiliencePolicy | None, routing: str, batch: bool) -> Run:
+    """Settings, backend and policy for a new run, its ``runs`` row and its concurrency bounds.
+
+    Raises ``ValueError`` for an unknown ``routing``, for ``batch`` without the anthropic backend,
+    and :class:`tasks.review.reviewer.BackendConfigError` when the backend cannot be built.
+    """
+    overrides: dict[str, Any] = {"backend": backend}
+    if database_url:
+        overrides["database_url"] = database_url
+    settings = Settings(**overrides)
+    reviewer = make_backend(settings)
+    tag_flow_run(reviewer.name)  # docreview, backend:<name>, trigger:<event|schedule|deployment|manual>
+    policy = policy or ResiliencePolicy(call_timeout_s=settings.llm_timeout_s)
+    if batch and reviewer.name != "anthropic":
+        raise ValueError(f"batch mode needs the anthropic backend (got {reviewer.name})")
+    run = Run(id=str(uuid.uuid4()), source=source, out_dir=out_dir, settings=settings, reviewer=reviewer,
+              policy=policy, routing_mode=resolve_mode(routing, reviewer.name), rereview=rereview, batch=batch,
+              reviewed_since=utcnow() if rereview else None,
+              budget=TokenBudget(settings.limits.max_run_tokens or None))
+    if run.uses_model:
+        ensure_concurrency_limit(policy)
+    counters.reset()
+    run.review_task = review_chunk.with_options(**retry_options(policy))
+    _size_slots(run)
+    if not rereview:
+        run.already_reviewed = reviewed_keys(run.db, PROMPT_VERSION, reviewer.model)
+    start_run(run.db, run.id, source, reviewer.name, reviewer.model, PROMPT_VERSION, str(runtime_flow_run.id or ""))
+    return run
+
+
+def _size_slots(run: Run) -> None:
+    extractions = max(2, run.settings.max_workers)  # each in a child process
+    calls = run.policy.llm_concurrency if run.uses_model else extractions
+    calls_cap = (TASK_RUNNER_WORKERS - extractions - 8) * 2 // 3  # with the prefetch, below the workers
+    if run.uses_model and calls > calls_cap:
+        get_run_logger().warning("LLM concurrency %d capped at %d by the flow's %d task-runner workers",
+                                 calls, calls_cap, TASK_RUNNER_WORKERS)
+    calls = min(calls, calls_cap)
+    run.extraction_slots = Slots(extractions)
+    run.review_slots = Slots(calls + max(1, calls // 2))
+    run.documents_in_flight = 2 * calls + extractions
+
+
+def close_run(run: Run, book: RunBook) -> dict[str, float]:
+    """End the run: close the backend's client, remove downloads, end any object the pipelines
+    left (the safety net), release claims, store the metrics and evaluate the alerts.
+
+    Returns the run's metrics (see :func:`tasks.observe.metrics.compute_run_metrics`).
+    """
+    if callable(getattr(run.reviewer, "close", None)):
+        run.reviewer.close()  # the SDK client's connections; every review is done
+    remove_downloads(book.objects)  # the run's S3 download folder, if any
+    book.end_leftovers()
+    release_claims(run.db, run.id)  # none should be left; after an internal error, free them now
+    elapsed = time.monotonic() - run.started
+    metrics = compute_run_metrics(run.db, run.id, PROMPT_VERSION, run.reviewer.model, elapsed, chunker=run.chunker)
+    metrics.update(counters.reset())  # retries, breaker_openings
+    finish_run(run.db, run.id, metrics)
+    evaluate_alerts(run.db, run.id, AlertThresholds.from_settings(run.settings))
+    return metrics
+
+
+@dataclass
+class Document:
+    """One content (sha256) to review: its first source object, fingerprinted, and the later
+    objects of the run with the same bytes (they end with it, without a review of their own)."""
+
+    outcome: IngestOutcome
+    copies: list[IngestOutcome] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The first object's file name."""
+        return self.outcome.source.name
+
+
+class RunBook:
+    """The run's ledger of source objects: each ends exactly once, thread-safe.
+
+    ``objects`` are the run's listed objects; :meth:`end_leftovers` fails any that no pipeline
+    ended (an internal error), so nothing is lost.
+    """
+
+    def __init__(self, run: Run, objects: list[SourceObject]) -> None:
+        self.run, self.objects = run, objects
+        self._lock = threading.Lock()
+        self._ended: set[str] = set()
+        self._claimed: set[str] = set()
+        self._first: dict[str, str] = {}  # sha256 -> uri of the first object with that content
+        self._concluded: dict[str, tuple[IngestOutcome, DocumentStatus, str | None, int, bool]] = {}
+        self._waiting: dict[str, list[IngestOutcome]] = {}
+
+    def end(self, outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int = 0,
+            reused: bool = False) -> None:
+        """Record one object's terminal state, free its download, advance the progress bar."""
+        run = self.run
+        save_document_outcome(run.db, run.id, quote(outcome), status, reason, findings, reused)
+        if outcome.source.is_s3:  # the ETag/version fetched; the downloaded bytes are no longer needed
+            save_source_object(run.db, run.id, quote(outcome))
+            discard_download(outcome.source)
+        with self._lock:
+            self._ended.add(outcome.source.uri)
+        if status is not DocumentStatus.reviewed:
+            get_run_logger().warning("%s %s: %s", outcome.source.name, status.value, reason)
+        progress.advance(outcome.source.name, status.value)
+        _forget_task_results()  # memory stays flat in the number of documents
+
+    def first_of_content(self, outcome: IngestOutcome) -> bool:
+        """True when ``outcome`` is the run's first object with its sha256 (it is reviewed); a
+        later copy is ended with the first one's result, now or when that one concludes."""
+        sha = outcome.sha256 or ""
+        with self._lock:
+            if sha not in self._first:
+                self._first[sha] = outcome.source.uri
+                return True
+            done = self._concluded.get(sha)
+            if done is None:
+                self._waiting.setdefault(sha, []).append(outcome)
+                return False
+        self._end_copy(outcome, done)
+        return False
+
+    def claimed(self, sha256: str) -> None:
+        """The run holds the claim on ``sha256`` until its document concludes."""
+        with self._lock:
+            self._claimed.add(sha256)
+
+    def conclude(self, outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int = 0,
+                 reused: bool = False) -> None:
+        """End a document's first object, release its claim, and end its copies the same way."""
+        self.end(outcome, status, reason, findings, reused)
+        sha = outcome.sha256
+        with self._lock:
+            release = sha in self._claimed
+            self._claimed.discard(sha or "")
+            copies: list[IngestOutcome] = []
+            if sha and self._first.get(sha) == outcome.source.uri:
+                done = (outcome.model_copy(update={"document": None}), status, reason, findings, reused)
+                self._concluded[sha] = done  # kept without the text: memory stays flat
+                copies = self._waiting.pop(sha, [])
+        if release:
+            release_claim(self.run.db, sha, self.run.id)
+        for copy in copies:
+            self._end_copy(copy, self._concluded[sha or ""])
+
+    def _end_copy(self, copy: IngestOutcome, done: tuple[IngestOutcome, DocumentStatus, str | None, int, bool]) -> None:
+        primary, status, reason, findings, reused = done
+        note = f"same content as {primary.source.name}"
+        self.end(copy.model_copy(update={"pages": primary.pages, "failure": primary.failure}), status,
+                 f"{note}; {reason}" if reason else note, findings, reused)
+
+    def fail(self, obj: SourceObject, exc: BaseException) -> None:
+        """End ``obj`` failed with the internal error ``exc`` (its claim released, its copies ended
+        alike), unless it already ended."""
+        with self._lock:
+            if obj.uri in self._ended:
+                return
+            sha256 = next((sha for sha, uri in self._first.items() if uri == obj.uri), None)
+        reason = f"internal error: {type(exc).__name__}: {str(exc)[:300]}"
+        outcome = IngestOutcome(source=obj, sha256=sha256, failure=FailureKind.unreadable)
+        if sha256:
+            self.conclude(outcome, DocumentStatus.failed, reason)
+        else:
+            self.end(outcome, DocumentStatus.failed, reason)
+
+    def end_leftovers(self) -> None:
+        """Fail every listed object that did not reach a terminal state (nothing is lost)."""
+        for obj in self.objects:
+            with self._lock:
+                ended = obj.uri in self._ended
+            if not ended:
+                self.end(IngestOutcome(source=obj, failure=FailureKind.unreadable), DocumentStatus.failed,
+                         "internal error: the document did not reach a terminal state")
+
+
+class DocumentPool:
+    """Runs ``pipeline(item)`` for many items, at most ``size`` at a time, each in a thread that
+    carries the flow run's Prefect context (its task runs belong to the flow run). While the pool
+    is open, a background thread renews the run's document claims every ``lease / 3`` seconds
+    (:class:`tasks.store.claims.LeaseKeeper`), however long a step takes (a Message Batch: hours)."""
+
+    def __init__(self, run: Run, size: int) -> None:
+        self.size = max(1, size)
+        self.leases = LeaseKeeper(run.db, run.id, run.settings.claim_lease_s)
+        self._executor = ThreadPoolExecutor(max_workers=self.size, thread_name_prefix="document")
+        self._stop = threading.Event()
+        self._renewer = threading.Thread(target=self._renew, name="claim-leases", daemon=True)
+
+    def __enter__(self) -> DocumentPool:
+        self._renewer.start()
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self._executor.shutdown(wait=exc_type is None, cancel_futures=exc_type is not None)
+        self._stop.set()
+        self._renewer.join(timeout=30)
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self.leases.timeout()):
+            try:
+                self.leases.renew_if_due()
+            except Exception:  # noqa: BLE001 - a database hiccup: the next renewal tries again
+                logging.getLogger("docreview").warning("renewing the run's claims failed", exc_info=True)
+
+    def map(self, pipeline: Callable[[T], R], items: Iterable[T], on_error: Callable[[T, BaseException], R]) -> list[R]:
+        """``[pipeline(item) or on_error(item, exc)]`` in input order; items start in input order.
+        A pipeline that raises (an internal error) is handed to ``on_error``; the others go on."""
+        results: dict[int, R] = {}
+        running: dict[Future, tuple[int, T]] = {}
+        pending = iter(enumerate(items))
+        while True:
+            while len(running) < self.size and (nxt := next(pending, None)) is not None:
+                running[self._executor.submit(copy_context().run, pipeline, nxt[1])] = nxt
+            if not running:
+                return [results[i] for i in sorted(results)]
+            done, _ = wait_futures(list(running), return_when=FIRST_COMPLETED)
+            for future in done:
+                index, item = running.pop(future)
+                try:
+                    results[index] = future.result()
+                except Exception as exc:  # noqa: BLE001 - one document's internal error never stops the run
+                    logging.getLogger("docreview").exception("document pipeline failed")
+                    results[index] = on_error(item, exc)
+
+
+def _forget_task_results() -> None:
+    """Empty Prefect's map from task results to task-run states for this flow run.
+
+    Prefect records every task result (and each item one level inside it) in
+    ``FlowRunContext.run_results`` to draw dependency links when a result is passed unquoted to
+    another task; entries are never dropped, so the map grows with every task run of a long run.
+    The pipelines pass results to tasks inside ``quote(...)``, which skips that lookup, so the map
+    is emptied whenever a document ends.
+    """
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if context is not None:
+        context.run_results.clear()
+
+
+def result_or_error(future: Any) -> tuple[Any, str | None]:
+    """``(value, None)`` for a completed task, ``(None, "ErrorType: message")`` for a failed one."""
+    try:
+        return future.result(), None
+    except Exception as exc:  # noqa: BLE001 - a failed task is an outcome to record, not a crash
+        return None, f"{type(exc).__name__}: {str(exc)[:300]}"

@@ -19,11 +19,18 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-
-from cli.common import console, err, prepare_environment, route_prefect_logs
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
+
+from cli.checks import check_backend, check_database, load_settings
+from cli.common import console, err, prepare_environment, route_prefect_logs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
 
@@ -68,8 +75,11 @@ def review(
     if batch and backend != "anthropic":
         err.print("[red]error:[/] --batch needs --backend anthropic")
         raise typer.Exit(2)
-    if backend == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
-        err.print("[red]error:[/] the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)")
+    settings, problem = load_settings({"backend": backend, **({"database_url": db} if db else {})},
+                                      options={"backend": "--backend", "database_url": "--db"})
+    problem = problem or check_backend(settings) or check_database(settings.database_url)
+    if problem:  # before Prefect starts: a configuration error is exit 2 within seconds
+        err.print(f"[red]error:[/] {escape(problem)}")
         raise typer.Exit(2)
     try:  # the report folder must be writable before any work starts
         out.mkdir(parents=True, exist_ok=True)
@@ -107,10 +117,13 @@ def review(
         flow_fn = review_documents.with_options(task_runner=make_task_runner("dask", dask_address))
         runner_scope = prefect_api_for_workers()
     try:
-        with bar, runner_scope:
+        with bar, runner_scope, _interrupt_ends_within(INTERRUPT_GRACE_S):
             result = flow_fn(source=source, out_dir=str(out), database_url=db, backend=backend,
                              rereview=rereview, routing=routing, policy=policy, batch=batch,
                              endpoint_url=endpoint_url, suffix=suffix)
+    except KeyboardInterrupt:
+        err.print(INTERRUPTED)
+        raise typer.Exit(130) from None
     except SourceError as exc:  # the bucket or folder cannot be listed: a clear line, no traceback
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
@@ -124,6 +137,47 @@ def review(
         dispose_engines()
         handler.close()
     _print_summary(result)
+
+
+#: Seconds Prefect may take to record an interrupted run before the process ends anyway (exit 130).
+INTERRUPT_GRACE_S = 10.0
+INTERRUPTED = ("[yellow]Interrupted:[/] the run is marked interrupted in `docreview runs`; the documents it did not "
+               "finish are reviewed by the next run.")
+
+
+@contextlib.contextmanager
+def _interrupt_ends_within(grace_s: float):
+    """Ctrl-C stops the run as usual (the flow marks it interrupted and releases its documents),
+    and the process ends at most ``grace_s`` seconds later, or at once on a second Ctrl-C.
+
+    Without a ``PREFECT_API_URL`` the temporary Prefect server is in the terminal's process group
+    and gets the same Ctrl-C; Prefect's client would then retry reporting the crash to it for
+    about half a minute.
+    """
+    import signal
+    import threading
+
+    def end_now() -> None:
+        err.print(INTERRUPTED)
+        os._exit(130)
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        if getattr(on_interrupt, "seen", False):
+            end_now()
+        on_interrupt.seen = True  # type: ignore[attr-defined]
+        timer = threading.Timer(grace_s, end_now)
+        timer.daemon = True
+        timer.start()
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _policy(policy_file: Optional[Path], breaker_storage: Optional[str], on_open: Optional[str],
@@ -155,7 +209,9 @@ def _print_summary(result: dict) -> None:
     verified = (f"{m['verification_rate'] * 100:.1f}% verified against the source" if m["findings_total"]
                 else "nothing to verify" if m["documents_total"] else "no documents found in the source")
     table.add_row("Findings", f"{m['findings_total']}  ({verified})")
-    table.add_row("Throughput", f"{m['docs_per_min']:.1f} documents/min over {m['wall_s']:.1f} s")
+    fresh = int(m["documents_reviewed"] - m.get("documents_skipped", 0))  # reviewed in this run, not reused
+    table.add_row("Throughput", f"{fresh * 60 / m['wall_s']:.1f} documents/min ({fresh} reviewed in "
+                  f"{m['wall_s']:.1f} s)" if fresh and m["wall_s"] else "no document needed a new review")
     table.add_row("Backend", f"{result['backend']} ({result['model']})")
     if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
         table.add_row("Routing", f"{m['routing_rate'] * 100:.1f}% of the text sent to the deep review "

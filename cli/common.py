@@ -15,6 +15,8 @@ _QUIET_ENV = {
     # The temporary Prefect server logs its own shutdown at ERROR; keep that out of a normal run.
     "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    # Prefect's client telemetry (and its first-run notice on a terminal): off unless asked for.
+    "DO_NOT_TRACK": "1",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "60",
 }
 

@@ -102,12 +102,13 @@ def reuse_unchanged_objects(run: Run, book: RunBook, objects: list[SourceObject]
 def review_document(run: Run, book: RunBook, obj: SourceObject) -> None:
     """Review one source object from fingerprint to conclusion (or end it earlier with a reason)."""
     with document_scope(obj.name):
-        document = fingerprint(run, book, obj)
-        prepared = prepare_document(run, book, document) if document else None
-        if prepared is None:
-            return
+        document = fingerprint(run, book, obj) if not run.stopping.is_set() else None
+        prepared = prepare_document(run, book, document) if document and not run.stopping.is_set() else None
+        if prepared is None or run.stopping.is_set():
+            return  # ended on the way, or the run was interrupted: the next run takes it
         review_chunks(run, prepared)
-        conclude_document(run, book, prepared)
+        if not run.stopping.is_set():
+            conclude_document(run, book, prepared)
 
 
 def fingerprint(run: Run, book: RunBook, obj: SourceObject) -> Document | None:

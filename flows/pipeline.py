@@ -24,9 +24,10 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
+from contextlib import contextmanager, suppress
 from contextvars import copy_context
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -130,6 +131,7 @@ class Run:
     review_task: Task | None = None
     batch_poll_s: float = 60.0
     batch_timeout_s: float = 86_400.0
+    stopping: threading.Event = field(default_factory=threading.Event)  # set when the run is interrupted
 
     @property
     def db(self) -> str:
@@ -195,6 +197,23 @@ def _size_slots(run: Run) -> None:
     run.extraction_slots = Slots(extractions)
     run.review_slots = Slots(calls + max(1, calls // 2))
     run.documents_in_flight = 2 * calls + extractions
+
+
+@contextmanager
+def stop_cleanly_when_interrupted(run: Run) -> Iterator[None]:
+    """On Ctrl-C or a stop signal (any exception that is not an ``Exception``): tell the document
+    pipelines to stop at their next step, release the run's claims and mark the run ``interrupted``
+    in ``runs``; the documents it did not end are left for the next run. The interruption goes on."""
+    try:
+        yield
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            raise
+        run.stopping.set()
+        with suppress(Exception):  # the database may be what is going away
+            release_claims(run.db, run.id)
+            finish_run.fn(run.db, run.id, {"wall_s": time.monotonic() - run.started}, status="interrupted")
+        raise
 
 
 def close_run(run: Run, book: RunBook) -> dict[str, float]:

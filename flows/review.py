@@ -17,6 +17,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run as runtime_flow_run
+from prefect.states import Completed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
@@ -35,11 +36,12 @@ from flows.pipeline import (
     RunBook,
     close_run,
     open_run,
+    stop_cleanly_when_interrupted,
 )
 from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
 from tasks.observe.events import emit_document_events
-from tasks.observe.report import publish_artifacts, write_report
+from tasks.observe.report import publish_artifacts, report_link, run_report_dir, write_report
 
 
 def check_source(source: Any) -> str:
@@ -59,9 +61,10 @@ def check_source(source: Any) -> str:
 
 
 def _run_name() -> str:
+    """``review-<source folder or prefix>-<UTC date and time>-<short flow-run id>``: unique per run."""
     params = runtime_flow_run.parameters or {}
     source = str(params.get("source", "")).rstrip("/").split("/")[-1] or "source"
-    return f"review-{source}-{time.strftime('%Y-%m-%d')}"
+    return f"review-{source}-{time.strftime('%Y-%m-%dT%H-%M-%S', time.gmtime())}-{str(runtime_flow_run.id)[:6]}"
 
 
 @flow(name="review-documents", flow_run_name=_run_name,
@@ -105,7 +108,7 @@ def review_documents(
                           run.reviewer.name, run.reviewer.model)
 
     to_review = deferred_first(run, reuse_unchanged_objects(run, book, objects))
-    with DocumentPool(run, run.documents_in_flight) as pool:
+    with stop_cleanly_when_interrupted(run), DocumentPool(run, run.documents_in_flight) as pool:
         if not batch:
             pool.map(lambda obj: review_document(run, book, obj), to_review, on_error=book.fail)
         else:  # every document up to its deep chunks, one Message Batch, then each one's checks
@@ -116,7 +119,22 @@ def review_documents(
                      on_error=lambda p, exc: book.fail(p.document.outcome.source, exc))
 
     metrics = close_run(run, book)
-    return publish_report(run, metrics)
+    return final_state(publish_report(run, metrics))
+
+
+def final_state(result: dict[str, Any]) -> State | dict[str, Any]:
+    """The flow run's end state: ``Completed with failures`` / ``Completed with deferrals`` (a
+    Completed state whose name and message count them, so the Prefect UI does not show a plain
+    "Completed") when documents failed or were deferred, else the plain result. The caller of
+    the flow receives ``result`` either way."""
+    m = result["metrics"]
+    failed, deferred, total = int(m["documents_failed"]), int(m["documents_deferred"]), int(m["documents_total"])
+    if not failed and not deferred:
+        return result
+    parts = [f"{failed} of {total} failed"] if failed else []
+    parts += [f"{deferred} deferred (the next run takes them first)"] if deferred else []
+    name = "Completed with failures" if failed else "Completed with deferrals"
+    return Completed(name=name, message="; ".join(parts), data=result)
 
 
 def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
@@ -125,7 +143,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     offline = run.reviewer.name == "rules"
     report = write_report(run.db, run.id, run.out_dir, offline)
     report_html = str(Path(run.out_dir) / "report.html")
-    publish_artifacts(quote(report), str(Path(run.out_dir).resolve() / "report.html"))
+    publish_artifacts(quote(report), report_link(run.out_dir, run.id, run.settings.report_url_base))
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     counts = {k: report["run"]["metrics"][k] for k in ("documents_reviewed", "documents_deferred", "documents_failed")}
     get_run_logger().info("Run %s finished: %s", run.id, counts)
@@ -133,6 +151,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
         "run_id": run.id,
         "report_json": str(Path(run.out_dir) / "report.json"),
         "report_html": report_html,
+        "run_report_html": str(run_report_dir(run.out_dir, run.id) / "report.html"),
         "backend": run.reviewer.name,
         "model": run.reviewer.model,
         "offline": offline,

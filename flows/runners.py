@@ -76,7 +76,17 @@ def _dask_runner_class() -> type[TaskRunner]:
         raise ImportError("the dask task runner needs prefect-dask: pip install prefect-dask") from exc
 
     class ReviewDaskTaskRunner(DaskTaskRunner):
-        """``DaskTaskRunner`` that sends ``quote``-d parameters as their values (see above)."""
+        """``DaskTaskRunner`` that sends ``quote``-d parameters as their values (see above) and
+        connects once however many threads submit at the same moment: the review flow's document
+        pipelines submit from several threads, and prefect-dask creates its client (and a local
+        cluster) lazily on first use without a lock, so two first submissions started two clusters."""
+
+        _connect_lock = threading.Lock()
+
+        @property
+        def client(self) -> Any:
+            with self._connect_lock:
+                return DaskTaskRunner.client.fget(self)
 
         def _optimize_futures(self, expr: Any) -> Any:
             from prefect.utilities.annotations import quote

@@ -91,6 +91,10 @@ class Settings(BaseSettings):
     verifier_enabled: bool = Field(False, description="Run the Citations verifier on needs_review findings.")
     verifier_model: str = Field("claude-haiku-4-5", description="Model id of the verifier.")
     verifier_max_tokens: int = Field(512, description="max_tokens for one verifier call, tokens.")
+    report_url_base: str | None = Field(
+        None, description="Base URL where the report folder is published (a bucket website or static server): "
+        "the Prefect artifact then links <base>/runs/<run id>/report.html, which opens on any machine."
+    )
     chunk_chars: int = Field(4000, description="Target chunk size, characters.")
     chunk_overlap_chars: int = Field(600, description="Overlap between consecutive chunks, characters.")
     max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)))

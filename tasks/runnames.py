@@ -18,24 +18,29 @@ from typing import Any
 CURRENT_DOCUMENT: ContextVar[str | None] = ContextVar("docreview_current_document", default=None)
 
 
-def for_document(stage: str, detail: Callable[[dict[str, Any]], str] | None = None) -> Callable[..., str]:
+class for_document:  # noqa: N801 - used like a function: task_run_name=for_document("extract")
     """A ``task_run_name`` callable: ``"<stage> · <file name>"``, plus ``" · <detail(parameters)>"``
-    when ``detail`` is given (it receives the task run's resolved parameters by name)."""
+    when ``detail`` is given (it receives the task run's resolved parameters by name).
 
-    def name(parameters: dict[str, Any]) -> str:
-        parts = [stage]
+    A class, not a closure, so a task pickled to another process (a Dask worker) carries only the
+    stage and detail; the file name is read from :data:`CURRENT_DOCUMENT` where the name is made.
+    """
+
+    def __init__(self, stage: str, detail: Callable[[dict[str, Any]], str] | None = None) -> None:
+        self.stage, self.detail = stage, detail
+
+    def __call__(self, parameters: dict[str, Any]) -> str:
+        """The task run's name."""
+        parts = [self.stage]
         document = CURRENT_DOCUMENT.get()
         if document:
             parts.append(document)
-        if detail is not None:
+        if self.detail is not None:
             try:
-                parts.append(detail(parameters))
+                parts.append(self.detail(parameters))
             except Exception:  # noqa: BLE001 - a name must never fail a task run
                 pass
         return " · ".join(parts)
-
-    name.__name__ = f"{stage.replace('-', '_')}_run_name"
-    return name
 
 
 @contextmanager

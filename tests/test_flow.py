@@ -167,3 +167,72 @@ def test_an_unusable_database_url_is_one_line_and_exit_2(tmp_path):
         done = subprocess.run([cli, "runs", "--db", url], capture_output=True, text=True, timeout=120)
         assert done.returncode == 2, done.stderr
         assert "cannot use the database" in done.stderr and "Traceback" not in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({"DOCREVIEW_ROUTER_THRESHOLD": "abc"}, "DOCREVIEW_ROUTER_THRESHOLD"),
+    ({"DOCREVIEW_ROUTER_THRESHOLD": "nan"}, "DOCREVIEW_ROUTER_THRESHOLD"),
+    ({"DOCREVIEW_ROUTER_THRESHOLD": ""}, "DOCREVIEW_ROUTER_THRESHOLD"),
+    ({"DOCREVIEW_CLAIM_LEASE_S": "-1"}, "DOCREVIEW_CLAIM_LEASE_S"),
+    ({"DOCREVIEW_MAX_PAGES": "many"}, "DOCREVIEW_MAX_PAGES"),
+])
+def test_a_bad_setting_is_exit_2_naming_the_variable_before_anything_starts(tmp_path, env, expected):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "inbox").mkdir()
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"),
+                           "--db", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert expected in done.stderr and "Traceback" not in done.stderr + done.stdout
+    assert not (tmp_path / "x.db").exists()  # neither Prefect nor the database was started
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], "cannot connect"),
+    (["--db", "notaurl"], "is not a database URL"),
+    (["--backend", "bedrock"], "needs AWS credentials"),
+    (["--backend", "anthropic"], "needs ANTHROPIC_API_KEY"),
+])
+def test_an_unusable_database_or_backend_is_exit_2_before_the_run(tmp_path, args, expected):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "inbox").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "ANTHROPIC_"))}
+    env.update({"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+                "AWS_EC2_METADATA_DISABLED": "true"})
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), *args],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert expected in " ".join(done.stderr.split()) and "Traceback" not in done.stderr + done.stdout
+    assert not (tmp_path / "docreview.db").exists()
+
+
+def test_a_run_with_a_failed_document_ends_completed_with_failures(prefect_harness, tmp_path, db_url):
+    """The flow run's state says what happened (the Prefect UI shows its name and message); the
+    caller still gets the run's result."""
+    from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
+
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=1)
+    (inbox / "broken.pdf").write_bytes(b"not a pdf")
+    state = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
+                             backend="rules", return_state=True)
+    assert state.is_completed() and state.name == "Completed with failures"
+    assert state.message == "1 of 2 failed"
+    assert state.result()["metrics"]["documents_failed"] == 1
+
+    clean = tmp_path / "clean"
+    generate_samples(clean, count=1)
+    state = review_documents(source=str(clean), out_dir=str(tmp_path / "out2"), database_url=db_url,
+                             backend="rules", return_state=True)
+    assert state.is_completed() and state.name == "Completed"

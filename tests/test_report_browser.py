@@ -74,3 +74,47 @@ def test_the_probe_detects_markup_that_runs(browser):
     page.set_content(f"<main><p>{IMG_MARKUP}</p></main>")
     page.wait_for_function("() => window.__pwned === 2", timeout=5000)
     page.close()
+
+
+def test_the_report_opens_on_what_needs_attention(browser, tmp_path, db_url):
+    """A run with a failed document and a decided finding: the page starts with the triage section
+    (the failed document and its reason, findings to look at with their ids, missing clauses),
+    every finding shows its id and the decide command, and a decision shows on its finding."""
+    from typer.testing import CliRunner
+
+    from cli.app import app
+    from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
+
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=2)
+    (inbox / "broken.pdf").write_bytes(b"not a pdf at all")
+    first = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    finding = next(f for d in report["documents"] for f in d["findings"] if f["risk"] == "high")
+    decided = CliRunner().invoke(app, ["decide", str(finding["id"]), "approve", "--note", "checked by hand",
+                                       "--db", db_url])
+    assert decided.exit_code == 0, decided.output
+    second = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+    dispose_engines()
+    assert (tmp_path / "out" / "runs" / first["run_id"] / "report.html").is_file()  # the first run's report is kept
+    assert (tmp_path / "out" / "runs" / second["run_id"] / "report.html").is_file()
+
+    page = browser.new_page(viewport={"width": 1300, "height": 1400})
+    page.goto((tmp_path / "out" / "report.html").resolve().as_uri())
+    triage = page.locator("section.triage")
+    assert triage.locator("h2").inner_text() == "Needs attention"
+    first_section = page.evaluate("() => document.querySelector('main > section').className")
+    assert first_section == "triage"  # before the plots and the documents
+    text = triage.inner_text()
+    assert "broken.pdf" in text and "not a PDF" in text
+    assert "Findings to look at" in text and "Missing high-risk clauses" in text
+    assert str(finding["id"]) not in [c.strip() for c in triage.locator("td code").all_inner_texts()]  # decided
+    row = page.locator(f"#f-{finding['id']}")
+    assert "Reviewer: approved" in row.inner_text() and "checked by hand" in row.inner_text()
+    other = next(f for d in report["documents"] for f in d["findings"] if f["id"] != finding["id"])
+    assert f"docreview decide {other['id']} approve|reject" in page.locator(f"#f-{other['id']}").inner_text()
+    shot = tmp_path / "report-triage.png"
+    page.screenshot(path=str(shot), full_page=False)
+    page.close()
+    assert shot.stat().st_size > 10_000

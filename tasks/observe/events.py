@@ -5,8 +5,8 @@ Every event docreview emits, in one place (names are stable; automations match o
 | event | resource id | emitted by |
 |---|---|---|
 | ``docreview.document.received`` | the object URI (``s3://bucket/key``, ``file:///…``) | the watcher (``docreview watch``) |
-| ``docreview.finding.high-risk`` | ``docreview.document.<sha256>`` | :func:`emit_document_events`, one per document with high-risk findings |
-| ``docreview.document.failed`` | ``docreview.document.<sha256 or uuid5(uri)>`` | :func:`emit_document_events`, one per failed document |
+| ``docreview.finding.high-risk`` | ``docreview.document.<object URI>`` | :func:`emit_document_events`, one per document with high-risk findings |
+| ``docreview.document.failed`` | ``docreview.document.<object URI>`` | :func:`emit_document_events`, one per failed document |
 | ``docreview.alert.<name>`` | ``docreview.run.<run id>`` | :func:`tasks.observe.monitoring.evaluate_alerts` |
 | ``docreview.breaker.opened`` / ``half-open`` / ``closed`` | ``docreview.breaker.<name>`` | :mod:`tasks.review.resilience` |
 
@@ -46,10 +46,10 @@ _EVENT_NAMESPACE = uuid.UUID("4f6b1f8e-2d0c-5b7a-9a51-3c2e8d7f1a60")
 MAX_FINDINGS_PER_EVENT = 20
 
 
-def document_resource_id(sha256: str | None, uri: str) -> str:
-    """``docreview.document.<sha256>``; a document that failed before it was hashed gets a
-    UUID v5 of its URI instead (stable across runs)."""
-    return f"docreview.document.{sha256 or uuid.uuid5(_EVENT_NAMESPACE, uri)}"
+def document_resource_id(uri: str) -> str:
+    """``docreview.document.<object URI>`` (``s3://bucket/key``, a path): the resource operators
+    see in the Prefect UI's event feed, named after the file; the content's sha256 is a label."""
+    return f"docreview.document.{uri}"
 
 
 def flow_run_related(flow_run_id: str | None) -> list[dict[str, str]]:
@@ -80,9 +80,10 @@ def document_events(report: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for doc in report["documents"]:
         resource = {
-            "prefect.resource.id": document_resource_id(doc.get("sha256"), doc["source"]),
+            "prefect.resource.id": document_resource_id(doc["source"]),
             "prefect.resource.name": doc["file_name"],
             "docreview.source": doc["source"],
+            "docreview.sha256": doc.get("sha256") or "",
         }
         base = {"run_id": run["id"], "uri": doc["source"], "file_name": doc["file_name"], "sha256": doc.get("sha256")}
         if doc["status"] == "failed":

@@ -31,8 +31,8 @@ FINDINGS_ARTIFACT_KEY = "docreview-findings"
 ATTENTION_ARTIFACT_KEY = "docreview-high-risk-findings"
 REPORT_LINK_ARTIFACT_KEY = "docreview-report"
 
-#: Verdicts that make a finding need a reviewer's attention in the attention table.
-_DOUBTFUL = {"unsupported", "contradicted"}
+#: Most rows of the HTML report's "Findings to look at" table (the rest are counted).
+MAX_ATTENTION_ROWS = 300
 
 #: Verdicts whose findings may feed the key-terms summary.
 _TRUSTED = {"verified", "needs_review"}
@@ -91,7 +91,7 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
             rows = rows if seen is None else [r for r in rows if r.finding_key in seen]
             checks = load_checks(database_url, [r.finding_key for r in rows])
             decisions = _decisions(database_url, [r.finding_key for r in rows])  # reviewer decisions, latest
-            for r in rows:
+            for r in sorted(rows, key=lambda r: (RISK_ORDER.get(r.risk, 3), r.page or 0, r.chunk_index)):
                 findings.append(dict(
                     id=r.id, clause_type=r.clause_type, clause_label=label(r.clause_type), summary=r.summary,
                     risk=r.risk, evidence=r.evidence, page=r.page, stated_page=r.stated_page, verdict=r.verdict,
@@ -100,10 +100,11 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
                     **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
                 ))
         flags, doc_checks = report_flags(database_url, d.sha256, findings)  # hostile-input flags (tasks.check.injection)
+        absences = _absences(database_url, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
         documents.append(dict(
             source=d.source, file_name=d.file_name, sha256=d.sha256, status=d.status, reason=d.reason,
             failure_kind=d.failure_kind, pages=d.pages, key_terms=key_terms(findings), findings=findings,
-            flags=flags, checks=doc_checks,
+            counts=finding_counts(findings), absences=absences, flags=flags, checks=doc_checks,
             drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
         ))
     return dict(
@@ -116,6 +117,41 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
         ),
         documents=documents,
     )
+
+
+#: Order of risks in the report: high first.
+RISK_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
+    """Per document: findings by verdict and by risk, and ``attention`` (high risk, or a verdict
+    other than ``verified``, not yet decided by a reviewer)."""
+    counts = {"verified": 0, "needs_review": 0, "unsupported": 0, "contradicted": 0, "high": 0, "medium": 0,
+              "low": 0, "attention": 0}
+    for f in findings:
+        counts[f["verdict"]] = counts.get(f["verdict"], 0) + 1
+        counts[f["risk"]] = counts.get(f["risk"], 0) + 1
+        counts["attention"] += needs_attention(f)
+    return counts
+
+
+def needs_attention(finding: dict[str, Any]) -> bool:
+    """True for a finding a reviewer should look at: high risk or not ``verified``, and no decision yet."""
+    return (finding["risk"] == "high" or finding["verdict"] != "verified") and "decision" not in finding
+
+
+def _absences(database_url: str, sha256: str | None, prompt_version: str, model: str) -> list[dict[str, Any]]:
+    """A reviewed document's missing high-risk clauses: ``[{id: "A<n>", clause_type,
+    clause_label, reason, chunks_examined, decision?}]`` (ids as ``docreview decide`` takes them)."""
+    if not sha256:
+        return []
+    from tasks.store.persist import load_absences
+
+    rows = load_absences(database_url, sha256, prompt_version, model)
+    decided = _decisions(database_url, [a.absence_key for a in rows])
+    return [dict(id=f"A{a.id}", clause_type=a.clause_type, clause_label=label(a.clause_type), reason=a.reason,
+                 chunks_examined=a.chunk_count or len(a.chunks),
+                 **({"decision": decided[a.absence_key]} if a.absence_key in decided else {})) for a in rows]
 
 
 def _decisions(database_url: str, keys: list[str]) -> dict[str, dict[str, Any]]:
@@ -167,6 +203,10 @@ _HTML = """<!doctype html>
  .plots figcaption{font-size:12.5px;color:#5b6675;margin-bottom:6px} .plots img{width:100%;height:auto}
  .drift.moved{color:#9b1c1c;font-weight:600}
  .checks{font-size:12px;color:#5b6675;margin:2px 0 0;padding-left:16px}
+ section.triage,section.contents{background:#fff;border:1px solid #dde2e8;border-radius:8px;margin:0 0 18px;padding:14px 18px}
+ section.triage{border-left:4px solid #c2410c} section.triage h2,section.contents h2{font-size:17px;margin:0 0 6px}
+ section.triage h3{font-size:14px;margin:14px 0 4px} a{color:#1f4fa3}
+ .cmd code,.fid{font-size:11.5px;color:#5b6675} .decision{font-size:12.5px;color:#1e6b34;margin-top:3px}
 </style></head>
 <body>
 <header><h1>docreview — contract review report</h1>
@@ -177,31 +217,53 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
 <div class="metrics">
 {% for name, value in headline %}<div class="metric"><b>{{ value }}</b><span>{{ name }}</span></div>{% endfor %}
 </div>
+<section class="triage" id="attention"><h2>Needs attention</h2>
+{% set not_done = documents|rejectattr("status", "equalto", "reviewed")|list %}
+{% if not (not_done or attention or missing) %}<p>Nothing: every document was reviewed, every finding is verified and none is high risk, no high-risk clause is missing.</p>{% endif %}
+{% if not_done %}<h3>Documents not reviewed ({{ not_done|length }})</h3>
+<table><tr><th>Document</th><th>Status</th><th>Reason</th></tr>
+{% for d in not_done %}<tr><td><a href="#doc-{{ d.anchor }}">{{ d.file_name }}</a></td><td><span class="badge {{ d.status }}">{{ d.status }}</span></td><td>{{ d.reason }}</td></tr>{% endfor %}</table>{% endif %}
+{% if attention %}<h3>Findings to look at ({{ attention|length }}{% if attention_more %} shown of {{ attention|length + attention_more }}{% endif %})</h3>
+<p class="sub">High risk, or not verified against the source, and not yet decided. Decide with <code>docreview decide ID approve|reject</code>.</p>
+<table><tr><th>Document</th><th>Clause</th><th>Risk</th><th>Verdict</th><th>Page</th><th>ID</th></tr>
+{% for r in attention %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td><a href="#f-{{ r.id }}">{{ r.clause }}</a></td><td class="risk-{{ r.risk }}">{{ r.risk }}</td><td><span class="badge {{ r.verdict }}">{{ r.verdict|replace("_", " ") }}</span></td><td>{{ r.page }}</td><td><code>{{ r.id }}</code></td></tr>{% endfor %}</table>{% endif %}
+{% if missing %}<h3>Missing high-risk clauses ({{ missing|length }})</h3>
+<table><tr><th>Document</th><th>Clause</th><th>Why</th><th>ID</th></tr>
+{% for m in missing %}<tr><td><a href="#doc-{{ m.anchor }}">{{ m.document }}</a></td><td>{{ m.clause_label }}</td><td>{{ m.reason }}</td><td><code>{{ m.id }}</code></td></tr>{% endfor %}</table>{% endif %}
+</section>
+<section class="contents"><h2>Documents</h2>
+<table><tr><th>Document</th><th>Status</th><th>Findings</th><th>High risk</th><th>To look at</th><th>Missing</th></tr>
+{% for doc in documents %}<tr><td><a href="#doc-{{ doc.anchor }}">{{ doc.file_name }}</a></td><td><span class="badge {{ doc.status }}">{{ doc.status }}</span></td>
+<td>{{ doc.findings|length }}</td><td>{{ doc.counts.high }}</td><td>{{ doc.counts.attention }}</td><td>{{ doc.absences|length }}</td></tr>{% endfor %}</table>
+</section>
 {% if plots %}<section class="plots">{% for p in plots %}<figure><figcaption><b>{{ p.title }}</b> · {{ p.caption }}</figcaption><img alt="{{ p.title }}" src="{{ p.src }}"></figure>{% endfor %}</section>{% endif %}
 {% for doc in documents %}
-<section class="doc" id="doc-{{ loop.index }}">
+<section class="doc" id="doc-{{ doc.anchor }}">
  <h2>{{ doc.file_name }}</h2>
  <div class="sub"><span class="badge {{ doc.status }}">{{ doc.status }}</span>
   {% if doc.pages %}· {{ doc.pages }} page(s){% endif %}
-  {% if doc.findings %}· {{ doc.findings|length }} finding(s){% endif %}
+  {% if doc.findings %}· {{ doc.findings|length }} finding(s): {{ doc.counts.verified }} verified, {{ doc.counts.needs_review }} need review, {{ doc.counts.unsupported }} unsupported, {{ doc.counts.contradicted }} contradicted · risk {{ doc.counts.high }} high, {{ doc.counts.medium }} medium, {{ doc.counts.low }} low{% endif %}
   {% if doc.reason %}· {{ doc.reason }}{% endif %}
   {% if doc.drift and doc.drift.score is not none %}· <span class="drift{% if doc.drift.score > 0 %} moved{% endif %}">drift {{ "%.3f"|format(doc.drift.score) }}{% if doc.drift.score > 0 %} (+{{ doc.drift.added|length }} −{{ doc.drift.removed|length }} ~{{ doc.drift.changed|length }}){% endif %}{% if doc.drift.model_changed %} vs {{ doc.drift.baseline_model }} / {{ doc.drift.baseline_prompt_version }}{% endif %}</span>{% endif %}
   {% if doc.sha256 %}<br>sha256 {{ doc.sha256 }}{% endif %}</div>
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
+ {% if doc.absences %}<div class="notice"><b>Missing:</b>{% for a in doc.absences %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision }}d{% endif %}){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ doc.absences[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
  {% if doc.key_terms %}
  <table class="terms">{% for term, values in doc.key_terms.items() %}
   <tr><td>{{ term }}</td><td>{{ values|join("; ") }}</td></tr>{% endfor %}
  </table>
  {% endif %}
  {% if doc.findings %}
- <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings</summary>
+ <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, high risk first)</summary>
  <table><tr><th>Clause</th><th>Finding and evidence</th><th>Page</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
-  <tr><td>{{ f.clause_label }}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span></td>
+  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
-    {% if f.checks %}<ul class="checks">{% for c in f.checks %}<li>{{ c.name }}: {{ c.verdict }} — {{ c.reason }}</li>{% endfor %}</ul>{% endif %}</td>
+    {% if f.checks %}<ul class="checks">{% for c in f.checks %}<li>{{ c.name }}: {{ c.verdict }} — {{ c.reason }}</li>{% endfor %}</ul>{% endif %}
+    {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision }}d</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
+    {% else %}<div class="cmd"><code>docreview decide {{ f.id }} approve|reject</code></div>{% endif %}</td>
    <td>{{ f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span></td></tr>
  {% endfor %}</table></details>
  {% endif %}
@@ -241,49 +303,81 @@ def headline_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
 def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
     """Render the report dict to an HTML page (all document-derived text escaped); ``plots`` are
     :class:`tasks.observe.plots.Plot` figures shown under the headline metrics."""
-    return _template.render(run=report["run"], documents=report["documents"],
+    documents = [dict(d, anchor=i) for i, d in enumerate(report["documents"], 1)]
+    rows = [dict(r, anchor=next(d["anchor"] for d in documents if d["file_name"] == r["document"]
+                                 and any(f["id"] == r["id"] for f in d["findings"])))
+            for r in attention_rows(report, limit=None)]
+    shown = rows[:MAX_ATTENTION_ROWS]
+    missing = [dict(a, document=d["file_name"], anchor=d["anchor"]) for d in documents for a in d.get("absences", [])
+               if "decision" not in a]
+    return _template.render(run=report["run"], documents=documents, attention=shown,
+                            attention_more=len(rows) - len(shown), missing=missing,
                             headline=headline_metrics(report["run"]["metrics"]), plots=plots or [])
 
 
 @task(name="write-report", cache_policy=NO_CACHE)
 def write_report(database_url: str, run_id: str, out_dir: str, offline: bool) -> dict[str, Any]:
-    """Prefect task: write ``report.json`` and ``report.html`` into ``out_dir``; returns the report."""
+    """Prefect task: write the run's ``report.json`` and ``report.html`` into
+    ``out_dir/runs/<run id>/`` (kept: an older run's report is never overwritten) and copy them to
+    ``out_dir/report.json`` / ``out_dir/report.html`` (the latest run's); returns the report."""
+    import shutil
+
     report = build_report(database_url, run_id, offline)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    kept = run_report_dir(out_dir, run_id)
+    kept.mkdir(parents=True, exist_ok=True)
+    (kept / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     from tasks.observe.plots import report_plots  # matplotlib loads only when a report is written
 
-    (out / "report.html").write_text(render_html(report, report_plots(database_url, run_id, report)), encoding="utf-8")
+    (kept / "report.html").write_text(render_html(report, report_plots(database_url, run_id, report)),
+                                      encoding="utf-8")
+    for name in ("report.json", "report.html"):
+        shutil.copyfile(kept / name, out / name)
     return report
+
+
+def run_report_dir(out_dir: str, run_id: str) -> Path:
+    """``out_dir/runs/<run id>``: where a run's own report is kept."""
+    return Path(out_dir) / "runs" / run_id
+
+
+def report_link(out_dir: str, run_id: str, url_base: str | None) -> str:
+    """The link to a run's kept HTML report: ``<url_base>/runs/<run id>/report.html`` when a base
+    URL is configured (the bucket or static server that publishes ``out_dir``; works from any
+    machine), else the ``file://`` URI of the file (opens on the machine that ran the flow)."""
+    if url_base:
+        return f"{url_base.rstrip('/')}/runs/{run_id}/report.html"
+    return (run_report_dir(out_dir, run_id) / "report.html").resolve().as_uri()
 
 
 def _md_cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def attention_rows(report: dict[str, Any], limit: int = 1000) -> list[dict[str, Any]]:
-    """Findings a reviewer should look at first (pure): risk ``high`` or verdict ``unsupported``/
-    ``contradicted``, high risk first; rows ``{document, clause, risk, verdict, page, summary, id}``."""
+def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dict[str, Any]]:
+    """Findings a reviewer should look at first (pure, see :func:`needs_attention`): high risk
+    first, then contradicted, unsupported, needs review; rows ``{document, clause, risk, verdict,
+    page, summary, id}``; at most ``limit`` (None: all)."""
+    order = {"contradicted": 0, "unsupported": 1, "needs_review": 2, "verified": 3}
     rows = [
         {"document": d["file_name"], "clause": f["clause_label"], "risk": f["risk"], "verdict": f["verdict"],
          "page": f["page"], "summary": str(f["summary"])[:200], "id": f["id"]}
-        for d in report["documents"] for f in d["findings"]
-        if f["risk"] == "high" or f["verdict"] in _DOUBTFUL
+        for d in report["documents"] for f in d["findings"] if needs_attention(f)
     ]
-    rows.sort(key=lambda r: (r["risk"] != "high", r["verdict"] not in _DOUBTFUL, r["document"], r["page"] or 0))
-    return rows[:limit]
+    rows.sort(key=lambda r: (RISK_ORDER.get(r["risk"], 3) > 0, order.get(r["verdict"], 4), r["document"],
+                             r["page"] or 0))
+    return rows if limit is None else rows[:limit]
 
 
 @task(name="publish-artifacts", cache_policy=NO_CACHE)
-def publish_artifacts(report: dict[str, Any], report_path: str) -> None:
+def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
     """Prefect task: the run's artifacts in the Prefect UI, each under a stable key (a history
     across runs on the Artifacts page): a markdown run summary with every metric
     (:data:`SUMMARY_ARTIFACT_KEY`), a table of every finding (:data:`FINDINGS_ARTIFACT_KEY`, first
     1,000), a table of high-risk and unsupported/contradicted findings
     (:data:`ATTENTION_ARTIFACT_KEY`, :func:`attention_rows`) and a link to the HTML report
-    (:data:`REPORT_LINK_ARTIFACT_KEY`; ``report_path`` is an absolute local path, linked as a
-    ``file://`` URI, so it opens on the machine that ran the flow)."""
+    (:data:`REPORT_LINK_ARTIFACT_KEY`; ``report_url`` from :func:`report_link`). The summary starts
+    with what needs a reviewer (findings to look at, missing clauses, documents not reviewed)."""
     run, m = report["run"], report["run"]["metrics"]
     lines = [
         f"# docreview run `{run['id'][:8]}`",
@@ -295,8 +389,15 @@ def publish_artifacts(report: dict[str, Any], report_path: str) -> None:
         "|---|---|",
         *[f"| {k} | {v} |" for k, v in m.items()],
         "",
-        f"Report: `{_md_cell(report_path)}`",
+        f"Report: {report_url}",
     ]
+    to_look_at = attention_rows(report, limit=None)
+    missing = sum(len(d.get("absences", [])) for d in report["documents"])
+    not_done = sum(d["status"] != "reviewed" for d in report["documents"])
+    lines[4:4] = ["## Needs attention", "",
+                  f"- {len(to_look_at)} finding(s) to look at (high risk or not verified), "
+                  f"{sum(r['risk'] == 'high' for r in to_look_at)} of them high risk",
+                  f"- {missing} missing high-risk clause(s)", f"- {not_done} document(s) not reviewed", ""]
     failed = [d for d in report["documents"] if d["status"] != "reviewed"]
     if failed:
         lines += ["", "## Not reviewed", "", "| document | status | reason |", "|---|---|---|"]
@@ -313,5 +414,5 @@ def publish_artifacts(report: dict[str, Any], report_path: str) -> None:
     if attention:
         create_table_artifact(key=ATTENTION_ARTIFACT_KEY, table=attention,
                               description="High-risk, unsupported and contradicted findings: review these first")
-    create_link_artifact(key=REPORT_LINK_ARTIFACT_KEY, link=Path(report_path).resolve().as_uri(),
+    create_link_artifact(key=REPORT_LINK_ARTIFACT_KEY, link=report_url,
                          link_text=f"report.html of run {run['id'][:8]}", description="docreview HTML report")

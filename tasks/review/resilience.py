@@ -70,6 +70,32 @@ def _emit(event: str, breaker: pybreaker.CircuitBreaker, payload: dict[str, Any]
         logger.debug("could not emit %s", event, exc_info=True)
 
 
+def _run_log(message: str, *args: Any) -> None:
+    """A WARNING in the flow run's log (shown in the Prefect UI) when a run is active, else in
+    this module's log."""
+    from prefect.exceptions import MissingContextError
+    from prefect.logging import get_run_logger
+
+    try:
+        get_run_logger().warning(message, *args)
+    except MissingContextError:
+        logger.warning(message, *args)
+
+
+def _publish_state(name: str, state: str) -> None:
+    """Keep the breaker's current state in the Prefect variable ``docreview_breaker_<name>``
+    (closed | open | half-open), for operators and automations; skipped without a Prefect API."""
+    import re
+
+    from prefect.variables import Variable
+
+    try:
+        Variable.set(f"docreview_breaker_{re.sub(r'[^a-z0-9_]+', '_', name.lower())}"[:255], state,
+                     overwrite=True)
+    except Exception:  # noqa: BLE001 - a display aid must never fail a call
+        logger.debug("breaker state variable not set", exc_info=True)
+
+
 class _BreakerEvents(pybreaker.CircuitBreakerListener):
     """Logs state changes and emits them as Prefect events; counts openings."""
 
@@ -78,12 +104,13 @@ class _BreakerEvents(pybreaker.CircuitBreakerListener):
         new = getattr(new_state, "name", str(new_state))
         if new == pybreaker.STATE_OPEN:
             counters.add("breaker_openings")
-            logger.warning("circuit breaker %s opened after %d failures; LLM calls fail fast for %.0f s",
-                           cb.name, cb.fail_counter, cb.reset_timeout)
+            _run_log("circuit breaker %s opened after %d failures; LLM calls fail fast for %.0f s",
+                     cb.name, cb.fail_counter, cb.reset_timeout)
         else:
             if new == pybreaker.STATE_CLOSED:
                 counters.add("breaker_closings")
-            logger.warning("circuit breaker %s: %s -> %s", cb.name, old, new)
+            _run_log("circuit breaker %s: %s -> %s", cb.name, old, new)
+        _publish_state(cb.name, new)
         event = {"open": "opened", "half-open": "half-open", "closed": "closed"}.get(new, new)
         _emit(f"docreview.breaker.{event}", cb, {"from": old, "to": new})
 

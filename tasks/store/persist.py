@@ -406,6 +406,16 @@ def save_absences(
     return len(rows)
 
 
+def load_absences(database_url: str, sha256: str, prompt_version: str, model: str) -> list[Any]:
+    """The :class:`schemas.tables.AbsenceRow` rows of a document's review, by clause type."""
+    from schemas.tables import AbsenceRow
+
+    with Session(get_engine(database_url)) as session:
+        return list(session.exec(select(AbsenceRow).where(
+            AbsenceRow.sha256 == sha256, AbsenceRow.prompt_version == prompt_version, AbsenceRow.model == model,
+        ).order_by(AbsenceRow.clause_type)).all())
+
+
 def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
     """Latest :class:`schemas.tables.ReviewerDecision` per target key (finding or absence key)."""
     from schemas.tables import ReviewerDecision

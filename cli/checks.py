@@ -1,0 +1,105 @@
+"""Checks the CLI runs before it starts Prefect or touches a document: settings, database, credentials.
+
+Each returns a problem as one line naming the environment variable or option to fix, so a
+configuration error ends the command within seconds with exit status 2 (bad input), not after
+Prefect's start-up with exit status 1. Nothing here imports Prefect.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from schemas.settings import Limits, Settings
+
+#: Seconds a database server may take to accept a connection before the check gives up.
+CONNECT_TIMEOUT_S = 5
+
+
+def env_variable(field: str, model: type = Settings) -> str:
+    """The environment variable that sets ``field`` of ``model`` (its first alias, else
+    ``DOCREVIEW_<FIELD>``); a name that is already a variable (an alias in an error) is returned."""
+    info = model.model_fields.get(field)
+    if info is None:
+        return field if field.isupper() else f"DOCREVIEW_{field.upper()}"
+    alias = info.validation_alias
+    choices = getattr(alias, "choices", None) or ([alias] if isinstance(alias, str) else [])
+    return str(choices[0]) if choices else f"DOCREVIEW_{field.upper()}"
+
+
+def describe_validation_error(exc: ValidationError, options: dict[str, str] | None = None) -> str:
+    """One line per problem: ``VARIABLE (or --option): message (got 'value')``; ``options`` maps
+    field names given on the command line to their option names."""
+    options = options or {}
+    lines = []
+    for error in exc.errors():
+        loc = [str(part) for part in error.get("loc", ())]
+        field = loc[-1] if loc else "?"
+        model = Limits if len(loc) > 1 and loc[0] == "limits" else Settings
+        where = options.get(field) or env_variable(field, model)
+        got = error.get("input")
+        shown = "" if isinstance(got, dict) or got is None else f" (got {str(got)[:60]!r})"
+        lines.append(f"{where}: {error.get('msg', 'invalid value')}{shown}")
+    return "; ".join(lines)
+
+
+def load_settings(overrides: dict[str, Any], options: dict[str, str] | None = None) -> tuple[Settings | None, str | None]:
+    """``(settings, None)``, or ``(None, problem)`` when the environment or ``overrides`` are invalid."""
+    try:
+        return Settings(**overrides), None
+    except ValidationError as exc:
+        return None, describe_validation_error(exc, options)
+
+
+def check_database(url: str, option: str = "--db") -> str | None:
+    """None when ``url`` can be opened (a SQLite file's folder exists; a server accepts a
+    connection within :data:`CONNECT_TIMEOUT_S` seconds), else one line saying why."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return f"{option} / DATABASE_URL: {url!r} is not a database URL (e.g. sqlite:///docreview.db)"
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            from pathlib import Path
+
+            folder = Path(database).expanduser().resolve().parent
+            if not folder.is_dir():
+                return f"{option} / DATABASE_URL: the folder {folder} of the SQLite file does not exist"
+        return None
+    args = {"connect_timeout": CONNECT_TIMEOUT_S} if parsed.get_backend_name() == "postgresql" else {}
+    try:
+        engine = create_engine(url, connect_args=args, pool_pre_ping=False)
+    except (ArgumentError, NoSuchModuleError, ValueError) as exc:
+        return f"{option} / DATABASE_URL: cannot use {parsed.render_as_string(hide_password=True)}: {exc}"
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("select 1"))
+    except DBAPIError as exc:
+        first = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc).strip() else type(exc).__name__
+        return f"{option} / DATABASE_URL: cannot connect to {parsed.render_as_string(hide_password=True)}: {first}"
+    finally:
+        engine.dispose()
+    return None
+
+
+def check_backend(settings: Settings) -> str | None:
+    """None when the chosen backend has what it needs to start, else one line saying what is
+    missing: ``anthropic`` needs ``ANTHROPIC_API_KEY``; ``bedrock`` needs AWS credentials from
+    boto3's credential chain (environment, shared files, SSO, instance role)."""
+    backend = settings.resolved_backend()
+    if backend == "anthropic" and (settings.anthropic_api_key is None
+                                   or not settings.anthropic_api_key.get_secret_value()):
+        return "the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)"
+    if backend == "bedrock":
+        import boto3
+
+        if boto3.session.Session().get_credentials() is None:
+            return ("the bedrock backend needs AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                    "AWS_PROFILE, or an instance role), or use --backend rules")
+    return None

@@ -92,6 +92,7 @@ def review(
     from flows import progress
     from flows.review import review_documents
     from tasks.ingest.local import SourceError
+    from tasks.review.resilience import RunMisconfigured
     from tasks.store.persist import dispose_engines
 
     handler = route_prefect_logs(out / "docreview.log")
@@ -124,6 +125,10 @@ def review(
     except KeyboardInterrupt:
         err.print(INTERRUPTED)
         raise typer.Exit(130) from None
+    except RunMisconfigured as exc:  # the API refused the run's requests: the configuration needs a fix
+        err.print(f"[red]Stopped:[/] {escape(str(exc))}")
+        err.print(f"Report: {out / 'report.html'}  (Details: {out / 'docreview.log'})")
+        raise typer.Exit(1) from None
     except SourceError as exc:  # the bucket or folder cannot be listed: a clear line, no traceback
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None

@@ -38,6 +38,7 @@ from tasks.ingest.sources import fingerprint_document
 from tasks.observe.monitoring import record_drift
 from tasks.review.batches import review_batch
 from tasks.review.chunk import chunk_document
+from tasks.review.resilience import misconfiguration
 from tasks.review.reviewer import cached_review, store_review
 from tasks.review.route import review_unit, route_chunks
 from tasks.runnames import document_scope
@@ -102,6 +103,8 @@ def reuse_unchanged_objects(run: Run, book: RunBook, objects: list[SourceObject]
 def review_document(run: Run, book: RunBook, obj: SourceObject) -> None:
     """Review one source object from fingerprint to conclusion (or end it earlier with a reason)."""
     with document_scope(obj.name):
+        if refused(book, IngestOutcome(source=obj)):
+            return
         document = fingerprint(run, book, obj) if not run.stopping.is_set() else None
         prepared = prepare_document(run, book, document) if document and not run.stopping.is_set() else None
         if prepared is None or run.stopping.is_set():
@@ -109,6 +112,20 @@ def review_document(run: Run, book: RunBook, obj: SourceObject) -> None:
         review_chunks(run, prepared)
         if not run.stopping.is_set():
             conclude_document(run, book, prepared)
+
+
+def refused(book: RunBook, outcome: IngestOutcome) -> bool:
+    """True (and the document ended ``deferred``) once the API has refused the run's requests
+    (:data:`tasks.review.resilience.misconfiguration`): nothing more is extracted or sent."""
+    if not misconfiguration.tripped:
+        return False
+    book.conclude(outcome, DocumentStatus.deferred, not_reviewed_reason())
+    return True
+
+
+def not_reviewed_reason() -> str:
+    """The reason of a document left unreviewed because the API refused the run's requests."""
+    return f"not reviewed: the API refused the requests: {misconfiguration.cause}"
 
 
 def fingerprint(run: Run, book: RunBook, obj: SourceObject) -> Document | None:
@@ -144,6 +161,8 @@ def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDoc
     book.claimed(fp.sha256)
     if claim.taken_over_from:
         get_run_logger().info("Took over %s from run %s (its claim expired)", fp.source.name, claim.taken_over_from)
+    if refused(book, fp):
+        return None
     with run.extraction_slots:
         got = extract_document.submit(quote(fp), run.settings.limits).result()
     if not got.ok:
@@ -239,6 +258,9 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
                                stored)
         record_drift(run.db, run.id, sha, model, PROMPT_VERSION)
         book.conclude(outcome, DocumentStatus.reviewed, None, stored)
+        return
+    if misconfiguration.tripped:  # not the document's fault: it waits for a fixed configuration
+        book.conclude(outcome, DocumentStatus.deferred, not_reviewed_reason(), stored)
         return
     problems = prepared.problems
     summary = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")

@@ -46,12 +46,18 @@ from schemas.settings import Settings
 from schemas.tables import utcnow
 from tasks.check.injection import TokenBudget
 from tasks.ingest.s3 import discard_download, remove_downloads
-from tasks.observe.events import tag_flow_run
+from tasks.observe.events import emit_run_misconfigured, tag_flow_run
 from tasks.observe.metrics import compute_run_metrics
 from tasks.observe.monitoring import AlertThresholds, evaluate_alerts
 from tasks.review.backends.base import ReviewBackend
 from tasks.review.chunk import CHUNKER_VERSION
-from tasks.review.resilience import counters, ensure_concurrency_limit, retry_options
+from tasks.review.resilience import (
+    RunMisconfigured,
+    counters,
+    ensure_concurrency_limit,
+    misconfiguration,
+    retry_options,
+)
 from tasks.review.reviewer import make_backend, review_chunk
 from tasks.review.route import resolve_mode
 from tasks.store.claims import LeaseKeeper, release_claim, release_claims, worker_name
@@ -178,6 +184,7 @@ def open_run(source: str, out_dir: str, database_url: str | None, backend: str, 
     if run.uses_model:
         ensure_concurrency_limit(policy)
     counters.reset()
+    misconfiguration.reset()
     run.review_task = review_chunk.with_options(**retry_options(policy))
     _size_slots(run)
     if not rereview:
@@ -214,6 +221,20 @@ def stop_cleanly_when_interrupted(run: Run) -> Iterator[None]:
             release_claims(run.db, run.id)
             finish_run.fn(run.db, run.id, {"wall_s": time.monotonic() - run.started}, status="interrupted")
         raise
+
+
+def stop_if_misconfigured(run: Run, result: dict[str, Any]) -> None:
+    """When the API refused the run's requests (:data:`tasks.review.resilience.misconfiguration`):
+    emit ``docreview.run.misconfigured`` and raise :class:`tasks.review.resilience.RunMisconfigured`
+    (the flow run ends Failed with its message) naming what to check."""
+    if not misconfiguration.tripped:
+        return
+    cause = misconfiguration.cause or ""
+    emit_run_misconfigured(run.id, str(runtime_flow_run.id or "") or None, run.reviewer.name, run.reviewer.model,
+                           cause, int(result["metrics"]["documents_deferred"]))
+    raise RunMisconfigured(f"{cause} (check the API key, the model id {run.reviewer.model!r} and the request "
+                           f"schema; the {int(result['metrics']['documents_deferred'])} document(s) not reviewed "
+                           "are deferred to the next run)")
 
 
 def close_run(run: Run, book: RunBook) -> dict[str, float]:

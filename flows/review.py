@@ -37,11 +37,17 @@ from flows.pipeline import (
     close_run,
     open_run,
     stop_cleanly_when_interrupted,
+    stop_if_misconfigured,
 )
 from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
 from tasks.observe.events import emit_document_events
-from tasks.observe.report import publish_artifacts, report_link, run_report_dir, write_report
+from tasks.observe.report import (
+    publish_artifacts,
+    report_link,
+    run_report_dir,
+    write_report,
+)
 
 
 def check_source(source: Any) -> str:
@@ -119,7 +125,9 @@ def review_documents(
                      on_error=lambda p, exc: book.fail(p.document.outcome.source, exc))
 
     metrics = close_run(run, book)
-    return final_state(publish_report(run, metrics))
+    result = publish_report(run, metrics)
+    stop_if_misconfigured(run, result)  # the API refused the run's requests: Failed, saying why
+    return final_state(result)
 
 
 def final_state(result: dict[str, Any]) -> State | dict[str, Any]:

@@ -9,6 +9,7 @@ Every event docreview emits, in one place (names are stable; automations match o
 | ``docreview.document.failed`` | ``docreview.document.<object URI>`` | :func:`emit_document_events`, one per failed document |
 | ``docreview.alert.<name>`` | ``docreview.run.<run id>`` | :func:`tasks.observe.monitoring.evaluate_alerts` |
 | ``docreview.breaker.opened`` / ``half-open`` / ``closed`` | ``docreview.breaker.<name>`` | :mod:`tasks.review.resilience` |
+| ``docreview.run.misconfigured`` | ``docreview.run.<run id>`` | :func:`emit_run_misconfigured`, when the API refused the run's requests |
 
 Events about a run carry the flow run as a related resource (role ``flow-run``), so the Prefect
 UI links them to the run. Event ids are deterministic (UUID v5 of run id, event name and
@@ -36,6 +37,8 @@ FINDING_HIGH_RISK = "docreview.finding.high-risk"
 DOCUMENT_FAILED = "docreview.document.failed"
 #: Prefix of the alert events of :func:`tasks.observe.monitoring.evaluate_alerts`.
 ALERT_PREFIX = "docreview.alert."
+#: The API refused a run's requests for what they are (key, model id, schema): the run stopped.
+RUN_MISCONFIGURED = "docreview.run.misconfigured"
 #: Prefix of the circuit-breaker state events of :mod:`tasks.review.resilience`.
 BREAKER_PREFIX = "docreview.breaker."
 
@@ -127,6 +130,26 @@ def emit_document_events(report: dict[str, Any]) -> int:
         except Exception:  # noqa: BLE001 - an event that cannot be sent must not break a run
             logger.debug("could not emit %s", e["event"], exc_info=True)
     return sent
+
+
+@task(name="emit-run-misconfigured", cache_policy=NO_CACHE)
+def emit_run_misconfigured(run_id: str, flow_run_id: str | None, backend: str, model: str, cause: str,
+                           deferred: int) -> bool:
+    """Prefect task: emit :data:`RUN_MISCONFIGURED` for run ``run_id`` (payload ``{run_id,
+    backend, model, cause, documents_deferred}``); True when it was sent."""
+    from prefect.events import emit_event
+
+    try:
+        return emit_event(event=RUN_MISCONFIGURED,
+                          resource={"prefect.resource.id": f"docreview.run.{run_id}",
+                                    "prefect.resource.name": f"docreview run {run_id[:8]}"},
+                          related=flow_run_related(flow_run_id),
+                          payload={"run_id": run_id, "backend": backend, "model": model, "cause": cause,
+                                   "documents_deferred": deferred},
+                          id=uuid.uuid5(_EVENT_NAMESPACE, f"{run_id}|{RUN_MISCONFIGURED}")) is not None
+    except Exception:  # noqa: BLE001 - an event that cannot be sent must not hide the run's own error
+        logger.debug("could not emit %s", RUN_MISCONFIGURED, exc_info=True)
+        return False
 
 
 def trigger_kind(flow_run: Any) -> str:

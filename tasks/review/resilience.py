@@ -25,7 +25,7 @@ from typing import Any
 import pybreaker
 
 from schemas.policy import ResiliencePolicy
-from tasks.review.retry import is_retryable, retry_after_s
+from tasks.review.retry import is_permanent, is_retryable, refusal_cause, retry_after_s
 
 logger = logging.getLogger("docreview.resilience")
 
@@ -58,6 +58,90 @@ class RunCounters:
 
 
 counters = RunCounters()
+
+
+class RunMisconfigured(RuntimeError):
+    """The API refused the run's requests for what they are (see
+    :func:`tasks.review.retry.is_permanent`); ``cause`` is ``"<status> <type>: <message>"``."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(f"the API refused the requests: {cause}")
+        self.cause = cause
+
+
+class Misconfiguration:
+    """Stops a run's LLM calls once the API has refused :attr:`limit` of them the same way.
+
+    Until one call of the run has succeeded, calls go one at a time (:meth:`admit`), so a run
+    whose key, model id or request the API refuses makes at most :attr:`limit` calls, not one per
+    LLM slot; after the first success they run at full concurrency. Different refusals (one odd
+    document) are counted apart and do not stop the run. One per process, reset by each run.
+    """
+
+    #: Identical permanent refusals that stop the run (one odd response is not fatal).
+    limit = 3
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._probe = threading.Lock()
+        self._confirmed = threading.Event()
+        self._counts: dict[str, int] = {}
+        self.cause: str | None = None
+
+    def reset(self) -> None:
+        """Forget the previous run's refusals and successes."""
+        with self._lock:
+            self._counts.clear()
+            self.cause = None
+            self._confirmed.clear()
+
+    @property
+    def tripped(self) -> bool:
+        """True once the run is known to be misconfigured."""
+        return self.cause is not None
+
+    def check(self) -> None:
+        """Raise :class:`RunMisconfigured` once tripped."""
+        if self.cause is not None:
+            raise RunMisconfigured(self.cause)
+
+    def record(self, exc: BaseException) -> None:
+        """Count ``exc`` when it is a permanent refusal; trips at :attr:`limit` identical ones."""
+        if not is_permanent(exc):
+            return
+        cause = refusal_cause(exc)
+        with self._lock:
+            self._counts[cause] = self._counts.get(cause, 0) + 1
+            if self.cause is None and self._counts[cause] >= self.limit:
+                self.cause = cause
+                logger.error("stopping the run's model calls: %s", cause)
+
+    def trip(self, exc: BaseException) -> None:
+        """Trip at once (a refused start-up check: nothing was reviewed yet)."""
+        with self._lock:
+            self.cause = self.cause or refusal_cause(exc)
+
+    @contextmanager
+    def admit(self) -> Iterator[None]:
+        """Around one LLM call: raises :class:`RunMisconfigured` once tripped; one call at a time
+        until a call has succeeded; records the call's refusal, if any."""
+        self.check()
+        probing = not self._confirmed.is_set()
+        if probing:
+            self._probe.acquire()
+        try:
+            self.check()
+            yield
+            self._confirmed.set()
+        except Exception as exc:
+            self.record(exc)
+            raise
+        finally:
+            if probing:
+                self._probe.release()
+
+
+misconfiguration = Misconfiguration()
 
 
 def _emit(event: str, breaker: pybreaker.CircuitBreaker, payload: dict[str, Any]) -> None:

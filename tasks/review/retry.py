@@ -100,3 +100,56 @@ def retry_condition(task: Any, task_run: Any, state: Any) -> bool:
     except Exception as exc:  # noqa: BLE001 - the state re-raises the task's exception
         return is_retryable(exc)
     return False
+
+
+#: Status codes of requests the API refuses for what they are, not for the moment they were sent:
+#: 400 invalid_request_error, 401 authentication_error, 403 permission_error, 404 not_found_error
+#: (Anthropic API errors reference). The same request fails again, whatever the document.
+PERMANENT_STATUS = frozenset({400, 401, 403, 404})
+#: Bedrock Runtime errors that no retry fixes (AWS Bedrock Runtime API reference, "Errors").
+PERMANENT_AWS_CODES = frozenset({"AccessDeniedException", "ValidationException", "ResourceNotFoundException",
+                                 "UnrecognizedClientException", "ExpiredTokenException"})
+#: Refusals that belong to one document (its text is too long), not to the run's configuration.
+_DOCUMENT_MESSAGES = ("prompt is too long", "input is too long", "context window", "context_length",
+                      "exceed context limit", "too many tokens")
+
+
+def is_permanent(exc: BaseException) -> bool:
+    """True when the API refuses the run's requests whatever the document: a bad or revoked key,
+    no access to the model, an unknown model id, a request (schema, parameters) it does not
+    accept, a spend limit. A context overflow is the document's, not the run's; transient errors
+    (see :func:`is_retryable`) are never permanent."""
+    if is_retryable(exc):
+        return False
+    lowered = str(exc).lower()
+    if any(m in lowered for m in _DOCUMENT_MESSAGES):
+        return False
+    if _aws_code(exc) in PERMANENT_AWS_CODES:
+        return True
+    return status_of(exc) in PERMANENT_STATUS
+
+
+def refusal_cause(exc: BaseException) -> str:
+    """``"<status> <error type>: <message>"`` of a refused request, e.g. ``"404 not_found_error:
+    model: claude-x"`` (Anthropic error body) or ``"400 ValidationException: …"`` (botocore)."""
+    status = status_of(exc)
+    kind, message = _aws_code(exc), ""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        kind = str(error.get("type") or kind or "")
+        message = str(error.get("message") or "")
+    response = getattr(exc, "response", None)
+    if not message and isinstance(response, dict):
+        message = str((response.get("Error") or {}).get("Message") or "")
+    message = " ".join((message or str(exc)).split())[:300]
+    return " ".join(p for p in (str(status) if status else "", f"{kind or type(exc).__name__}:")
+                    if p) + f" {message}"
+
+
+def _aws_code(exc: BaseException) -> str:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = str((response.get("Error") or {}).get("Code") or "")
+        return code[:1].upper() + code[1:]
+    return ""

@@ -16,7 +16,7 @@ from schemas.policy import ResiliencePolicy
 from schemas.review import ChunkReview
 from schemas.settings import Settings
 from tasks.review.backends.base import ReviewBackend
-from tasks.review.resilience import get_breaker, llm_slot
+from tasks.review.resilience import get_breaker, llm_slot, misconfiguration
 from tasks.review.retry import retry_condition
 from tasks.runnames import for_document
 
@@ -100,6 +100,10 @@ def review_chunk(backend: ReviewBackend, chunk: Chunk, document_name: str, datab
     slot of the global LLM concurrency limit. The flow sets this task's retries from the same
     policy (:func:`tasks.review.resilience.retry_options`).
 
+    A run whose requests the API refuses for what they are stops calling after a few identical
+    refusals (:data:`tasks.review.resilience.misconfiguration`): this task then raises
+    :class:`tasks.review.resilience.RunMisconfigured` without a call.
+
     When the backend raises with call records attached (``exc.llm_calls``, the failed call
     included) and ``database_url``/``run_id`` are given, those records are stored in
     ``llm_calls`` before the exception goes on to the retry policy, so every attempt is recorded.
@@ -108,7 +112,7 @@ def review_chunk(backend: ReviewBackend, chunk: Chunk, document_name: str, datab
         if policy is None or backend.name == "rules":
             return backend.review_chunk(chunk, document_name)
         breaker = get_breaker(policy)
-        with llm_slot(policy):
+        with misconfiguration.admit(), llm_slot(policy):
             return breaker.call(backend.review_chunk, chunk, document_name)
     except Exception as exc:
         calls = getattr(exc, "llm_calls", None)

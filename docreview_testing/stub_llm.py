@@ -22,10 +22,19 @@ Claude's quality. What it does reproduce is the protocol the real SDK and boto3 
   minimum cacheable length (:func:`tasks.review.backends.prompt.min_cacheable_tokens`) applied.
   Token counts are estimates (:func:`tasks.review.backends.prompt.estimate_tokens`, ~4 characters a
   token), not Claude's tokenizer.
-- requests the real API rejects are rejected the same way (400 ``invalid_request_error``):
-  missing ``model``/``max_tokens``/``messages``, ``tool_choice`` naming an absent tool, and
-  extended thinking with a forced ``tool_choice``, a forced ``tool_choice`` for models that reject
-  it (Sonnet 5.5, Opus 5.5); a missing ``x-api-key`` is a 401.
+- structured outputs: ``output_config.format`` (Converse ``outputConfig.textFormat``) is answered
+  with a text block holding the findings JSON (streamed as ``text_delta``s), ``stop_reason:
+  end_turn``; a model that thinks by default (the 5.x families) answers with a thinking block
+  first (``thinking_delta``/``signature_delta``; Converse ``reasoningContent``);
+  ``max_tokens: 0`` (cache pre-warming) writes the cache and returns no content.
+- requests the real API rejects are rejected the same way (400 ``invalid_request_error``; Converse
+  ``ValidationException``), each rule with its source next to it (:func:`_validate_messages`,
+  :func:`_validate_converse`, :func:`check_model_rules`): missing ``model``/``max_tokens``/``messages``,
+  ``tool_choice`` naming an absent tool, strict schemas with keywords the API does not support
+  (:func:`schema_errors`: numeric bounds, string lengths, ``minItems`` other than 0/1, unsupported
+  ``format``s, non-false ``additionalProperties``), a forced ``tool_choice`` on models that reject it
+  (Sonnet/Opus 5.5, Fable/Mythos 5.x), thinking types a model does not take, thinking with a forced
+  ``tool_choice``, structured outputs on models without them; a missing ``x-api-key`` is a 401.
 
 Fault injection (see :data:`FAULTS`): per request with the ``x-stub-fault`` header
 (``name[:arg]`` items, comma separated), for the next N requests with :meth:`StubLLM.enqueue`
@@ -132,6 +141,12 @@ class _Segment:
     key: str
     tokens: int
     breakpoint: bool
+    ttl_s: float | None = None  # the breakpoint's cache lifetime (cache_control.ttl / cachePoint.ttl)
+
+
+def _ttl_s(value: Any) -> float | None:
+    """Seconds of a ``"5m"`` / ``"1h"`` cache TTL; None when absent."""
+    return {"5m": 300.0, "1h": 3600.0}.get(value) if value else None
 
 
 class StubLLM:
@@ -216,25 +231,43 @@ class StubLLM:
                 hit = next((i for i in reversed(points) if self._cache.get(hashes[i], 0) > now), None)
                 if hit is not None:
                     read = cum[hit]
-                    self._cache[hashes[hit]] = now + self.cache_ttl_s
+                    self._cache[hashes[hit]] = now + (segments[hit].ttl_s or self.cache_ttl_s)
                 last = points[-1]
                 if (hit is None or hit < last) and cum[last] >= minimum:
                     write = cum[last] - read
-                    self._cache[hashes[last]] = now + self.cache_ttl_s
+                    self._cache[hashes[last]] = now + (segments[last].ttl_s or self.cache_ttl_s)
         return {"input_tokens": total - read - write, "cache_creation_input_tokens": write,
                 "cache_read_input_tokens": read}
 
     # --- answers ------------------------------------------------------------------------
 
-    def answer(self, user_text: str, max_tokens: int, tool_name: str | None, faults: dict[str, str | None]) -> Answer:
-        """Findings from the rules extractor over the passage in ``user_text``, shaped by faults."""
+    def answer(self, user_text: str, max_tokens: int, tool_name: str | None, faults: dict[str, str | None],
+               json_output: bool = False, thinking: bool = False) -> Answer:
+        """Findings from the rules extractor over the passage in ``user_text``, shaped by faults:
+        a ``tool_use`` block for ``tool_name``, or with ``json_output`` (structured outputs) a text
+        block holding the JSON and ``stop_reason: end_turn``. ``thinking`` puts a short thinking
+        block first (a model that thinks by default). ``max_tokens=0`` (cache pre-warming) gives
+        no content and ``stop_reason: max_tokens``."""
+        if max_tokens == 0:
+            return Answer([], "max_tokens", 0)
+        answer = self._answer(user_text, max_tokens, tool_name, faults, json_output)
+        if thinking and answer.stop_reason not in ("refusal", "model_context_window_exceeded"):
+            block = {"type": "thinking", "thinking": "Reviewing the passage clause by clause.",
+                     "signature": f"sig_stub_{uuid.uuid4().hex[:16]}"}
+            answer.blocks.insert(0, block)
+            answer.cut = {i + 1: n for i, n in answer.cut.items()}
+            answer.output_tokens += estimate_tokens(block["thinking"])
+        return answer
+
+    def _answer(self, user_text: str, max_tokens: int, tool_name: str | None, faults: dict[str, str | None],
+                json_output: bool) -> Answer:
         from tasks.review.backends.rules import RulesBackend
 
         if "refusal" in faults:
             return Answer([], "refusal", 5)
         if "window_exceeded" in faults:
             return Answer([], "model_context_window_exceeded", 0)
-        if "no_tool" in faults or tool_name is None:
+        if "no_tool" in faults or (tool_name is None and not json_output):
             text = "I reviewed the passage."
             return Answer([{"type": "text", "text": text}], "end_turn", estimate_tokens(text))
         chunk = parse_rendered_chunk(user_text)
@@ -248,12 +281,21 @@ class StubLLM:
                 f["evidence"] = f["evidence"] + " and the Supplier shall pay all such amounts twice"
                 for v in f["values"]:
                     v["value"] = re.sub(r"\d", lambda m: str((int(m.group()) + 1) % 10), v["value"], count=1)
+        if json_output:
+            data: Any = {"findings": json.dumps(findings) if "string_array" in faults else findings}
+            text = json.dumps(data)
+            out_tokens = estimate_tokens(text) + 10
+            if "truncate" in faults or out_tokens > max_tokens:
+                keep = len(text) // 2 if "truncate" in faults else max(1, (max_tokens - 10)) * 4
+                return Answer([{"type": "text", "text": text}], "max_tokens",
+                              max_tokens if "truncate" not in faults else out_tokens // 2, cut={0: min(keep, len(text))})
+            return Answer([{"type": "text", "text": text}], "end_turn", out_tokens)
         groups = [findings]
         if "multi_tool" in faults:
             groups = [findings[i:i + 1] for i in range(len(findings))] if len(findings) >= 2 else [findings, []]
         blocks = []
         for group in groups:
-            data: Any = {"findings": group}
+            data = {"findings": group}
             if "string_array" in faults:
                 data = {"findings": json.dumps(group)}
             blocks.append({"type": "tool_use", "id": f"toolu_stub_{uuid.uuid4().hex[:20]}", "name": tool_name,
@@ -296,16 +338,20 @@ def _block_text(block: Any) -> str:
 def messages_segments(body: dict[str, Any]) -> list[_Segment]:
     """Prefix segments of a Messages API request: tools, system blocks, message blocks."""
     segs: list[_Segment] = []
+    fmt = (body.get("output_config") or {}).get("format")
+    if fmt:  # the output schema is part of the prompt the API caches
+        segs.append(_Segment("format:" + _canon(fmt), estimate_tokens(_canon(fmt)), False))
     for tool in body.get("tools") or []:
         t = {k: v for k, v in tool.items() if k != "cache_control"}
-        segs.append(_Segment(_canon(t), estimate_tokens(_canon(t)), "cache_control" in tool))
+        segs.append(_Segment(_canon(t), estimate_tokens(_canon(t)), "cache_control" in tool,
+                             _ttl_s((tool.get("cache_control") or {}).get("ttl"))))
     system = body.get("system")
     if isinstance(system, str):
         segs.append(_Segment(system, estimate_tokens(system), False))
     for block in system or [] if not isinstance(system, str) else []:
         text = _block_text(block)
         segs.append(_Segment(_canon({k: v for k, v in block.items() if k != "cache_control"}), estimate_tokens(text),
-                             "cache_control" in block))
+                             "cache_control" in block, _ttl_s((block.get("cache_control") or {}).get("ttl"))))
     for msg in body.get("messages") or []:
         content = msg.get("content")
         blocks = [content] if isinstance(content, str) else (content or [])
@@ -326,10 +372,14 @@ def converse_segments(body: dict[str, Any]) -> list[_Segment]:
             if isinstance(item, dict) and "cachePoint" in item:
                 if segs:
                     segs[-1].breakpoint = True
+                    segs[-1].ttl_s = _ttl_s((item["cachePoint"] or {}).get("ttl"))
                 continue
             text = item.get("text") if isinstance(item, dict) and "text" in item else _canon(item)
             segs.append(_Segment(prefix + _canon(item), estimate_tokens(str(text)), False))
 
+    fmt = (body.get("outputConfig") or {}).get("textFormat")
+    if fmt:
+        add([fmt], "format:")
     add((body.get("toolConfig") or {}).get("tools") or [], "tool:")
     add(body.get("system") or [], "system:")
     for msg in body.get("messages") or []:
@@ -396,25 +446,222 @@ def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | 
     return None
 
 
+# --- request rules of the real API ----------------------------------------------------------
+#
+# Each rule below is one the Messages API (and Bedrock Converse for Claude) documents; the source is
+# named next to it. The double must be at least as strict as the service: where a page leaves a case
+# open, the stricter reading is taken and said so.
+
+#: Keywords a strict schema (``strict: true`` tool ``input_schema``, ``output_config.format.schema``)
+#: may hold. Source: the SDK's ``anthropic/lib/_parse/_transform.py`` (``transform_schema`` keeps
+#: exactly these and moves every other keyword into the description) and
+#: platform.claude.com/docs/en/build-with-claude/structured-outputs ("JSON Schema limitations":
+#: no numeric bounds, no string lengths, minItems only 0 or 1, additionalProperties must be false).
+STRICT_SCHEMA_KEYWORDS = frozenset({"$defs", "$ref", "type", "anyOf", "allOf", "enum", "const", "description",
+                                    "title", "properties", "additionalProperties", "required", "format", "items",
+                                    "minItems"})
+
+#: String ``format`` values strict schemas support. Source: ``_transform.py`` ``SupportedStringFormats``.
+STRICT_STRING_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4",
+                                   "ipv6", "uuid"})
+
+#: Model families that answer a forced ``tool_choice`` (``tool`` or ``any``) with 400. Sources:
+#: "What's new in Claude Sonnet 5.5" ("Forced tool use returns an error"), "What's new in Claude Opus
+#: 5.5" and its migration guide ("the same set [of changes] that arrived with Fable 5.1"); read as
+#: covering every Fable/Mythos 5.x id (stricter than documented for 5.0).
+FORCED_TOOL_REJECTED = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5", "claude-mythos-5")
+
+#: Model families without structured outputs (``output_config.format`` and ``strict`` tools give 400).
+#: Source: structured-outputs page, supported models (Sonnet 4.5, Opus 4.1 and later); Sonnet 4.0,
+#: Opus 4.0 and the Claude 3 models predate it.
+NO_STRUCTURED_OUTPUTS = ("claude-sonnet-4-0", "claude-sonnet-4-2025", "claude-opus-4-0", "claude-opus-4-2025",
+                         "claude-3")
+
+#: Accepted ``thinking.type`` values per family (longest prefix wins); a family not listed accepts
+#: every type. Sources: Sonnet 5.5 "What's new" (adaptive, between_tools), Opus 5.5 / Fable 5.1
+#: migration guides (thinking is always adaptive: disabling or a budget is rejected; the Fable 5 page
+#: says "Adaptive (always on)"), Sonnet 5 "What's new" (manual extended thinking returns 400), Opus 5
+#: and Haiku 5.5 overviews (adaptive, can be disabled).
+THINKING_TYPES: dict[str, frozenset[str]] = {
+    "claude-sonnet-5-5": frozenset({"adaptive", "between_tools"}),
+    "claude-opus-5-5": frozenset({"adaptive"}),
+    "claude-fable-5": frozenset({"adaptive"}),
+    "claude-mythos-5": frozenset({"adaptive"}),
+    "claude-sonnet-5": frozenset({"adaptive", "disabled"}),
+    "claude-opus-5": frozenset({"adaptive", "disabled"}),
+    "claude-haiku-5-5": frozenset({"adaptive", "disabled"}),
+}
+
+#: Families that think when the request has no ``thinking`` field (adaptive thinking on by default).
+#: Source: the 5.x model overviews ("Adaptive thinking is on by default").
+THINKING_DEFAULT_ON = ("claude-sonnet-5", "claude-opus-5", "claude-haiku-5-5", "claude-fable-5", "claude-mythos-5")
+
+
+def _family(model: str) -> str:
+    return str(model).split("anthropic.", 1)[-1]
+
+
+def _match(model: str, prefixes: Any) -> str | None:
+    family = _family(model)
+    return max((p for p in prefixes if family.startswith(p)), key=len, default=None)
+
+
+def thinks(model: str, thinking: dict[str, Any] | None) -> bool:
+    """Whether a request to ``model`` with ``thinking`` runs with thinking on."""
+    kind = (thinking or {}).get("type")
+    if kind in ("enabled", "adaptive"):
+        return True
+    if kind in ("disabled", "between_tools"):
+        return False
+    return _match(model, THINKING_DEFAULT_ON) is not None
+
+
+def schema_errors(schema: Any, path: str = "schema") -> list[str]:
+    """Why a strict schema would be refused (empty when it is accepted): keywords outside
+    :data:`STRICT_SCHEMA_KEYWORDS` (numeric bounds, string lengths, patterns, defaults, ``oneOf``...),
+    ``minItems`` other than 0/1, a string ``format`` outside :data:`STRICT_STRING_FORMATS`, an object
+    without ``additionalProperties: false``, a node with no type. Messages are worded like the API's
+    ("For 'integer' type, properties minimum are not supported")."""
+    if not isinstance(schema, dict):
+        return [f"{path}: must be an object"]
+    errors: list[str] = []
+    kind = schema.get("type")
+    extra = sorted(k for k in schema if k not in STRICT_SCHEMA_KEYWORDS)
+    if extra:
+        errors.append(f"{path}: For '{kind or 'schema'}' type, properties {', '.join(extra)} are not supported")
+    if not any(k in schema for k in ("type", "anyOf", "allOf", "enum", "const", "$ref")):
+        errors.append(f"{path}: a schema needs type, anyOf, allOf, enum, const or $ref")
+    if "minItems" in schema and schema["minItems"] not in (0, 1):
+        errors.append(f"{path}: For 'array' type, minItems values other than 0 or 1 are not supported")
+    if "format" in schema and (kind != "string" or schema["format"] not in STRICT_STRING_FORMATS):
+        errors.append(f"{path}: format {schema['format']!r} is not supported")
+    if kind == "object" and schema.get("additionalProperties") is not False:
+        errors.append(f"{path}: For 'object' type, 'additionalProperties' must be explicitly set to false")
+    for name, sub in (schema.get("$defs") or {}).items():
+        errors += schema_errors(sub, f"{path}.$defs.{name}")
+    for name, sub in (schema.get("properties") or {}).items():
+        errors += schema_errors(sub, f"{path}.properties.{name}")
+    if isinstance(schema.get("items"), dict):
+        errors += schema_errors(schema["items"], f"{path}.items")
+    for key in ("anyOf", "allOf"):
+        for n, sub in enumerate(schema.get(key) or []):
+            errors += schema_errors(sub, f"{path}.{key}.{n}")
+    return errors
+
+
+def _bad(message: str) -> StubError:
+    return StubError(400, "invalid_request_error", message, "ValidationException")
+
+
+def check_model_rules(model: str, *, forced_tool: bool, thinking: dict[str, Any] | None, strict_schemas: list[
+        tuple[str, Any]], structured: bool) -> None:
+    """The model-dependent rules shared by the Messages API and Converse sides; raises a 400
+    :class:`StubError` for the first broken one. ``strict_schemas`` are ``(where, schema)`` pairs
+    sent with ``strict: true`` or as the output format."""
+    if (structured or strict_schemas) and _match(model, NO_STRUCTURED_OUTPUTS):
+        raise _bad(f"structured outputs are not supported by {model}")
+    for where, schema in strict_schemas:
+        errors = schema_errors(schema, where)
+        if errors:
+            raise _bad(errors[0])
+    if forced_tool and _match(model, FORCED_TOOL_REJECTED):
+        raise _bad("tool_choice: forcing tool use is not supported for this model; use tool_choice auto or "
+                   "structured outputs (output_config.format)")
+    kind = (thinking or {}).get("type")
+    accepted = THINKING_TYPES.get(_match(model, THINKING_TYPES) or "", None)
+    if kind is not None and accepted is not None and kind not in accepted:
+        raise _bad(f"thinking.type {kind!r} is not supported for this model (accepted: {', '.join(sorted(accepted))})")
+    # "Tool use with extended thinking": thinking is incompatible with tool_choice type tool/any; a model
+    # that thinks by default counts as thinking (stricter reading where the pages are silent).
+    if forced_tool and thinks(model, thinking):
+        raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
+
+
 def _validate_messages(body: dict[str, Any]) -> None:
+    """The Messages API's request rules (400 ``invalid_request_error``): required fields,
+    ``max_tokens >= 0`` (0 pre-warms the prompt cache: SDK ``messages.create`` docstring),
+    ``tool_choice`` naming a present tool, ``cache_control.ttl`` of ``5m``/``1h``,
+    ``output_config.format`` of type ``json_schema``, and :func:`check_model_rules`."""
     for key in ("model", "max_tokens", "messages"):
         if key not in body:
             raise StubError(400, "invalid_request_error", f"{key}: Field required", "ValidationException")
-    if not isinstance(body["max_tokens"], int) or body["max_tokens"] < 1:
-        raise StubError(400, "invalid_request_error", "max_tokens: must be a positive integer", "ValidationException")
+    if not isinstance(body["max_tokens"], int) or isinstance(body["max_tokens"], bool) or body["max_tokens"] < 0:
+        raise _bad("max_tokens: must be a non-negative integer")
     choice = body.get("tool_choice") or {}
-    names = [t.get("name") for t in body.get("tools") or []]
+    tools = body.get("tools") or []
+    names = [t.get("name") for t in tools]
     if choice.get("type") == "tool" and choice.get("name") not in names:
-        raise StubError(400, "invalid_request_error", f"tool_choice.name {choice.get('name')!r} is not a tool",
-                        "ValidationException")
-    if choice.get("type") in ("tool", "any") and str(body["model"]).split("anthropic.", 1)[-1].startswith(
-            ("claude-sonnet-5-5", "claude-opus-5-5")):
-        raise StubError(400, "invalid_request_error",
-                        "tool_choice: forcing tool use is not supported for this model", "ValidationException")
-    thinking = body.get("thinking") or {}
-    if thinking.get("type") in ("enabled", "adaptive") and choice.get("type") in ("tool", "any"):
-        raise StubError(400, "invalid_request_error",
-                        "Thinking may not be enabled when tool_choice forces tool use.", "ValidationException")
+        raise _bad(f"tool_choice.name {choice.get('name')!r} is not a tool")
+    blocks = list(tools) + (list(body["system"]) if isinstance(body.get("system"), list) else [])
+    for block in blocks:
+        ttl = (block.get("cache_control") or {}).get("ttl") if isinstance(block, dict) else None
+        if ttl is not None and ttl not in ("5m", "1h"):
+            raise _bad(f"cache_control.ttl: {ttl!r} is not one of '5m', '1h'")
+    fmt = (body.get("output_config") or {}).get("format")
+    if fmt is not None and (not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or "schema" not in fmt):
+        raise _bad("output_config.format: type must be 'json_schema' with a schema")
+    strict = [(f"tools.{n}.input_schema", t.get("input_schema")) for n, t in enumerate(tools) if t.get("strict")]
+    if fmt is not None:
+        strict.append(("output_config.format.schema", fmt["schema"]))
+    check_model_rules(body["model"], forced_tool=choice.get("type") in ("tool", "any"), thinking=body.get("thinking"),
+                      strict_schemas=strict, structured=fmt is not None)
+
+
+def _validate_converse(model_id: str, body: dict[str, Any]) -> None:
+    """Bedrock Converse's rules for Claude (400 ``ValidationException``): ``maxTokens >= 1``
+    (botocore service model), ``cachePoint.ttl`` of ``5m``/``1h`` (CacheTTL), ``outputConfig.textFormat``
+    of type ``json_schema`` whose ``structure.jsonSchema.schema`` is JSON text, and the same model
+    rules as the Messages API (:func:`check_model_rules`; ``toolSpec.strict`` schemas checked, a
+    ``toolChoice`` of ``tool``/``any`` counts as forced, ``additionalModelRequestFields.thinking``)."""
+    max_tokens = (body.get("inferenceConfig") or {}).get("maxTokens")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+        raise _bad("inferenceConfig.maxTokens: must be at least 1")
+    for item in body.get("system") or []:
+        ttl = (item.get("cachePoint") or {}).get("ttl") if isinstance(item, dict) and "cachePoint" in item else None
+        if ttl is not None and ttl not in ("5m", "1h"):
+            raise _bad(f"cachePoint.ttl: {ttl!r} is not one of '5m', '1h'")
+    tool_config = body.get("toolConfig") or {}
+    strict: list[tuple[str, Any]] = []
+    for n, tool in enumerate(tool_config.get("tools") or []):
+        spec = tool.get("toolSpec") or {}
+        if spec.get("strict"):
+            strict.append((f"toolConfig.tools.{n}.toolSpec.inputSchema.json", (spec.get("inputSchema") or {}).get("json")))
+    fmt = (body.get("outputConfig") or {}).get("textFormat")
+    if fmt is not None:
+        raw = ((fmt.get("structure") or {}).get("jsonSchema") or {}).get("schema")
+        if fmt.get("type") != "json_schema" or not isinstance(raw, str):
+            raise _bad("outputConfig.textFormat: type json_schema with structure.jsonSchema.schema as JSON text")
+        try:
+            strict.append(("outputConfig.textFormat.structure.jsonSchema.schema", json.loads(raw)))
+        except ValueError:
+            raise _bad("outputConfig.textFormat.structure.jsonSchema.schema is not valid JSON")
+    choice = tool_config.get("toolChoice") or {}
+    thinking = (body.get("additionalModelRequestFields") or {}).get("thinking")
+    check_model_rules(model_id, forced_tool="tool" in choice or "any" in choice, thinking=thinking,
+                      strict_schemas=strict, structured=fmt is not None)
+
+
+def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str | None]) -> Answer:
+    """The double's answer to a valid Messages API request: the forced (or first) tool, or JSON
+    text for ``output_config.format``; a thinking block first when the request runs with thinking."""
+    choice = body.get("tool_choice") or {}
+    json_output = bool((body.get("output_config") or {}).get("format"))
+    tool_name = choice.get("name") if choice.get("type") == "tool" else None
+    if tool_name is None and body.get("tools") and not json_output:
+        tool_name = body["tools"][0].get("name")
+    return stub.answer(first_user_text(body["messages"]), body["max_tokens"], tool_name, faults,
+                       json_output=json_output, thinking=thinks(body["model"], body.get("thinking")))
+
+
+def _content(answer: Answer) -> list[dict[str, Any]]:
+    """Non-streaming ``content``: a cut tool input becomes ``{}`` (what parsed: nothing), a cut text
+    block keeps the characters sent before ``max_tokens``."""
+    out = []
+    for i, b in enumerate(answer.blocks):
+        if i in answer.cut:
+            b = dict(b, input={}) if b["type"] == "tool_use" else dict(b, text=b["text"][:answer.cut[i]])
+        out.append(b)
+    return out
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -546,21 +793,13 @@ class _Handler(BaseHTTPRequestHandler):
         if err is not None:
             raise err
         model = body["model"]
-        choice = body.get("tool_choice") or {}
-        tool_name = choice.get("name") if choice.get("type") == "tool" else None
-        if tool_name is None and body.get("tools"):
-            tool_name = body["tools"][0].get("name")
         usage = stub.cache_usage(model, messages_segments(body))
-        answer = stub.answer(first_user_text(body["messages"]), body["max_tokens"], tool_name, faults)
+        answer = _answer_messages(stub, body, faults)
         ttft, per_token = self._latency()
         message_id = f"msg_stub_{uuid.uuid4().hex[:24]}"
         if not streaming:
             time.sleep(ttft + per_token * answer.output_tokens)
-            content = []
-            for i, b in enumerate(answer.blocks):
-                if b["type"] == "tool_use" and i in answer.cut:
-                    b = dict(b, input={})  # truncated tool input: the API returns what parsed, here nothing
-                content.append(b)
+            content = _content(answer)
             self._send_json(200, {
                 "id": message_id, "type": "message", "role": "assistant", "model": model, "content": content,
                 "stop_reason": answer.stop_reason, "stop_sequence": None,
@@ -590,10 +829,14 @@ class _Handler(BaseHTTPRequestHandler):
                 if index in answer.cut:
                     text = text[:answer.cut[index]]
                 kind, key = "input_json_delta", "partial_json"
+            elif block["type"] == "thinking":
+                yield sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                  "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+                text, kind, key = block["thinking"], "thinking_delta", "thinking"
             else:
                 yield sse("content_block_start", {"type": "content_block_start", "index": index,
                                                   "content_block": {"type": "text", "text": ""}})
-                text, kind, key = block["text"], "text_delta", "text"
+                text, kind, key = block["text"][:answer.cut.get(index, len(block["text"]))], "text_delta", "text"
             for pos in range(0, len(text), DELTA_CHARS):
                 piece = text[pos:pos + DELTA_CHARS]
                 time.sleep(ttft if first else per_token * estimate_tokens(piece))
@@ -603,6 +846,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if "stream_error" in faults:
                     yield sse("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
                     return
+            if block["type"] == "thinking":
+                yield sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                  "delta": {"type": "signature_delta", "signature": block["signature"]}})
             yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
         if first and ttft:
             time.sleep(ttft)
@@ -661,12 +907,9 @@ class _Handler(BaseHTTPRequestHandler):
                     lines.append({"custom_id": r["custom_id"], "result": {"type": "errored", "error": {
                         "type": "error", "error": {"type": err.kind, "message": err.message}}}})
                     continue
-                choice = params.get("tool_choice") or {}
-                tool_name = choice.get("name") if choice.get("type") == "tool" else None
                 usage = stub.cache_usage(params["model"], messages_segments(params))
-                answer = stub.answer(first_user_text(params["messages"]), params["max_tokens"], tool_name, faults)
-                content = [dict(b, input={}) if b["type"] == "tool_use" and i in answer.cut else b
-                           for i, b in enumerate(answer.blocks)]
+                answer = _answer_messages(stub, params, faults)
+                content = _content(answer)
                 lines.append({"custom_id": r["custom_id"], "result": {"type": "succeeded", "message": {
                     "id": f"msg_stub_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
                     "model": params["model"], "content": content, "stop_reason": answer.stop_reason,
@@ -697,6 +940,7 @@ class _Handler(BaseHTTPRequestHandler):
         stub = self.server.stub
         if "messages" not in body:
             raise StubError(400, "invalid_request_error", "messages is required", "ValidationException")
+        _validate_converse(model_id, body)
         faults = stub.active_faults(self.headers.get("x-stub-fault"))
         if "spike" in faults:
             time.sleep(float(faults["spike"] or 2000) / 1000)
@@ -712,9 +956,12 @@ class _Handler(BaseHTTPRequestHandler):
         tool_config = body.get("toolConfig") or {}
         choice = (tool_config.get("toolChoice") or {}).get("tool") or {}
         tool_name = choice.get("name")
+        json_output = bool((body.get("outputConfig") or {}).get("textFormat"))
         usage = stub.cache_usage(model_id, converse_segments(body))
         answer = stub.answer(first_user_text(body["messages"]), int((body.get("inferenceConfig") or {})
-                                                                    .get("maxTokens", 4096)), tool_name, faults)
+                                                                    .get("maxTokens", 4096)), tool_name, faults,
+                             json_output=json_output,
+                             thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")))
         stop = {"refusal": "content_filtered"}.get(answer.stop_reason, answer.stop_reason)
         aws_usage = {"inputTokens": usage["input_tokens"], "outputTokens": answer.output_tokens,
                      "totalTokens": sum(usage.values()) + answer.output_tokens,
@@ -725,10 +972,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not streaming:
             time.sleep(ttft + per_token * answer.output_tokens)
             content = []
-            for i, b in enumerate(answer.blocks):
+            for b in _content(answer):
                 if b["type"] == "tool_use":
-                    content.append({"toolUse": {"toolUseId": b["id"], "name": b["name"],
-                                                "input": {} if i in answer.cut else b["input"]}})
+                    content.append({"toolUse": {"toolUseId": b["id"], "name": b["name"], "input": b["input"]}})
+                elif b["type"] == "thinking":
+                    content.append({"reasoningContent": {"reasoningText": {"text": b["thinking"],
+                                                                           "signature": b["signature"]}}})
                 else:
                     content.append({"text": b["text"]})
             self._send_json(200, {"output": {"message": {"role": "assistant", "content": content}},
@@ -746,13 +995,16 @@ class _Handler(BaseHTTPRequestHandler):
                 text = json.dumps(block["input"])
                 if index in answer.cut:
                     text = text[:answer.cut[index]]
+            elif block["type"] == "thinking":
+                text = block["thinking"]
             else:
-                text = block["text"]
+                text = block["text"][:answer.cut.get(index, len(block["text"]))]
             for pos in range(0, len(text), DELTA_CHARS):
                 piece = text[pos:pos + DELTA_CHARS]
                 time.sleep(ttft if first else per_token * estimate_tokens(piece))
                 first = False
-                delta = {"toolUse": {"input": piece}} if block["type"] == "tool_use" else {"text": piece}
+                delta = ({"toolUse": {"input": piece}} if block["type"] == "tool_use"
+                         else {"reasoningContent": {"text": piece}} if block["type"] == "thinking" else {"text": piece})
                 self._chunk(_aws_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta}))
                 if "stream_error" in faults:
                     self._chunk(_aws_exception("throttlingException", "Too many tokens, please wait before trying again."))

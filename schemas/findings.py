@@ -15,9 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemas.taxonomy import ClauseType
 from dataclasses import dataclass
 
-#: Bumped whenever the prompt, the tool schema or the rules extractors change meaning.
+#: Bumped whenever the prompt, the tool schema or the rules extractors change meaning (v3: the
+#: schema made API-conformant by the SDK's transform_schema; structured outputs wording).
 #: It is part of every review idempotency key (document sha256, prompt version, model).
-PROMPT_VERSION = "review-v2"
+PROMPT_VERSION = "review-v3"
 
 #: Name of the forced tool the model must call.
 REVIEW_TOOL_NAME = "record_findings"

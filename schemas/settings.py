@@ -66,8 +66,16 @@ class Settings(BaseSettings):
         "before text is sent to a model backend (tasks.review.pii); quotes are mapped back locally."
     )
     anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
-    anthropic_model: str = "claude-sonnet-4-6"
-    bedrock_model_id: str = "anthropic.claude-sonnet-4-6"
+    anthropic_model: str = Field(
+        "claude-sonnet-5-5", description="Claude model id (tasks/review/backends/models.py: DEFAULT_MODEL says why "
+        "this default; the legacy default claude-sonnet-4-6 stays selectable). An id outside the capability table "
+        "runs with a warning naming the assumptions made.")
+    bedrock_model_id: str | None = Field(
+        None, description="Bedrock model or inference-profile id; None derives it from anthropic_model and "
+        "bedrock_inference_profile (e.g. global.anthropic.claude-sonnet-5-5).")
+    bedrock_inference_profile: str = Field(
+        "global", description="Cross-region inference-profile prefix for the derived Bedrock id: global, us, eu, "
+        "apac, ...; empty for the on-demand base id anthropic.<model>.")
     bedrock_region: str = Field("us-east-1", validation_alias=AliasChoices("DOCREVIEW_BEDROCK_REGION", "AWS_REGION"))
     bedrock_endpoint_url: str | None = None
     llm_timeout_s: float = Field(120.0, description="Per-call timeout for LLM requests, seconds.")
@@ -81,6 +89,12 @@ class Settings(BaseSettings):
         description="Price overrides by model-id prefix, USD per million tokens: "
         "[input, output, cache write, cache read] (JSON), e.g. {\"claude-sonnet-4-5\": [3, 15, 3.75, 0.3]}.",
     )
+    llm_output_mode: Literal["auto", "json_schema", "tool"] = Field(
+        "auto", description="How findings are obtained: auto = structured outputs (output_config.format / Converse "
+        "outputConfig.textFormat) on models that have them, else a forced tool call; or force one of the two.")
+    llm_cache_ttl: Literal["5m", "1h"] | None = Field(
+        None, description="Prompt-cache lifetime of the cached prefix; None = the API default (5 minutes). Batch "
+        "mode always uses 1h.")
     llm_thinking_budget_tokens: int = Field(
         0, description="Extended-thinking budget, tokens; must stay 0 (rejected with the forced tool_choice)."
     )
@@ -122,6 +136,15 @@ class Settings(BaseSettings):
         if self.anthropic_api_key is not None and self.anthropic_api_key.get_secret_value():
             return "anthropic"
         return "rules"
+
+    def resolved_bedrock_model_id(self) -> str:
+        """:attr:`bedrock_model_id`, or the inference-profile id derived from :attr:`anthropic_model`
+        (:func:`tasks.review.backends.models.bedrock_model_id`)."""
+        if self.bedrock_model_id:
+            return self.bedrock_model_id
+        from tasks.review.backends.models import bedrock_model_id
+
+        return bedrock_model_id(self.anthropic_model, self.bedrock_inference_profile)
 
     def sqlite_path(self) -> Path | None:
         """Path of the SQLite file when :attr:`database_url` is a file SQLite URL, else None."""

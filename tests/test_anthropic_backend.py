@@ -56,7 +56,10 @@ def _close_clients():
 
 
 def backend(server, **kw) -> AnthropicBackend:
+    """The forced-tool path (``output_mode="tool"``, which Sonnet 4.6 takes); the structured-outputs
+    path is covered in tests/test_structured_outputs.py."""
     kw.setdefault("timeout_s", 20)
+    kw.setdefault("output_mode", "tool")
     made = AnthropicBackend("test-key", MODEL, base_url=server.url, **kw)
     _opened.append(made)
     return made
@@ -284,10 +287,15 @@ def test_thinking_with_forced_tool_choice_is_rejected_before_any_call(server, st
     assert sum(stub.requests.values()) == 0
 
 
-@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-opus-5-5", "global.anthropic.claude-sonnet-5-5"])
-def test_model_that_rejects_forced_tool_choice_is_refused_before_any_call(server, stub, model):
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-opus-5-5", "global.anthropic.claude-sonnet-5-5",
+                                   "claude-fable-5-2", "claude-mythos-5-1"])
+def test_forced_tool_mode_is_refused_before_any_call_where_the_api_rejects_it(server, stub, model):
     with pytest.raises(LLMConfigError, match="forced tool_choice"):
-        AnthropicBackend("test-key", model, base_url=server.url, timeout_s=20)
+        AnthropicBackend("test-key", model, base_url=server.url, timeout_s=20, output_mode="tool")
+    # by capability the same model gets structured outputs, and no call is made either
+    made = AnthropicBackend("test-key", model, base_url=server.url, timeout_s=20)
+    _opened.append(made)
+    assert made.mode == "json_schema" and "tool_choice" not in made.request(make_chunk(), "a.pdf")
     assert sum(stub.requests.values()) == 0
 
 
@@ -315,5 +323,5 @@ def test_count_tokens_preflight_measures_the_prefix(server, stub):
     b = backend(server, count_tokens_preflight=True)
     b.review_chunk(make_chunk(), "a.pdf")
     assert stub.requests["/v1/messages/count_tokens"] == 1
-    assert b.prefix_tokens >= prefix_tokens_estimate()
+    assert b.prefix_tokens >= prefix_tokens_estimate(b.mode)
     assert cache_prefix_check(MODEL, b.prefix_tokens)[0]

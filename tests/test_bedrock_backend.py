@@ -37,7 +37,10 @@ def _close_clients():
 
 
 def backend(server, **kw) -> BedrockBackend:
+    """The forced-tool path (``output_mode="tool"``, which Sonnet 4.6 takes); the structured-outputs
+    path (``outputConfig.textFormat``) is covered in tests/test_structured_outputs.py."""
     kw.setdefault("timeout_s", 20)
+    kw.setdefault("output_mode", "tool")
     made = BedrockBackend(MODEL_ID, region="us-east-1", endpoint_url=server.url, **kw)
     _opened.append(made)
     return made

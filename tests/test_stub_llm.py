@@ -93,7 +93,7 @@ def test_pages_are_mapped_from_the_page_markers(server, stub):
 @pytest.mark.parametrize("change,status,kind", [
     ({"thinking": {"type": "enabled", "budget_tokens": 2048}}, 400, "invalid_request_error"),
     ({"tool_choice": {"type": "tool", "name": "missing_tool"}}, 400, "invalid_request_error"),
-    ({"max_tokens": 0}, 400, "invalid_request_error"),
+    ({"max_tokens": -1}, 400, "invalid_request_error"),
 ])
 def test_requests_the_api_rejects_are_rejected(server, stub, change, status, kind):
     with httpx.Client() as client:
@@ -123,7 +123,7 @@ def test_cache_is_keyed_by_prefix_and_honours_the_minimum(server, stub):
         short = body(make_chunk(0))
         short["system"] = [{"type": "text", "text": "Review contracts.", "cache_control": {"type": "ephemeral"}}]
         short["tools"] = [dict(review_tool(), description="x")]
-        short["tools"][0]["input_schema"] = {"type": "object", "properties": {}}
+        short["tools"][0]["input_schema"] = {"type": "object", "properties": {}, "additionalProperties": False}
         for _ in range(2):
             usage = post(short)
             assert usage["cache_creation_input_tokens"] == 0 and usage["cache_read_input_tokens"] == 0

@@ -65,12 +65,14 @@ def _make_backend(settings: Settings) -> ReviewBackend:
             prices=settings.llm_prices,
             thinking_budget_tokens=settings.llm_thinking_budget_tokens,
             count_tokens_preflight=settings.llm_count_tokens_preflight,
+            output_mode=None if settings.llm_output_mode == "auto" else settings.llm_output_mode,
+            cache_ttl=settings.llm_cache_ttl,
         )
     if name == "bedrock":
         from tasks.review.backends.bedrock_backend import BedrockBackend
 
         return BedrockBackend(
-            settings.bedrock_model_id,
+            settings.resolved_bedrock_model_id(),
             region=settings.bedrock_region,
             endpoint_url=settings.bedrock_endpoint_url,
             timeout_s=settings.llm_timeout_s,
@@ -79,6 +81,8 @@ def _make_backend(settings: Settings) -> ReviewBackend:
             stream=settings.llm_stream,
             prices=settings.llm_prices,
             thinking_budget_tokens=settings.llm_thinking_budget_tokens,
+            output_mode=None if settings.llm_output_mode == "auto" else settings.llm_output_mode,
+            cache_ttl=settings.llm_cache_ttl,
         )
     raise BackendConfigError(f"unknown backend {name!r}")
 

@@ -44,8 +44,16 @@ from pydantic import ValidationError
 from schemas.documents import Chunk
 from schemas.findings import REVIEW_TOOL_NAME, Finding, ReviewToolInput
 from schemas.review import ChunkReview, LLMCallRecord, ReviewOutcome
+from tasks.review.backends.models import (
+    OutputMode,
+    capability,
+    model_family,
+    output_mode,
+    price_table,
+)
 from tasks.review.backends.prompt import (
     min_cacheable_tokens,
+    output_format,
     prefix_tokens_estimate,
     render_chunk,
     review_tool,
@@ -54,27 +62,21 @@ from tasks.review.backends.prompt import (
 
 logger = logging.getLogger("docreview.llm")
 
-#: USD per million tokens: (input, output, cache write, cache read), by model-id prefix. Source:
-#: Anthropic pricing page and model overview pages (5-minute cache writes 1.25x input, cache reads
-#: 0.1x input). Override or extend with ``DOCREVIEW_LLM_PRICES``; an unknown model costs 0 and is
+#: USD per million tokens: (input, output, 5-minute cache write, cache read), by model-id prefix,
+#: from the capability table (:mod:`tasks.review.backends.models`, where each price names its
+#: source). Override or extend with ``DOCREVIEW_LLM_PRICES``; an unknown model costs 0 and is
 #: logged when the backend is built.
-PRICES_USD_PER_MTOK: dict[str, tuple[float, float, float, float]] = {
-    "claude-sonnet-5-5": (2.0, 10.0, 2.50, 0.20),
-    "claude-sonnet-4-6": (3.0, 15.0, 3.75, 0.30),
-    "claude-sonnet-4-5": (3.0, 15.0, 3.75, 0.30),
-    "claude-sonnet-4": (3.0, 15.0, 3.75, 0.30),
-    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.10),
-    "claude-opus-4-1": (15.0, 75.0, 18.75, 1.50),
-}
+PRICES_USD_PER_MTOK: dict[str, tuple[float, float, float, float]] = price_table()
 
 #: Largest ``max_tokens`` sent without streaming (tokens). Above it the call is always streamed
 #: (PITFALLS: a very large ``max_tokens`` on a non-streaming call makes the SDK refuse).
 NONSTREAMING_MAX_TOKENS = 16_384
 
 #: Error messages that mean the input is longer than the model's context window (re-chunk, do
-#: not retry). Sources: Anthropic errors reference ("prompt is too long"), Bedrock Converse
-#: ValidationException ("Input is too long for requested model").
-CONTEXT_OVERFLOW_MESSAGES = ("prompt is too long", "input is too long")
+#: not retry). Sources: Anthropic errors reference ("prompt is too long"; "input length and
+#: `max_tokens` exceed context limit: A + B > C", the 400 when input plus ``max_tokens`` is over the
+#: window), Bedrock Converse ValidationException ("Input is too long for requested model").
+CONTEXT_OVERFLOW_MESSAGES = ("prompt is too long", "input is too long", "exceed context limit")
 
 #: Smallest passage (characters) that is still split in two after a truncation or overflow.
 MIN_SPLIT_CHARS = 400
@@ -84,37 +86,25 @@ class LLMConfigError(ValueError):
     """The LLM backend configuration cannot work (raised before any call is made)."""
 
 
-#: Model families whose Messages API rejects a forced ``tool_choice`` (type ``tool`` or ``any``)
-#: with HTTP 400. The review relies on a forced ``record_findings`` call, so these models are
-#: refused up front instead of failing every chunk. Sources: Anthropic, "What's new in Claude
-#: Sonnet 5.5" ("Forced tool use returns an error") and the Claude Opus 5.5 migration guide.
-FORCED_TOOL_CHOICE_UNSUPPORTED = ("claude-sonnet-5-5", "claude-opus-5-5")
-
-
-def model_family(model: str) -> str:
-    """The model id without a Bedrock provider or inference-profile prefix:
-    ``global.anthropic.claude-sonnet-4-6`` and ``anthropic.claude-sonnet-4-6`` give
-    ``claude-sonnet-4-6``; an Anthropic API id is returned unchanged."""
-    return model.split("anthropic.", 1)[-1]
-
-
 def supports_forced_tool_choice(model: str) -> bool:
-    """Whether ``model`` accepts ``tool_choice={"type": "tool", ...}`` (see
-    :data:`FORCED_TOOL_CHOICE_UNSUPPORTED`); unknown models are assumed to accept it."""
-    family = model_family(model)
-    return not any(family.startswith(prefix) for prefix in FORCED_TOOL_CHOICE_UNSUPPORTED)
+    """Whether ``model`` accepts ``tool_choice={"type": "tool", ...}`` (capability table; an
+    unknown model is assumed not to)."""
+    return capability(model, warn=False).forced_tool_choice
 
 
 def validate_config(model: str, max_tokens: int, max_tokens_ceiling: int, timeout_s: float,
-                    thinking_budget_tokens: int = 0) -> None:
-    """Reject configurations the API would refuse or that cannot review a chunk.
+                    thinking_budget_tokens: int = 0, mode: OutputMode | None = None) -> OutputMode:
+    """Reject configurations the API would refuse or that cannot review a chunk; return the
+    output mode to use (``mode``, or by capability when None: :func:`models.output_mode`).
 
-    Raises :class:`LLMConfigError` for an empty model id, a model that rejects forced tool use
-    (:func:`supports_forced_tool_choice`), ``max_tokens < 1``, a ceiling below
-    ``max_tokens``, a non-positive timeout, or extended thinking (``thinking_budget_tokens > 0``)
-    combined with the forced ``tool_choice`` this backend needs (the Messages API rejects
-    thinking with ``tool_choice`` of type ``tool`` or ``any``; Anthropic extended-thinking docs,
-    "Tool use with extended thinking").
+    Raises :class:`LLMConfigError` for an empty model id, ``max_tokens < 1``, a ceiling below
+    ``max_tokens``, a non-positive timeout, ``mode="tool"`` on a model that rejects forced tool
+    use (Sonnet/Opus 5.5, Fable/Mythos 5.x: 400 ``invalid_request_error``), ``mode="json_schema"``
+    on a model without structured outputs, or extended thinking (``thinking_budget_tokens > 0``):
+    with the forced tool the API rejects it ("Tool use with extended thinking": thinking is not
+    allowed with ``tool_choice`` of type ``tool``/``any``), and the 5.x models reject manual
+    thinking budgets (Sonnet 5 "What's new": manual extended thinking returns 400). An unknown
+    model id is not an error: :func:`models.capability` warns and assumes structured outputs.
     """
     if not model or not model.strip():
         raise LLMConfigError("no model id configured")
@@ -124,16 +114,19 @@ def validate_config(model: str, max_tokens: int, max_tokens_ceiling: int, timeou
         raise LLMConfigError(f"max_tokens ceiling {max_tokens_ceiling} is below max_tokens {max_tokens}")
     if timeout_s <= 0:
         raise LLMConfigError(f"the LLM timeout must be positive seconds (got {timeout_s})")
-    if not supports_forced_tool_choice(model):
-        raise LLMConfigError(
-            f"model {model!r} rejects the forced tool_choice the review relies on for its structured "
-            "findings; choose a model that supports forced tool use (the default is claude-sonnet-4-6)"
-        )
     if thinking_budget_tokens > 0:
         raise LLMConfigError(
-            "extended thinking cannot be combined with the forced tool_choice the review needs "
-            "(the API rejects thinking with tool_choice type 'tool'); set DOCREVIEW_LLM_THINKING_BUDGET_TOKENS=0"
-        )
+            "extended thinking with a token budget is not supported by the review: a forced tool_choice "
+            "rejects it and the current models take only adaptive thinking; set DOCREVIEW_LLM_THINKING_BUDGET_TOKENS=0")
+    cap = capability(model)
+    chosen: OutputMode = mode or output_mode(model)
+    if chosen == "tool" and not cap.forced_tool_choice:
+        raise LLMConfigError(
+            f"model {model!r} rejects a forced tool_choice (or is not in the capability table); use structured "
+            "outputs (DOCREVIEW_LLM_OUTPUT_MODE=auto or json_schema)")
+    if chosen == "json_schema" and not cap.structured_outputs:
+        raise LLMConfigError(f"model {model!r} has no structured outputs; use DOCREVIEW_LLM_OUTPUT_MODE=tool")
+    return chosen
 
 
 def cache_prefix_check(model: str, prefix_tokens: int) -> tuple[bool, int]:
@@ -322,15 +315,56 @@ def parse_tool_blocks(blocks: list[Any], stop_reason: str | None = None) -> Pars
     return out
 
 
-def parse_tool_reply(chunk_index: int, stop_reason: str | None, content: list[Any], record: LLMCallRecord) -> ChunkReview:
+def parse_json_blocks(blocks: list[Any], stop_reason: str | None = None) -> ParsedTool:
+    """Findings from a structured-outputs reply: the text of its ``text`` blocks (``thinking``
+    blocks are skipped) parsed as JSON, repaired by :func:`repair_tool_input` (logged) and
+    validated against :class:`ReviewToolInput` (so ``page >= 1`` holds although the schema sent
+    cannot say it). ``error`` is set when there is no text, the text is not JSON, or validation
+    fails; no findings are kept then. A ``tool_use`` block is listed in ``ignored``."""
+    schema = review_tool()["input_schema"]
+    out = ParsedTool()
+    text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
+    out.ignored = [str(getattr(b, "name", None)) for b in blocks if getattr(b, "type", None) == "tool_use"]
+    if out.ignored:
+        logger.warning("ignored tool_use block(s) named %s", ", ".join(out.ignored))
+    if not text.strip():
+        out.error = f"no JSON text in the reply (stop_reason={stop_reason})"
+        return out
+    out.blocks = 1
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        out.error = f"reply is not valid JSON ({exc.msg} at char {exc.pos} of {len(text)})"
+        return out
+    data, repaired = repair_tool_input(data, schema)
+    if repaired:
+        logger.warning("repaired structured output: %s sent as a JSON string", ", ".join(repaired))
+        out.repaired += repaired
+    try:
+        out.findings = list(ReviewToolInput.model_validate(data).findings)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        out.error = (f"JSON reply failed validation: {exc.error_count()} error(s); "
+                     f"first at {where or '$'}: {first['msg']}")
+    return out
+
+
+def parse_findings(blocks: list[Any], stop_reason: str | None, mode: OutputMode) -> ParsedTool:
+    """:func:`parse_json_blocks` for ``json_schema`` replies, :func:`parse_tool_blocks` for ``tool``."""
+    return parse_json_blocks(blocks, stop_reason) if mode == "json_schema" else parse_tool_blocks(blocks, stop_reason)
+
+
+def parse_tool_reply(chunk_index: int, stop_reason: str | None, content: list[Any], record: LLMCallRecord,
+                     mode: OutputMode = "tool") -> ChunkReview:
     """One reply → :class:`ChunkReview` without any follow-up call (stop_reason mapping plus
-    :func:`parse_tool_blocks`). Kept for callers that hold a single reply."""
+    :func:`parse_findings` for ``mode``). Kept for callers that hold a single reply (batches)."""
     review = ChunkReview(chunk_index=chunk_index, calls=[record])
     terminal = _terminal_outcome(stop_reason)
     if terminal is not None:
         review.outcome, review.detail = terminal
         return review
-    parsed = parse_tool_blocks(content, stop_reason)
+    parsed = parse_findings(content, stop_reason, mode)
     if parsed.error:
         review.outcome, review.detail = ReviewOutcome.invalid_output, parsed.error
     else:
@@ -401,6 +435,7 @@ class ToolReviewer:
 
     name = "llm"
     model = ""
+    mode: OutputMode = "tool"
 
     def __init__(self, *, max_tokens: int, max_tokens_ceiling: int, prices: dict[str, tuple[float, float, float, float]] | None,
                  max_split_depth: int = 3, max_calls_per_chunk: int = 12) -> None:
@@ -500,10 +535,10 @@ class ToolReviewer:
             if terminal is not None:
                 outcome, detail = terminal
                 return ChunkReview(chunk_index=chunk.index, outcome=outcome, detail=detail)
-            parsed = parse_tool_blocks(reply.blocks, reply.stop_reason)
+            parsed = parse_findings(reply.blocks, reply.stop_reason, self.mode)
             if parsed.error is None:
                 notes = []
-                if parsed.blocks > 1:
+                if parsed.blocks > 1 and self.mode == "tool":
                     notes.append(f"merged {parsed.blocks} {REVIEW_TOOL_NAME} blocks")
                 if parsed.repaired:
                     notes.append("repaired JSON-string field(s): " + ", ".join(parsed.repaired))
@@ -556,8 +591,10 @@ class AnthropicBackend(ToolReviewer):
     ``stream`` streams every call (first-token latency is only measured when streaming);
     ``prices`` overrides :data:`PRICES_USD_PER_MTOK`; ``count_tokens_preflight`` measures the
     cached prefix with ``messages.count_tokens`` before the first review and logs whether it
-    reaches the model's minimum cacheable length. Raises :class:`LLMConfigError` for a
-    configuration the API would reject (:func:`validate_config`).
+    reaches the model's minimum cacheable length; ``output_mode`` forces ``json_schema`` or
+    ``tool`` (None: by the model's capability, :func:`models.output_mode`); ``cache_ttl`` is the
+    prompt-cache lifetime (``"5m"`` or ``"1h"``; None sends the API default, 5 minutes). Raises
+    :class:`LLMConfigError` for a configuration the API would reject (:func:`validate_config`).
     """
 
     name = "anthropic"
@@ -566,50 +603,98 @@ class AnthropicBackend(ToolReviewer):
                  max_tokens: int = 4096, max_tokens_ceiling: int = 16_384, stream: bool = True,
                  prices: dict[str, tuple[float, float, float, float]] | None = None,
                  thinking_budget_tokens: int = 0, count_tokens_preflight: bool = False,
-                 default_headers: dict[str, str] | None = None) -> None:
-        validate_config(model, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens)
+                 default_headers: dict[str, str] | None = None, output_mode: OutputMode | None = None,
+                 cache_ttl: str | None = None) -> None:
+        self.mode = validate_config(model, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens,
+                                    output_mode)
         import anthropic
 
         self.model = model
         super().__init__(max_tokens=max_tokens, max_tokens_ceiling=max_tokens_ceiling, prices=prices)
         self.stream = stream
+        self.cache_ttl = cache_ttl
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s,
                                            default_headers=default_headers)
-        self._tool = review_tool()
-        self._system = system_blocks(cache=True)
-        self.prefix_tokens = prefix_tokens_estimate()
+        cap = capability(model, warn=False)
+        self._tool = review_tool(strict=cap.structured_outputs)
+        self._format = output_format()
+        self._system = system_blocks(cache=True, mode=self.mode, ttl=cache_ttl)
+        # Up-front thinking off where the model allows it: output tokens are the findings only.
+        self._thinking = cap.thinking_off()
+        self.prefix_tokens = prefix_tokens_estimate(self.mode)
         self._preflight = count_tokens_preflight
         ok, minimum = cache_prefix_check(model, self.prefix_tokens)
         if not ok:
             logger.warning("cached prefix is about %d tokens, below the %d-token minimum for %s: "
                            "prompt caching will not take effect", self.prefix_tokens, minimum, model)
 
+    def _prefix_kwargs(self) -> dict[str, Any]:
+        """The byte-stable part of every request: system (ending in the cache breakpoint) and either
+        the strict tool with its forced ``tool_choice`` or ``output_config.format``; plus the
+        ``thinking`` value that turns thinking off, when the model needs one."""
+        kw: dict[str, Any] = {"system": self._system}
+        if self.mode == "tool":
+            kw["tools"] = [self._tool]
+            kw["tool_choice"] = {"type": "tool", "name": REVIEW_TOOL_NAME, "disable_parallel_tool_use": True}
+        else:
+            kw["output_config"] = {"format": self._format}
+        if self._thinking is not None:
+            kw["thinking"] = self._thinking
+        return kw
+
     def request(self, chunk: Chunk, document_name: str, max_tokens: int | None = None,
                 feedback: tuple[Reply, str] | None = None) -> dict[str, Any]:
-        """Keyword arguments of ``messages.create`` for one chunk: cached prefix (tools, system)
-        first, then the passage; with ``feedback`` (the invalid reply and its error) the
-        conversation continues with that reply and the error as a ``tool_result``."""
-        messages: list[dict[str, Any]] = [{"role": "user", "content": render_chunk(chunk, document_name)}]
+        """Keyword arguments of ``messages.create`` for one chunk: cached prefix (tools or output
+        format, system) first, then the passage; with ``feedback`` (the invalid reply and its error)
+        the conversation continues with that reply and the error (a ``tool_result`` in tool mode).
+        The structured-outputs request has the shape ``messages.parse(output_format=ReviewToolInput)``
+        sends (the same ``transform_schema`` output), built here so batches and streaming share it."""
+        messages: list[dict[str, Any]] = [{"role": "user", "content": render_chunk(chunk, document_name, self.mode)}]
         if feedback is not None:
-            messages += _feedback_turns(*feedback)
-        return dict(
-            model=self.model,
-            max_tokens=max_tokens or self.max_tokens,
-            system=self._system,
-            tools=[self._tool],
-            tool_choice={"type": "tool", "name": REVIEW_TOOL_NAME, "disable_parallel_tool_use": True},
-            messages=messages,
-        )
+            messages += _feedback_turns(*feedback, mode=self.mode)
+        return dict(model=self.model, max_tokens=max_tokens or self.max_tokens, messages=messages,
+                    **self._prefix_kwargs())
 
     def count_prefix_tokens(self) -> int:
-        """Tokens of the cached prefix measured with ``messages.count_tokens`` (tools and system
-        with a one-word user message, minus nothing: an upper bound by a few tokens)."""
-        counted = self._client.messages.count_tokens(
-            model=self.model, system=self._system, tools=[self._tool],
-            tool_choice={"type": "tool", "name": REVIEW_TOOL_NAME},
-            messages=[{"role": "user", "content": "."}],
-        )
+        """Tokens of the cached prefix measured with ``messages.count_tokens`` (the prefix with a
+        one-word user message: an upper bound by a few tokens)."""
+        kw = self._prefix_kwargs()
+        kw.pop("tool_choice", None)
+        counted = self._client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": "."}],
+                                                     **kw)
         return int(counted.input_tokens)
+
+    def warm_cache(self) -> list[LLMCallRecord]:
+        """Write the run's cached prefix into the prompt cache with one request, before the first
+        concurrent review calls, so they read the cache instead of each writing it.
+
+        Sends the exact cached prefix of :meth:`request` (system, tool or output format, thinking)
+        with a one-word user turn and ``max_tokens=0``: the Messages API then fills the prompt cache
+        without generating (SDK 2.15 ``messages.create`` docstring for ``max_tokens``: "Set to `0` to
+        populate the prompt cache without generating a response"; docs: prompt-caching, "Pre-warming
+        the cache"). Returns one :class:`LLMCallRecord` (``stop_reason`` as the API gives it,
+        ``cache_creation_input_tokens`` > 0 when the prefix was written, ``cache_read_input_tokens``
+        when it was already warm) for the caller to store with the run's calls. Raises the SDK's
+        errors (no retry here: the caller may go on without a warm cache).
+        """
+        req = dict(model=self.model, max_tokens=0, messages=[{"role": "user", "content": "."}],
+                   **self._prefix_kwargs())
+        started = time.perf_counter()
+        try:
+            message = self._client.messages.create(**req)
+        except Exception as exc:
+            exc.llm_calls = [LLMCallRecord(  # type: ignore[attr-defined]
+                backend=self.name, model=self.model, attempt=1, request_id=_request_id_of(exc),
+                latency_ms=(time.perf_counter() - started) * 1000, error_class=type(exc).__name__)]
+            raise
+        usage = _usage_dict(message.usage)
+        return [LLMCallRecord(
+            backend=self.name, model=self.model, attempt=1,
+            request_id=getattr(message, "_request_id", None) or message.id, stop_reason=message.stop_reason,
+            input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
+            cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
+            cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
+            latency_ms=(time.perf_counter() - started) * 1000, cost_usd=cost_usd(self.model, usage, self.prices))]
 
     def close(self) -> None:
         """Close the SDK client's HTTP connections (end of a run)."""
@@ -708,8 +793,15 @@ def _usage_dict(usage: Any) -> dict[str, int]:
     return out
 
 
-def _feedback_turns(reply: Reply, error: str) -> list[dict[str, Any]]:
-    """The invalid reply as an assistant turn and the validation error as the next user turn."""
+def _feedback_turns(reply: Reply, error: str, mode: OutputMode = "tool") -> list[dict[str, Any]]:
+    """The invalid reply as an assistant turn and the validation error as the next user turn
+    (a ``tool_result`` per tool call in tool mode; thinking blocks are not replayed)."""
+    if mode == "json_schema":
+        text = "".join(b.text for b in reply.blocks if b.type == "text").strip() or "(no content)"
+        ask = (f"Your previous reply was not valid findings JSON: {error}. Reply once more with JSON that "
+               "matches the schema exactly (findings is a list of objects).")
+        return [{"role": "assistant", "content": [{"type": "text", "text": text}]},
+                {"role": "user", "content": [{"type": "text", "text": ask}]}]
     tool_blocks = [b for b in reply.blocks if b.type == "tool_use" and b.id]
     ask = (f"Your previous reply was not a valid {REVIEW_TOOL_NAME} call: {error}. Call {REVIEW_TOOL_NAME} "
            "once more with input that matches its schema exactly (findings is a list of objects).")

@@ -1,12 +1,19 @@
 """``bedrock`` backend: Claude on Amazon Bedrock through boto3 ``bedrock-runtime`` Converse.
 
-The same tool schema, prompt and review loop as the Anthropic backend
-(:class:`tasks.review.backends.anthropic_backend.ToolReviewer`: truncation → larger ``maxTokens`` then
-split, refusal, one corrective retry for invalid structured output, merge of every tool block),
-sent as ``toolConfig`` with ``toolChoice={"tool": {"name": "record_findings"}}`` and
-``strict: true``. The system prompt ends in a ``cachePoint`` (Bedrock prompt caching) so the
-tools and system prompt are the cached prefix.
+The same prompt, capability table (:mod:`tasks.review.backends.models`) and review loop as the
+Anthropic backend (:class:`tasks.review.backends.anthropic_backend.ToolReviewer`: truncation →
+larger ``maxTokens`` then split, refusal, one corrective retry for invalid structured output).
 
+- Model ids: Claude 4.x/5.x on Bedrock are invoked through inference profiles
+  (``global.anthropic.claude-sonnet-5-5``, ``us.anthropic...``); the settings derive that id from
+  the Anthropic model id and a profile prefix (:func:`models.bedrock_model_id`).
+- Findings: models with structured outputs get ``outputConfig.textFormat`` (``type:
+  json_schema``, the SDK-transformed schema as JSON text) and answer with a text block holding
+  JSON; a model without them gets ``toolConfig`` with ``toolChoice={"tool": {"name":
+  "record_findings"}}`` (``strict: true`` when it takes strict tools). Models that reject a forced
+  tool (Sonnet/Opus 5.5, Fable/Mythos 5.x) never get one.
+- Caching: the system prompt ends in a ``cachePoint`` (optionally with ``ttl``), so the output
+  format or tools and the system prompt are the cached prefix.
 - ``ConverseStream`` (default) measures first-token latency (time to the first
   ``contentBlockDelta``); tool input is accumulated per ``contentBlockIndex`` and parsed once at
   ``contentBlockStop``. ``Converse`` is used when streaming is off.
@@ -16,33 +23,40 @@ tools and system prompt are the cached prefix.
   chunk; a ``throttlingException`` in the middle of a stream raises, the partial output is
   discarded and the task retries the whole call.
 
-Source: AWS Bedrock Runtime API reference (Converse, ConverseStream, ToolConfiguration,
-CachePointBlock, error types).
+Source: AWS Bedrock Runtime API reference and botocore 1.44's ``bedrock-runtime`` service model
+(Converse, ConverseStream, OutputConfig/OutputFormat/JsonSchemaDefinition, ToolSpecification.strict,
+CachePointBlock with ``ttl`` 5m/1h, error types).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 from schemas.documents import Chunk
 from schemas.findings import REVIEW_TOOL_NAME
+from schemas.review import LLMCallRecord
 from tasks.review.backends.anthropic_backend import (
     LLMConfigError,
     Reply,
     ToolBlock,
     ToolReviewer,
+    _request_id_of,
     cache_prefix_check,
+    cost_usd,
     logger,
     parse_tool_reply,
     validate_config,
 )
+from tasks.review.backends.models import OutputMode, capability
 from tasks.review.backends.prompt import (
-    FIXED_INSTRUCTIONS,
-    SYSTEM_PROMPT,
+    api_schema,
+    fixed_instructions,
     prefix_tokens_estimate,
     render_chunk,
     review_tool,
+    system_prompt,
 )
 
 #: Converse ``stopReason`` values mapped to the Messages API's ``stop_reason`` vocabulary.
@@ -64,11 +78,12 @@ STOP_REASONS = {
 class BedrockBackend(ToolReviewer):
     """Reviews chunks with Claude on Bedrock.
 
-    ``model_id`` is the Bedrock model or inference-profile id; ``region`` the AWS region;
-    ``endpoint_url`` overrides the endpoint (a local Converse server in tests); ``timeout_s``
-    the read timeout in seconds; ``max_tokens`` / ``max_tokens_ceiling`` output budgets in
-    tokens; ``stream`` uses ConverseStream. Raises :class:`LLMConfigError` for an impossible
-    configuration.
+    ``model_id`` is the Bedrock model or inference-profile id (``global.anthropic.claude-sonnet-5-5``);
+    ``region`` the AWS region; ``endpoint_url`` overrides the endpoint (a local Converse server in
+    tests); ``timeout_s`` the read timeout in seconds; ``max_tokens`` / ``max_tokens_ceiling`` output
+    budgets in tokens; ``stream`` uses ConverseStream; ``output_mode`` forces ``json_schema`` or
+    ``tool`` (None: by capability); ``cache_ttl`` the ``cachePoint`` lifetime (``"5m"``/``"1h"``,
+    None: Bedrock's default). Raises :class:`LLMConfigError` for an impossible configuration.
     """
 
     name = "bedrock"
@@ -76,8 +91,10 @@ class BedrockBackend(ToolReviewer):
     def __init__(self, model_id: str, *, region: str, endpoint_url: str | None = None, timeout_s: float = 120.0,
                  max_tokens: int = 4096, max_tokens_ceiling: int = 16_384, stream: bool = True,
                  prices: dict[str, tuple[float, float, float, float]] | None = None,
-                 thinking_budget_tokens: int = 0) -> None:
-        validate_config(model_id, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens)
+                 thinking_budget_tokens: int = 0, output_mode: OutputMode | None = None,
+                 cache_ttl: str | None = None) -> None:
+        self.mode = validate_config(model_id, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens,
+                                    output_mode)
         if not region:
             raise LLMConfigError("no AWS region configured for the bedrock backend (AWS_REGION)")
         import boto3
@@ -91,14 +108,27 @@ class BedrockBackend(ToolReviewer):
         config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=timeout_s,
                         connect_timeout=10)
         self._client = boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=config)
-        tool = review_tool()
-        self._tool_config = {
-            "tools": [{"toolSpec": {"name": tool["name"], "description": tool["description"],
-                                    "inputSchema": {"json": tool["input_schema"]}, "strict": True}}],
-            "toolChoice": {"tool": {"name": REVIEW_TOOL_NAME}},
-        }
-        self._system = [{"text": SYSTEM_PROMPT}, {"text": FIXED_INSTRUCTIONS}, {"cachePoint": {"type": "default"}}]
-        ok, minimum = cache_prefix_check(model_id, prefix_tokens_estimate())
+        cap = capability(model_id, warn=False)
+        self._prefix: dict[str, Any] = {}
+        if self.mode == "tool":
+            tool = review_tool(strict=cap.structured_outputs)
+            spec: dict[str, Any] = {"name": tool["name"], "description": tool["description"],
+                                    "inputSchema": {"json": tool["input_schema"]}}
+            if cap.structured_outputs:
+                spec["strict"] = True
+            self._prefix["toolConfig"] = {"tools": [{"toolSpec": spec}],
+                                          "toolChoice": {"tool": {"name": REVIEW_TOOL_NAME}}}
+        else:
+            self._prefix["outputConfig"] = {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": {
+                "schema": json.dumps(api_schema()), "name": "review_findings",
+                "description": "Every finding in one passage of a contract."}}}}
+        point: dict[str, Any] = {"type": "default", **({"ttl": cache_ttl} if cache_ttl else {})}
+        self._system = [{"text": system_prompt(self.mode)}, {"text": fixed_instructions(self.mode)},
+                        {"cachePoint": point}]
+        thinking = cap.thinking_off()
+        if thinking is not None:  # Anthropic request fields Converse has no slot for
+            self._prefix["additionalModelRequestFields"] = {"thinking": thinking}
+        ok, minimum = cache_prefix_check(model_id, prefix_tokens_estimate(self.mode))
         if not ok:
             logger.warning("cached prefix is below the %d-token minimum for %s: prompt caching will not take effect",
                            minimum, model_id)
@@ -110,11 +140,37 @@ class BedrockBackend(ToolReviewer):
     def request(self, chunk: Chunk, document_name: str, max_tokens: int | None = None,
                 feedback: tuple[Reply, str] | None = None) -> dict[str, Any]:
         """Keyword arguments of ``converse``/``converse_stream`` for one chunk."""
-        messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": render_chunk(chunk, document_name)}]}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": [
+            {"text": render_chunk(chunk, document_name, self.mode)}]}]
         if feedback is not None:
-            messages += _feedback_turns(*feedback)
-        return dict(modelId=self.model, system=self._system, messages=messages, toolConfig=self._tool_config,
-                    inferenceConfig={"maxTokens": max_tokens or self.max_tokens})
+            messages += _feedback_turns(*feedback, mode=self.mode)
+        return dict(modelId=self.model, system=self._system, messages=messages,
+                    inferenceConfig={"maxTokens": max_tokens or self.max_tokens}, **self._prefix)
+
+    def warm_cache(self) -> list[LLMCallRecord]:
+        """Write the cached prefix (output format or tools, system up to its ``cachePoint``) into
+        Bedrock's prompt cache with one ``converse`` call before the first concurrent reviews.
+
+        Converse requires ``maxTokens >= 1`` (botocore service model), so the call asks for one
+        output token with a one-word user turn. Returns one :class:`LLMCallRecord` (cache write or
+        read tokens as reported); raises boto3's errors with ``exc.llm_calls`` set.
+        """
+        req = dict(modelId=self.model, system=self._system, messages=[{"role": "user", "content": [{"text": "."}]}],
+                   inferenceConfig={"maxTokens": 1}, **self._prefix)
+        started = time.perf_counter()
+        try:
+            response = self._client.converse(**req)
+        except Exception as exc:
+            exc.llm_calls = [LLMCallRecord(  # type: ignore[attr-defined]
+                backend=self.name, model=self.model, attempt=1, request_id=_request_id_of(exc),
+                latency_ms=(time.perf_counter() - started) * 1000, error_class=type(exc).__name__)]
+            raise
+        usage = _usage(response.get("usage", {}))
+        return [LLMCallRecord(
+            backend=self.name, model=self.model, attempt=1,
+            request_id=response.get("ResponseMetadata", {}).get("RequestId"),
+            stop_reason=_stop(response.get("stopReason")), latency_ms=(time.perf_counter() - started) * 1000,
+            cost_usd=cost_usd(self.model, usage, self.prices), **usage)]
 
     def _call(self, chunk: Chunk, document_name: str, max_tokens: int, feedback: tuple[Reply, str] | None) -> Reply:
         req = self.request(chunk, document_name, max_tokens, feedback)
@@ -148,7 +204,7 @@ class BedrockBackend(ToolReviewer):
         stop_reason = None
         usage: dict[str, int] = {}
         for event in response["stream"]:
-            if "contentBlockStart" in event:
+            if "contentBlockStart" in event:  # only tool blocks have a start event
                 ev = event["contentBlockStart"]
                 tu = (ev.get("start") or {}).get("toolUse") or {}
                 blocks[ev["contentBlockIndex"]] = ToolBlock(type="tool_use", name=tu.get("name"),
@@ -159,8 +215,8 @@ class BedrockBackend(ToolReviewer):
                 if first_token_ms is None:
                     first_token_ms = (time.perf_counter() - started) * 1000
                 index, delta = ev["contentBlockIndex"], ev.get("delta") or {}
-                if index not in blocks:
-                    blocks[index] = ToolBlock(type="text")
+                if index not in blocks:  # text or reasoning: no start event
+                    blocks[index] = ToolBlock(type="thinking" if "reasoningContent" in delta else "text")
                     parts[index] = []
                 if "toolUse" in delta:
                     parts[index].append(delta["toolUse"].get("input", ""))
@@ -194,8 +250,14 @@ def _usage(usage: dict[str, Any]) -> dict[str, int]:
             "cache_read_input_tokens": int(usage.get("cacheReadInputTokens", 0) or 0)}
 
 
-def _feedback_turns(reply: Reply, error: str) -> list[dict[str, Any]]:
-    """The invalid reply as an assistant turn and the error as a ``toolResult`` (Converse shapes)."""
+def _feedback_turns(reply: Reply, error: str, mode: OutputMode = "tool") -> list[dict[str, Any]]:
+    """The invalid reply as an assistant turn and the error as the next user turn (a
+    ``toolResult`` per tool call in tool mode; Converse shapes)."""
+    if mode == "json_schema":
+        text = "".join(b.text for b in reply.blocks if b.type == "text").strip() or "(no content)"
+        retry = (f"Your previous reply was not valid findings JSON: {error}. Reply once more with JSON that "
+                 "matches the schema exactly (findings is a list of objects).")
+        return [{"role": "assistant", "content": [{"text": text}]}, {"role": "user", "content": [{"text": retry}]}]
     ask = (f"Your previous reply was not a valid {REVIEW_TOOL_NAME} call: {error}. Call {REVIEW_TOOL_NAME} "
            "once more with input that matches its schema exactly (findings is a list of objects).")
     tool_blocks = [b for b in reply.blocks if b.type == "tool_use" and b.id]

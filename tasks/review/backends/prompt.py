@@ -13,7 +13,6 @@ Messages-API test double (:mod:`docreview_testing.stub_llm`) uses it to recover 
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import re
@@ -182,35 +181,18 @@ def _fixed_instructions() -> str:
 #: cached prefix; byte-identical for every call.
 FIXED_INSTRUCTIONS = _fixed_instructions()
 
-#: Minimum cacheable prompt length in tokens by model-id prefix (most specific first). Source:
-#: Anthropic prompt-caching documentation, "Cache limitations" (1024 for Sonnet 4.5/4/3.7 and
-#: Opus 4.1/4; 2048 for Sonnet 4.6 and Haiku 3/3.5; 4096 for Haiku 4.5 and Opus 4.5/4.6).
-MIN_CACHEABLE_TOKENS: list[tuple[str, int]] = [
-    ("claude-haiku-4-5", 4096),
-    ("claude-opus-4-5", 4096),
-    ("claude-opus-4-6", 4096),
-    ("claude-sonnet-4-6", 2048),
-    ("claude-3-5-haiku", 2048),
-    ("claude-3-haiku", 2048),
-    ("claude-", 1024),
-]
-
 #: Characters per token used by :func:`estimate_tokens` (a deliberately low figure, so estimates
 #: err towards more tokens for prose and fewer for JSON; use ``count_tokens`` for exact counts).
 CHARS_PER_TOKEN = 4.0
 
 
 def min_cacheable_tokens(model: str) -> int:
-    """Minimum cacheable prefix length (tokens) for ``model``; 1024 when the model is unknown.
+    """Minimum cacheable prefix length (tokens) for ``model`` from the capability table
+    (:mod:`tasks.review.backends.models`); 1024 for an unknown model. Bedrock ids
+    (``anthropic.claude-…``, ``global.anthropic.claude-…``) are matched on their model family."""
+    from tasks.review.backends.models import capability
 
-    Bedrock model ids (``anthropic.claude-…``, ``us.anthropic.claude-…``) are matched on the
-    part after ``anthropic.``.
-    """
-    name = model.split("anthropic.", 1)[-1]
-    for prefix, tokens in MIN_CACHEABLE_TOKENS:
-        if name.startswith(prefix):
-            return tokens
-    return 1024
+    return capability(model, warn=False).min_cache_tokens
 
 
 def estimate_tokens(text: str) -> int:
@@ -218,61 +200,82 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
-def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Make a pydantic JSON schema fit strict tool use: every object closed
-    (``additionalProperties: false``) with all its properties required; titles and defaults
-    dropped. Returns a new dict."""
-    out = copy.deepcopy(schema)
+def api_schema() -> dict[str, Any]:
+    """The findings schema as the API accepts it: :class:`schemas.findings.ReviewToolInput`'s
+    pydantic JSON schema passed through the SDK's ``transform_schema``
+    (``anthropic.lib._parse._transform``), the same transform ``messages.parse(output_format=...)``
+    applies. Keywords strict schemas do not support (``minimum`` on ``page``, ``default``) move into
+    the description; every object gets ``additionalProperties: false``. The pydantic model still
+    validates the reply (``page >= 1``). Returns a new dict."""
+    from anthropic.lib._parse._transform import transform_schema
 
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            node.pop("title", None)
-            node.pop("default", None)
-            if node.get("type") == "object" and "properties" in node:
-                node["additionalProperties"] = False
-                node["required"] = list(node["properties"].keys())
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for item in node:
-                visit(item)
-
-    visit(out)
-    return out
+    return transform_schema(review_tool_schema())
 
 
-def review_tool() -> dict[str, Any]:
-    """The ``record_findings`` tool definition (Anthropic Messages API shape), strict."""
-    return {
+def review_tool(strict: bool = True) -> dict[str, Any]:
+    """The ``record_findings`` tool definition (Anthropic Messages API shape): the
+    :func:`api_schema` input schema, ``strict`` for models with structured outputs."""
+    tool: dict[str, Any] = {
         "name": REVIEW_TOOL_NAME,
         "description": "Record every finding in the passage. Call exactly once; findings may be empty.",
-        "input_schema": strict_schema(review_tool_schema()),
-        "strict": True,
+        "input_schema": api_schema(),
     }
+    if strict:
+        tool["strict"] = True
+    return tool
 
 
-def system_blocks(cache: bool = True) -> list[dict[str, Any]]:
-    """The ``system`` content blocks: :data:`SYSTEM_PROMPT` then :data:`FIXED_INSTRUCTIONS`.
+def output_format() -> dict[str, Any]:
+    """``output_config.format`` for structured outputs: ``{"type": "json_schema", "schema":
+    api_schema()}`` (Messages API; Bedrock Converse sends the same schema as JSON text in
+    ``outputConfig.textFormat``). Source: platform.claude.com/docs/en/build-with-claude/structured-outputs."""
+    return {"type": "json_schema", "schema": api_schema()}
+
+
+def system_prompt(mode: str = "tool") -> str:
+    """:data:`SYSTEM_PROMPT` worded for ``mode``: ``tool`` (a forced ``record_findings`` call) or
+    ``json_schema`` (the reply is the findings JSON)."""
+    if mode == "tool":
+        return SYSTEM_PROMPT
+    return (SYSTEM_PROMPT
+            .replace("by calling the record_findings tool exactly once", "in one JSON reply that follows the given schema")
+            .replace("call the tool with an empty findings list", "reply with an empty findings list"))
+
+
+def fixed_instructions(mode: str = "tool") -> str:
+    """:data:`FIXED_INSTRUCTIONS` worded for ``mode`` (see :func:`system_prompt`)."""
+    if mode == "tool":
+        return FIXED_INSTRUCTIONS
+    return FIXED_INSTRUCTIONS.replace("before calling the tool", "before answering")
+
+
+def system_blocks(cache: bool = True, mode: str = "tool", ttl: str | None = None) -> list[dict[str, Any]]:
+    """The ``system`` content blocks: :func:`system_prompt` then :func:`fixed_instructions` for ``mode``.
 
     With ``cache`` the last block carries ``cache_control: ephemeral`` — the one cache
     breakpoint, covering the tools and the whole system prompt (tools → system → messages is the
-    order the API hashes the prefix in).
+    order the API hashes the prefix in). ``ttl`` (``"5m"`` or ``"1h"``) sets the cache lifetime;
+    None leaves the API default (5 minutes).
     """
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": SYSTEM_PROMPT},
-                                    {"type": "text", "text": FIXED_INSTRUCTIONS}]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": system_prompt(mode)},
+                                    {"type": "text", "text": fixed_instructions(mode)}]
     if cache:
-        blocks[-1]["cache_control"] = {"type": "ephemeral"}
+        blocks[-1]["cache_control"] = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
     return blocks
 
 
-def prefix_tokens_estimate() -> int:
-    """Estimated tokens of the cached prefix (tool definition JSON plus both system blocks)."""
-    tool = json.dumps(review_tool(), separators=(",", ":"), sort_keys=True)
-    return estimate_tokens(tool) + estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(FIXED_INSTRUCTIONS)
+def prefix_tokens_estimate(mode: str = "tool") -> int:
+    """Estimated tokens of the cached prefix for ``mode``: the tool definition JSON (``tool``) or
+    the output schema (``json_schema``, which the API places before the system prompt), plus
+    both system blocks."""
+    head = review_tool() if mode == "tool" else output_format()
+    text = json.dumps(head, separators=(",", ":"), sort_keys=True)
+    return estimate_tokens(text) + estimate_tokens(system_prompt(mode)) + estimate_tokens(fixed_instructions(mode))
 
 
-def render_chunk(chunk: Chunk, document_name: str) -> str:
-    """The user message for one chunk: page markers at page starts, inside a data block."""
+def render_chunk(chunk: Chunk, document_name: str, mode: str = "tool") -> str:
+    """The user message for one chunk: page markers at page starts, inside a data block, then
+    the ask for ``mode`` (a ``record_findings`` call, or the findings JSON)."""
     parts, pos = [], 0
     page = chunk.page_start
     parts.append(f"<page {page}>\n")
@@ -286,7 +289,8 @@ def render_chunk(chunk: Chunk, document_name: str) -> str:
     return (
         f"Document: {document_name!r}, passage {chunk.index + 1} (pages {chunk.page_start}-{chunk.page_end}).\n"
         f"<document>\n{body}\n</document>\n"
-        f"Call {REVIEW_TOOL_NAME} with the findings of this passage."
+        + (f"Call {REVIEW_TOOL_NAME} with the findings of this passage." if mode == "tool"
+           else "Reply with the findings of this passage as JSON.")
     )
 
 

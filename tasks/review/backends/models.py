@@ -1,0 +1,220 @@
+"""What each Claude model accepts: the one capability table the model backends and checks read.
+
+A model id is matched by its longest prefix in :data:`CAPABILITIES`, after dropping a Bedrock
+provider or inference-profile prefix (``global.anthropic.claude-sonnet-5-5`` →
+``claude-sonnet-5-5``). From an entry the backends decide, per model, how findings are
+obtained (:func:`output_mode`):
+
+- ``json_schema``: structured outputs, ``output_config={"format": {"type": "json_schema",
+  "schema": ...}}`` on the Messages API, ``outputConfig.textFormat`` on Bedrock Converse; the
+  reply is a text block holding JSON that matches the schema.
+- ``tool``: a forced ``record_findings`` tool call (``tool_choice`` of type ``tool``), strict
+  when the model takes strict tool schemas.
+
+Every model with structured outputs uses them; only a model without them falls back to the
+forced tool. Models that reject a forced ``tool_choice`` (Sonnet 5.5, Opus 5.5, Fable/Mythos 5.x)
+therefore work, and no model is refused by name.
+
+An id the table does not know gets :data:`UNKNOWN_MODEL`: structured outputs, no thinking
+sent, the 1024-token minimum cacheable prompt and no price; :func:`capability` logs a warning
+naming those assumptions once per id (never an error: a new model id must not stop a run).
+
+Sources (read 2026-12-01; each entry repeats its page):
+- platform.claude.com/docs/en/models/<family>/overview (prices, thinking, model ids) and the
+  "What's new" / migration-guide pages linked from them (forced tool use, thinking modes);
+- platform.claude.com/docs/en/build-with-claude/prompt-caching ("Cache limitations": minimum
+  cacheable prompt length; multipliers: 5-minute write 1.25x input, 1-hour write 2x input,
+  read 0.1x input);
+- platform.claude.com/docs/en/build-with-claude/structured-outputs (which models take
+  ``output_config.format`` and strict tools).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+logger = logging.getLogger("docreview.llm")
+
+OutputMode = Literal["json_schema", "tool"]
+ThinkingType = Literal["enabled", "adaptive", "disabled", "between_tools"]
+
+
+@dataclass(frozen=True)
+class ModelCapability:
+    """What one model family accepts on the Messages API (and, through Bedrock, on Converse).
+
+    - ``structured_outputs``: takes ``output_config.format`` (JSON schema) and ``strict: true`` tools.
+    - ``forced_tool_choice``: takes ``tool_choice`` of type ``tool`` / ``any`` (else HTTP 400).
+    - ``thinking_types``: accepted ``thinking.type`` values; ``thinking_default_on``: the model
+      thinks when the request has no ``thinking`` field (adaptive by default).
+    - ``min_cache_tokens``: minimum cacheable prompt length, tokens (shorter prefixes are
+      silently not cached).
+    - prices, USD per million tokens: ``input``, ``output``, ``cache_write_5m``,
+      ``cache_write_1h``, ``cache_read`` (Batch API: half of input and output).
+    """
+
+    structured_outputs: bool
+    forced_tool_choice: bool
+    thinking_types: tuple[ThinkingType, ...]
+    thinking_default_on: bool
+    min_cache_tokens: int
+    input: float | None
+    output: float | None
+    cache_write_5m: float | None
+    cache_write_1h: float | None
+    cache_read: float | None
+
+    @property
+    def prices(self) -> tuple[float, float, float, float] | None:
+        """``(input, output, 5-minute cache write, cache read)`` USD per million tokens, or None."""
+        if self.input is None or self.output is None or self.cache_write_5m is None or self.cache_read is None:
+            return None
+        return (self.input, self.output, self.cache_write_5m, self.cache_read)
+
+    def thinking_off(self) -> dict[str, str] | None:
+        """The ``thinking`` value that turns up-front thinking off on a model that thinks by
+        default: ``{"type": "disabled"}`` where accepted, else ``{"type": "between_tools"}``
+        (Sonnet 5.5), else None (thinking is always on: Opus 5.5, Fable/Mythos). None as well
+        for a model that does not think unless asked (nothing needs sending)."""
+        if not self.thinking_default_on:
+            return None
+        for kind in ("disabled", "between_tools"):
+            if kind in self.thinking_types:
+                return {"type": kind}
+        return None
+
+
+def _cap(structured: bool, forced: bool, thinking: tuple[ThinkingType, ...], default_on: bool, min_cache: int,
+         prices: tuple[float, float, float, float, float]) -> ModelCapability:
+    i, o, w5, w1, r = prices
+    return ModelCapability(structured, forced, thinking, default_on, min_cache, i, o, w5, w1, r)
+
+
+_LEGACY_THINKING: tuple[ThinkingType, ...] = ("enabled", "adaptive", "disabled")
+_FABLE_PRICES = (10.0, 50.0, 12.50, 20.0, 1.00)
+
+#: Capability table by model-id prefix (longest prefix wins). Prices: (input, output, 5-minute
+#: cache write, 1-hour cache write, cache read) USD per million tokens.
+CAPABILITIES: dict[str, ModelCapability] = {
+    # platform.claude.com/docs/en/models/fable-5/introducing-claude-fable-5-and-claude-mythos-5 and
+    # models/fable-5/overview (2026-12-01): $10 / $50, thinking adaptive and always on; Mythos shares
+    # Fable's specifications and pricing. Opus 5.5 migration guide: forced tool use is rejected, "the
+    # same set [of API changes] that arrived with Fable 5.1"; treated as rejected for every Fable/Mythos
+    # 5.x id (stricter than documented for 5.0). Minimum cacheable prompt not stated: 1024 assumed.
+    "claude-fable-5": _cap(True, False, ("adaptive",), True, 1024, _FABLE_PRICES),
+    "claude-mythos-5": _cap(True, False, ("adaptive",), True, 1024, _FABLE_PRICES),
+    "claude-mythos-preview": _cap(True, False, ("adaptive",), True, 1024, _FABLE_PRICES),
+    # models/opus-5-5/overview and whats-new-opus-5-5 (2026-12-01): $4 / $20, 5m write $5, 1h write $8,
+    # read $0.20; thinking cannot be disabled; forced tool use returns 400. Minimum cacheable prompt
+    # not stated: 512 as for Opus 5 (models/opus-5/migration guide).
+    "claude-opus-5-5": _cap(True, False, ("adaptive",), True, 512, (4.0, 20.0, 5.0, 8.0, 0.20)),
+    # models/sonnet-5-5/whats-new-sonnet-5-5 (2026-12-01): $2 / $10, 5m write $2.50, 1h write $4, read
+    # $0.20; accepted thinking.type adaptive and between_tools; minimum cacheable prompt 512 tokens;
+    # forced tool_choice returns 400.
+    "claude-sonnet-5-5": _cap(True, False, ("adaptive", "between_tools"), True, 512, (2.0, 10.0, 2.50, 4.0, 0.20)),
+    # models/haiku-5-5/overview (2026-12-01): prompts up to 100,000 tokens $0.10 / $0.50, 5m write
+    # $0.125, 1h write $0.20, read $0.01 (the review's prompts stay under 100k; above it prices are 5x);
+    # adaptive thinking on by default, can be turned off. Minimum cacheable prompt not stated: 1024.
+    "claude-haiku-5-5": _cap(True, True, ("adaptive", "disabled"), True, 1024, (0.10, 0.50, 0.125, 0.20, 0.01)),
+    # models/sonnet-5/overview (2026-12-01): $2 / $10, 5m write $2.50, 1h write $4, read $0.20; adaptive
+    # thinking on by default, manual extended thinking returns 400; minimum cacheable prompt 1024.
+    "claude-sonnet-5": _cap(True, True, ("adaptive", "disabled"), True, 1024, (2.0, 10.0, 2.50, 4.0, 0.20)),
+    # models/opus-5/overview (2026-12-01): $5 / $25, 5m write $6.25, 1h write $10, read $0.50; adaptive
+    # thinking on by default, can be disabled at effort high or below; minimum cacheable prompt 512.
+    "claude-opus-5": _cap(True, True, ("adaptive", "disabled"), True, 512, (5.0, 25.0, 6.25, 10.0, 0.50)),
+    # models overview / pricing pages (2026-12-01): Opus 4.5-4.8 $5 / $25, 5m write $6.25, 1h write $10,
+    # read $0.50; thinking off unless requested. Minimum cacheable prompt 4096 for Opus 4.5/4.6
+    # (prompt-caching "Cache limitations"); 4.7/4.8 not stated: 4096 assumed.
+    "claude-opus-4-8": _cap(True, True, _LEGACY_THINKING, False, 4096, (5.0, 25.0, 6.25, 10.0, 0.50)),
+    "claude-opus-4-7": _cap(True, True, _LEGACY_THINKING, False, 4096, (5.0, 25.0, 6.25, 10.0, 0.50)),
+    "claude-opus-4-6": _cap(True, True, _LEGACY_THINKING, False, 4096, (5.0, 25.0, 6.25, 10.0, 0.50)),
+    "claude-opus-4-5": _cap(True, True, _LEGACY_THINKING, False, 4096, (5.0, 25.0, 6.25, 10.0, 0.50)),
+    # Opus 4.1 / 4 (legacy): $15 / $75, 5m write $18.75, 1h write $30, read $1.50; minimum 1024.
+    # Structured outputs launched for Opus 4.1 (structured-outputs page); Opus 4.0 never had them.
+    "claude-opus-4-1": _cap(True, True, _LEGACY_THINKING, False, 1024, (15.0, 75.0, 18.75, 30.0, 1.50)),
+    "claude-opus-4": _cap(False, True, _LEGACY_THINKING, False, 1024, (15.0, 75.0, 18.75, 30.0, 1.50)),
+    # models/sonnet-4-6 and pricing (2026-12-01; legacy): $3 / $15, 5m write $3.75, 1h write $6, read
+    # $0.30; minimum cacheable prompt 2048 (prompt-caching "Cache limitations").
+    "claude-sonnet-4-6": _cap(True, True, _LEGACY_THINKING, False, 2048, (3.0, 15.0, 3.75, 6.0, 0.30)),
+    "claude-sonnet-4-5": _cap(True, True, _LEGACY_THINKING, False, 1024, (3.0, 15.0, 3.75, 6.0, 0.30)),
+    # Sonnet 4.0: no structured outputs (the forced, non-strict tool path).
+    "claude-sonnet-4": _cap(False, True, _LEGACY_THINKING, False, 1024, (3.0, 15.0, 3.75, 6.0, 0.30)),
+    # models/haiku-4-5 (2026-12-01): $1 / $5, 5m write $1.25, 1h write $2, read $0.10; minimum 4096.
+    "claude-haiku-4-5": _cap(True, True, _LEGACY_THINKING, False, 4096, (1.0, 5.0, 1.25, 2.0, 0.10)),
+}
+
+#: Assumed for a model id the table does not know (logged once per id by :func:`capability`):
+#: structured outputs, no forced tool use, no thinking sent, 1024-token cache minimum, no price.
+UNKNOWN_MODEL = ModelCapability(structured_outputs=True, forced_tool_choice=False, thinking_types=(),
+                                thinking_default_on=False, min_cache_tokens=1024, input=None, output=None,
+                                cache_write_5m=None, cache_write_1h=None, cache_read=None)
+
+#: The default model: Claude Sonnet 5.5, Anthropic's current Sonnet ("the best combination of speed
+#: and intelligence"), $2 / $10 per million tokens against Sonnet 4.6's $3 / $15. Its newer tokenizer
+#: counts the same text as about 30% more tokens, so a review costs roughly 0.67 x 1.3 = 0.87 of Sonnet
+#: 4.6's, with up-front thinking turned off (``between_tools``) so no thinking tokens are billed.
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+#: The previous default, now legacy at Anthropic; still selectable (``DOCREVIEW_ANTHROPIC_MODEL``).
+LEGACY_DEFAULT_MODEL = "claude-sonnet-4-6"
+
+_warned: set[str] = set()
+_warn_lock = threading.Lock()
+
+
+def model_family(model: str) -> str:
+    """The model id without a Bedrock provider or inference-profile prefix:
+    ``global.anthropic.claude-sonnet-5-5`` and ``anthropic.claude-sonnet-5-5`` give
+    ``claude-sonnet-5-5``; an Anthropic API id is returned unchanged."""
+    return model.split("anthropic.", 1)[-1]
+
+
+def lookup(model: str) -> tuple[str, ModelCapability] | None:
+    """``(prefix, capability)`` of the longest :data:`CAPABILITIES` prefix of ``model``'s
+    :func:`model_family`, or None for an unknown id."""
+    family = model_family(model)
+    best = max((p for p in CAPABILITIES if family.startswith(p)), key=len, default=None)
+    return (best, CAPABILITIES[best]) if best is not None else None
+
+
+def capability(model: str, warn: bool = True) -> ModelCapability:
+    """The capability entry for ``model``; :data:`UNKNOWN_MODEL` for an unknown id, with one
+    warning per id (``warn``) naming the assumptions made. Never raises."""
+    found = lookup(model)
+    if found is not None:
+        return found[1]
+    if warn:
+        with _warn_lock:
+            first = model not in _warned
+            _warned.add(model)
+        if first:
+            logger.warning(
+                "model %r is not in the capability table (tasks/review/backends/models.py); assuming "
+                "structured outputs via output_config.format, no forced tool use, no thinking parameter, a "
+                "1024-token minimum cacheable prompt and no price (its calls are recorded at 0 USD)", model)
+    return UNKNOWN_MODEL
+
+
+def output_mode(model: str) -> OutputMode:
+    """``json_schema`` for a model with structured outputs, else ``tool`` (forced tool call)."""
+    return "json_schema" if capability(model, warn=False).structured_outputs else "tool"
+
+
+def price_table() -> dict[str, tuple[float, float, float, float]]:
+    """``{prefix: (input, output, 5-minute cache write, cache read)}`` USD per million tokens, for
+    every priced entry of :data:`CAPABILITIES`."""
+    return {prefix: cap.prices for prefix, cap in CAPABILITIES.items() if cap.prices is not None}
+
+
+def bedrock_model_id(model: str, profile: str = "global") -> str:
+    """The Bedrock id for an Anthropic model id: ``{profile}.anthropic.{model}`` (a cross-region
+    inference profile: ``global``, ``us``, ``eu``, ``apac``, ...), or ``anthropic.{model}`` (an
+    on-demand base model id) when ``profile`` is empty. An id that already names the provider
+    (contains ``anthropic.``) is returned unchanged. Source: AWS Bedrock user guide, "Supported
+    Regions and models for inference profiles" (Claude 4.x/5.x are invoked through profiles)."""
+    if "anthropic." in model:
+        return model
+    return f"{profile}.anthropic.{model}" if profile else f"anthropic.{model}"

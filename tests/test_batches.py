@@ -83,7 +83,7 @@ def test_batch_api_round_trip_with_the_sdk(stub_env):
     ended = poll_batch(client, batch_id, interval_s=0.1, timeout_s=10)
     assert ended.processing_status == "ended" and ended.request_counts.succeeded == 1
     assert ended.request_counts.errored == 1
-    results = fetch_results(client, batch_id)
+    results = fetch_results(client, batch_id, mode=backend.mode)
     first, second = (results[r["custom_id"]] for r in requests)
     assert first.outcome.value == "error" and "overloaded_error" in first.detail
     assert second.outcome.value == "ok" and {f.clause_type.value for f in second.findings} >= {"governing_law"}

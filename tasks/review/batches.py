@@ -1,4 +1,4 @@
-"""Message Batches mode: review every deep chunk of a run in one Anthropic Message Batch.
+"""Message Batches mode: review every deep chunk of a run in Anthropic Message Batches.
 
 Batch requests cost half the price of the same Messages API calls and finish within 24 hours
 (Anthropic "Batch processing" docs: 50% discount on input and output tokens; results are kept
@@ -10,9 +10,17 @@ and each reply goes through the same parse as a non-streaming call
 - ``custom_id`` comes from stable identifiers only (:func:`custom_id`): the document sha256, the
   chunk index and a hash of prompt version and model, so the same pending work always gives the
   same ids.
-- The batch is stored (``message_batches`` table, :class:`schemas.tables.BatchRow`) under the
+- The requests are split into batches under the API's limits (:func:`split_requests`: at most
+  100,000 requests and 256 MB per batch; Anthropic "Batch processing", "Batch limitations"),
+  in input order, so the same pending work always gives the same batches.
+- Each batch is stored (``message_batches`` table, :class:`schemas.tables.BatchRow`) under the
   sha256 of its sorted ``custom_id`` list *before* polling, so a run killed between submit and
-  results resumes the same batch instead of submitting (and paying for) it again.
+  results resumes the same batch instead of submitting (and paying for) it again — but only
+  while its results can still exist: results are kept 29 days after creation
+  (:data:`RESULTS_KEPT_DAYS`); an older stored batch is submitted again.
+- The cached prefix is marked with a 1-hour cache TTL (``cache_control.ttl = "1h"``): batch
+  requests are processed over minutes to hours, past the default 5-minute lifetime (Anthropic
+  "Batch processing": "use the 1-hour cache duration" with batches); 1-hour writes cost 2x input.
 - No follow-up calls: a truncated reply, a refusal or invalid tool input is the chunk's outcome
   (the document is then deferred or failed by the flow, as for a single call).
 - The SDK client has ``max_retries=0`` and an explicit timeout; the ``review-batch`` task is the
@@ -22,9 +30,11 @@ and each reply goes through the same parse as a non-streaming call
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import time
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from prefect import task
@@ -45,6 +55,20 @@ BATCH_PRICE_FACTOR = 0.5
 #: ``custom_id`` rule of the Message Batches API.
 CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
+#: Most requests in one Message Batch (Anthropic "Batch processing", "Batch limitations").
+MAX_BATCH_REQUESTS = 100_000
+
+#: Largest Message Batch request body, bytes (256 MB; same source). A margin of 1 MiB is kept for
+#: the JSON envelope and the HTTP encoding.
+MAX_BATCH_BYTES = 256 * 1024 * 1024 - 1024 * 1024
+
+#: Days a batch's results can be retrieved after the batch is created (same source: "Results are
+#: available for 29 days after creation"). A stored batch older than this is submitted again.
+RESULTS_KEPT_DAYS = 29
+
+#: Prompt-cache lifetime in batch mode (see the module docstring).
+BATCH_CACHE_TTL = "1h"
+
 
 class BatchTimeoutError(RuntimeError):
     """The batch did not end within the polling timeout. Not retried by the task (the batch keeps
@@ -64,6 +88,49 @@ def custom_id(chunk: Chunk, prompt_version: str, model: str) -> str:
 def batch_key(custom_ids: list[str]) -> str:
     """sha256 (hex, 64 chars) of the sorted ``custom_ids``: the stable key of a set of pending requests."""
     return hashlib.sha256("\n".join(sorted(custom_ids)).encode()).hexdigest()
+
+
+def split_requests(requests: list[dict[str, Any]], max_requests: int = MAX_BATCH_REQUESTS,
+                   max_bytes: int = MAX_BATCH_BYTES) -> list[list[dict[str, Any]]]:
+    """``requests`` in consecutive groups of at most ``max_requests`` requests and ``max_bytes``
+    bytes of JSON each (the size of one request is its compact UTF-8 JSON plus a separator).
+    Order is kept. Raises ``ValueError`` when one request alone is larger than ``max_bytes``."""
+    groups: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    size = 0
+    for request in requests:
+        n = len(json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode()) + 1
+        if n > max_bytes:
+            raise ValueError(f"batch request {request.get('custom_id')} is {n} bytes, over the {max_bytes}-byte limit")
+        if current and (len(current) >= max_requests or size + n > max_bytes):
+            groups.append(current)
+            current, size = [], 0
+        current.append(request)
+        size += n
+    if current:
+        groups.append(current)
+    return groups
+
+
+def with_cache_ttl(params: dict[str, Any], ttl: str = BATCH_CACHE_TTL) -> dict[str, Any]:
+    """A copy of ``messages.create`` keyword arguments whose ``cache_control`` breakpoints (system
+    blocks and tools) carry ``ttl``."""
+    out = dict(params)
+    for key in ("system", "tools"):
+        if isinstance(out.get(key), list):
+            out[key] = [dict(b, cache_control={**b["cache_control"], "ttl": ttl})
+                        if isinstance(b, dict) and "cache_control" in b else b for b in out[key]]
+    return out
+
+
+def results_may_exist(created_at: datetime | None, now: datetime | None = None) -> bool:
+    """Whether a batch created at ``created_at`` (UTC; naive values are read as UTC) still has
+    retrievable results: less than :data:`RESULTS_KEPT_DAYS` days old."""
+    if created_at is None:
+        return False
+    if created_at.tzinfo is None:
+        created_at = created_at.replace(tzinfo=timezone.utc)
+    return (now or datetime.now(timezone.utc)) - created_at < timedelta(days=RESULTS_KEPT_DAYS)
 
 
 def submit_batch(client: Any, requests: list[dict[str, Any]]) -> str:
@@ -88,15 +155,20 @@ def poll_batch(client: Any, batch_id: str, interval_s: float = 60.0, timeout_s: 
 
 
 def fetch_results(client: Any, batch_id: str, chunk_indexes: dict[str, int] | None = None,
-                  prices: dict[str, tuple[float, float, float, float]] | None = None) -> dict[str, ChunkReview]:
+                  prices: dict[str, tuple[float, float, float, float]] | None = None,
+                  mode: str = "tool", cache_ttl: str | None = None) -> dict[str, ChunkReview]:
     """Results of an ended batch: ``{custom_id: ChunkReview}``.
 
     ``chunk_indexes`` maps ``custom_id`` to the chunk index (else it is read from the id). A
-    ``succeeded`` result is parsed like a non-streaming reply (``parse_tool_reply``) with one
-    :class:`LLMCallRecord` whose ``cost_usd`` is :data:`BATCH_PRICE_FACTOR` times the Messages
-    API price; ``errored``, ``canceled`` or ``expired`` results become ``ReviewOutcome.error``.
+    ``succeeded`` result is parsed like a non-streaming reply (``parse_tool_reply`` for ``mode``,
+    ``tool`` or ``json_schema``) with one :class:`LLMCallRecord` whose ``cost_usd`` is
+    :data:`BATCH_PRICE_FACTOR` times the Messages API price (cache writes at the 1-hour price when
+    ``cache_ttl == "1h"``; Anthropic pricing page: the prompt-caching multipliers stack with the
+    batch discount); ``errored``, ``canceled`` or ``expired``
+    results become ``ReviewOutcome.error``.
     """
     from tasks.review.backends.anthropic_backend import _usage_dict, cost_usd, parse_tool_reply
+    from tasks.review.backends.models import capability
 
     out: dict[str, ChunkReview] = {}
     for line in client.messages.batches.results(batch_id):
@@ -115,20 +187,33 @@ def fetch_results(client: Any, batch_id: str, chunk_indexes: dict[str, int] | No
             continue
         message = result.message
         usage = _usage_dict(message.usage)
+        cache_prices = prices
+        cap = capability(message.model, warn=False)
+        if cache_ttl == "1h" and cap.prices is not None and cap.cache_write_1h is not None:
+            pin, pout, _, pread = cap.prices
+            cache_prices = {**(prices or {}), message.model: (pin, pout, cap.cache_write_1h, pread)}
+        cost = BATCH_PRICE_FACTOR * cost_usd(message.model, usage, cache_prices)
         record = LLMCallRecord(backend="anthropic", model=message.model, request_id=message.id,
-                               stop_reason=message.stop_reason, **usage,
-                               cost_usd=BATCH_PRICE_FACTOR * cost_usd(message.model, usage, prices))
-        out[cid] = parse_tool_reply(index, message.stop_reason, list(message.content), record)
+                               stop_reason=message.stop_reason, **usage, cost_usd=cost)
+        out[cid] = parse_tool_reply(index, message.stop_reason, list(message.content), record, mode)  # type: ignore[arg-type]
     return out
 
 
 def find_batch(database_url: str, key: str) -> BatchRow | None:
-    """The stored batch with ``batch_key == key`` whose results were not fetched yet, else None."""
+    """The stored batch with ``batch_key == key`` whose results were not fetched yet and can still
+    be retrieved (:func:`results_may_exist`), else None (an expired one is logged: the caller
+    submits the requests again and the new id replaces it)."""
     from tasks.store.persist import get_engine
 
     with Session(get_engine(database_url)) as session:
         row = session.exec(select(BatchRow).where(BatchRow.batch_key == key)).first()
-        return row if row is not None and row.status != "fetched" else None
+        if row is None or row.status == "fetched":
+            return None
+        if not results_may_exist(row.created_at):
+            logger.warning("stored message batch %s was created %s, over %d days ago: its results are gone, "
+                           "submitting the requests again", row.batch_id, row.created_at, RESULTS_KEPT_DAYS)
+            return None
+        return row
 
 
 def save_batch(database_url: str, key: str, batch_id: str, model: str, custom_ids: list[str], status: str) -> None:
@@ -170,10 +255,11 @@ def batch_client(settings: Any) -> Any:
       retry_condition_fn=retry_condition)
 def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: str,
                  poll_interval_s: float = 60.0, timeout_s: float = 86_400.0) -> list[tuple[str, int, ChunkReview]]:
-    """Prefect task: review ``chunks`` (``(chunk, document name)`` pairs) in one Message Batch.
+    """Prefect task: review ``chunks`` (``(chunk, document name)`` pairs) in Message Batches.
 
-    Submits a batch, or resumes the stored one for the same pending requests (see module
-    docstring), polls it every ``poll_interval_s`` seconds for at most ``timeout_s`` seconds, and
+    Splits the requests under the API limits (:func:`split_requests`); for each batch submits it,
+    or resumes the stored one for the same pending requests while its results can exist (see module
+    docstring), polls it every ``poll_interval_s`` seconds for at most ``timeout_s`` seconds; and
     returns ``[(document sha256, chunk index, ChunkReview)]`` in input order. ``backend`` must be
     an :class:`AnthropicBackend` (its ``request`` builds each ``params``). Raises
     :class:`BatchTimeoutError` when the batch does not end in time and the SDK's errors otherwise.
@@ -185,26 +271,32 @@ def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: st
     requests, indexes, order = [], {}, []
     for chunk, name in chunks:
         cid = custom_id(chunk, PROMPT_VERSION, backend.model)
-        requests.append({"custom_id": cid, "params": backend.request(chunk, name)})
+        requests.append({"custom_id": cid, "params": with_cache_ttl(backend.request(chunk, name))})
         indexes[cid] = chunk.index
         order.append((chunk.document_sha256, chunk.index, cid))
-    ids = [r["custom_id"] for r in requests]
-    key = batch_key(ids)
     client = batch_client(Settings())
+    results: dict[str, ChunkReview] = {}
     try:
-        stored = find_batch(database_url, key)
-        if stored is not None:
-            batch_id = stored.batch_id
-            logger.info("resuming message batch %s (%d request(s)) instead of submitting again", batch_id, len(ids))
-        else:
-            batch_id = submit_batch(client, requests)
-            save_batch(database_url, key, batch_id, backend.model, ids, "in_progress")
-        poll_batch(client, batch_id, poll_interval_s, timeout_s)
-        set_batch_status(database_url, key, "ended")
-        results = fetch_results(client, batch_id, indexes, getattr(backend, "prices", None))
-        set_batch_status(database_url, key, "fetched")
+        submitted: list[tuple[str, str]] = []  # (batch key, batch id): all submitted before any is polled
+        for group in split_requests(requests):
+            ids = [r["custom_id"] for r in group]
+            key = batch_key(ids)
+            stored = find_batch(database_url, key)
+            if stored is not None:
+                batch_id = stored.batch_id
+                logger.info("resuming message batch %s (%d request(s)) instead of submitting again", batch_id,
+                            len(ids))
+            else:
+                batch_id = submit_batch(client, group)
+                save_batch(database_url, key, batch_id, backend.model, ids, "in_progress")
+            submitted.append((key, batch_id))
+        for key, batch_id in submitted:
+            poll_batch(client, batch_id, poll_interval_s, timeout_s)
+            set_batch_status(database_url, key, "ended")
+            results.update(fetch_results(client, batch_id, indexes, getattr(backend, "prices", None),
+                                         getattr(backend, "mode", "tool"), BATCH_CACHE_TTL))
+            set_batch_status(database_url, key, "fetched")
     finally:
         client.close()
     missing = ChunkReview(chunk_index=0, outcome=ReviewOutcome.error, detail="no result for this request in the batch")
     return [(sha, idx, results.get(cid) or missing.model_copy(update={"chunk_index": idx})) for sha, idx, cid in order]
-

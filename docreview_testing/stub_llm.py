@@ -73,6 +73,8 @@ FAULTS: dict[str, str] = {
                     "[throttlingException event]; non-streaming: as overloaded",
     "context_overflow": "HTTP 400 invalid_request_error 'prompt is too long' "
                         "[400 ValidationException 'Input is too long for requested model.']",
+    "context_limit": "HTTP 400 invalid_request_error 'input length and `max_tokens` exceed context limit: "
+                     "A + B > C' [400 ValidationException with the same message]",
     "truncate": "stop_reason max_tokens with the tool input cut in the middle of its JSON",
     "multi_tool": "findings spread over several tool_use blocks",
     "string_array": "the findings array sent as a JSON string",
@@ -166,6 +168,7 @@ class StubLLM:
         self._queue: deque[list[Fault]] = deque()
         self._lock = threading.Lock()
         self.requests: Counter[str] = Counter()
+        self.errors: Counter[int] = Counter()  # HTTP status -> error responses sent (faults included)
         self.outage_until = 0.0  # time.monotonic() until which every model request gets a 529
         self.batch_delay_s = 0.0  # seconds a message batch stays in_progress after creation
         self.batches: dict[str, dict[str, Any]] = {}  # batch id -> {"created", "requests", "results"}
@@ -193,6 +196,7 @@ class StubLLM:
             self._cache.clear()
             self._queue.clear()
             self.requests.clear()
+            self.errors.clear()
 
     def active_faults(self, header: str | None) -> dict[str, str | None]:
         """Faults for one request: queued (one entry consumed), header, and global by probability."""
@@ -442,6 +446,10 @@ def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | 
         return StubError(500, "api_error", "Overloaded", "InternalServerException")
     if "context_overflow" in faults:
         return StubError(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum",
+                         "ValidationException")
+    if "context_limit" in faults:
+        return StubError(400, "invalid_request_error", "input length and `max_tokens` exceed context limit: "
+                         "195000 + 16384 > 200000, decrease input length or `max_tokens` and try again",
                          "ValidationException")
     return None
 
@@ -709,6 +717,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _send_error(self, err: StubError, aws: bool, request_id: str) -> None:
+        with self.server.stub._lock:
+            self.server.stub.errors[err.status] += 1
         if aws:
             self._send_json(err.status, {"message": err.message},
                             {"x-amzn-ErrorType": f"{err.aws_code}:http://internal.amazon.com/coral/com.amazon.bedrock/",

@@ -299,3 +299,53 @@ def test_prefect_global_limit_bounds_calls_and_releases_every_slot():
     with get_client(sync_client=True) as client:
         limit = client.read_global_concurrency_limit_by_name(name)
     assert limit.limit == 2 and limit.active_slots == 0  # nothing leaked
+
+
+def test_the_call_that_trips_the_breaker_keeps_its_llm_calls_record(server, db_url):
+    """The failure that opens the breaker is raised as CircuitBreakerError; its call is still stored."""
+    from sqlmodel import Session, select
+
+    from schemas.tables import LLMCallRow
+    from tasks.review.backends.anthropic_backend import AnthropicBackend
+    from tasks.review.reviewer import review_chunk
+    from tasks.store.persist import dispose_engines, get_engine
+    from tests.test_stub_llm import make_chunk
+
+    reset_breakers()
+    server.stub.reset()
+    policy = ResiliencePolicy(breaker_failure_threshold=1, breaker_reset_timeout_s=60, concurrency_scope="process",
+                              breaker_name=f"t-{uuid.uuid4().hex[:8]}")
+    backend = AnthropicBackend("k", "claude-sonnet-5-5", base_url=server.url, timeout_s=20)
+    server.stub.enqueue("overloaded")
+    try:
+        with pytest.raises(pybreaker.CircuitBreakerError) as info:
+            review_chunk.fn(backend, make_chunk(), "a.pdf", db_url, "run-trip", policy)
+        assert type(info.value.__cause__).__name__ == "OverloadedError"
+        assert [c.error_class for c in info.value.llm_calls] == ["OverloadedError"]
+        with Session(get_engine(db_url)) as s:
+            rows = s.exec(select(LLMCallRow).where(LLMCallRow.run_id == "run-trip")).all()
+        assert [(r.attempt, r.error_class) for r in rows] == [(1, "OverloadedError")]
+    finally:
+        backend.close()
+        dispose_engines()
+        reset_breakers()
+
+
+def test_a_deleted_global_limit_fails_the_slot_instead_of_not_limiting():
+    from prefect.client.orchestration import get_client
+
+    from tasks.review.resilience import ensure_concurrency_limit, llm_slot
+
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    policy = ResiliencePolicy(llm_concurrency=2, concurrency_scope="prefect", concurrency_limit_name=name,
+                              slot_lease_s=60, slot_wait_s=5)
+    assert ensure_concurrency_limit(policy)
+    with llm_slot(policy):
+        pass
+    with get_client(sync_client=True) as client:
+        client.delete_global_concurrency_limit_by_name(name)
+    entered = []
+    with pytest.raises(Exception):
+        with llm_slot(policy):  # strict=True once created: a missing limit is an error
+            entered.append(1)
+    assert entered == []

@@ -9,7 +9,11 @@
   has had no release since 2021). Only retryable failures count; opening and closing are logged
   and emitted as Prefect events ``docreview.breaker.opened`` / ``.half-open`` / ``.closed``.
 - **Concurrency**: a Prefect global concurrency limit with slot leases
-  (:func:`llm_slot`), so a killed worker cannot hold a slot for ever.
+  (:func:`llm_slot`), so a killed worker cannot hold a slot for ever. Once
+  :func:`ensure_concurrency_limit` has created or found the limit (at flow start, or at a worker
+  process's first slot), slots are taken with ``strict=True``:
+  a limit that has gone missing is an error, never a silent "no limit" (Prefect's
+  ``concurrency(..., strict=False)`` proceeds without limiting when the limit does not exist).
 """
 
 from __future__ import annotations
@@ -216,6 +220,9 @@ class ConcurrentCircuitBreaker(pybreaker.CircuitBreaker):
 
         Raises ``pybreaker.CircuitBreakerError`` while open (before ``reset_timeout`` has
         elapsed) and when this failure trips the breaker; otherwise re-raises ``func``'s error.
+        The error that trips the breaker keeps the failed call's records: ``llm_calls`` of
+        ``func``'s error is copied onto the ``CircuitBreakerError`` (chained ``from`` it), so the
+        task stores that call like any other failed attempt.
         """
         with self._lock:
             if self.current_state == pybreaker.STATE_OPEN:
@@ -229,7 +236,12 @@ class ConcurrentCircuitBreaker(pybreaker.CircuitBreaker):
             result = func(*args, **kwargs)
         except BaseException as exc:
             with self._lock:
-                self.state._handle_error(exc)  # re-raises exc, or CircuitBreakerError when it trips
+                try:
+                    self.state._handle_error(exc)  # re-raises exc, or CircuitBreakerError when it trips
+                except pybreaker.CircuitBreakerError as tripped:
+                    if tripped is not exc and getattr(exc, "llm_calls", None) is not None:
+                        tripped.llm_calls = exc.llm_calls  # type: ignore[attr-defined]
+                    raise tripped from exc
             raise
         with self._lock:
             self.state._handle_success()
@@ -327,6 +339,10 @@ def uses_prefect_limit(policy: ResiliencePolicy) -> bool:
     return policy.concurrency_scope == "prefect"
 
 
+#: Names of the global concurrency limits this process created or found (see :func:`llm_slot`).
+_limits_ready: set[str] = set()
+
+
 def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
     """Create or update the Prefect global concurrency limit for LLM calls (when used).
 
@@ -350,6 +366,8 @@ def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
             elif current.limit != policy.llm_concurrency or not current.active:
                 client.update_global_concurrency_limit(policy.concurrency_limit_name, GlobalConcurrencyLimitUpdate(
                     limit=policy.llm_concurrency, active=True))
+        with _lock:
+            _limits_ready.add(policy.concurrency_limit_name)
         return True
     except Exception as exc:  # noqa: BLE001
         logger.warning("could not set the LLM concurrency limit: %s", exc)
@@ -387,9 +405,15 @@ def llm_slot(policy: ResiliencePolicy) -> Iterator[None]:
 
             with ExitStack() as stack:
                 try:
+                    # strict once the limit is known to exist: a deleted limit then fails the call
+                    # (retried by the task) instead of letting every call through unlimited.
+                    with _lock:
+                        strict = policy.concurrency_limit_name in _limits_ready
+                    if not strict:  # first slot in this process (a worker): make sure the limit exists
+                        strict = ensure_concurrency_limit(policy)
                     stack.enter_context(concurrency(policy.concurrency_limit_name, occupy=1,
                                                     timeout_seconds=policy.slot_wait_s,
-                                                    lease_duration=policy.slot_lease_s, strict=False))
+                                                    lease_duration=policy.slot_lease_s, strict=strict))
                 except TimeoutError as exc:
                     raise SlotWaitTimeout(f"no LLM slot free within {policy.slot_wait_s:g} s") from exc
                 finally:

@@ -46,7 +46,7 @@ def register(app: Any) -> None:
         db: Optional[str] = typer.Option(None, "--db", help="Database URL parameter (default: DATABASE_URL of this process, or sqlite:///docreview.db)."),
         nightly_source: Optional[str] = typer.Option(None, "--nightly-source", help="What the nightly run reviews (default DOCREVIEW_NIGHTLY_SOURCE or ./inbox)."),
         window: Optional[float] = typer.Option(None, "--window", min=0, help="Upload batching window, seconds (default DOCREVIEW_BATCH_WINDOW_S or 30)."),
-        limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Most flow runs at a time."),
+        limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Most flow runs at a time (default: PREFECT_RUNNER_PROCESS_LIMIT)."),
         check: bool = typer.Option(True, "--check/--no-check", help="Check the deployments and trigger after registering them."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
     ) -> None:

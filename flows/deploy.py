@@ -305,6 +305,8 @@ def serve(deployments: list[Any], check: bool = True, limit: int | None = None, 
     when ``check``) and serve them in this process until Ctrl-C or SIGTERM (a Prefect
     :class:`~prefect.runner.Runner`: flow runs execute as subprocesses, at most ``limit`` at a
     time; schedules are paused on shutdown so no nightly run queues up with nobody serving it).
+    ``limit=None`` passes no limit, so Prefect's own ``PREFECT_RUNNER_PROCESS_LIMIT`` applies
+    (``Runner(limit=None)`` would mean "no limit at all").
 
     ``on_ready(result)`` is called once registered and checked (``None`` when not checked).
     Returns the check result when the check failed (nothing is served then), else ``None``
@@ -312,7 +314,7 @@ def serve(deployments: list[Any], check: bool = True, limit: int | None = None, 
     """
     from prefect.runner import Runner
 
-    runner = Runner(name="docreview-serve", pause_on_shutdown=True, limit=limit)
+    runner = Runner(name="docreview-serve", pause_on_shutdown=True, **({"limit": limit} if limit is not None else {}))
     for deployment in deployments:
         runner.add_deployment(deployment)
     result = check_deployments() if check else None

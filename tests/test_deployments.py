@@ -317,3 +317,29 @@ def test_one_name_for_the_received_event():
     import tasks.ingest.watch
 
     assert flows.deploy.DOCUMENT_RECEIVED == tasks.observe.events.DOCUMENT_RECEIVED == tasks.ingest.watch.EVENT_NAME
+
+
+@pytest.mark.parametrize("limit,expected", [(None, 7), (3, 3)])
+def test_serve_passes_a_process_limit_only_when_given(monkeypatch, limit, expected):
+    """Without --limit the runner takes PREFECT_RUNNER_PROCESS_LIMIT (Runner(limit=None) would mean no limit)."""
+    import prefect.runner
+    from prefect.settings import PREFECT_RUNNER_PROCESS_LIMIT, temporary_settings
+
+    from flows.deploy import serve
+
+    built = []
+
+    class Stop(Exception):
+        pass
+
+    class RecordingRunner(prefect.runner.Runner):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(self)
+            raise Stop
+
+    monkeypatch.setattr(prefect.runner, "Runner", RecordingRunner)
+    with temporary_settings({PREFECT_RUNNER_PROCESS_LIMIT: 7}):
+        with pytest.raises(Stop):
+            serve([], check=False, limit=limit)
+    assert built[0].limit == expected

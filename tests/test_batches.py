@@ -148,3 +148,54 @@ def test_batch_needs_the_anthropic_backend(tmp_path, inbox):
         review_documents(source=str(inbox), out_dir=str(tmp_path), database_url=f"sqlite:///{tmp_path / 'x.db'}",
                          backend="rules", batch=True)
     dispose_engines()
+
+
+def test_requests_are_split_under_the_count_and_byte_limits():
+    from tasks.review.batches import MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, split_requests
+
+    assert (MAX_BATCH_REQUESTS, MAX_BATCH_BYTES) == (100_000, 256 * 1024 * 1024 - 1024 * 1024)
+    reqs = [{"custom_id": f"r{i}", "params": {"x": "a" * 100}} for i in range(10)]
+    size = len(json.dumps(reqs[0], separators=(",", ":")).encode()) + 1
+    assert [len(g) for g in split_requests(reqs, max_requests=4)] == [4, 4, 2]
+    assert [len(g) for g in split_requests(reqs, max_bytes=3 * size)] == [3, 3, 3, 1]
+    by_both = split_requests(reqs, max_requests=2, max_bytes=3 * size)
+    assert [r["custom_id"] for g in by_both for r in g] == [r["custom_id"] for r in reqs]  # order kept
+    assert all(len(g) <= 2 for g in by_both)
+    with pytest.raises(ValueError, match="over the"):
+        split_requests(reqs, max_bytes=size - 1)
+
+
+def test_batch_params_carry_the_one_hour_cache_ttl(stub_env):
+    import httpx
+
+    from tasks.review.backends.anthropic_backend import AnthropicBackend
+    from tasks.review.batches import with_cache_ttl
+
+    backend = AnthropicBackend("test-key-not-secret", MODEL, base_url=stub_env.url)
+    params = with_cache_ttl(backend.request(chunk("e" * 64, 0), "x.pdf"))
+    backend.close()
+    marks = [b["cache_control"] for b in params["system"] if "cache_control" in b]
+    assert marks == [{"type": "ephemeral", "ttl": "1h"}]
+    with httpx.Client(base_url=stub_env.url, timeout=10) as client:  # the double (like the API) accepts it
+        resp = client.post("/v1/messages", json=params, headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})
+    assert resp.status_code == 200 and resp.json()["usage"]["cache_creation_input_tokens"] > 0
+
+
+def test_a_stored_batch_older_than_29_days_is_submitted_again(db_url):
+    from datetime import datetime, timedelta, timezone
+
+    from tasks.review.batches import find_batch, results_may_exist, save_batch
+
+    now = datetime.now(timezone.utc)
+    assert results_may_exist(now - timedelta(days=28, hours=23))
+    assert not results_may_exist(now - timedelta(days=29))
+    assert results_may_exist((now - timedelta(days=1)).replace(tzinfo=None))  # naive = UTC (SQLite)
+    save_batch(db_url, "k" * 64, "msgbatch_1", MODEL, ["a-0-x"], "in_progress")
+    assert find_batch(db_url, "k" * 64).batch_id == "msgbatch_1"
+    with Session(get_engine(db_url)) as s:
+        row = s.exec(select(BatchRow)).one()
+        row.created_at = now - timedelta(days=30)
+        s.add(row)
+        s.commit()
+    assert find_batch(db_url, "k" * 64) is None  # its results are gone: the caller submits again
+    dispose_engines()

@@ -96,7 +96,8 @@ class Settings(BaseSettings):
         None, description="Prompt-cache lifetime of the cached prefix; None = the API default (5 minutes). Batch "
         "mode always uses 1h.")
     llm_thinking_budget_tokens: int = Field(
-        0, description="Extended-thinking budget, tokens; must stay 0 (rejected with the forced tool_choice)."
+        0, description="Extended-thinking budget, tokens; must stay 0 (a forced tool_choice rejects thinking and the "
+        "5.x models take only adaptive thinking; up-front thinking is turned off where the model allows it)."
     )
     llm_count_tokens_preflight: bool = Field(
         False, description="Measure the cached prompt prefix with count_tokens before the first review call."

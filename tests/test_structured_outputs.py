@@ -344,3 +344,31 @@ def test_invalid_json_reply_gets_one_corrective_retry(server, stub):
     stub.enqueue("string_array")
     fixed = anthropic_backend(server, DEFAULT_MODEL).review_chunk(make_chunk(), "a.pdf")
     assert fixed.outcome == ReviewOutcome.ok and "repaired" in (fixed.detail or "")
+
+
+def test_warm_up_calls_are_stored_and_measured(server, stub, db_url):
+    """Stored under WARMUP_CHUNK_INDEX, the warm-up's cost is a run metric and no review call writes the cache."""
+    from sqlmodel import Session, select
+
+    from schemas.tables import LLMCallRow
+    from tasks.observe.metrics import _llm_call_metrics
+    from tasks.review.backends.anthropic_backend import WARMUP_CHUNK_INDEX
+    from tasks.review.backends.rules import RulesBackend
+    from tasks.review.pii import RedactingBackend
+    from tasks.store.persist import dispose_engines, get_engine, save_llm_calls
+
+    assert RulesBackend().warm_cache() == []
+    wrapped = RedactingBackend(anthropic_backend(server, DEFAULT_MODEL))
+    warm = wrapped.warm_cache()
+    try:
+        save_llm_calls.fn(db_url, "run-w", "", WARMUP_CHUNK_INDEX, warm)
+        for i in range(3):
+            review = wrapped.review_chunk(make_chunk(i), "a.pdf")
+            save_llm_calls.fn(db_url, "run-w", "ab" * 32, i, review.calls)
+        with Session(get_engine(db_url)) as s:
+            rows = s.exec(select(LLMCallRow).where(LLMCallRow.run_id == "run-w")).all()
+        metrics = _llm_call_metrics(rows)
+        assert metrics["cache_write_calls"] == 0 and metrics["cache_warmup_usd"] == pytest.approx(warm[0].cost_usd)
+        assert metrics["cache_warmup_usd"] > 0 and metrics["cache_hit_ratio"] > 0.5
+    finally:
+        dispose_engines()

@@ -116,12 +116,23 @@ def _llm_call_metrics(calls: Sequence[LLMCallRow]) -> dict[str, float]:
     + cache_read_input_tokens); ``latency_ms_p50``/``latency_ms_p95`` over calls that returned
     (no ``error_class``), ms; ``ttft_ms_p50``/``ttft_ms_p95`` over streamed calls (first-token
     latency, ms). Nearest-rank percentiles (:func:`tasks.observe.monitoring.percentile`).
+    Prompt-cache warm-up (calls stored with ``chunk_index == WARMUP_CHUNK_INDEX``, see
+    ``AnthropicBackend.warm_cache``): ``cache_warmup_usd`` (their cost, USD) and
+    ``cache_write_calls`` (review calls that wrote the cache: with a warm cache only the calls whose
+    prefix expired; without one, about one per concurrent call of the first wave — the writes the
+    warm-up saves, each costing the prefix at the cache-write price instead of the read price).
     """
     from tasks.observe.monitoring import cache_hit_ratio, percentile
+    from tasks.review.backends.anthropic_backend import WARMUP_CHUNK_INDEX
 
     if not calls:
         return {}
     out: dict[str, float] = {"cache_hit_ratio": cache_hit_ratio(calls) or 0.0}
+    warm = [c for c in calls if c.chunk_index == WARMUP_CHUNK_INDEX]
+    out["cache_write_calls"] = float(sum(1 for c in calls if c.chunk_index != WARMUP_CHUNK_INDEX
+                                         and c.cache_creation_input_tokens > 0))
+    if warm:
+        out["cache_warmup_usd"] = sum(c.cost_usd for c in warm)
     latency = [c.latency_ms for c in calls if c.error_class is None]
     ttft = [c.first_token_ms for c in calls if c.first_token_ms is not None]
     for name, values in (("latency_ms", latency), ("ttft_ms", ttft)):

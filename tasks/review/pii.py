@@ -169,6 +169,12 @@ class RedactingBackend:
         if close is not None:
             close()
 
+    def warm_cache(self) -> list[Any]:
+        """The wrapped backend's ``warm_cache()`` (the cached prefix holds no document text, so
+        nothing needs redacting); ``[]`` when it has none."""
+        warm = getattr(self.inner, "warm_cache", None)
+        return warm() if warm is not None else []
+
     def review_chunk(self, chunk: Chunk, document_name: str) -> Any:
         """Review the redacted chunk with the wrapped backend; findings come back restored."""
         redacted, mapping = self.redact_chunk(chunk)

@@ -1,25 +1,31 @@
-"""``anthropic`` backend: Claude through the Messages API with a forced, strict tool call.
+"""``anthropic`` backend: Claude through the Messages API, findings as structured output.
 
-- Tool ``record_findings`` generated from :class:`schemas.findings.ReviewToolInput` (object
-  root, ``strict: true``), ``tool_choice={"type": "tool", "name": "record_findings",
-  "disable_parallel_tool_use": True}``; never ``stop_sequences``. Every ``tool_use`` block with
-  the tool's name is collected and merged; a block with another name is logged and named in
-  the review's ``detail`` (nothing is dropped silently).
+- How findings are obtained is chosen by model capability (:mod:`tasks.review.backends.models`):
+  a model with structured outputs gets ``output_config={"format": {"type": "json_schema",
+  "schema": ...}}`` and answers with a text block holding JSON (``stop_reason: end_turn``); a
+  model without them gets the tool ``record_findings`` with a forced
+  ``tool_choice={"type": "tool", "name": "record_findings", "disable_parallel_tool_use": True}``.
+  Both schemas are :class:`schemas.findings.ReviewToolInput`'s, through the SDK's
+  ``transform_schema`` (:func:`prompt.api_schema`); the reply is validated with the pydantic model.
+  Never ``stop_sequences``. In tool mode every ``tool_use`` block with the tool's name is
+  collected and merged; a block with another name is logged and named in the review's
+  ``detail`` (nothing is dropped silently). Thinking blocks are skipped.
 - ``stop_reason`` is handled explicitly (:class:`ToolReviewer`): ``max_tokens`` is a
   truncation, never "no findings" — the call is repeated with a larger ``max_tokens`` (up to
   the configured ceiling, streamed), then the chunk is split in two at a sentence boundary and
   each half reviewed; ``refusal`` → :attr:`ReviewOutcome.refusal`;
   ``model_context_window_exceeded`` → :attr:`ReviewOutcome.context_overflow`; a reply without
-  the tool call or with input failing validation is retried once with the validation error fed
-  back, then recorded as :attr:`ReviewOutcome.invalid_output`. A 400 "prompt is too long"
-  splits the chunk the same way.
+  the findings (no tool call, text that is not JSON) or failing validation is retried once with
+  the validation error fed back, then recorded as :attr:`ReviewOutcome.invalid_output`. A 400
+  context overflow (:data:`CONTEXT_OVERFLOW_MESSAGES`) splits the chunk the same way.
 - One narrow, logged repair (:func:`repair_tool_input`): a field the schema says is an array or
   object that arrives as a string holding clean JSON of that type. Anything else fails validation.
-- Prompt caching: tools (fixed order) and the system prompt (:func:`prompt.system_blocks`) form a
-  byte-stable prefix ending in the one ``cache_control`` breakpoint; the passage comes after it.
-  :func:`cache_prefix_check` compares the prefix with the model's minimum cacheable length.
-- Streaming (default) measures first-token latency; tool input is accumulated per content block
-  from ``input_json_delta`` events and parsed once at ``content_block_stop``. The parsed result
+- Prompt caching: the output format or tools and the system prompt (:func:`prompt.system_blocks`)
+  form a byte-stable prefix ending in the one ``cache_control`` breakpoint; the passage comes
+  after it. :func:`cache_prefix_check` compares the prefix with the model's minimum cacheable
+  length; :meth:`AnthropicBackend.warm_cache` writes it once before the first concurrent calls.
+- Streaming (default) measures first-token latency; tool input (``input_json_delta``) or JSON
+  text (``text_delta``) is accumulated per content block and parsed once at the end. The parsed result
   is identical to the non-streaming call's.
 - Every call, failed ones included, becomes an :class:`LLMCallRecord`. When a call raises, the
   records of the review so far are attached to the exception as ``exc.llm_calls`` so the task
@@ -77,6 +83,10 @@ NONSTREAMING_MAX_TOKENS = 16_384
 #: `max_tokens` exceed context limit: A + B > C", the 400 when input plus ``max_tokens`` is over the
 #: window), Bedrock Converse ValidationException ("Input is too long for requested model").
 CONTEXT_OVERFLOW_MESSAGES = ("prompt is too long", "input is too long", "exceed context limit")
+
+#: ``chunk_index`` under which a run stores its prompt-cache warm-up calls (``warm_cache``), with
+#: ``sha256=""``: ``save_llm_calls(db, run_id, "", WARMUP_CHUNK_INDEX, records)``.
+WARMUP_CHUNK_INDEX = -1
 
 #: Smallest passage (characters) that is still split in two after a truncation or overflow.
 MIN_SPLIT_CHARS = 400
@@ -425,7 +435,8 @@ def is_context_overflow(exc: BaseException) -> bool:
 
 
 class ToolReviewer:
-    """Forced-tool review of one chunk, independent of the wire API.
+    """Structured-output review of one chunk (``mode``: ``json_schema`` or forced ``tool``),
+    independent of the wire API.
 
     Subclasses implement :meth:`_call` (one model call → :class:`Reply`) and set ``name``,
     ``model``. Budgets: ``max_tokens`` (tokens, first try), ``max_tokens_ceiling`` (tokens, the
@@ -674,8 +685,9 @@ class AnthropicBackend(ToolReviewer):
         populate the prompt cache without generating a response"; docs: prompt-caching, "Pre-warming
         the cache"). Returns one :class:`LLMCallRecord` (``stop_reason`` as the API gives it,
         ``cache_creation_input_tokens`` > 0 when the prefix was written, ``cache_read_input_tokens``
-        when it was already warm) for the caller to store with the run's calls. Raises the SDK's
-        errors (no retry here: the caller may go on without a warm cache).
+        when it was already warm) for the caller to store with the run's calls
+        (``save_llm_calls(db, run_id, "", WARMUP_CHUNK_INDEX, records)``). Raises the SDK's errors
+        with ``exc.llm_calls`` set (no retry here: the caller may go on without a warm cache).
         """
         req = dict(model=self.model, max_tokens=0, messages=[{"role": "user", "content": "."}],
                    **self._prefix_kwargs())

@@ -1215,6 +1215,11 @@ class RulesBackend:
     model: str = RULES_VERSION
     RULES_VERSION: str = RULES_VERSION
 
+    def warm_cache(self) -> list:
+        """No prompt cache to warm (no model calls): ``[]``, so a run can call ``warm_cache()`` on
+        any backend."""
+        return []
+
     def review_chunk(self, chunk: Chunk, document_name: str) -> ChunkReview:
         """Review one chunk with the rule set.
 

@@ -372,3 +372,12 @@ def test_warm_up_calls_are_stored_and_measured(server, stub, db_url):
         assert metrics["cache_warmup_usd"] > 0 and metrics["cache_hit_ratio"] > 0.5
     finally:
         dispose_engines()
+
+
+def test_count_tokens_preflight_measures_the_structured_output_prefix(server, stub):
+    from tasks.review.backends.prompt import prefix_tokens_estimate
+
+    b = anthropic_backend(server, DEFAULT_MODEL, count_tokens_preflight=True)
+    b.review_chunk(make_chunk(), "a.pdf")
+    assert stub.requests["/v1/messages/count_tokens"] == 1 and stub.errors == {}
+    assert b.prefix_tokens >= prefix_tokens_estimate("json_schema") > 512

@@ -203,32 +203,36 @@ class BedrockBackend(ToolReviewer):
         parts: dict[int, list[str]] = {}
         stop_reason = None
         usage: dict[str, int] = {}
-        for event in response["stream"]:
-            if "contentBlockStart" in event:  # only tool blocks have a start event
-                ev = event["contentBlockStart"]
-                tu = (ev.get("start") or {}).get("toolUse") or {}
-                blocks[ev["contentBlockIndex"]] = ToolBlock(type="tool_use", name=tu.get("name"),
-                                                            id=tu.get("toolUseId"))
-                parts[ev["contentBlockIndex"]] = []
-            elif "contentBlockDelta" in event:
-                ev = event["contentBlockDelta"]
-                if first_token_ms is None:
-                    first_token_ms = (time.perf_counter() - started) * 1000
-                index, delta = ev["contentBlockIndex"], ev.get("delta") or {}
-                if index not in blocks:  # text or reasoning: no start event
-                    blocks[index] = ToolBlock(type="thinking" if "reasoningContent" in delta else "text")
-                    parts[index] = []
-                if "toolUse" in delta:
-                    parts[index].append(delta["toolUse"].get("input", ""))
-                elif "text" in delta:
-                    parts[index].append(delta["text"])
-            elif "contentBlockStop" in event:
-                index = event["contentBlockStop"]["contentBlockIndex"]
-                blocks.setdefault(index, ToolBlock(type="text")).finish("".join(parts.pop(index, [])))
-            elif "messageStop" in event:
-                stop_reason = _stop(event["messageStop"].get("stopReason"))
-            elif "metadata" in event:
-                usage = _usage(event["metadata"].get("usage", {}))
+        stream = response["stream"]
+        try:  # an error event mid-stream raises: the connection is released, not left to the GC
+            for event in stream:
+                if "contentBlockStart" in event:  # only tool blocks have a start event
+                    ev = event["contentBlockStart"]
+                    tu = (ev.get("start") or {}).get("toolUse") or {}
+                    blocks[ev["contentBlockIndex"]] = ToolBlock(type="tool_use", name=tu.get("name"),
+                                                                id=tu.get("toolUseId"))
+                    parts[ev["contentBlockIndex"]] = []
+                elif "contentBlockDelta" in event:
+                    ev = event["contentBlockDelta"]
+                    if first_token_ms is None:
+                        first_token_ms = (time.perf_counter() - started) * 1000
+                    index, delta = ev["contentBlockIndex"], ev.get("delta") or {}
+                    if index not in blocks:  # text or reasoning: no start event
+                        blocks[index] = ToolBlock(type="thinking" if "reasoningContent" in delta else "text")
+                        parts[index] = []
+                    if "toolUse" in delta:
+                        parts[index].append(delta["toolUse"].get("input", ""))
+                    elif "text" in delta:
+                        parts[index].append(delta["text"])
+                elif "contentBlockStop" in event:
+                    index = event["contentBlockStop"]["contentBlockIndex"]
+                    blocks.setdefault(index, ToolBlock(type="text")).finish("".join(parts.pop(index, [])))
+                elif "messageStop" in event:
+                    stop_reason = _stop(event["messageStop"].get("stopReason"))
+                elif "metadata" in event:
+                    usage = _usage(event["metadata"].get("usage", {}))
+        finally:
+            stream.close()
         for index, block in blocks.items():
             if index in parts and block.type == "tool_use":
                 block.raw = "".join(parts[index])

@@ -18,7 +18,8 @@ Claude's quality. What it does reproduce is the protocol the real SDK and boto3 
   Converse JSON and the AWS event-stream binary framing (``application/vnd.amazon.eventstream``);
 - ``usage`` with ``cache_creation_input_tokens``/``cache_read_input_tokens`` from a simulated
   prompt cache keyed by the sha256 of the request prefix up to each ``cache_control``
-  breakpoint (Converse: ``cachePoint``), with a 5-minute TTL refreshed on read and the model's
+  breakpoint (Converse: ``cachePoint``), readable once the writing response begins (after the
+  injected first-token latency), with a 5-minute TTL (or ``ttl: "1h"``) refreshed on read and the model's
   minimum cacheable length (:func:`tasks.review.backends.prompt.min_cacheable_tokens`) applied.
   Token counts are estimates (:func:`tasks.review.backends.prompt.estimate_tokens`, ~4 characters a
   token), not Claude's tokenizer.
@@ -164,7 +165,7 @@ class StubLLM:
         self.faults = list(faults or [])
         self.cache_ttl_s = cache_ttl_s
         self._rng = random.Random(seed)
-        self._cache: dict[str, float] = {}
+        self._cache: dict[str, tuple[float, float]] = {}  # prefix hash -> (expires at, readable from)
         self._queue: deque[list[Fault]] = deque()
         self._lock = threading.Lock()
         self.requests: Counter[str] = Counter()
@@ -216,8 +217,12 @@ class StubLLM:
 
     # --- prompt cache -------------------------------------------------------------------
 
-    def cache_usage(self, model: str, segments: list[_Segment]) -> dict[str, int]:
-        """``usage`` token fields for a request made of ``segments`` (in prefix order)."""
+    def cache_usage(self, model: str, segments: list[_Segment], visible_after_s: float = 0.0) -> dict[str, int]:
+        """``usage`` token fields for a request made of ``segments`` (in prefix order).
+
+        A prefix this request writes becomes readable ``visible_after_s`` seconds later (when its
+        response begins: Anthropic prompt-caching docs, "a cache entry only becomes available after
+        the first response begins"), so concurrent requests sent before then each write it too."""
         total = sum(s.tokens for s in segments)
         points = [i for i, s in enumerate(segments) if s.breakpoint]
         read = write = 0
@@ -232,14 +237,21 @@ class StubLLM:
                 cum.append(running)
             now = time.monotonic()
             with self._lock:
-                hit = next((i for i in reversed(points) if self._cache.get(hashes[i], 0) > now), None)
+                def readable(h: str) -> bool:
+                    expires, ready = self._cache.get(h, (0.0, 0.0))
+                    return expires > now and ready <= now
+
+                hit = next((i for i in reversed(points) if readable(hashes[i])), None)
                 if hit is not None:
                     read = cum[hit]
-                    self._cache[hashes[hit]] = now + (segments[hit].ttl_s or self.cache_ttl_s)
+                    self._cache[hashes[hit]] = (now + (segments[hit].ttl_s or self.cache_ttl_s),
+                                                self._cache[hashes[hit]][1])
                 last = points[-1]
                 if (hit is None or hit < last) and cum[last] >= minimum:
                     write = cum[last] - read
-                    self._cache[hashes[last]] = now + (segments[last].ttl_s or self.cache_ttl_s)
+                    expires, ready = self._cache.get(hashes[last], (0.0, 0.0))
+                    ready = min(ready, now + visible_after_s) if expires > now else now + visible_after_s
+                    self._cache[hashes[last]] = (now + (segments[last].ttl_s or self.cache_ttl_s), ready)
         return {"input_tokens": total - read - write, "cache_creation_input_tokens": write,
                 "cache_read_input_tokens": read}
 
@@ -803,9 +815,9 @@ class _Handler(BaseHTTPRequestHandler):
         if err is not None:
             raise err
         model = body["model"]
-        usage = stub.cache_usage(model, messages_segments(body))
-        answer = _answer_messages(stub, body, faults)
         ttft, per_token = self._latency()
+        usage = stub.cache_usage(model, messages_segments(body), ttft)
+        answer = _answer_messages(stub, body, faults)
         message_id = f"msg_stub_{uuid.uuid4().hex[:24]}"
         if not streaming:
             time.sleep(ttft + per_token * answer.output_tokens)
@@ -967,7 +979,7 @@ class _Handler(BaseHTTPRequestHandler):
         choice = (tool_config.get("toolChoice") or {}).get("tool") or {}
         tool_name = choice.get("name")
         json_output = bool((body.get("outputConfig") or {}).get("textFormat"))
-        usage = stub.cache_usage(model_id, converse_segments(body))
+        usage = stub.cache_usage(model_id, converse_segments(body), self._latency()[0])
         answer = stub.answer(first_user_text(body["messages"]), int((body.get("inferenceConfig") or {})
                                                                     .get("maxTokens", 4096)), tool_name, faults,
                              json_output=json_output,

@@ -381,3 +381,27 @@ def test_count_tokens_preflight_measures_the_structured_output_prefix(server, st
     b.review_chunk(make_chunk(), "a.pdf")
     assert stub.requests["/v1/messages/count_tokens"] == 1 and stub.errors == {}
     assert b.prefix_tokens >= prefix_tokens_estimate("json_schema") > 512
+
+
+def test_concurrent_first_calls_each_write_the_cache_unless_it_was_warmed(server, stub):
+    """The double makes a written prefix readable only once the writing response begins (after
+    its first-token latency), as the API does: requests arriving before then each pay the write.
+    After warm_cache has returned, every first call reads."""
+    from docreview_testing.stub_llm import StubLLM, messages_segments
+
+    body = anthropic_backend(server, DEFAULT_MODEL).request(make_chunk(), "a.pdf")
+    double = StubLLM()
+    first = double.cache_usage(DEFAULT_MODEL, messages_segments(body), visible_after_s=3600)
+    second = double.cache_usage(DEFAULT_MODEL, messages_segments(body), visible_after_s=3600)  # before it is readable
+    assert first["cache_creation_input_tokens"] == second["cache_creation_input_tokens"] > 0
+    assert second["cache_read_input_tokens"] == 0
+
+    stub.ttft_ms = 50.0
+    try:
+        warmed = anthropic_backend(server, DEFAULT_MODEL, stream=False)
+        (warm,) = warmed.warm_cache()  # returns once its response has begun: the prefix is readable
+        calls = [warmed.review_chunk(make_chunk(i), "a.pdf").calls[0] for i in range(3)]
+    finally:
+        stub.ttft_ms = 0.0
+    assert warm.cache_creation_input_tokens == first["cache_creation_input_tokens"]
+    assert all(c.cache_creation_input_tokens == 0 and c.cache_read_input_tokens > 0 for c in calls)

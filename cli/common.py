@@ -17,6 +17,9 @@ _QUIET_ENV = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     # Prefect's client telemetry (and its first-run notice on a terminal): off unless asked for.
     "DO_NOT_TRACK": "1",
+    # The flow run's log keeps what an operator reads (documents not reviewed, breaker changes,
+    # run summary) instead of one "Finished in state Completed()" line per task run.
+    "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL": "WARNING",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "60",
 }
 

@@ -6,7 +6,10 @@ Three automations, each sending through one Prefect notification block:
 - ``docreview-high-risk``: ``docreview.finding.high-risk``, one event per document of a run with
   high-risk findings (:mod:`tasks.observe.events`; payload ``count``, ``verdicts``, ``findings``);
 - ``docreview-failed-documents``: ``docreview.document.failed``, one event per failed document
-  (payload ``reason``, ``failure_kind``, ``uri``).
+  (payload ``reason``, ``failure_kind``, ``uri``);
+- ``docreview-misconfigured``: ``docreview.run.misconfigured``, a run the API refused (bad key,
+  unknown model id, rejected schema: payload ``cause``, ``model``, ``documents_deferred``); the
+  run stopped and every nightly run will stop the same way until the configuration is fixed.
 
 Every run ends with the ``evaluate-alerts`` task (:func:`tasks.observe.monitoring.evaluate_alerts`),
 which emits one Prefect event per breached threshold, named ``docreview.alert.<name>``
@@ -21,7 +24,7 @@ Usage (against the Prefect API in ``PREFECT_API_URL``)::
     # once: a notification block, e.g. a Slack incoming webhook
     python -c "from prefect.blocks.notifications import SlackWebhook; \\
                SlackWebhook(url='https://hooks.slack.com/services/…').save('docreview-alerts')"
-    # create (or replace) the automations (all three, or --kind alerts|high-risk|failed)
+    # create (or replace) the automations (all four, or --kind alerts|high-risk|failed|misconfigured)
     python deployments/automations.py --block slack-webhook/docreview-alerts
 
 Only ``drift-high`` and ``breaker-open``, say: ``--events docreview.alert.drift-high
@@ -46,6 +49,12 @@ FAILED_AUTOMATION_NAME = "docreview-failed-documents"
 #: Event names of :mod:`tasks.observe.events` (spelled out: this file runs without the project installed).
 HIGH_RISK_EVENT = "docreview.finding.high-risk"
 FAILED_EVENT = "docreview.document.failed"
+MISCONFIGURED_EVENT = "docreview.run.misconfigured"
+MISCONFIGURED_AUTOMATION_NAME = "docreview-misconfigured"
+MISCONFIGURED_SUBJECT = "docreview: the API refused run {{ event.payload.run_id[:8] }}"
+MISCONFIGURED_BODY = ("{{ event.payload.cause }}\nbackend {{ event.payload.backend }}, model {{ event.payload.model }}; "
+                      "{{ event.payload.documents_deferred }} document(s) deferred until the configuration is fixed "
+                      "(API key, model id, request schema).")
 
 HIGH_RISK_SUBJECT = "docreview: {{ event.payload.count }} high-risk finding(s) in {{ event.payload.file_name }}"
 HIGH_RISK_BODY = (
@@ -101,14 +110,18 @@ def document_automation(block_document_id: UUID, kind: str) -> Automation:
     elif kind == "failed":
         name, event, subject, body, what = (FAILED_AUTOMATION_NAME, FAILED_EVENT, FAILED_SUBJECT, FAILED_BODY,
                                             "ends a run failed")
+    elif kind == "misconfigured":
+        name, event, subject, body, what = (MISCONFIGURED_AUTOMATION_NAME, MISCONFIGURED_EVENT,
+                                            MISCONFIGURED_SUBJECT, MISCONFIGURED_BODY,
+                                            "run is stopped because the API refused its requests")
     else:
-        raise ValueError(f"unknown kind {kind!r} (high-risk or failed)")
+        raise ValueError(f"unknown kind {kind!r} (high-risk, failed or misconfigured)")
     return Automation(
         name=name,
-        description=f"Notify reviewers when a document {what}.",
+        description=f"Notify {'operators when a' if kind == 'misconfigured' else 'reviewers when a document'} {what}.",
         trigger=EventTrigger(
             expect={event},
-            match={"prefect.resource.id": "docreview.document.*"},
+            match={"prefect.resource.id": "docreview.run.*" if kind == "misconfigured" else "docreview.document.*"},
             posture=Posture.Reactive,
             threshold=1,
             within=timedelta(seconds=0),
@@ -126,7 +139,7 @@ def _replace(automation: Automation) -> Automation:
     return automation.create()
 
 
-def create_automations(block: str, kinds: tuple[str, ...] = ("alerts", "high-risk", "failed")) -> list[Automation]:
+def create_automations(block: str, kinds: tuple[str, ...] = ("alerts", "high-risk", "failed", "misconfigured")) -> list[Automation]:
     """Create (or replace) the automations of ``kinds`` for the notification block ``block``
     (``block-type-slug/name``). Returns them. Raises ``ValueError`` when the block does not exist."""
     from prefect.blocks.core import Block
@@ -164,8 +177,8 @@ def main() -> None:
     parser.add_argument("--block", required=True, help="notification block, e.g. slack-webhook/docreview-alerts")
     parser.add_argument("--events", nargs="+", default=list(ALERT_EVENTS), help="event name patterns")
     parser.add_argument("--name", default=AUTOMATION_NAME, help="name of the alerts automation")
-    parser.add_argument("--kind", nargs="+", choices=["alerts", "high-risk", "failed"],
-                        default=["alerts", "high-risk", "failed"], help="which automations to create")
+    parser.add_argument("--kind", nargs="+", choices=["alerts", "high-risk", "failed", "misconfigured"],
+                        default=["alerts", "high-risk", "failed", "misconfigured"], help="which automations to create")
     args = parser.parse_args()
     for kind in args.kind:
         if kind == "alerts":

@@ -146,8 +146,28 @@ def fingerprint(run: Run, book: RunBook, obj: SourceObject) -> Document | None:
 
 
 def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDocument | None:
-    """Claim, extract, chunk, route and admit a document; None when it ended on the way."""
-    fp = document.outcome
+    """Claim, extract, chunk, route and admit a document; None when it ended on the way.
+
+    The claim is taken only once an extraction slot is free, right before the extraction: a run
+    never holds claims on documents it is not yet working on, so concurrent runs (workers) split a
+    batch between them.
+    """
+    with run.extraction_slots:
+        got = claim_and_extract(run, book, document.outcome)
+    if got is None:
+        return None
+    if not got.ok:
+        book.conclude(got, DocumentStatus.failed, got.reason)
+        return None
+    document.outcome = got
+    return chunk_and_route(run, book, document)
+
+
+def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutcome | None:
+    """Claim the document for this run and extract its text (the extraction's outcome); None when
+    it ended instead (held by another live run, reviewed meanwhile, or the API refused the run)."""
+    if refused(book, fp):
+        return None
     claim = claim_document(run.db, fp.sha256, run.id, run.worker, run.settings.claim_lease_s, PROMPT_VERSION,
                            run.reviewer.model, run.reviewed_since)
     if claim.state == ClaimState.held:  # another live run is reviewing it
@@ -161,15 +181,7 @@ def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDoc
     book.claimed(fp.sha256)
     if claim.taken_over_from:
         get_run_logger().info("Took over %s from run %s (its claim expired)", fp.source.name, claim.taken_over_from)
-    if refused(book, fp):
-        return None
-    with run.extraction_slots:
-        got = extract_document.submit(quote(fp), run.settings.limits).result()
-    if not got.ok:
-        book.conclude(got, DocumentStatus.failed, got.reason)
-        return None
-    document.outcome = got
-    return chunk_and_route(run, book, document)
+    return extract_document.submit(quote(fp), run.settings.limits).result()
 
 
 def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocument | None:

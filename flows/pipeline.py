@@ -162,8 +162,9 @@ class Run:
 
 
 def open_run(source: str, out_dir: str, database_url: str | None, backend: str, rereview: bool,
-             policy: ResiliencePolicy | None, routing: str, batch: bool) -> Run:
+             policy: ResiliencePolicy | None, routing: str, batch: tuple[float, float] | None = None) -> Run:
     """Settings, backend and policy for a new run, its ``runs`` row and its concurrency bounds.
+    ``batch``: ``(poll interval, timeout)`` in seconds for Message Batches mode, None otherwise.
 
     Raises ``ValueError`` for an unknown ``routing``, for ``batch`` without the anthropic backend,
     and :class:`tasks.review.reviewer.BackendConfigError` when the backend cannot be built.
@@ -175,10 +176,12 @@ def open_run(source: str, out_dir: str, database_url: str | None, backend: str, 
     reviewer = make_backend(settings)
     tag_flow_run(reviewer.name)  # docreview, backend:<name>, trigger:<event|schedule|deployment|manual>
     policy = policy or ResiliencePolicy(call_timeout_s=settings.llm_timeout_s)
-    if batch and reviewer.name != "anthropic":
+    poll_s, timeout_s = batch or (60.0, 86_400.0)
+    if batch is not None and reviewer.name != "anthropic":
         raise ValueError(f"batch mode needs the anthropic backend (got {reviewer.name})")
     run = Run(id=str(uuid.uuid4()), source=source, out_dir=out_dir, settings=settings, reviewer=reviewer,
-              policy=policy, routing_mode=resolve_mode(routing, reviewer.name), rereview=rereview, batch=batch,
+              policy=policy, routing_mode=resolve_mode(routing, reviewer.name), rereview=rereview,
+              batch=batch is not None, batch_poll_s=poll_s, batch_timeout_s=timeout_s,
               reviewed_since=utcnow() if rereview else None,
               budget=TokenBudget(settings.limits.max_run_tokens or None))
     if run.uses_model:

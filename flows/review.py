@@ -101,11 +101,13 @@ def review_documents(
     Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics",
     "documents"}``. Raises ``ValueError`` for an empty or unrendered-template ``source``, an
     unknown ``routing`` or ``batch`` without the anthropic backend, and
-    :class:`tasks.ingest.local.SourceError` when the source cannot be listed; a bad *document*
-    never raises: it ends ``failed`` with a reason.
+    :class:`tasks.ingest.local.SourceError` when the source cannot be listed, and
+    :class:`tasks.review.resilience.RunMisconfigured` (the run ends Failed, after its report) when
+    the API refused the run's requests; a bad *document* never raises: it ends ``failed`` with a
+    reason.
     """
-    run = open_run(check_source(source), out_dir, database_url, backend, rereview, policy, routing, batch)
-    run.batch_poll_s, run.batch_timeout_s = batch_poll_s, batch_timeout_s
+    run = open_run(check_source(source), out_dir, database_url, backend, rereview, policy, routing,
+                   batch=(batch_poll_s, batch_timeout_s) if batch else None)
     objects = list_source_objects(run.source, endpoint_url=endpoint_url or None, suffix=suffix,
                                   exclude=run.own_files)
     book = RunBook(run, objects)

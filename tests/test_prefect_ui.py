@@ -87,7 +87,8 @@ def test_one_documents_task_runs_are_found_by_its_file_name(browser, prefect_ser
 
     page = browser.new_page(viewport={"width": 1400, "height": 1100})
     page.set_default_timeout(60_000)
-    page.goto(f"{prefect_server['url']}/runs/flow-run/{flow_run_id}?tab=Task%20Runs")
+    page.goto(f"{prefect_server['url']}/runs/flow-run/{flow_run_id}")
+    page.get_by_text("Task Runs", exact=True).first.click()
     search = page.get_by_placeholder("Search by run name").first
     search.wait_for()
     search.fill(target)
@@ -97,6 +98,44 @@ def test_one_documents_task_runs_are_found_by_its_file_name(browser, prefect_ser
     assert page.get_by_text(f"extract · {other}", exact=True).count() == 0
     shot = tmp_path / "prefect-ui-one-document.png"
     page.screenshot(path=str(shot), full_page=True)
+    page.close()
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
+
+
+def test_runs_with_a_failed_document_say_so_in_the_prefect_ui(browser, prefect_server, tmp_path):
+    """Two runs over a folder with a broken PDF: two distinct run names, two kept reports, and
+    each flow-run page shows the state "Completed with failures", not a plain "Completed"."""
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=1)
+    (inbox / "broken.pdf").write_bytes(b"this is not a PDF")
+    db = tmp_path / "results.db"
+    env = {**os.environ, "PREFECT_API_URL": prefect_server["api_url"], "PREFECT_HOME": str(tmp_path / "prefect-client")}
+    for _ in range(2):
+        done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "review", str(inbox), "--backend",
+                               "rules", "--db", f"sqlite:///{db}", "--out", str(tmp_path / "out")],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(db) as conn:
+        runs = conn.execute("select id, flow_run_id from runs order by started_at").fetchall()
+    assert len(runs) == 2
+    assert all((tmp_path / "out" / "runs" / run_id / "report.html").is_file() for run_id, _ in runs)
+
+    names = []
+    for _, flow_run_id in runs:
+        flow_run = httpx.get(f"{prefect_server['api_url']}/flow_runs/{flow_run_id}", timeout=30).json()
+        assert flow_run["state"]["name"] == "Completed with failures", flow_run["state"]
+        assert flow_run["state"]["message"] == "1 of 2 failed"
+        names.append(flow_run["name"])
+    assert len(set(names)) == 2 and all(n.startswith("review-inbox-") for n in names)
+
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(60_000)
+    page.goto(f"{prefect_server['url']}/runs/flow-run/{runs[-1][1]}")
+    page.get_by_text(names[-1], exact=False).first.wait_for()
+    page.get_by_text("Completed with failures", exact=False).first.wait_for()
+    shot = tmp_path / "prefect-ui-completed-with-failures.png"
+    page.screenshot(path=str(shot), full_page=False)
     page.close()
     assert shot.stat().st_size > 10_000
     print(f"screenshot: {shot}")

@@ -76,6 +76,12 @@ FAULTS: dict[str, str] = {
                         "[400 ValidationException 'Input is too long for requested model.']",
     "context_limit": "HTTP 400 invalid_request_error 'input length and `max_tokens` exceed context limit: "
                      "A + B > C' [400 ValidationException with the same message]",
+    "bad_request": "HTTP 400 invalid_request_error for every request, as for a schema the API does not accept "
+                   "[400 ValidationException]",
+    "unauthorized": "HTTP 401 authentication_error 'invalid x-api-key' "
+                    "[403 UnrecognizedClientException 'The security token included in the request is invalid.']",
+    "unknown_model": "HTTP 404 not_found_error 'model: …' [400 ValidationException 'The provided model "
+                     "identifier is invalid.']",
     "truncate": "stop_reason max_tokens with the tool input cut in the middle of its JSON",
     "multi_tool": "findings spread over several tool_use blocks",
     "string_array": "the findings array sent as a JSON string",
@@ -456,6 +462,16 @@ def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | 
         return StubError(500, "api_error", "Internal server error", "InternalServerException")
     if "api_overloaded" in faults:
         return StubError(500, "api_error", "Overloaded", "InternalServerException")
+    # Refusals of the request itself, the same for every document (Anthropic API errors reference;
+    # Bedrock Runtime API errors: UnrecognizedClientException is a 403, the model id a ValidationException).
+    if "bad_request" in faults:
+        return StubError(400, "invalid_request_error",
+                         "output_config.format.schema: For 'integer' type, properties minimum are not supported",
+                         "ValidationException")
+    if "unauthorized" in faults:
+        return StubError(401, "authentication_error", "invalid x-api-key", "UnrecognizedClientException")
+    if "unknown_model" in faults:
+        return StubError(404, "not_found_error", "model: the requested model was not found", "ValidationException")
     if "context_overflow" in faults:
         return StubError(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum",
                          "ValidationException")

@@ -226,6 +226,34 @@ def stop_cleanly_when_interrupted(run: Run) -> Iterator[None]:
         raise
 
 
+def warm_up(run: Run, to_review: list[Any]) -> None:
+    """Before the first document of a model run: one request with the run's exact cached prompt
+    prefix (the backend's ``warm_cache``), so the first concurrent review calls read the prompt
+    cache instead of each writing it. It is also the run's start-up check: a key, model id or
+    request schema the API refuses stops the run here (:data:`misconfiguration`), before
+    anything is extracted. A transient failure only costs the warm cache. Not in batch mode (the
+    batch has its own 1-hour cache) nor when nothing is to be reviewed."""
+    warm = getattr(run.reviewer, "warm_cache", None)
+    if not run.uses_model or run.batch or not to_review or warm is None:
+        return
+    from tasks.review.backends.anthropic_backend import WARMUP_CHUNK_INDEX
+    from tasks.review.retry import is_permanent
+    from tasks.store.persist import save_llm_calls
+
+    try:
+        with misconfiguration.admit():
+            records = warm()
+    except Exception as exc:  # noqa: BLE001 - refused (the run stops) or transient (no warm cache)
+        records = getattr(exc, "llm_calls", None) or []
+        if is_permanent(exc):
+            misconfiguration.trip(exc)
+        else:
+            get_run_logger().warning("prompt-cache warm-up failed (%s: %s); reviewing without it",
+                                     type(exc).__name__, str(exc)[:200])
+    if records:
+        save_llm_calls.fn(run.db, run.id, "", WARMUP_CHUNK_INDEX, records)
+
+
 def stop_if_misconfigured(run: Run, result: dict[str, Any]) -> None:
     """When the API refused the run's requests (:data:`tasks.review.resilience.misconfiguration`):
     emit ``docreview.run.misconfigured`` and raise :class:`tasks.review.resilience.RunMisconfigured`

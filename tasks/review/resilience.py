@@ -76,9 +76,10 @@ class RunMisconfigured(RuntimeError):
 class Misconfiguration:
     """Stops a run's LLM calls once the API has refused :attr:`limit` of them the same way.
 
-    Until one call of the run has succeeded, calls go one at a time (:meth:`admit`), so a run
-    whose key, model id or request the API refuses makes at most :attr:`limit` calls, not one per
-    LLM slot; after the first success they run at full concurrency. Different refusals (one odd
+    Until one call of the run has succeeded, and again after any permanent refusal, calls go one
+    at a time (:meth:`admit`), so a run whose key, model id or request the API refuses makes at
+    most :attr:`limit` calls, not one per LLM slot (plus, when the refusals start mid-run, the
+    calls already in flight); after a success they run at full concurrency. Different refusals (one odd
     document) are counted apart and do not stop the run. One per process, reset by each run.
     """
 
@@ -114,6 +115,7 @@ class Misconfiguration:
         if not is_permanent(exc):
             return
         cause = refusal_cause(exc)
+        self._confirmed.clear()  # back to one call at a time until a call succeeds again
         with self._lock:
             self._counts[cause] = self._counts.get(cause, 0) + 1
             if self.cause is None and self._counts[cause] >= self.limit:

@@ -10,8 +10,10 @@ Rule (per document, on the cleaned page texts of :func:`tasks.textnorm.clean_pag
 
 - only the first and last :data:`EDGE_LINES` non-blank lines of a page are candidates, and only
   lines of at most :data:`MAX_LINE_CHARS` characters;
-- a candidate's *shape* is the line casefolded, whitespace collapsed, every digit run
-  replaced by ``#`` (so ``Page 2 of 3`` and ``Page 3 of 3`` have one shape);
+- a candidate's *shape* is the line casefolded, whitespace collapsed, and, when it holds at
+  most :data:`MAX_NUMBERS` digit runs, every digit run replaced by ``#`` (so ``Page 2 of 3``
+  and ``Page 3 of 3`` have one shape, while table rows, with more numbers, must repeat as
+  written);
 - a shape is *running* when it occurs at the same edge (top or bottom) of at least
   :data:`MIN_PAGES` pages and of at least :data:`MIN_SHARE` of the pages that have text;
 - a page-number line (``7``, ``Page 7``, ``Page 7 of 9``, ``- 7 -``, ``7 | Page``) on the very
@@ -34,6 +36,8 @@ from collections import Counter
 EDGE_LINES = 3
 #: Longer lines are body text, never furniture (characters).
 MAX_LINE_CHARS = 120
+#: Lines with more digit runs than this keep their digits in their shape (table rows, not page numbers).
+MAX_NUMBERS = 2
 #: A running line occurs at the same edge on at least this many pages ...
 MIN_PAGES = 2
 #: ... and on at least this share of the pages with text.
@@ -49,8 +53,10 @@ _PAGE_NUMBER = re.compile(
 
 
 def shape(line: str) -> str:
-    """The comparison key of a line: casefolded, whitespace collapsed, digit runs as ``#``."""
-    return _DIGITS.sub("#", _SPACES.sub(" ", line.strip().casefold()))
+    """The comparison key of a line: casefolded, whitespace collapsed, digit runs as ``#`` when
+    there are at most :data:`MAX_NUMBERS` of them."""
+    key = _SPACES.sub(" ", line.strip().casefold())
+    return _DIGITS.sub("#", key) if len(_DIGITS.findall(key)) <= MAX_NUMBERS else key
 
 
 def is_page_number(line: str) -> bool:

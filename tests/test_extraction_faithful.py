@@ -223,3 +223,39 @@ def test_a_timed_out_document_waits_with_backoff_before_the_next_attempt(tmp_pat
 def test_run_extraction_reports_the_attempts(tmp_path, pdf_maker):
     result = run_extraction(str(pdf_maker(tmp_path / "c.pdf", ["Some text on a page."])), Limits())
     assert result["ok"] and result["attempts"] == 1 and result["engines"] == {"pdfium": 1, "pypdf": 0}
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_page_flags_reach_report_json_and_html(tmp_path, db_url, monkeypatch):
+    from flows.review import review_documents
+    from tasks.store.persist import dispose_engines
+    import json
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    bomb_pdf(inbox / "bomb.pdf", expanded_bytes=1 << 30)
+    glued_pdf(inbox / "glued.pdf")
+    ligature_pdf(inbox / "ligature.pdf", marker="nul", actual_text=False)
+    footer_seam_pdf(inbox / "seam.pdf")
+    monkeypatch.setenv("DOCREVIEW_EXTRACTION_MEMORY_MB", "512")
+    try:
+        review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+    finally:
+        dispose_engines()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    docs = {d["file_name"]: d for d in report["documents"]}
+    assert {d["status"] for d in docs.values()} == {"reviewed"}, {n: d["reason"] for n, d in docs.items()}
+    flags = {n: {f["flag"]: f for f in d["page_flags"]} for n, d in docs.items()}
+    assert flags["bomb.pdf"]["not_read"]["pages"] == [2]
+    assert "LimitReachedError" in flags["bomb.pdf"]["not_read"]["details"]["2"]
+    check = next(c for c in docs["bomb.pdf"]["checks"] if c["name"] == "page_not_read")
+    assert check["verdict"] == "needs_review" and "page 2: LimitReachedError" in check["reason"]
+    assert flags["glued.pdf"]["glued_words"]["pages"] == [1]
+    assert flags["ligature.pdf"]["nul_chars"]["details"] == {"1": "3 restored"}
+    assert flags["seam.pdf"] == {}
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "not read</b> on page(s) 2" in html and "LimitReachedError" in html
+    assert "glued words</b> on page(s) 1" in html

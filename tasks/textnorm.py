@@ -28,6 +28,9 @@ _DASHES = {"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014":
 _CHAR_MAP = {**_QUOTES, **_DASHES}
 
 _SPACE_RUN = re.compile(r"[ \t\f\v]+")
+#: Characters :func:`clean_page_text` removes: control characters (category ``Cc``) except tab
+#: and newline, and private-use characters (category ``Co``: U+E000-U+F8FF and planes 15-16).
+_NO_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
 _TRAILING = re.compile(r"[ \t]+\n")
 _MANY_NEWLINES = re.compile(r"\n{3,}")
 
@@ -45,9 +48,8 @@ def clean_page_text(raw: str) -> str:
     """
     text = unicodedata.normalize("NFKC", raw)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = "".join(ch for ch in text if ch != "\x00" and not is_private_use(ch))
-    # Other control characters (except newline/tab) carry no text.
-    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    # NUL, private-use and other control characters (except newline/tab) carry no text.
+    text = _NO_TEXT.sub("", text)
     text = _SPACE_RUN.sub(" ", text)
     text = _TRAILING.sub("\n", text)
     text = _MANY_NEWLINES.sub("\n\n", text)

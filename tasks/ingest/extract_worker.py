@@ -343,7 +343,8 @@ def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pd
 
     from tasks.textnorm import clean_page_text
 
-    page = {"number": i + 1, "raw": "", "actual": None, "extractor": None, "not_read": None, "limit": False}
+    page = {"number": i + 1, "raw": "", "clean": None, "actual": None, "extractor": None, "not_read": None,
+            "limit": False}
     first = None
     if pdf is not None and not skip_pdfium:
         sys.stdout.write(json.dumps({"pdfium_page": i}) + "\n")
@@ -356,7 +357,7 @@ def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pd
             first = None
     c1 = clean_page_text(first) if first is not None else ""
     if first is not None and (reader is None or (c1 and not is_glued(c1) and not force_pypdf)):
-        page.update(raw=first, extractor="pdfium")
+        page.update(raw=first, clean=c1, extractor="pdfium")
         return page
     if reader is None:
         page["not_read"] = "PDFium could not read the page"
@@ -379,9 +380,9 @@ def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pd
     keep_first = second is None or (c1 and not c2) or (
         c1 and is_glued(c2) and (not is_glued(c1) or _glue_score(c1) <= _glue_score(c2)))
     if keep_first:
-        page.update(raw=first or "", extractor="pdfium")
+        page.update(raw=first or "", clean=c1, extractor="pdfium")
     else:
-        page.update(raw=second, extractor="pypdf", actual=spans)
+        page.update(raw=second, clean=c2, extractor="pypdf", actual=spans)
     return page
 
 
@@ -400,7 +401,7 @@ def finish_pages(pages: list[dict]) -> list[dict]:
     for p in pages:
         actual = actual_text_replacements(p["actual"]) if p["actual"] else None
         text, n = restore_ligatures(p["raw"], actual, vocab)
-        cleaned.append(clean_page_text(text))
+        cleaned.append(p["clean"] if not n and p.get("clean") is not None else clean_page_text(text))
         restored.append(n)
     texts, removed = strip_running_lines(cleaned)
     out = []

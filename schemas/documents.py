@@ -74,7 +74,7 @@ class PageQuality(BaseModel):
     - ``empty``: no text at all (image-only or blank page);
     - ``glued_words``: words run together (long tokens, few spaces) — quotes cannot be
       matched word by word on such a page; set after the other extractor was tried too
-      (the page text then starts with :data:`GLUED_PAGE_NOTE`, so a model is told);
+      (the page text then starts with :data:`tasks.textnorm.GLUED_PAGE_NOTE`, so a model is told);
     - ``private_use_chars`` / ``nul_chars``: counts of U+E000–U+F8FF and U+0000 characters in the
       extracted text, typical of fonts that map ligatures (fi, ff, ffi) to no Unicode text;
     - ``ligatures_restored``: how many of those were replaced by the PDF's ``/ActualText`` or by
@@ -111,11 +111,6 @@ class PageQuality(BaseModel):
         if self.nul_chars:
             out.append("nul_chars")
         return out
-
-
-#: First line of the text of a page whose words stay glued with both extractors: tells a model
-#: why its words run together (quotes from it are matched ignoring spaces, see tasks.check.factcheck).
-GLUED_PAGE_NOTE = "[docreview: the words of this page run together in the PDF's text layer]"
 
 
 class PageText(BaseModel):

@@ -20,6 +20,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
+#: First line of the text of a page whose words stay glued with both extractors: tells a model
+#: why its words run together (quotes from it are matched ignoring spaces, see tasks.check.factcheck).
+GLUED_PAGE_NOTE = "[docreview: the words of this page run together in the PDF's text layer]"
+
 _QUOTES = {
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'", "\u00b4": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',

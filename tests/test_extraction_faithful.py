@@ -18,7 +18,7 @@ from docreview_testing.extraction import (
     glued_pdf,
     ligature_pdf,
 )
-from schemas.documents import GLUED_PAGE_NOTE, ExtractedDocument, FailureKind, PageText, SourceObject
+from schemas.documents import ExtractedDocument, FailureKind, PageText, SourceObject
 from schemas.findings import Finding, Verdict
 from schemas.settings import Limits
 from tasks.check.factcheck import DocumentIndex, check_grounding, ground_quote
@@ -28,6 +28,7 @@ from tasks.ingest.furniture import is_page_number, strip_running_lines
 from tasks.ingest.local import list_local_source
 from tasks.ingest.sources import fingerprint_document
 from tasks.review.chunk import chunk_text
+from tasks.textnorm import GLUED_PAGE_NOTE
 
 
 def ingest(path: Path, limits: Limits | None = None, database_url: str | None = None):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from schemas.documents import FailureKind
 from schemas.settings import Limits
@@ -83,18 +83,3 @@ def record_extraction(database_url: str, sha256: str, result: dict[str, Any], li
         return None
     return f"timeout {timeouts} in a row: not extracted again before {_when(retry_after)}"
 
-
-def forget_backoff(database_url: str, sha256: str | None = None) -> int:
-    """Delete the back-off of ``sha256`` (all documents when None), so the next run extracts it;
-    returns the rows deleted."""
-    from tasks.store.persist import get_engine
-
-    with Session(get_engine(database_url)) as session:
-        query = select(ExtractionBackoffRow)
-        if sha256:
-            query = query.where(ExtractionBackoffRow.sha256 == sha256)
-        rows = session.exec(query).all()
-        for row in rows:
-            session.delete(row)
-        session.commit()
-    return len(rows)

@@ -21,7 +21,7 @@ kept for what PDFium does not give here:
   marker in place, and its content-stream walk yields the ``/ActualText`` of marked content, so
   the ligature can be restored — see :mod:`tasks.ingest.ligatures`). For a glued page the text
   with fewer glued words is kept; a page still glued starts with
-  :data:`schemas.documents.GLUED_PAGE_NOTE`;
+  :data:`tasks.textnorm.GLUED_PAGE_NOTE`;
 - pypdf's resource limits: a page that raises ``LimitReachedError`` (a decompression bomb) is
   *not read*: its quality carries the library's message, and when no page could be read
   the document fails as ``resource_limit``.
@@ -391,10 +391,9 @@ def finish_pages(pages: list[dict]) -> list[dict]:
 
     Returns ``[{"number", "text", "quality", "running"}]`` (``running``: the removed lines).
     """
-    from schemas.documents import GLUED_PAGE_NOTE
     from tasks.ingest.furniture import strip_running_lines
     from tasks.ingest.ligatures import actual_text_replacements, restore_ligatures, vocabulary
-    from tasks.textnorm import clean_page_text
+    from tasks.textnorm import GLUED_PAGE_NOTE, clean_page_text
 
     vocab = vocabulary([p["raw"] for p in pages])
     cleaned, restored = [], []

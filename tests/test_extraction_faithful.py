@@ -260,3 +260,16 @@ def test_page_flags_reach_report_json_and_html(tmp_path, db_url, monkeypatch):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "not read</b> on page(s) 2" in html and "LimitReachedError" in html
     assert "glued words</b> on page(s) 1" in html
+
+
+def test_a_word_pdfium_joined_at_a_line_end_keeps_its_hyphen_and_grounds(tmp_path):
+    from docreview_testing.extraction import raw_pdf
+
+    content = (b"BT /F1 11 Tf 72 720 Td 14 TL (the ribonuclease protein-) Tj T* (protein interaction is the subject of) Tj "
+               b"T* (this license and the parties agree to share the re-) Tj T* (ceipt of every payment.) Tj ET")
+    out = ingest(raw_pdf(tmp_path / "hyphen.pdf", [content]))
+    page = out.document.pages[0]
+    assert page.quality.extractor == "pdfium" and "\ufffe" not in page.text
+    for quote in ("ribonuclease protein-protein interaction", "share the receipt of every payment"):
+        found, check = grounding(out.document, quote)
+        assert found.found and check.verdict == Verdict.verified, quote

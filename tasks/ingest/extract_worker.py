@@ -234,13 +234,20 @@ def pypdf_page(reader: Any, i: int) -> tuple[str, list[tuple[str, str]]]:
     return text, [(t, a) for t, a in spans]
 
 
+#: PDFium joins a word hyphenated at a line end and marks the join with U+FFFE (a
+#: noncharacter): written back as the hyphen and line break pypdf gives, which
+#: :func:`tasks.textnorm.match_form` joins on both sides of a quote.
+PDFIUM_LINE_HYPHEN = "\ufffe"
+
+
 def pdfium_page(pdf: Any, i: int) -> str:
-    """PDFium's text of 0-based page ``i`` (raises ``pypdfium2.PdfiumError`` on failure)."""
+    """PDFium's text of 0-based page ``i``, its hyphen joins written as ``-`` and a line break
+    (:data:`PDFIUM_LINE_HYPHEN`). Raises ``pypdfium2.PdfiumError`` on failure."""
     page = pdf[i]
     try:
         textpage = page.get_textpage()
         try:
-            return textpage.get_text_range()
+            return textpage.get_text_range().replace(PDFIUM_LINE_HYPHEN, "-\n")
         finally:
             textpage.close()
     finally:

@@ -284,3 +284,11 @@ def test_instructions_in_a_removed_footer_are_still_flagged():
     flags = [f for f in document_flags(doc, chunks, 50_000) if f.kind == KIND_INJECTION]
     assert flags and {f.page for f in flags} == {2}
     assert all("running header or footer" in f.reason and f.chunk_indices == [0] for f in flags)
+
+
+def test_word_ligatures_ti_tt_ft_expand_to_words_of_the_document():
+    from tasks.ingest.ligatures import restore_ligatures, vocabulary
+
+    vocab = vocabulary(["The Participant may exercise the Option within the Section 5 period."])
+    text, restored = restore_ligatures("Par\x00cipant Op\x00on, Sec\x00on 5, a\x00er the Se\x00lement; x\x00y", None, vocab)
+    assert text == "Participant Option, Section 5, after the Settlement; x\x00y" and restored == 5

@@ -1,6 +1,6 @@
 """Ligatures a font maps to no text: restored from ``/ActualText`` or expanded from the document's words.
 
-Some fonts map the ligature glyphs fi, fl, ff, ffi and ffl to a private-use code point
+Some fonts map the ligature glyphs fi, fl, ff, ffi, ffl (and Word's ti, tt, ft) to a private-use code point
 (U+E000–U+F8FF) or to U+0000 instead of their letters. pypdf then returns ``O\\ue001ce`` for
 "Office"; PDFium drops the glyph. Cleaning removes such characters, so a model would read "Oce"
 and a faithful quote of "Office" would not ground.
@@ -26,8 +26,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-#: The letter sequences typographic ligatures stand for (Unicode U+FB00–U+FB04).
-LIGATURES = ("ffi", "ffl", "ff", "fi", "fl")
+#: The letter sequences typographic ligatures stand for: U+FB00–U+FB04 (ff, fi, fl, ffi, ffl), and
+#: ti, tt, ft, which Word sets as ligatures in Calibri and Cambria (the 2022 American Express 10-K
+#: maps them to NUL: "Sec\x00on", "Op\x00on").
+LIGATURES = ("ffi", "ffl", "ff", "fi", "fl", "ti", "tt", "ft")
 
 #: Code points some fonts assign to ligatures (Apple's legacy private-use area mapping).
 KNOWN_CODEPOINTS = {"\uf001": "fi", "\uf002": "fl"}
@@ -45,6 +47,8 @@ modified modify notification notified notify off offer offered offering offering
 offices official offset profit profits qualified qualify ratified ratify reflect reflected reflects satisfied
 satisfy scientific significant significantly specific specifically specified specify staff staffing sufficient
 suffer suffered terrific traffic waived financially flexibility flexible floor diligence affiliation
+section sections option options election participant vesting notice termination obligation obligations
+information application compensation condition conditions settlement matter matters after
 """.split())
 
 _WORD = re.compile(r"[A-Za-z]+")

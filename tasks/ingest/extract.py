@@ -59,7 +59,8 @@ def run_extraction(path: str, limits: Limits) -> dict:
     each child has the address-space limit ``limits.extraction_memory_mb`` (MiB). When the child
     dies inside PDFium (native code: an abort on a decompression bomb cannot be caught in Python),
     the worker runs again with that page read by pypdf, up to :data:`MAX_ATTEMPTS` runs, then
-    pypdf alone. Timeouts, a killed child and unparseable output become ``{"ok": False, "kind",
+    pypdf alone; a child that dies before its first page (not of a ``MemoryError``) is run again
+    with pypdf alone. Timeouts, a killed child and unparseable output become ``{"ok": False, "kind",
     "reason"}``; the result also carries ``"attempts"`` (int).
     """
     project_root = str(Path(__file__).resolve().parent.parent.parent)
@@ -107,11 +108,13 @@ def run_extraction(path: str, limits: Limits) -> dict:
         if started and not pypdf_only and attempt < MAX_ATTEMPTS:
             crashed = started[-1]  # the child died inside PDFium on this page
             crashes.append(f"PDFium stopped on page {crashed + 1} (exit status {proc.returncode})")
-            if crashed in pypdf_pages:  # cannot happen (it was read with pypdf); be safe
-                pypdf_only = True
             pypdf_pages.append(crashed)
-            if attempt == MAX_ATTEMPTS - 1:
-                pypdf_only = True
+            pypdf_only = attempt == MAX_ATTEMPTS - 1
+            continue
+        if not started and not pypdf_only and attempt < MAX_ATTEMPTS and "MemoryError" not in err:
+            # Died before the first page: possibly inside PDFium opening the file.
+            crashes.append(f"the extractor stopped before the first page (exit status {proc.returncode})")
+            pypdf_only = True
             continue
         if "MemoryError" in err or proc.returncode in (-9, -6):
             return {

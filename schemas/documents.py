@@ -7,6 +7,7 @@ the document's pages joined by :data:`PAGE_SEPARATOR`. Page numbers are 1-based.
 from __future__ import annotations
 
 import bisect
+from datetime import datetime
 from enum import Enum
 
 from pydantic import BaseModel, Field
@@ -192,7 +193,11 @@ class Chunk(BaseModel):
 
 
 class IngestOutcome(BaseModel):
-    """Result of ingesting one source object: an extracted document or a failure with reason."""
+    """Result of ingesting one source object: an extracted document or a failure with reason.
+
+    ``retry_after`` (UTC) is set on a ``timeout`` failure when the extraction is backed off
+    (:mod:`tasks.ingest.backoff`): the document is not extracted again before then.
+    """
 
     source: SourceObject
     sha256: str | None = None
@@ -200,6 +205,7 @@ class IngestOutcome(BaseModel):
     failure: FailureKind | None = None
     reason: str | None = None
     pages: int = 0
+    retry_after: datetime | None = None
 
     @property
     def ok(self) -> bool:

@@ -196,7 +196,7 @@ def test_a_timed_out_document_waits_with_backoff_before_the_next_attempt(tmp_pat
     limits = Limits(extraction_timeout_s=1.0, extraction_backoff_s=3600, extraction_backoff_max_s=4 * 3600)
     path = _slow_glued_pdf(tmp_path / "slow.pdf")
     first = ingest(path, limits, db_url)
-    assert first.failure == FailureKind.timeout
+    assert first.failure == FailureKind.timeout and first.retry_after is not None
     assert "did not finish within 1 s" in first.reason and "timeout 1 in a row: not extracted again before" in first.reason
 
     def never(*args, **kwargs):
@@ -204,7 +204,7 @@ def test_a_timed_out_document_waits_with_backoff_before_the_next_attempt(tmp_pat
 
     monkeypatch.setattr(extract_module, "run_extraction", never)
     second = ingest(path, limits, db_url)
-    assert second.failure == FailureKind.timeout
+    assert second.failure == FailureKind.timeout and second.retry_after == first.retry_after
     assert second.reason.startswith("text extraction timed out in 1 earlier run(s)") and "back-off" in second.reason
 
     # After the back-off the document is tried again; another timeout doubles the wait.

@@ -39,6 +39,16 @@ def backoff_delay_s(timeouts: int, limits: Limits) -> float:
     return min(limits.extraction_backoff_max_s, limits.extraction_backoff_s * 2 ** min(timeouts - 1, 40))
 
 
+def backoff_until(database_url: str, sha256: str, now: datetime | None = None) -> datetime | None:
+    """When the back-off of document ``sha256`` ends (UTC), or None when it may be extracted now."""
+    from tasks.store.persist import get_engine
+
+    now = now or utcnow()
+    with Session(get_engine(database_url)) as session:
+        row = session.get(ExtractionBackoffRow, sha256)
+    return _aware(row.retry_after) if row is not None and _aware(row.retry_after) > now else None
+
+
 def backoff_reason(database_url: str, sha256: str, now: datetime | None = None) -> str | None:
     """Why the document ``sha256`` is not extracted now (its back-off has not ended), else None."""
     from tasks.store.persist import get_engine

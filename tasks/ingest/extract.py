@@ -144,25 +144,30 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
     With ``database_url``, timeouts are remembered across runs (:mod:`tasks.ingest.backoff`): a
     document whose extraction timed out is not extracted again before its back-off ends (it
     fails at once, ``timeout``, and the reason says when it will be tried again); a success
-    forgets its timeouts.
+    forgets its timeouts. A backed-off outcome carries ``retry_after`` (UTC), so the caller may
+    end it ``deferred`` rather than ``failed``.
     """
     obj = fingerprinted.source
+    retry_after = None
     if database_url and fingerprinted.sha256:
-        from tasks.ingest.backoff import backoff_reason
+        from tasks.ingest.backoff import backoff_reason, backoff_until
 
         waiting = backoff_reason(database_url, fingerprinted.sha256)
         if waiting:
-            return fingerprinted.model_copy(update={"failure": FailureKind.timeout, "reason": waiting})
+            return fingerprinted.model_copy(update={"failure": FailureKind.timeout, "reason": waiting,
+                                                    "retry_after": backoff_until(database_url, fingerprinted.sha256)})
     result = run_extraction(obj.local_path, limits)
     if database_url and fingerprinted.sha256:
-        from tasks.ingest.backoff import record_extraction
+        from tasks.ingest.backoff import backoff_until, record_extraction
 
         note = record_extraction(database_url, fingerprinted.sha256, result, limits)
         if note:
             result["reason"] = f"{result.get('reason')}; {note}"
+            retry_after = backoff_until(database_url, fingerprinted.sha256)
     if not result.get("ok"):
         kind = FailureKind(result.get("kind", FailureKind.corrupt.value))
-        return fingerprinted.model_copy(update={"failure": kind, "reason": result.get("reason", kind.value)})
+        return fingerprinted.model_copy(update={"failure": kind, "reason": result.get("reason", kind.value),
+                                                "retry_after": retry_after})
     pages = [
         PageText(number=p["number"], text=p["text"], quality=PageQuality(**p["quality"]), running=p.get("running", []))
         for p in result["pages"]

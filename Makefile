@@ -21,7 +21,7 @@ run: install
 test: install
 	$(PY) -m pytest
 
-# Benchmarks (see README "Benchmarks"): the bench extra (pypdfium2, pyinstrument) and, for the
+# Benchmarks (see README "Benchmarks"): the bench extra (pyinstrument, the router's training) and, for the
 # ingestion comparison, pdftotext from Debian's poppler-utils (installed here when apt-get can;
 # otherwise that column is skipped with a note). `make bench BENCH_ARGS=--quick` for a smoke run.
 BENCH_ARGS ?=

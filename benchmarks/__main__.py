@@ -3,6 +3,9 @@
 Pipeline benchmarks (each also appends its line to ``benchmarks/results/results.jsonl``):
 ``throughput`` (200 documents vs the LLM-concurrency bound), ``overhead`` (non-LLM time per page
 and document by stage), ``ingestion`` (pypdf / pypdfium2 / pdftotext pages/s on CUAD PDFs),
+``extraction`` (pages/s of PDFium, pypdf and docreview's extraction stage on the shared filings
+and CUAD, and the 3M 10-K and CERES timings), ``review_vs_extraction`` (an offline review of four
+10-Ks against plain PDFium extraction of them, target ratio <= 4),
 ``cost`` (routing and prompt caching vs every chunk uncached), ``memory`` (RSS over 1,000
 documents), ``s3_source`` (listing, streamed download and watcher sweeps against a local S3
 endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``faults`` (nothing lost under
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from benchmarks._harness import CUAD_PDF, emit
 
-ALL = ("throughput", "overhead", "ingestion", "cost", "memory", "s3_source", "factcheck", "faults", "cuad_eval")
+ALL = ("throughput", "overhead", "ingestion", "extraction", "review_vs_extraction", "cost", "memory", "s3_source", "factcheck", "faults", "cuad_eval")
 
 
 def cuad_eval(data_dir: Path, limit: int | None = None) -> dict:
@@ -57,6 +60,14 @@ def main(argv: list[str] | None = None) -> int:
                 from benchmarks import ingestion
 
                 ingestion.main(["--docs", "4" if q else "24"])
+            elif name == "extraction":
+                from benchmarks import extraction
+
+                extraction.main(["--only", "extraction"] + (["--filings", "2", "--cuad", "4"] if q else []))
+            elif name == "review_vs_extraction":
+                from benchmarks import extraction
+
+                extraction.main(["--only", "review_vs_extraction"])
             elif name == "cost":
                 from benchmarks import cost
 

@@ -321,7 +321,8 @@ def _child(argv: list[str]) -> int:
     """Run one instrumented flow and write its figures as JSON to ``--stats``.
 
     JSON: ``run_id``, ``metrics`` (the report's run metrics), ``flow_wall_s`` (seconds around the
-    flow call), ``busy_s`` (task-body seconds per stage, summed over threads), ``task_runs``
+    flow call), ``flow_cpu_s`` (CPU seconds of this process and of the children it reaped
+    during the flow call: the extraction workers, not a Prefect server it started), ``busy_s`` (task-body seconds per stage, summed over threads), ``task_runs``
     (count per task name), ``main_thread`` (share of samples per state), ``rss`` (document count
     -> ``{"rss_mb", "peak_rss_mb"}``), ``rss_end`` and ``children_peak_rss_mb`` (largest
     extraction child, MiB).
@@ -356,10 +357,13 @@ def _child(argv: list[str]) -> int:
         profiler = Profiler(async_mode="disabled")
         profiler.start()
     sampler.start()
+    cpu_before = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = review_documents(source=args.source, out_dir=args.out, database_url=args.db, backend=args.backend,
                               routing=args.routing, policy=policy)
     wall = time.perf_counter() - started
+    cpu_after = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    flow_cpu = sum(a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime for a, b in zip(cpu_after, cpu_before))
     stop.set()
     sampler.join()
     if profiler is not None:
@@ -369,6 +373,7 @@ def _child(argv: list[str]) -> int:
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     Path(args.stats).write_text(json.dumps({
         "run_id": result["run_id"], "metrics": result["metrics"], "flow_wall_s": round(wall, 3),
+        "flow_cpu_s": round(flow_cpu, 3),
         "busy_s": {k: round(v, 4) for k, v in sorted(meter.busy.items())}, "task_runs": dict(meter.runs),
         "main_thread": {k: round(v / total, 4) for k, v in sorted(meter.main_samples.items())},
         "rss": meter.rss, "rss_end": _rss_mb(), "documents_ended": meter.ended,

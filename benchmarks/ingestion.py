@@ -9,7 +9,7 @@ subset is the same on every machine) and extracts every page's text with, in the
   processes (default: the CPU count);
 - ``pipeline``: docreview's own path (:func:`tasks.ingest.extract.run_extraction`: a limited child
   process per file, text cleaning and page-quality flags), one file at a time;
-- ``pypdfium2`` (PDFium; installed with the ``bench`` extra; column ``null`` when missing);
+- ``pypdfium2`` (PDFium, a main dependency; column ``null`` when missing);
 - ``pdftotext`` (poppler-utils, ``apt-get install poppler-utils``; column ``null`` when missing),
   one process per file.
 
@@ -145,7 +145,7 @@ def measure(docs: int, workers: int, timeout_s: float, folder: Path = CUAD_PDF) 
         import pypdfium2  # noqa: F401
     except ImportError:
         columns["pypdfium2"] = None
-        notes.append("pypdfium2 not installed (pip install -e '.[bench]')")
+        notes.append("pypdfium2 not installed (pip install -e .)")
     else:
         started = time.perf_counter()
         chars = sum(pdfium_file(str(p))[1] for p in kept)

@@ -156,8 +156,8 @@ def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDoc
         got = claim_and_extract(run, book, document.outcome)
     if got is None:
         return None
-    if not got.ok:
-        book.conclude(got, DocumentStatus.failed, got.reason)
+    if not got.ok:  # a timed-out extraction waits out its back-off (deferred); anything else failed
+        book.conclude(got, DocumentStatus.deferred if got.retry_after else DocumentStatus.failed, got.reason)
         return None
     document.outcome = got
     return chunk_and_route(run, book, document)
@@ -181,7 +181,7 @@ def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutco
     book.claimed(fp.sha256)
     if claim.taken_over_from:
         get_run_logger().info("Took over %s from run %s (its claim expired)", fp.source.name, claim.taken_over_from)
-    return extract_document.submit(quote(fp), run.settings.limits).result()
+    return extract_document.submit(quote(fp), run.settings.limits, run.db).result()
 
 
 def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocument | None:

@@ -7,6 +7,7 @@ the document's pages joined by :data:`PAGE_SEPARATOR`. Page numbers are 1-based.
 from __future__ import annotations
 
 import bisect
+from datetime import datetime
 from enum import Enum
 
 from pydantic import BaseModel, Field
@@ -34,6 +35,7 @@ class FailureKind(str, Enum):
     corrupt = "corrupt"
     timeout = "timeout"
     memory_limit = "memory_limit"
+    resource_limit = "resource_limit"
     no_text = "no_text"
     unreadable = "unreadable"
     review_error = "review_error"
@@ -72,20 +74,36 @@ class PageQuality(BaseModel):
 
     - ``empty``: no text at all (image-only or blank page);
     - ``glued_words``: words run together (long tokens, few spaces) — quotes cannot be
-      matched word by word on such a page;
-    - ``private_use_chars`` / ``nul_chars``: counts of U+E000–U+F8FF and U+0000 characters,
-      typical of fonts without a Unicode mapping.
+      matched word by word on such a page; set after the other extractor was tried too
+      (the page text then starts with :data:`tasks.textnorm.GLUED_PAGE_NOTE`, so a model is told);
+    - ``private_use_chars`` / ``nul_chars``: counts of U+E000–U+F8FF and U+0000 characters in the
+      extracted text, typical of fonts that map ligatures (fi, ff, ffi) to no Unicode text;
+    - ``ligatures_restored``: how many of those were replaced by the PDF's ``/ActualText`` or by
+      an expansion (fi, fl, ff, ffi, ffl) that spells a word of the document; the rest are
+      dropped from the text (counts, characters);
+    - ``not_read``: the page could not be read, with the library's message (e.g. pypdf's
+      ``LimitReachedError`` on a decompression bomb); its text is empty and the report says
+      the page was not reviewed;
+    - ``running_lines``: lines removed as running headers, footers or page numbers
+      (``Page 2 of 3``), repeated on the document's pages (count of lines);
+    - ``extractor``: ``pdfium`` or ``pypdf``, whichever text was kept for the page.
     """
 
     empty: bool = False
     glued_words: bool = False
     private_use_chars: int = 0
     nul_chars: int = 0
+    ligatures_restored: int = 0
+    not_read: str | None = None
+    running_lines: int = 0
+    extractor: str | None = None
 
     def flags(self) -> list[str]:
-        """Names of the raised flags, e.g. ``["empty"]``."""
+        """Names of the raised flags, e.g. ``["empty"]`` (``not_read`` replaces ``empty``)."""
         out = []
-        if self.empty:
+        if self.not_read:
+            out.append("not_read")
+        elif self.empty:
             out.append("empty")
         if self.glued_words:
             out.append("glued_words")
@@ -97,11 +115,17 @@ class PageQuality(BaseModel):
 
 
 class PageText(BaseModel):
-    """The cleaned text of one page and its quality signals. ``number`` is 1-based."""
+    """The cleaned text of one page and its quality signals. ``number`` is 1-based.
+
+    ``running`` are the lines removed from the page as running headers, footers or page numbers
+    (:mod:`tasks.ingest.furniture`): not part of :attr:`text`, still screened for injected
+    instructions (:func:`tasks.check.injection.document_flags`).
+    """
 
     number: int
     text: str
     quality: PageQuality = Field(default_factory=PageQuality)
+    running: list[str] = Field(default_factory=list)
 
 
 class ExtractedDocument(BaseModel):
@@ -169,7 +193,11 @@ class Chunk(BaseModel):
 
 
 class IngestOutcome(BaseModel):
-    """Result of ingesting one source object: an extracted document or a failure with reason."""
+    """Result of ingesting one source object: an extracted document or a failure with reason.
+
+    ``retry_after`` (UTC) is set on a ``timeout`` failure when the extraction is backed off
+    (:mod:`tasks.ingest.backoff`): the document is not extracted again before then.
+    """
 
     source: SourceObject
     sha256: str | None = None
@@ -177,6 +205,7 @@ class IngestOutcome(BaseModel):
     failure: FailureKind | None = None
     reason: str | None = None
     pages: int = 0
+    retry_after: datetime | None = None
 
     @property
     def ok(self) -> bool:

@@ -29,6 +29,14 @@ class Limits(BaseSettings):
     max_pages: int = Field(2000, description="Most pages accepted in one document.")
     extraction_timeout_s: float = Field(300.0, description="Wall-clock limit for text extraction, seconds.")
     extraction_memory_mb: int = Field(1536, description="Address-space limit of the extraction process, MiB.")
+    extraction_backoff_s: float = Field(
+        43_200.0, ge=0,
+        description="Wait after a document's extraction timed out before it is tried again, seconds (12 h); "
+                    "doubled after each further timeout, up to extraction_backoff_max_s (0 = retry every run).",
+    )
+    extraction_backoff_max_s: float = Field(
+        604_800.0, ge=0, description="Longest wait between extraction attempts of a document that times out, seconds (7 days).",
+    )
     max_chars_per_page: int = Field(
         50_000, gt=0, description="Characters kept per page, characters (longer pages are cut and flagged)."
     )

@@ -417,3 +417,20 @@ class WatchedObjectRow(SQLModel, table=True):
     size_bytes: int = 0
     first_seen_at: datetime = Field(default_factory=utcnow)
     emitted_at: Optional[datetime] = Field(default=None, index=True)
+
+
+class ExtractionBackoffRow(SQLModel, table=True):
+    """A document whose text extraction timed out: not extracted again before ``retry_after``.
+
+    One row per document (sha256); ``timeouts`` counts consecutive timeouts (the wait doubles
+    with each, see :mod:`tasks.ingest.backoff`); ``last_reason`` is the last timeout's reason;
+    times are UTC. The row is deleted when an extraction of the document finishes.
+    """
+
+    __tablename__ = "extraction_backoff"
+
+    sha256: str = Field(primary_key=True, max_length=64)
+    timeouts: int = 0
+    last_reason: str = Field(sa_column=Column(Text, nullable=False))
+    last_failed_at: datetime = Field(default_factory=utcnow)
+    retry_after: datetime = Field(default_factory=utcnow)

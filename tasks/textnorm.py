@@ -20,6 +20,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
+#: First line of the text of a page whose words stay glued with both extractors: tells a model
+#: why its words run together (quotes from it are matched ignoring spaces, see tasks.check.factcheck).
+GLUED_PAGE_NOTE = "[docreview: the words of this page run together in the PDF's text layer]"
+
 _QUOTES = {
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'", "\u00b4": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
@@ -28,6 +32,9 @@ _DASHES = {"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014":
 _CHAR_MAP = {**_QUOTES, **_DASHES}
 
 _SPACE_RUN = re.compile(r"[ \t\f\v]+")
+#: Characters :func:`clean_page_text` removes: control characters (category ``Cc``) except tab
+#: and newline, and private-use characters (category ``Co``: U+E000-U+F8FF and planes 15-16).
+_NO_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
 _TRAILING = re.compile(r"[ \t]+\n")
 _MANY_NEWLINES = re.compile(r"\n{3,}")
 
@@ -45,9 +52,8 @@ def clean_page_text(raw: str) -> str:
     """
     text = unicodedata.normalize("NFKC", raw)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = "".join(ch for ch in text if ch != "\x00" and not is_private_use(ch))
-    # Other control characters (except newline/tab) carry no text.
-    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    # NUL, private-use and other control characters (except newline/tab) carry no text.
+    text = _NO_TEXT.sub("", text)
     text = _SPACE_RUN.sub(" ", text)
     text = _TRAILING.sub("\n", text)
     text = _MANY_NEWLINES.sub("\n\n", text)

@@ -91,3 +91,13 @@ def test_ingestion_line(shared_data):
         assert line["pages_per_s"][name] > 0
         assert line["engines"][name]["chars"] > 0
     assert (line["engines"]["pdftotext"] is None) == (shutil.which("pdftotext") is None)
+
+
+def test_extraction_line(shared_data):
+    from benchmarks import extraction
+    from benchmarks.ingestion import pick_files
+
+    line = extraction.measure_corpus(pick_files(shared_data / "cuad" / "pdf", 2), timeout_s=120)
+    assert line["documents"] == 2 and line["pages"] > 0 and line["skipped"] == []
+    assert all(line["pages_per_s"][name] > 0 for name in ("pdfium", "pypdf", "docreview_stage"))
+    assert sum(line["stage_pages_by_extractor"].values()) == line["pages"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import pytest
@@ -98,28 +97,13 @@ def test_image_only_document_has_no_text(tmp_path, pdf_maker):
     assert out.failure == FailureKind.no_text and "no text layer" in out.reason
 
 
-def _slow_pdf(path: Path, operators: int = 400_000) -> Path:
-    """A valid PDF whose one page holds a huge (Flate-compressed) content stream: slow to extract."""
-    content = b"BT /F1 12 Tf " + b"(a) Tj 1 0 Td " * operators + b"ET"
-    stream = zlib.compress(content, 9)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
-    return path
+def _slow_pdf(path: Path, rows: int = 400) -> Path:
+    """A valid PDF whose one page holds 1,000 x ``rows`` single-letter text operators set edge to
+    edge: PDFium reads it quickly but its words are glued, so pypdf reads it again, slowly."""
+    from docreview_testing.extraction import raw_pdf
+
+    row = b"(a) Tj 0.556 0 Td " * 1000 + b"-556 -1.2 Td "
+    return raw_pdf(path, [b"BT /F1 1 Tf 20 780 Td " + row * rows + b"ET"])
 
 
 def test_hung_extraction_is_killed_at_the_wall_clock_limit(tmp_path):

@@ -31,7 +31,7 @@ from tasks.store.persist import dispose_engines, get_engine
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Tables that came after the baseline revision (0001); a pre-migration database lacks them.
-NEWER_THAN_BASELINE = {"document_claims", "source_objects", "watched_objects"}
+NEWER_THAN_BASELINE = {"document_claims", "source_objects", "watched_objects", "extraction_backoff"}
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])

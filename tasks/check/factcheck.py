@@ -6,7 +6,9 @@ Checks, each with a verdict and a reason (stored as ``CheckRow``):
   normalisation (:func:`tasks.textnorm.match_form`: NFKC, ligatures, quotes, dashes, case,
   whitespace, end-of-line hyphen joins). The search goes chunk → neighbouring chunks → whole
   document; the finding's page is corrected to where the quote truly is. On pages whose text
-  layer glues words together, a second search ignores spaces on both sides.
+  layer glues words together, a second search ignores spaces on both sides. A quote that runs
+  across a page break is found even when running header or footer lines the extraction did not
+  remove sit between its parts (:func:`_seam_match`: at most three short lines per side).
 - ``values`` — every value the finding states must equal a value inside its quote after
   normalisation (:mod:`tasks.check.values`): dates with dates (day/month order decided per document),
   money with money (amount *and* currency), durations (count and unit), percentages. Section
@@ -44,7 +46,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from rapidfuzz import fuzz
 
-from schemas.documents import Chunk, ExtractedDocument, page_for_offset
+from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, page_for_offset
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
 from tasks.check.values import (
     NUMBER_WORDS,
@@ -67,6 +69,14 @@ from tasks.textnorm import match_form, numbers_in, squeeze_spaces
 #: match, which could join unrelated words.
 MIN_SQUEEZED_QUOTE = 20
 
+#: Page-seam matching (:func:`_seam_match`): at most this many normalised characters between a
+#: quote's part and the page break, on either side ...
+SEAM_GAP = 300
+#: ... in at most this many non-blank lines per side, each at most this long (characters): the
+#: running header, footer or page number a faithful quote leaves out.
+SEAM_MAX_LINES = 3
+SEAM_MAX_LINE_CHARS = 120
+
 VERDICT_SEVERITY = {Verdict.verified: 0, Verdict.needs_review: 1, Verdict.unsupported: 2, Verdict.contradicted: 3}
 
 #: Heading lines whose number a section reference may name ("12.3 Term", "Section 5.", "ARTICLE IV").
@@ -85,7 +95,8 @@ class DocumentIndex:
     in the document text; ``glued_pages`` are 1-based pages flagged ``glued_words``;
     ``date_order`` is the document's day/month order (:func:`tasks.check.values.decide_date_order`);
     ``heading_offsets``/``heading_numbers`` are the document offsets and section numbers
-    (``"12.3"``, ``"iv"``) of its numbered heading lines, in order.
+    (``"12.3"``, ``"iv"``) of its numbered heading lines, in order; ``text`` is the document text
+    (for the page-seam search, :func:`_seam_match`).
     """
 
     norm: str
@@ -97,6 +108,7 @@ class DocumentIndex:
     date_order: DateOrder = DateOrder.unknown
     heading_offsets: list[int] = field(default_factory=list)
     heading_numbers: list[str] = field(default_factory=list)
+    text: str = ""
 
     @classmethod
     def build(cls, document: ExtractedDocument) -> "DocumentIndex":
@@ -112,7 +124,7 @@ class DocumentIndex:
                 offs.append(m.start())
                 nums.append(next(iter(number)))
         return cls(norm, offsets, squeezed, sq_offsets, document.page_starts(), glued,
-                   decide_date_order(text), offs, nums)
+                   decide_date_order(text), offs, nums, text)
 
     def sections_at(self, offset: int | None) -> set[str]:
         """Section number of the heading that encloses document ``offset``, with its parents
@@ -141,6 +153,7 @@ class Grounding:
     page: int | None = None
     ignoring_spaces: bool = False
     similarity: float = 0.0
+    across_pages: int | None = None  # found split over a page break: the 1-based page it continues on
 
 
 def ground_quote(quote: str, index: DocumentIndex, chunk: Chunk, neighbours: list[Chunk]) -> Grounding:
@@ -172,9 +185,59 @@ def ground_quote(quote: str, index: DocumentIndex, chunk: Chunk, neighbours: lis
                         page=page_for_offset(index.page_starts, doc_offset),
                         ignoring_spaces=squeezed,
                     )
+    for scope, spans in scopes:  # a quote running across a page break, over the margin lines between
+        ranges = ([index.norm_span(c.char_start, c.char_end + SEAM_GAP) for c in spans] if spans is not None
+                  else [(0, len(index.norm))])
+        for lo, hi in ranges:
+            hit = _seam_match(q, index, lo, hi)
+            if hit is not None:
+                doc_offset, skipped = hit
+                return Grounding(found=True, scope=scope, offset=doc_offset,
+                                 page=page_for_offset(index.page_starts, doc_offset), across_pages=skipped)
     lo, hi = index.norm_span(chunk.char_start, chunk.char_end)
     similarity = fuzz.partial_ratio(q, index.norm[lo:hi]) if hi > lo else 0.0
     return Grounding(found=False, similarity=float(similarity))
+
+
+def _margin_lines(text: str) -> bool:
+    """True when ``text`` (between a quote's part and a page break) is at most
+    :data:`SEAM_MAX_LINES` non-blank lines of at most :data:`SEAM_MAX_LINE_CHARS` characters each:
+    the size of a running header, footer or page number, not of body text."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    return len(lines) <= SEAM_MAX_LINES and all(len(line.strip()) <= SEAM_MAX_LINE_CHARS for line in lines)
+
+
+def _seam_match(q: str, index: DocumentIndex, lo: int, hi: int) -> tuple[int, int] | None:
+    """Find the normalised quote ``q`` split at a word boundary across a page break inside the
+    normalised range ``[lo, hi)``: its head ends a page and its tail starts the next one, with
+    only margin lines (:func:`_margin_lines`) between them and the break. Returns ``(document
+    offset of the quote, 1-based page it continues on)`` or None."""
+    if " " not in q:
+        return None
+    text = index.text
+    cuts = [k for k, ch in enumerate(q) if ch == " "]
+    for start in index.page_starts[1:]:
+        p = bisect.bisect_left(index.offsets, start)
+        if p <= lo or p >= hi:
+            continue
+        base = max(lo, p - SEAM_GAP - len(q))
+        before = index.norm[base:p]
+        after = index.norm[p:min(hi, p + SEAM_GAP + len(q))]
+        for k in cuts:
+            head, tail = q[:k], q[k + 1:]
+            i = before.rfind(head)
+            if i < 0:
+                continue
+            j = after.find(tail)
+            if j < 0:
+                continue
+            head_end = index.offsets[base + i + len(head) - 1] + 1
+            tail_start = index.offsets[p + j]
+            page_end = start - len(PAGE_SEPARATOR)
+            if _margin_lines(text[head_end:page_end]) and _margin_lines(text[start:tail_start]):
+                doc_offset = index.offsets[base + i]
+                return doc_offset, page_for_offset(index.page_starts, start)
+    return None
 
 
 def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex) -> CheckResult:
@@ -190,6 +253,9 @@ def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex
     where = f"found in the {grounding.scope} on page {grounding.page}"
     if grounding.page != finding.page:
         where += f" (stated page {finding.page} corrected)"
+    if grounding.across_pages:
+        where += (f", continuing on page {grounding.across_pages} past the running header or footer lines "
+                  f"at the page break")
     if grounding.ignoring_spaces:
         glued = grounding.page in index.glued_pages
         return CheckResult(

@@ -314,7 +314,8 @@ def _excerpt(text: str, start: int, end: int) -> str:
 
 
 def document_flags(original: ExtractedDocument, chunks: list[Chunk], max_chars_per_page: int) -> list[DocumentFlag]:
-    """Flags of one document: injection spans (from its chunks) and truncated pages.
+    """Flags of one document: injection spans (from its chunks and from the running headers and
+    footers removed from its pages) and truncated pages.
 
     ``chunks`` were cut from ``cap_page_chars(original, max_chars_per_page)``. Injection spans
     found in several overlapping chunks are one flag listing all of them.
@@ -345,6 +346,21 @@ def document_flags(original: ExtractedDocument, chunks: list[Chunk], max_chars_p
         flags[key] = DocumentFlag(kind=KIND_INJECTION, detector=DETECTOR_VERSION, rule=f.rule, reason=f.reason,
                                   char_start=f.start, char_end=f.end, page=capped.page_at(f.start),
                                   excerpt=_excerpt(text, f.start, f.end), chunk_indices=touched)
+    # Running headers and footers were removed from the text (tasks.ingest.furniture) but are
+    # still on the page a model's reader sees: screened too, flagged at the page's start.
+    for page, start in zip(original.pages, starts):
+        for line in page.running:
+            for f in detect_injection(line):
+                key = (f.rule, start)
+                if key in flags:
+                    continue
+                flags[key] = DocumentFlag(
+                    kind=KIND_INJECTION, detector=DETECTOR_VERSION, rule=f.rule,
+                    reason=f"{f.reason} (in a running header or footer)", char_start=start, char_end=start,
+                    page=page.number, excerpt=_excerpt(line, f.start, f.end),
+                    chunk_indices=[c.index for c in chunks if c.char_start <= start + 1 and start <= c.char_end
+                                   + len(PAGE_SEPARATOR)] or [c.index for c in chunks if c.page_start <= page.number
+                                                               <= c.page_end][:1])
     out = sorted(flags.values(), key=lambda g: (g.char_start, g.rule))
     for page, start in zip(original.pages, starts):
         if len(page.text) > max_chars_per_page:

@@ -82,6 +82,7 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
                             .order_by(RunDocumentRow.source)).all()
         metrics = {m.name: m.value for m in session.exec(select(RunMetricRow).where(RunMetricRow.run_id == run_id)).all()}
     documents = []
+    stored = _page_flag_rows(engine, [d.sha256 for d in docs if d.sha256])
     drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.observe.monitoring)
     for d in docs:
         findings: list[dict[str, Any]] = []
@@ -101,10 +102,13 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
                 ))
         flags, doc_checks = report_flags(database_url, d.sha256, findings)  # hostile-input flags (tasks.check.injection)
         absences = _absences(database_url, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
+        pages_flagged = page_flags(stored.get(d.sha256), flags) if d.status == "reviewed" else []
+        doc_checks += page_checks(pages_flagged)
         documents.append(dict(
             source=d.source, file_name=d.file_name, sha256=d.sha256, status=d.status, reason=d.reason,
             failure_kind=d.failure_kind, pages=d.pages, key_terms=key_terms(findings), findings=findings,
             counts=finding_counts(findings), absences=absences, flags=flags, checks=doc_checks,
+            page_flags=pages_flagged,
             drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
         ))
     return dict(
@@ -152,6 +156,69 @@ def _absences(database_url: str, sha256: str | None, prompt_version: str, model:
     return [dict(id=f"A{a.id}", clause_type=a.clause_type, clause_label=label(a.clause_type), reason=a.reason,
                  chunks_examined=a.chunk_count or len(a.chunks),
                  **({"decision": decided[a.absence_key]} if a.absence_key in decided else {})) for a in rows]
+
+
+#: Page flags as the report names them, with what each means for the review (report order).
+PAGE_FLAG_TEXT = {
+    "not_read": "not read: the page's text is not in this review",
+    "empty": "no text (image-only or blank)",
+    "glued_words": "words run together in the text layer (quotes matched ignoring spaces)",
+    "private_use_chars": "characters the font maps to no text (private use), e.g. ligatures",
+    "nul_chars": "characters the font maps to NUL, e.g. ligatures",
+    "page_truncated": "truncated at the per-page character limit",
+}
+
+
+def _page_flag_rows(engine: Any, shas: list[str]) -> dict[str, dict[str, Any]]:
+    """``documents.page_flags`` per sha256 (see :func:`tasks.store.persist.page_flags_of`)."""
+    from schemas.tables import DocumentRow
+
+    out: dict[str, dict[str, Any]] = {}
+    with Session(engine) as session:
+        for i in range(0, len(shas), 500):
+            for row in session.exec(select(DocumentRow).where(DocumentRow.sha256.in_(shas[i:i + 500]))).all():
+                out[row.sha256] = dict(row.page_flags or {})
+    return out
+
+
+def page_flags(stored: dict[str, Any] | None, flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The page flags of one document for the report: ``[{flag, pages, meaning, details}]``.
+
+    ``stored`` is the document's ``page_flags`` JSON; ``flags`` its report flags (a
+    ``page_truncated`` flag becomes the page flag of that name). ``details`` maps a page
+    (str) to a note: the library's message for a page not read, the ligatures restored for
+    private-use/NUL pages. Flags in :data:`PAGE_FLAG_TEXT` order.
+    """
+    stored = dict(stored or {})
+    truncated = sorted({f["page"] for f in flags if f.get("kind") == "page_truncated"})
+    if truncated:
+        stored["page_truncated"] = truncated
+    out = []
+    for name, meaning in PAGE_FLAG_TEXT.items():
+        pages = stored.get(name)
+        if not pages:
+            continue
+        details: dict[str, str] = {}
+        if name == "not_read":
+            details = {str(k): str(v) for k, v in (stored.get("not_read_reasons") or {}).items()}
+        elif name in ("private_use_chars", "nul_chars"):
+            details = {str(k): f"{v} restored" for k, v in (stored.get("ligatures_restored") or {}).items()
+                       if int(k) in pages}
+        out.append(dict(flag=name, pages=list(pages), meaning=meaning, details=details))
+    return out
+
+
+def page_checks(pages_flagged: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Document checks from page flags: a ``page_not_read`` check (``needs_review``) naming every
+    page that could not be read and why, so a review is never taken as covering it."""
+    out = []
+    for entry in pages_flagged:
+        if entry["flag"] != "not_read":
+            continue
+        why = "; ".join(f"page {p}: {entry['details'].get(str(p), 'unreadable')}" for p in entry["pages"][:5])
+        out.append(dict(name="page_not_read", verdict="needs_review",
+                        reason=f"{len(entry['pages'])} page(s) could not be read and were not reviewed ({why})"))
+    return out
 
 
 def _decisions(database_url: str, keys: list[str]) -> dict[str, dict[str, Any]]:
@@ -249,6 +316,9 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% if doc.absences %}<div class="notice"><b>Missing:</b>{% for a in doc.absences %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision }}d{% endif %}){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ doc.absences[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
+
+
+ {% if doc.page_flags %}<ul class="checks pageflags">{% for pf in doc.page_flags %}<li><b>{{ pf.flag|replace("_", " ") }}</b> on page(s) {{ pf.pages|join(", ") }} — {{ pf.meaning }}{% for pg, note in pf.details.items() %}; page {{ pg }}: {{ note }}{% endfor %}</li>{% endfor %}</ul>{% endif %}
  {% if doc.key_terms %}
  <table class="terms">{% for term, values in doc.key_terms.items() %}
   <tr><td>{{ term }}</td><td>{{ values|join("; ") }}</td></tr>{% endfor %}

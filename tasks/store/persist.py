@@ -229,6 +229,25 @@ def start_run(
         session.commit()
 
 
+def page_flags_of(document: ExtractedDocument) -> dict[str, Any]:
+    """The ``documents.page_flags`` JSON of an extracted document.
+
+    ``{flag: [1-based pages]}`` for every flag of :meth:`schemas.documents.PageQuality.flags`
+    (``empty``, ``not_read``, ``glued_words``, ``private_use_chars``, ``nul_chars``), plus
+    ``"not_read_reasons": {"<page>": library message}`` and ``"ligatures_restored": {"<page>":
+    count}`` when there are any.
+    """
+    flags: dict[str, Any] = {}
+    for page in document.pages:
+        for flag in page.quality.flags():
+            flags.setdefault(flag, []).append(page.number)
+        if page.quality.not_read:
+            flags.setdefault("not_read_reasons", {})[str(page.number)] = page.quality.not_read
+        if page.quality.ligatures_restored:
+            flags.setdefault("ligatures_restored", {})[str(page.number)] = page.quality.ligatures_restored
+    return flags
+
+
 @task(name="save-document-outcome", task_run_name=for_document("save-outcome"), cache_policy=NO_CACHE)
 def save_document_outcome(
     database_url: str,
@@ -246,10 +265,7 @@ def save_document_outcome(
     doc: ExtractedDocument | None = outcome.document
     with Session(get_engine(database_url)) as session:
         if outcome.sha256:
-            flags: dict[str, list[int]] = {}
-            for page in doc.pages if doc else []:
-                for flag in page.quality.flags():
-                    flags.setdefault(flag, []).append(page.number)
+            flags = page_flags_of(doc) if doc else {}
             row = dict(sha256=outcome.sha256, file_name=outcome.source.name, size_bytes=outcome.source.size_bytes,
                        pages=outcome.pages, page_flags=flags, first_seen_at=utcnow())
             # Keep what an earlier extraction learnt when this run skipped extraction.

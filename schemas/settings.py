@@ -97,6 +97,10 @@ class Settings(BaseSettings):
         "below which a grounded finding goes to the verifier.")
     verifier_model: str = Field("claude-haiku-4-5", description="Model id of the verifier.")
     verifier_max_tokens: int = Field(512, description="max_tokens for one verifier call, tokens.")
+    support_threshold: float | None = Field(
+        None, ge=0.0, le=1.0, description="Replaces the support model's stored threshold (tasks/check/support.py): the "
+        "least probability of the claimed category that counts as supported; lower verifies more findings (more "
+        "recall, less precision). None keeps the stored one.")
     chunk_chars: int = Field(4000, description="Target chunk size, characters.")
     chunk_overlap_chars: int = Field(600, description="Overlap between consecutive chunks, characters.")
     max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)))

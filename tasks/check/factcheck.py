@@ -61,6 +61,7 @@ from tasks.check.values import (
     section_refs,
 )
 from tasks.check.support import SupportModel, check_support
+from tasks.check.support import load_model as load_support_model
 from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, verify_with_model
 from tasks.runnames import for_document
 from tasks.textnorm import match_form, numbers_in, squeeze_spaces
@@ -544,8 +545,11 @@ def fact_check_findings(
 
     settings = Settings()
     calls: list[LLMCallRecord] = []
+    model = load_support_model()
+    if model is not None and settings.support_threshold is not None:
+        model = model.model_copy(update={"threshold": settings.support_threshold})
     out = fact_check(findings, chunk, neighbours, index, verifier=_configured_verifier(backend, settings),
-                     calls=calls, weak_support=settings.verifier_weak_support)
+                     support_model=model if model is not None else "rules", calls=calls, weak_support=settings.verifier_weak_support)
     if calls and database_url and run_id:
         from tasks.store.persist import save_llm_calls
 

@@ -219,7 +219,10 @@ def _label(value: str) -> str:
 
 
 def assess(finding: Finding, model: SupportModel | None | str = "default") -> Support:
-    """Heading, negation and model support of ``finding`` (see the module docstring)."""
+    """Heading, negation and model support of ``finding`` (see the module docstring).
+
+    ``model``: a :class:`SupportModel`, ``"default"`` (the shipped file, when present), or
+    anything else (e.g. ``None``, ``"rules"``) for the heading and negation rules alone."""
     if model == "default":
         model = load_model()
     quote = finding.evidence

@@ -90,7 +90,7 @@ _SMALL_WORDS = frozenset("of and or the a an to in on for by with from at as upo
 
 def heading_only(quote: str) -> bool:
     """True when ``quote`` is only a heading: an optional number ("12.1", "Section 5", "ARTICLE IV",
-    "(b)") and at most 8 title words with no verb ("Waiver of Jury Trial.", "Personnel", "TERM AND
+    "(b)") and at most 12 title words with no verb ("Waiver of Jury Trial.", "Personnel", "TERM AND
     TERMINATION"), ending in at most a full stop or colon. Empty quotes are not headings."""
     text = re.sub(r"\s+", " ", quote).strip()
     if not text:
@@ -101,7 +101,7 @@ def heading_only(quote: str) -> bool:
     if not rest:
         return numbered
     words = re.findall(r"[A-Za-z][A-Za-z'’&/-]*", rest)
-    if not words or len(words) > 8 or re.search(r"[,;]|\.\s+\S", rest) or _VERB.search(rest):
+    if not words or len(words) > 12 or re.search(r"[,;]|\.\s+\S", rest) or _VERB.search(rest):
         return False
     if re.search(r"\d", rest) and not numbered:
         return False

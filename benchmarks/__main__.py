@@ -5,7 +5,8 @@ Pipeline benchmarks (each also appends its line to ``benchmarks/results/results.
 and document by stage), ``ingestion`` (pypdf / pypdfium2 / pdftotext pages/s on CUAD PDFs),
 ``cost`` (routing and prompt caching vs every chunk uncached), ``memory`` (RSS over 1,000
 documents), ``s3_source`` (listing, streamed download and watcher sweeps against a local S3
-endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``faults`` (nothing lost under
+endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``verified_overlap`` (verified findings against the
+lawyers' labels, held-out contracts), ``faults`` (nothing lost under
 faults), ``cuad_eval`` (rules backend against CUAD labels).
 
 ``--quick`` runs every benchmark at a small size (minutes, for a smoke check; figures from a
@@ -21,7 +22,8 @@ from pathlib import Path
 
 from benchmarks._harness import CUAD_PDF, emit
 
-ALL = ("throughput", "overhead", "ingestion", "cost", "memory", "s3_source", "factcheck", "faults", "cuad_eval")
+ALL = ("throughput", "overhead", "ingestion", "cost", "memory", "s3_source", "factcheck", "verified_overlap", "faults",
+       "cuad_eval")
 
 
 def cuad_eval(data_dir: Path, limit: int | None = None) -> dict:
@@ -73,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
                 from benchmarks import factcheck
 
                 factcheck.main(["--docs", "10"] if q else [])  # planted errors: catch and false-alarm rates
+            elif name == "verified_overlap":
+                from benchmarks import verified_overlap
+
+                verified_overlap.main(["--docs", "10"] if q else [])  # what "verified" is worth on held-out CUAD
             elif name == "faults":
                 from benchmarks import faults
 

@@ -292,3 +292,22 @@ def test_no_heading_only_quote_is_verified_over_a_40_contract_run():
                     offenders.append((name, cf.finding.clause_type.value, q))
     assert total > 400 and verified > 100
     assert offenders == [], "\n".join(map(repr, offenders))
+
+
+def test_factcheck_benchmark_plants_other_category_and_negated_clauses(capsys):
+    import json
+
+    from benchmarks import factcheck
+
+    if not (factcheck.CUAD / "txt").is_dir():
+        pytest.skip("shared CUAD contracts not present")
+    factcheck.main(["--docs", "6"])
+    after = json.loads(capsys.readouterr().out)
+    factcheck.main(["--docs", "6", "--before"])
+    before = json.loads(capsys.readouterr().out)
+    assert after["support_check"] and not before["support_check"]
+    assert after["faithful_findings"] == before["faithful_findings"] > 0
+    for kind in ("other_category", "negated"):
+        assert after["per_kind"][kind]["planted"] > 0
+        # without the support check a grounded quote of another category, or a negated clause, passes
+        assert after["per_kind"][kind]["catch_rate"] > before["per_kind"][kind]["catch_rate"]

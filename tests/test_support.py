@@ -311,3 +311,16 @@ def test_factcheck_benchmark_plants_other_category_and_negated_clauses(capsys):
         assert after["per_kind"][kind]["planted"] > 0
         # without the support check a grounded quote of another category, or a negated clause, passes
         assert after["per_kind"][kind]["catch_rate"] > before["per_kind"][kind]["catch_rate"]
+
+
+def test_verifier_passage_is_the_quote_in_its_context():
+    from tasks.check.factcheck import verifier_passage
+
+    text = "A" * 3000 + " The Licensee shall maintain insurance of $1,000,000. " + "B" * 3000
+    doc = make_doc(text)
+    chunks = chunk_text(doc.sha256, doc.text, doc.page_starts())
+    quote = "The Licensee shall maintain insurance of $1,000,000."
+    home = next(c for c in chunks if quote in c.text)
+    passage = verifier_passage(home, [c for c in chunks if abs(c.index - home.index) == 1], quote, None, context=100)
+    assert quote in passage and len(passage) <= len(quote) + 200
+    assert verifier_passage(home, [], "not there", None) == home.text

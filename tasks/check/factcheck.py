@@ -474,6 +474,29 @@ def needs_verifier(finding: Finding, checks: list[CheckResult], weak_support: fl
     return finding.risk.value == "high" or weak or verdict is Verdict.needs_review
 
 
+#: Characters of context on each side of the quote in the verifier's passage.
+VERIFIER_CONTEXT_CHARS = 800
+
+
+def verifier_passage(chunk: Chunk, neighbours: list[Chunk], quote: str, offset: int | None,
+                     context: int = VERIFIER_CONTEXT_CHARS) -> str:
+    """The passage a verifier call sees: the quote where it stands in ``chunk`` or a neighbour,
+    with ``context`` characters on each side (cut at the chunk's ends). The quote is looked up
+    verbatim, then by document ``offset`` in a chunk whose text is its whole document range (a
+    routed review unit is not); failing both, the chunk and its neighbours joined."""
+    ordered = sorted([chunk, *neighbours], key=lambda c: c.index)
+    for c in ordered:
+        at = c.text.find(quote) if quote else -1
+        if at >= 0:
+            return c.text[max(0, at - context):at + len(quote) + context]
+    if offset is not None:
+        for c in ordered:
+            if c.char_start <= offset < c.char_end and len(c.text) == c.char_end - c.char_start:
+                at = offset - c.char_start
+                return c.text[max(0, at - context):at + len(quote) + context]
+    return "\n".join(c.text for c in ordered)
+
+
 Verifier = Callable[[Finding, str], "CheckResult | tuple[CheckResult, LLMCallRecord | None]"]
 
 
@@ -492,7 +515,8 @@ def fact_check(
     Checks: ``grounding``, ``support`` (grounded quotes only), ``values``, ``arithmetic`` (when
     it applies) and, with a ``verifier``, ``verifier`` for the findings :func:`needs_verifier`
     selects (``weak_support`` is the support probability below which it runs). ``verifier`` is
-    called as ``verifier(finding, passage)`` with the chunk and its neighbours as the passage and
+    called as ``verifier(finding, passage)`` with the quote and its context as the passage
+    (:func:`verifier_passage`) and
     returns a :class:`CheckResult` or ``(CheckResult, LLMCallRecord | None)``; records are
     appended to ``calls`` when given. ``support_model`` is the category model of the ``support``
     check (:mod:`tasks.check.support`; ``"default"`` loads the shipped file); ``None`` leaves the
@@ -509,7 +533,7 @@ def fact_check(
         if arithmetic is not None:
             checks.append(arithmetic)
         if verifier is not None and needs_verifier(finding, checks, weak_support):
-            passage = "\n".join(c.text for c in sorted([chunk, *neighbours], key=lambda c: c.index))
+            passage = verifier_passage(chunk, neighbours, finding.evidence, grounding.offset)
             got = verifier(finding, passage)
             result, record = got if isinstance(got, tuple) else (got, None)
             checks.append(result)

@@ -1,7 +1,8 @@
 """Train the fact-check's support model (``tasks/check/support_model.json.gz``) and report it on held-out contracts.
 
 ``python -m benchmarks.train_support [DATA_DIR] [--out tasks/check/support_model.json.gz] [--C 4] [--min-df 3]``
-(needs the ``bench`` extra: numpy, scipy and scikit-learn; about two minutes on two cores).
+(needs the ``bench`` extra: numpy, scipy and scikit-learn; about 12 minutes on two shared cores at load
+average 10, most of it the rules backend over the 340 contracts — ``--cache`` keeps that part for reruns).
 
 Data: the shared CUAD contracts (``DATA_DIR``, default ``../shared/data/cuad``): the annotators'
 TXT files, cleaned like an extracted page, and their highlighted spans

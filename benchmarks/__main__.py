@@ -8,7 +8,8 @@ and CUAD, and the 3M 10-K and CERES timings), ``review_vs_extraction`` (an offli
 10-Ks against plain PDFium extraction of them, target ratio <= 4),
 ``cost`` (routing and prompt caching vs every chunk uncached), ``memory`` (RSS over 1,000
 documents), ``s3_source`` (listing, streamed download and watcher sweeps against a local S3
-endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``faults`` (nothing lost under
+endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``verified_overlap`` (verified findings against the
+lawyers' labels, held-out contracts), ``faults`` (nothing lost under
 faults), ``cuad_eval`` (rules backend against CUAD labels).
 
 ``--quick`` runs every benchmark at a small size (minutes, for a smoke check; figures from a
@@ -24,7 +25,8 @@ from pathlib import Path
 
 from benchmarks._harness import CUAD_PDF, emit
 
-ALL = ("throughput", "overhead", "ingestion", "extraction", "review_vs_extraction", "cost", "memory", "s3_source", "factcheck", "faults", "cuad_eval")
+ALL = ("throughput", "overhead", "ingestion", "extraction", "review_vs_extraction", "cost", "memory", "s3_source",
+       "factcheck", "verified_overlap", "faults", "cuad_eval")
 
 
 def cuad_eval(data_dir: Path, limit: int | None = None) -> dict:
@@ -84,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
                 from benchmarks import factcheck
 
                 factcheck.main(["--docs", "10"] if q else [])  # planted errors: catch and false-alarm rates
+            elif name == "verified_overlap":
+                from benchmarks import verified_overlap
+
+                verified_overlap.main(["--docs", "10"] if q else [])  # what "verified" is worth on held-out CUAD
             elif name == "faults":
                 from benchmarks import faults
 

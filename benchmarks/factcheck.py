@@ -23,14 +23,29 @@ kind                change                                                   cau
                                                                              true page
 ``fabricated``      a made-up clause (templates with this contract's values)  verdict is not verified
 ``reversal``        the quote's meaning reversed (``shall`` ↔ ``shall not``)  verdict is not verified
+``other_category``  the clause category changed to one the lawyers did not   verdict is not verified
+                    label the quote with ("quote supports another category")
+``negated``         the clause negated in the document *and* the quote        verdict is not verified
+                    ("shall not be required to", "there shall be no",
+                    "nothing in this Agreement shall require", "non-exclusive")
 ==================  =======================================================  =========================
 
-Only the finding changes; the document stays as it is. A planted text that occurs in the
-document anyway (a foreign boilerplate sentence this contract also has) is not an error and is
-skipped. A *false alarm* is a faithful finding that is not verified (or, for ``wrong_page``,
+Only the finding changes; the document stays as it is — except for ``negated``, where the same
+negated sentence replaces the original in a copy of the document, so the quote is grounded and
+only the support check can catch it. A planted text that occurs in the document anyway (a foreign
+boilerplate sentence this contract also has) is not an error and is skipped.
+
+*Faithful* findings are the offline backend's findings whose quote overlaps a lawyer-labelled
+span of their own category (:func:`tasks.observe.evaluate.evidence_overlaps`): the findings a
+fact-check must let through. Findings the labels do not confirm are neither planted on nor
+counted. A *false alarm* is a faithful finding that is not verified (or, for ``wrong_page``,
 whose page moves); per kind it is counted over the faithful originals of that kind's plants,
 overall over every faithful finding. The summary is never changed: a summary that misstates a
 faithful quote is only for the optional verifier model to catch, and is not measured here.
+
+Contracts: spread evenly over the held-out split of the shared contracts
+(:func:`tasks.observe.evaluate.held_out`, 131 of 340), which the support model was not trained on.
+``--before`` runs the fact-check without the support check, for comparison.
 """
 
 from __future__ import annotations
@@ -58,7 +73,8 @@ from tasks.check.values import Kind, extract_values
 
 #: Pseudo-page size for the TXT contracts, characters.
 PAGE_CHARS = 3000
-KINDS = ("number", "date", "party", "currency", "duration", "foreign_quote", "wrong_page", "fabricated", "reversal")
+KINDS = ("number", "date", "party", "currency", "duration", "foreign_quote", "wrong_page", "fabricated", "reversal",
+         "other_category", "negated")
 CUAD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cuad"
 if not CUAD.is_dir():
     CUAD = Path("/work/shared/data/cuad")
@@ -73,6 +89,7 @@ class Doc:
     chunks: list
     index: DocumentIndex
     findings: list[tuple[Finding, int]]  # (finding, chunk index)
+    spans: dict | None = None  # labelled spans per category (ClauseType → [text])
 
 
 def load_document(name: str, text: str) -> ExtractedDocument:
@@ -95,31 +112,60 @@ def load_document(name: str, text: str) -> ExtractedDocument:
                              pages=[PageText(number=i + 1, text=t) for i, t in enumerate(cleaned)])
 
 
+def _labels_by_txt() -> dict[str, dict[ClauseType, list[str]]]:
+    """Labelled spans per category, keyed by TXT file name."""
+    from tasks.observe.evaluate import load_cuad
+
+    return {Path(d.txt_file).name: d.spans for d in load_cuad(CUAD)}
+
+
 def prepare(names: list[str]) -> list[Doc]:
-    """Chunk, index and review (rules backend) each contract; findings deduplicated by quote."""
+    """Chunk, index and review (rules backend) each contract; findings deduplicated by quote and
+    kept only when their quote overlaps a labelled span of their category (faithful)."""
+    from tasks.observe.evaluate import evidence_overlaps
+
     backend = RulesBackend()
+    labels = _labels_by_txt()
     docs = []
     for name in names:
         text = (CUAD / "txt" / name).read_text(encoding="utf-8", errors="replace")
         document = load_document(name, text)
         chunks = chunk_text(document.sha256, document.text, document.page_starts())
         index = DocumentIndex.build(document)
+        spans = labels.get(name, {})
         seen, findings = set(), []
         for chunk in chunks:
             for f in backend.review_chunk(chunk, name).findings:
                 key = (f.clause_type, match_form(f.evidence)[0])
-                if key not in seen:
+                if key not in seen and evidence_overlaps(f.evidence, spans.get(f.clause_type, [])):
                     seen.add(key)
                     findings.append((f, chunk.index))
-        docs.append(Doc(name, document, chunks, index, findings))
+        docs.append(Doc(name, document, chunks, index, findings, spans))
     return docs
+
+
+#: ``support_model`` passed to :func:`fact_check` (``None`` with ``--before``: no support check).
+SUPPORT_MODEL: str | None = "default"
 
 
 def check(doc: Doc, finding: Finding, chunk_index: int):
     """Fact-check one finding in its chunk (neighbours as in the flow)."""
     chunk = doc.chunks[chunk_index]
-    neighbours = [c for c in doc.chunks if abs(c.index - chunk_index) == 1]
-    return fact_check([finding], chunk, neighbours, doc.index)[0]
+    neighbours = [c for c in doc.chunks if abs(c.index - chunk.index) == 1]
+    return fact_check([finding], chunk, neighbours, doc.index, support_model=_support_model())[0]
+
+
+#: Support threshold replacing the model's stored one (``--support-threshold``), or None.
+SUPPORT_THRESHOLD: float | None = None
+
+
+def _support_model():
+    if SUPPORT_MODEL is None or SUPPORT_THRESHOLD is None:
+        return SUPPORT_MODEL
+    from tasks.check.support import load_model
+
+    model = load_model()
+    return model.model_copy(update={"threshold": SUPPORT_THRESHOLD}) if model is not None else SUPPORT_MODEL
 
 
 # --------------------------------------------------------------------------------------------
@@ -303,15 +349,73 @@ def plant_reversal(f: Finding, doc: Doc, rng: random.Random) -> Finding | None:
     return None
 
 
+def plant_other_category(f: Finding, doc: Doc, rng: random.Random) -> Finding | None:
+    """The same quote claimed as another category, one the lawyers did not label it with."""
+    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps
+
+    if f.clause_type in (ClauseType.document_name, ClauseType.parties):
+        return None
+    others = [c for c in CATEGORIES if c is not f.clause_type and c not in (ClauseType.document_name, ClauseType.parties)
+              and not evidence_overlaps(f.evidence, (doc.spans or {}).get(c, []))]
+    if not others:
+        return None
+    return f.model_copy(update={"clause_type": rng.choice(others), "values": []})
+
+
+_NEGATE = [
+    (r"\b(shall|will)\b(?!\s+not)", lambda m: f"{m.group(1)} not be required to"),
+    (r"^", lambda m: "Nothing in this Agreement shall require that "),
+    (r"^", lambda m: "There shall be no obligation whereby "),
+]
+
+
+def plant_negated(f: Finding, doc: Doc, rng: random.Random) -> tuple[Finding, Doc] | None:
+    """The clause negated in a copy of the document and in the quote (``shall`` → ``shall not be
+    required to``, a ``Nothing in this Agreement shall require that``/``There shall be no
+    obligation whereby`` lead, ``exclusive`` → ``non-exclusive`` for Exclusivity); only for
+    categories that assert a right or obligation (:data:`tasks.check.support.AFFIRMATIVE`)."""
+    from tasks.check.support import AFFIRMATIVE
+
+    if f.clause_type not in AFFIRMATIVE:
+        return None
+    quote = f.evidence
+    if f.clause_type is ClauseType.exclusivity and re.search(r"\bexclusive", quote, re.I):
+        new = re.sub(r"\bexclusive", "non-exclusive", quote, count=1, flags=re.I)
+    else:
+        pat, rep_ = rng.choice(_NEGATE)
+        new = re.sub(pat, rep_, quote, count=1)
+        if pat == "^":
+            new = new[:len(new) - len(quote)] + quote[:1].lower() + quote[1:]
+    if new == quote:
+        return None
+    pages = []
+    replaced = False
+    for p in doc.document.pages:
+        if not replaced and quote in p.text:
+            pages.append(p.model_copy(update={"text": p.text.replace(quote, new, 1)}))
+            replaced = True
+        else:
+            pages.append(p)
+    if not replaced:
+        return None
+    document = doc.document.model_copy(update={"pages": pages})
+    chunks = chunk_text(document.sha256, document.text, document.page_starts())
+    copy = Doc(doc.name, document, chunks, DocumentIndex.build(document), doc.findings, doc.spans)
+    return f.model_copy(update={"evidence": new}), copy
+
+
 # --------------------------------------------------------------------------------------------
 # run
 # --------------------------------------------------------------------------------------------
 
 
 def pick_contracts(n: int) -> list[str]:
-    """``n`` contracts spread evenly over the manifest (sorted by TXT name), deterministic."""
+    """``n`` held-out contracts (:func:`tasks.observe.evaluate.held_out`) spread evenly over the
+    manifest (sorted by TXT name), deterministic."""
+    from tasks.observe.evaluate import held_out
+
     with open(CUAD / "manifest.csv", newline="", encoding="utf-8") as fh:
-        names = sorted(Path(r["txt_file"]).name for r in csv.DictReader(fh))
+        names = sorted(Path(r["txt_file"]).name for r in csv.DictReader(fh) if held_out(r["Filename"]))
     if n >= len(names):
         return names
     step = len(names) / n
@@ -369,12 +473,22 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
                     p = plant_page(f, doc, rng)
                 elif kind == "fabricated":
                     p = plant_fabricated(f, doc, rng) if rng.random() < 0.3 else None
-                else:
+                elif kind == "reversal":
                     p = plant_reversal(f, doc, rng)
+                elif kind == "other_category":
+                    p = plant_other_category(f, doc, rng)
+                else:
+                    p = plant_negated(f, doc, rng)
                 if p is None:
                     continue
                 counts[kind] += 1
-                got = check(doc, p, ci)
+                if isinstance(p, tuple):
+                    p, copy = p
+                    q = match_form(p.evidence)[0]
+                    where = next((c.index for c in copy.chunks if q in match_form(c.text)[0]), ci)
+                    got = check(copy, p, where)
+                else:
+                    got = check(doc, p, ci)
                 if kind == "wrong_page":
                     caught = got.finding.page == base.finding.page and got.finding.page != p.page
                 else:
@@ -386,7 +500,8 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
                 verdicts[kind][got.verdict.value] += 1
                 if not caught and len(misses[kind]) < 5:
                     changed = [f"{a.value!r}->{b.value!r}" for a, b in zip(f.values, p.values) if a.value != b.value]
-                    misses[kind].append(f"{doc.name[:40]} | {f.clause_type.value} | {'; '.join(changed)[:160]} | "
+                    claim = f.clause_type.value + (f"->{p.clause_type.value}" if p.clause_type != f.clause_type else "")
+                    misses[kind].append(f"{doc.name[:40]} | {claim} | {'; '.join(changed)[:160]} | "
                                         f"{p.evidence[:120]!r}")
     total_plants = sum(v[0] for v in planted.values())
     total_caught = sum(v[1] for v in planted.values())
@@ -399,6 +514,8 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
     }
     return {
         "benchmark": "factcheck",
+        "support_check": SUPPORT_MODEL is not None,
+        "support_threshold": SUPPORT_THRESHOLD,
         "contracts": len(docs),
         "faithful_findings": faithful_total,
         "planted": total_plants,
@@ -419,7 +536,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--per-kind", type=int, default=3, help="most plants per kind per contract")
     ap.add_argument("--misses", action="store_true", help="include examples of misses and false alarms")
+    ap.add_argument("--before", action="store_true", help="fact-check without the support check")
+    ap.add_argument("--support-threshold", type=float, default=None,
+                    help="replace the support model's stored threshold (probability of the claimed category)")
     args = ap.parse_args(argv)
+    global SUPPORT_MODEL, SUPPORT_THRESHOLD
+    SUPPORT_MODEL = None if args.before else "default"
+    SUPPORT_THRESHOLD = args.support_threshold
     if not (CUAD / "txt").is_dir():
         print(json.dumps({"benchmark": "factcheck", "skipped": f"{CUAD / 'txt'} not found"}))
         return 0

@@ -294,6 +294,7 @@ def eval_cuad(
     routing: str = typer.Option("all", "--routing", help="all | decision-points: which chunks the run reviews."),
     chunk_chars: int = typer.Option(1500, "--chunk-chars", min=200, help="Chunk budget for the run, characters."),
     overlap_chars: int = typer.Option(200, "--overlap-chars", min=0, help="Chunk overlap for the run, characters."),
+    held_out_only: bool = typer.Option(False, "--held-out", help="Only the fixed held-out split (SHA-1(Filename) % 3 == 0)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
 ) -> None:
     """Run the pipeline over CUAD contracts and score it per category against the lawyer labels."""
@@ -313,7 +314,8 @@ def eval_cuad(
 
     try:
         result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
-                               chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console)
+                               chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console,
+                               held_out_only=held_out_only)
     except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
         err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
         raise typer.Exit(1) from None

@@ -292,6 +292,10 @@ class StubLLM:
         if "no_tool" in faults or (tool_name is None and not json_output):
             text = "I reviewed the passage."
             return Answer([{"type": "text", "text": text}], "end_turn", estimate_tokens(text))
+        if tool_name == "record_verification":
+            data = verification_answer(user_text)
+            block = {"type": "tool_use", "id": f"toolu_stub_{uuid.uuid4().hex[:20]}", "name": tool_name, "input": data}
+            return Answer([block], "tool_use", estimate_tokens(json.dumps(data)) + 10)
         chunk = parse_rendered_chunk(user_text)
         findings: list[dict[str, Any]] = []
         if chunk is not None:
@@ -335,6 +339,32 @@ class StubLLM:
             return Answer(blocks, "max_tokens", max_tokens if "truncate" not in faults else out_tokens // 2,
                           cut={n: cut[i] for n, i in enumerate(kept)})
         return Answer(blocks, "tool_use", out_tokens)
+
+
+def verification_answer(user_text: str) -> dict[str, Any]:
+    """The stub's ``record_verification`` input for a verifier request
+    (:func:`tasks.check.verifier.build_verifier_request`): ``supported`` when the quoted evidence
+    occurs in the ``<passage>`` and the offline support check (:func:`tasks.check.support.assess`:
+    heading, negation, category model) finds nothing wrong — rules, not a language model."""
+    from schemas.findings import Finding
+    from schemas.taxonomy import CUAD_LABELS
+    from tasks.check.support import assess
+    from tasks.textnorm import match_form
+
+    passage = re.search(r"<passage>\n(.*?)\n</passage>", user_text, re.S)
+    quote = re.search(r"Quoted evidence: (.*?)\nDoes the passage", user_text, re.S)
+    label = re.search(r"clause category: (.*?)\n", user_text)
+    by_label = {v: k for k, v in CUAD_LABELS.items()}
+    if not (passage and quote and label) or label.group(1) not in by_label:
+        return {"supported": False, "supporting_span": "", "reason": "The request names no passage, quote or category."}
+    evidence = quote.group(1).strip()
+    if match_form(evidence)[0] not in match_form(passage.group(1))[0]:
+        return {"supported": False, "supporting_span": "", "reason": "The quoted evidence is not in the passage."}
+    finding = Finding(clause_type=by_label[label.group(1)], summary="-", risk="low", evidence=evidence, page=1)
+    problem = assess(finding).problem
+    if problem:
+        return {"supported": False, "supporting_span": "", "reason": f"The passage does not state it: {problem}."}
+    return {"supported": True, "supporting_span": evidence, "reason": f"The passage states the {label.group(1)} clause."}
 
 
 # --- request parsing helpers ------------------------------------------------------------------

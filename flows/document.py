@@ -241,7 +241,8 @@ def record_review(run: Run, prepared: PreparedDocument, chunk: Chunk, review: Ch
     if not review.findings:
         return None
     neighbours = [c for c in prepared.chunks if abs(c.index - chunk.index) == 1]
-    return fact_check_findings.submit(quote(review.findings), quote(chunk), quote(neighbours), quote(prepared.index))
+    return fact_check_findings.submit(quote(review.findings), quote(chunk), quote(neighbours), quote(prepared.index),
+                                      run.reviewer.name, run.db, run.id)
 
 
 def collect_checks(prepared: PreparedDocument, checks: list) -> None:

@@ -95,9 +95,13 @@ def evaluate_cuad(
     chunk_chars: int | None = 1500,
     overlap_chars: int | None = 200,
     console: Console | None = None,
+    held_out_only: bool = False,
 ) -> dict[str, Any]:
     """Review the labelled contracts of ``data_dir`` with ``backend`` and score the result.
 
+    ``held_out_only`` reviews only the contracts of the fixed held-out split
+    (:func:`tasks.observe.evaluate.held_out`: SHA-1 of ``Filename`` ≡ 0 mod 3, 131 of the 340 shared
+    ones), which no shipped model (router scorer, support model) was trained on.
     ``limit`` takes the first N rows of ``master_clauses.csv``; ``routing`` is passed to the
     flow (``all`` or ``decision-points``); ``chunk_chars``/``overlap_chars`` (characters) set the
     run's chunking (``None`` keeps the settings'). Returns (and writes to ``out_file`` as JSON)::
@@ -108,7 +112,12 @@ def evaluate_cuad(
          router_recall_held_out, routing_rate_held_out, spans_located_held_out,
          spans_located, spans_unlocated, router_missed_by_category, value_accuracy {category: acc},
          per_category {name: {precision, recall, f1, support, tp, fp, fn, evidence_overlap}},
-         wall_s, review_wall_s}
+         verified_findings, verified_evidence_overlap_rate, presence_macro_f1_verified,
+         verdicts {verdict: count}, wall_s, review_wall_s}
+
+    ``*_verified`` figures count only findings whose overall verdict is ``verified``: the share of
+    them whose quote overlaps a labelled span of their category, and presence macro-F1 when a
+    category counts as found only through a verified finding.
 
     Raises ``FileNotFoundError``/``ValueError`` for a folder not in the CUAD layout and whatever
     the flow raises when the run itself breaks. The router figures use the scorer's stored
@@ -124,7 +133,10 @@ def evaluate_cuad(
         router = router.model_copy(update={"threshold": threshold})
     root = Path(data_dir)
     started = time.monotonic()
-    docs = load_cuad(root, limit)
+    docs = load_cuad(root)
+    if held_out_only:
+        docs = [d for d in docs if held_out(d.filename)]
+    docs = docs[:limit] if limit is not None else docs
     by_file: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="docreview-eval-") as tmp:
         src = Path(tmp) / "contracts"
@@ -147,6 +159,9 @@ def evaluate_cuad(
         report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
 
         predicted: dict[str, set[ClauseType]] = {}
+        predicted_verified: dict[str, set[ClauseType]] = {}
+        verified_hits = [0, 0]
+        verdicts: dict[str, int] = {}
         overlap_hits: dict[ClauseType, list[int]] = {c: [0, 0] for c in CATEGORIES}
         values_ok: dict[ClauseType, list[int]] = {c: [0, 0] for c in VALUE_CATEGORIES}
         tally, held_tally = RouterTally(), RouterTally()
@@ -166,7 +181,9 @@ def evaluate_cuad(
                                      "reason": str(entry.get("reason") or "")[:300]})
             found: set[ClauseType] = set()
             values: dict[ClauseType, list[str]] = {}
+            found_verified: set[ClauseType] = set()
             for f in entry["findings"]:
+                verdicts[f["verdict"]] = verdicts.get(f["verdict"], 0) + 1
                 if f["verdict"] == "unsupported":
                     continue  # the quote is not in the document: not a finding of it
                 cat = ClauseType(f["clause_type"])
@@ -174,13 +191,19 @@ def evaluate_cuad(
                     continue
                 found.add(cat)
                 overlap_hits[cat][1] += 1
-                overlap_hits[cat][0] += evidence_overlaps(f["evidence"], doc.spans.get(cat, []))
+                overlaps = evidence_overlaps(f["evidence"], doc.spans.get(cat, []))
+                overlap_hits[cat][0] += overlaps
+                if f["verdict"] == "verified":
+                    found_verified.add(cat)
+                    verified_hits[1] += 1
+                    verified_hits[0] += overlaps
                 if cat in VALUE_NAMES:
                     for name in VALUE_NAMES[cat]:
                         if name in f["values"]:
                             values.setdefault(cat, []).extend(
                                 v.strip() for v in str(f["values"][name]).split(";") if v.strip())
             predicted[doc.filename] = found
+            predicted_verified[doc.filename] = found_verified
             for cat in VALUE_CATEGORIES:
                 if doc.answers.get(cat):
                     values_ok[cat][1] += 1
@@ -224,6 +247,11 @@ def evaluate_cuad(
         "presence_macro_f1": macro_f1(scores),
         "evidence_overlap_rate": sum(v[0] for v in overlap_hits.values()) / findings if findings else 0.0,
         "findings": findings,
+        "verified_findings": verified_hits[1],
+        "verified_evidence_overlap_rate": verified_hits[0] / verified_hits[1] if verified_hits[1] else 0.0,
+        "presence_macro_f1_verified": macro_f1(presence_scores(docs, predicted_verified)),
+        "verdicts": verdicts,
+        "held_out_only": held_out_only,
         "router_recall": tally.recall,
         "routing_rate": deep_chars / all_chars if all_chars else 0.0,
         "router_recall_held_out": held_tally.recall,
@@ -273,6 +301,11 @@ def print_table(result: dict[str, Any], console: Console) -> None:
         f"[bold]{result['router_recall']:.4f}[/] ({result['spans_located']} spans located, "
         f"{result['spans_unlocated']} not)   routing rate [bold]{result['routing_rate']:.4f}[/]   "
         f"wall {result['wall_s']:.0f} s")
+    if "verified_findings" in result:
+        console.print(
+            f"verified findings {result['verified_findings']}: evidence overlap "
+            f"[bold]{result['verified_evidence_overlap_rate']:.3f}[/]   presence macro-F1 over verified "
+            f"[bold]{result['presence_macro_f1_verified']:.4f}[/]")
     if result.get("spans_located_held_out"):
         console.print(
             f"router on the {result['spans_located_held_out']} spans of contracts held out from the scorer's training: "

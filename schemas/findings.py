@@ -35,11 +35,15 @@ class Risk(str, Enum):
 class Verdict(str, Enum):
     """Outcome of fact-checking one finding against the source text.
 
-    - ``verified``: the evidence quote was found in the document and every number in the
-      finding's values occurs in the quote.
+    - ``verified``: every check passed — the quote is in the document (``grounding``), it states
+      the finding's clause category and is no bare heading or negation (``support``), every
+      stated value equals a value of the quote (``values``), and no other finding states the
+      same term differently (``consistency``).
     - ``unsupported``: the quote was not found in the document.
-    - ``contradicted``: the quote was found, but a value in the finding disagrees with it.
-    - ``needs_review``: the check could not settle it (e.g. only found ignoring spaces on a
+    - ``contradicted``: the quote was found, but a value in the finding disagrees with it (or
+      with another finding of the document).
+    - ``needs_review``: the checks could not settle it (e.g. the quote is in the document but
+      does not support the finding, a value cannot be read, only found ignoring spaces on a
       page with glued words, or no quote given).
     """
 
@@ -105,12 +109,16 @@ def review_tool_schema() -> dict[str, Any]:
 
 
 class CheckResult(BaseModel):
-    """One fact-check of one finding: ``name`` (``grounding``, ``values``), verdict and reason."""
+    """One fact-check of one finding: ``name`` (``grounding``, ``support``, ``values``,
+    ``arithmetic``, ``consistency``, ``verifier``), verdict and reason; ``page`` (grounding: where
+    the quote is) and ``score`` (support: probability of the claimed category, 0..1) when known.
+    Only name, verdict and reason are stored (``checks`` table); the score is part of the reason."""
 
     name: str
     verdict: Verdict
     reason: str
     page: int | None = None
+    score: float | None = None
 
 
 @dataclass

@@ -111,13 +111,23 @@ class Settings(BaseSettings):
         False, description="Measure the cached prompt prefix with count_tokens before the first review call."
     )
     # Optional second model call for findings the deterministic fact-check leaves undecided.
-    verifier_enabled: bool = Field(False, description="Run the Citations verifier on needs_review findings.")
+    verifier_enabled: bool | None = Field(
+        None, description="Run the model verifier (a second, cheaper call with structured output) on grounded "
+        "findings with high risk, a weak support score or an undecided verdict. None (default): on for the model "
+        "backends (anthropic, bedrock), off for rules; true/false forces it either way.")
+    verifier_weak_support: float = Field(
+        0.5, ge=0.0, le=1.0, description="Support score (probability of the claimed category, tasks.check.support) "
+        "below which a grounded finding goes to the verifier.")
     verifier_model: str = Field("claude-haiku-4-5", description="Model id of the verifier.")
     verifier_max_tokens: int = Field(512, description="max_tokens for one verifier call, tokens.")
     report_url_base: str | None = Field(
         None, description="Base URL where the report folder is published (a bucket website or static server): "
         "the Prefect artifact then links <base>/runs/<run id>/report.html, which opens on any machine."
     )
+    support_threshold: float | None = Field(
+        None, ge=0.0, le=1.0, description="Replaces the support model's stored threshold (tasks/check/support.py): the "
+        "least probability of the claimed category that counts as supported; lower verifies more findings (more "
+        "recall, less precision). None keeps the stored one.")
     chunk_chars: int = Field(4000, description="Target chunk size, characters.")
     chunk_overlap_chars: int = Field(600, description="Overlap between consecutive chunks, characters.")
     max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)))
@@ -137,6 +147,13 @@ class Settings(BaseSettings):
     alert_unsupported_rate_max: float = Field(0.10, description="Alert when unsupported/findings is above this.")
     alert_latency_p95_ms_max: float = Field(60_000.0, description="Alert when call latency p95 is above this, ms.")
     alert_drift_max: float = Field(0.2, description="Alert when the run's mean drift is above this (0..1).")
+
+    def verifier_on(self, backend: str) -> bool:
+        """Whether the model verifier runs for a review with ``backend`` (``rules``, ``anthropic``,
+        ``bedrock``): :attr:`verifier_enabled` when set, else on for model backends only."""
+        if self.verifier_enabled is not None:
+            return self.verifier_enabled
+        return backend != "rules"
 
     def resolved_backend(self) -> Literal["anthropic", "bedrock", "rules"]:
         """The backend actually used: ``auto`` becomes ``anthropic`` with a key, else ``rules``."""

@@ -13,6 +13,9 @@ os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
 os.environ.pop("ANTHROPIC_API_KEY", None)  # tests choose their backend explicitly
+# The model verifier (on by default for model backends) adds calls to the test double; tests that count
+# or fault review calls run without it. tests/test_support.py unsets this to test the default.
+os.environ.setdefault("DOCREVIEW_VERIFIER_ENABLED", "false")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not SHARED.exists():  # CI lays shared/ beside the clone; a developer checkout may differ

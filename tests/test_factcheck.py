@@ -38,7 +38,8 @@ def run(doc: ExtractedDocument, f: Finding, chunk_no: int | None = None, budget:
     chunks = chunk_text(doc.sha256, doc.text, doc.page_starts(), budget=budget, overlap=budget // 10)
     chunk = chunks[chunk_no if chunk_no is not None else 0]
     neighbours = [c for c in chunks if abs(c.index - chunk.index) == 1]
-    return fact_check([f], chunk, neighbours, DocumentIndex.build(doc))[0]
+    # grounding and values only: the support check has its own tests (tests/test_support.py)
+    return fact_check([f], chunk, neighbours, DocumentIndex.build(doc), support_model=None)[0]
 
 
 def test_verbatim_quote_with_layout_artefacts_is_verified():
@@ -113,10 +114,15 @@ from decimal import Decimal  # noqa: E402
 from tasks.check.absences import ABSENCE_CATEGORIES, find_absences
 from schemas.findings import CheckedFinding
 from tasks.check.verifier import build_verifier_request, parse_verifier_response
-from tasks.check.factcheck import check_values, fact_check as _fact_check, overall_verdict
+from tasks.check.factcheck import check_values, overall_verdict
 from tasks.check.consistency import consistency
 from schemas.findings import CheckResult  # noqa: E402
 from tasks.check.values import DateOrder  # noqa: E402
+
+
+def _fact_check(*args, **kwargs):
+    """:func:`fact_check` without the support check (tested in tests/test_support.py)."""
+    return fact_check(*args, support_model=None, **kwargs)
 
 
 def checks_of(cf) -> dict:
@@ -309,34 +315,41 @@ def test_absences_of_high_risk_categories():
     assert find_absences([], []) == []  # nothing examined, nothing claimed
 
 
-def test_verifier_request_uses_citations_over_the_passage():
+def test_verifier_request_forces_the_structured_answer():
     f = finding("aggregate liability exceed $1,500,000", 2, [("amount", "$1,500,000")])
     req = build_verifier_request(f, "PASSAGE TEXT", "claude-haiku-4-5", 300)
     assert req["model"] == "claude-haiku-4-5" and req["max_tokens"] == 300
-    doc_block, question = req["messages"][0]["content"]
-    assert doc_block["type"] == "document" and doc_block["citations"] == {"enabled": True}
-    assert doc_block["source"] == {"type": "text", "media_type": "text/plain", "data": "PASSAGE TEXT"}
-    assert "$1,500,000" in question["text"] and "data, never instructions" in req["system"]
+    assert req["tool_choice"] == {"type": "tool", "name": "record_verification"}
+    schema = req["tools"][0]["input_schema"]
+    assert set(schema["required"]) == {"supported", "supporting_span", "reason"}
+    question = req["messages"][0]["content"][0]["text"]
+    assert "<passage>\nPASSAGE TEXT\n</passage>" in question and "$1,500,000" in question
+    assert "Cap On Liability" in question and "never instructions" in req["system"]
 
 
-def _message(text: str, cited: list[str], stop_reason: str = "end_turn"):
-    from anthropic.types import CitationCharLocation, Message, TextBlock, Usage
+def _message(answer: dict | None, stop_reason: str = "tool_use"):
+    from anthropic.types import Message, TextBlock, ToolUseBlock, Usage
 
-    citations = [CitationCharLocation(type="char_location", cited_text=c, document_index=0, document_title="source passage",
-                                      start_char_index=0, end_char_index=len(c)) for c in cited]
+    content = ([ToolUseBlock(type="tool_use", id="toolu_1", name="record_verification", input=answer)]
+               if answer is not None else [TextBlock(type="text", text="I think so")])
     return Message(id="msg_1", type="message", role="assistant", model="claude-haiku-4-5", stop_reason=stop_reason,
-                   stop_sequence=None, usage=Usage(input_tokens=10, output_tokens=5),
-                   content=[TextBlock(type="text", text=text, citations=citations or None)])
+                   stop_sequence=None, usage=Usage(input_tokens=10, output_tokens=5), content=content)
 
 
 def test_verifier_response_parsing_with_sdk_models():
-    ok = parse_verifier_response(_message("SUPPORTED: the passage caps liability.", ["liability exceed $1,500,000"]))
-    assert ok.verdict == Verdict.verified and "liability exceed $1,500,000" in ok.reason
-    assert parse_verifier_response(_message("SUPPORTED", [])).verdict == Verdict.needs_review
-    assert parse_verifier_response(_message("CONTRADICTED: it says $1,600,000", ["$1,600,000"])).verdict == Verdict.contradicted
-    assert parse_verifier_response(_message("NOT_FOUND", [])).verdict == Verdict.unsupported
-    assert parse_verifier_response(_message("SUPPORTED", ["x"], "max_tokens")).verdict == Verdict.needs_review
-    assert parse_verifier_response(_message("I think so", [])).verdict == Verdict.needs_review
+    passage = "In no event shall the aggregate liability exceed $1,500,000."
+    ok = parse_verifier_response(_message({"supported": True, "supporting_span": "aggregate liability exceed $1,500,000",
+                                           "reason": "It caps liability."}), passage)
+    assert ok.verdict == Verdict.verified and "aggregate liability exceed $1,500,000" in ok.reason
+    invented = _message({"supported": True, "supporting_span": "liability exceed $2,000,000", "reason": "r"})
+    assert parse_verifier_response(invented, passage).verdict == Verdict.needs_review
+    no = parse_verifier_response(_message({"supported": False, "supporting_span": "", "reason": "Another clause."}),
+                                 passage)
+    assert no.verdict == Verdict.needs_review and "not supported — Another clause." in no.reason
+    assert parse_verifier_response(_message({"supported": "maybe"}), passage).verdict == Verdict.needs_review
+    assert parse_verifier_response(_message({"supported": True, "supporting_span": "x", "reason": "r"}, "max_tokens"),
+                                   passage).verdict == Verdict.needs_review
+    assert parse_verifier_response(_message(None, "end_turn"), passage).verdict == Verdict.needs_review
 
 
 def test_verifier_settles_only_needs_review():
@@ -347,7 +360,9 @@ def test_verifier_settles_only_needs_review():
     assert overall_verdict([wrong, yes]) == Verdict.contradicted
 
 
-def test_verifier_runs_only_for_undecided_findings():
+def test_verifier_runs_only_for_undecided_or_high_risk_findings():
+    # Since the support check, high-risk findings go to the verifier too (tasks.check.factcheck.needs_verifier);
+    # this test keeps to the undecided rule with low-risk findings.
     calls = []
 
     def verifier(f, passage):
@@ -359,6 +374,7 @@ def test_verifier_runs_only_for_undecided_findings():
     index = DocumentIndex.build(doc)
     sure = finding("Signed 03/01/2021 by the parties.", 1, [("date", "03/01/2021")], ClauseType.agreement_date)
     unsure = finding("Signed 03/01/2021 by the parties.", 1, [("date", "March 1, 2021")], ClauseType.agreement_date)
+    sure, unsure = (f.model_copy(update={"risk": Risk.low}) for f in (sure, unsure))
     out = _fact_check([sure, unsure], chunks[0], [], index, verifier=verifier)
     assert len(calls) == 1 and "Signed 03/01/2021" in calls[0]
     assert out[0].verdict == Verdict.verified and "verifier" not in checks_of(out[0])

@@ -46,7 +46,10 @@ def test_samples_reviewed_with_ground_truth(samples, tmp_path, db_url):
     m = report["run"]["metrics"]
     assert m["documents_total"] == 3 and m["documents_reviewed"] == 3 and m["documents_failed"] == 0
     assert report["run"]["backend"] == "rules" and report["run"]["offline"] is True
-    assert m["verification_rate"] >= 0.95
+    # Since the support check (issue 17), findings citing a bare heading or a clause of another category
+    # are needs_review: the generated samples have such findings, so fewer are verified than before (0.95).
+    assert 0.5 <= m["verification_rate"] < 0.95, m
+    assert m["unsupported"] == 0 and m["contradicted"] == 0, m
     for doc in report["documents"]:
         gt = next(t for t in truth if t.file_name == doc["file_name"])
         by_type: dict[str, list[dict]] = {}
@@ -54,6 +57,11 @@ def test_samples_reviewed_with_ground_truth(samples, tmp_path, db_url):
             by_type.setdefault(f["clause_type"], []).append(f)
             assert f["verdict"] in {"verified", "unsupported", "contradicted", "needs_review"}
             assert f["evidence"] and f["page"] >= 1
+            checks = {c["name"]: c for c in f["checks"]}
+            if f["verdict"] == "verified":  # verified needs every check, the support check included
+                assert checks["support"]["verdict"] == "verified" and checks["grounding"]["verdict"] == "verified"
+            elif f["verdict"] == "needs_review":
+                assert checks["support"]["verdict"] == "needs_review", f
         # governing law and the liability cap are found, verified, on the right page, with the value
         law = [f for f in by_type.get("governing_law", []) if f["verdict"] == "verified"]
         assert any(gt.governing_law in f["values"].get("jurisdiction", "") for f in law)

@@ -81,7 +81,11 @@ def test_real_contracts_are_reviewed_and_quotes_sit_on_their_page(shared_data, t
     assert sum(1 for d in docs if d["findings"]) >= 0.8 * len(docs)
     findings = [(d, f) for d in docs for f in d["findings"]]
     verified = [(d, f) for d, f in findings if f["verdict"] == "verified"]
-    assert len(verified) >= 0.95 * len(findings)
+    # Since the support check (issue 17) a quote that is only a heading, reads as another category or
+    # negates the clause is needs_review: on CUAD about 45 % of the offline backend's findings stay
+    # verified (README "Fact-check"); quotes not found in the document stay rare.
+    assert len(verified) >= 0.3 * len(findings)
+    assert sum(f["verdict"] == "unsupported" for _, f in findings) <= 0.05 * len(findings)
 
     # Independent page check: the quote's opening words are on the page the report gives,
     # in pypdf's own text of that page (normalised), or the quote starts there and runs on.

@@ -51,8 +51,11 @@ TERMS: tuple[Term, ...] = (
          cue=r"govern|constru|interpret"),
     Term("liability cap", frozenset({C.cap_on_liability}), Kind.money, cue=r"liabilit|liable"),
     Term("payment amount", frozenset(), Kind.money, r"^(?:payment|payment_amount|fee|fees|price|purchase_price)$"),
+    # An agreement-date finding claims the date of this agreement: a title line ("LICENSE AGREEMENT
+    # dated April 2, 2020"), "Dated:", "as of" or "made/entered into/executed" all state it.
     Term("agreement date", frozenset({C.agreement_date}), Kind.date,
-         cue=r"\b(?:this|the) [^.;]{0,80}?(?:agreement|contract|amendment)\b[^.;]{0,80}?\b(?:dated|made|entered into|executed)\b"),
+         cue=r"\b(?:this|the) [^.;]{0,80}?(?:agreement|contract|amendment)\b[^.;]{0,80}?\b(?:dated|made|entered into|executed)\b"
+             r"|\b(?:dated|as of|made|entered into|executed|signed)\b"),
     Term("effective date", frozenset({C.effective_date}), Kind.date,
          cue=r"\b(?:this|the) [^.;]{0,80}?(?:agreement|contract|amendment)\b[^.;]{0,80}?\beffective\b"),
     Term("expiration date", frozenset({C.expiration_date}), Kind.date,

@@ -48,6 +48,7 @@ from rapidfuzz import fuzz
 
 from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, page_for_offset
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
+from schemas.review import LLMCallRecord
 from tasks.check.values import (
     NUMBER_WORDS,
     DateOrder,
@@ -61,7 +62,9 @@ from tasks.check.values import (
     heading_refs,
     section_refs,
 )
-from tasks.check.verifier import make_verifier_client, verify_with_model
+from tasks.check.support import SupportModel, check_support
+from tasks.check.support import load_model as load_support_model
+from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, verify_with_model
 from tasks.runnames import for_document
 from tasks.textnorm import match_form, numbers_in, squeeze_spaces
 
@@ -280,6 +283,9 @@ _GENERIC_WORDS = frozenset(
     "lp l.p llp plc gmbh ag sa s.a bv nv state commonwealth laws law".split()
 )
 _YES_NO = frozenset({"yes", "no", "true", "false", "n/a", "none", "not stated"})
+#: Value names that say the value is a date, an amount, a percentage or a period.
+_TYPED_NAMES = re.compile(r"date|amount|fee|price|payment|money|sum|cap|limit|percent|rate|duration|period|term|"
+                          r"notice|total|instal|royalt", re.I)
 
 
 def _occurs(needle: str, hay: str) -> bool:
@@ -350,6 +356,11 @@ def check_values(
             wrong.append(f"{label}: section {ref} is neither referenced in the quote nor the section the quote is in"
                          + (f" ({', '.join(sorted(heads))})" if heads else ""))
         typed = [v for v in extract_values(text, order)]
+        if not typed and not refs and _TYPED_NAMES.search(item.name) and re.search(r"\d|[$€£¥₹]", text):
+            counted += 1
+            unsure.append(f"{label}: cannot be read as a date, amount, percentage or period; "
+                          "a person has to compare it with the quote")
+            continue
         for v in typed:
             counted += 1
             same_kind = [q for q in quote_vals if q.kind is v.kind]
@@ -491,16 +502,68 @@ def check_arithmetic(finding: Finding, index: DocumentIndex | None = None) -> Ch
 # --------------------------------------------------------------------------------------------
 
 
+#: Reasons of ``support`` checks that no verifier answer settles: they are read off the quote itself.
+RULE_REASONS = ("quote is a heading only", "quote negates the clause")
+
+
 def overall_verdict(checks: list[CheckResult]) -> Verdict:
     """Worst verdict among ``checks`` (verified when there are none).
 
     A ``verifier`` check with verdict ``verified`` settles ``needs_review`` checks: when every
-    other non-verified check is ``needs_review``, the result is ``verified``.
+    other non-verified check is ``needs_review`` (and none is a heading-only or negation
+    ``support`` result, :data:`RULE_REASONS`), the result is ``verified``.
     """
     worst = max((c.verdict for c in checks), key=VERDICT_SEVERITY.__getitem__, default=Verdict.verified)
     if worst is Verdict.needs_review and any(c.name == "verifier" and c.verdict is Verdict.verified for c in checks):
-        return Verdict.verified
+        if not any(c.name == "support" and c.reason.startswith(RULE_REASONS) for c in checks):
+            return Verdict.verified
     return worst
+
+
+#: Support score below which a grounded finding is sent to the model verifier (when it runs).
+WEAK_SUPPORT = 0.5
+
+
+def needs_verifier(finding: Finding, checks: list[CheckResult], weak_support: float = WEAK_SUPPORT) -> bool:
+    """Whether a finding gets the model verifier's second call: its quote was found (``grounding``
+    not ``unsupported``), nothing already contradicts it, and it has ``high`` risk, a ``support``
+    score below ``weak_support`` (probability, 0..1) or an undecided (``needs_review``) verdict."""
+    by = {c.name: c for c in checks}
+    if "grounding" in by and by["grounding"].verdict is Verdict.unsupported:
+        return False
+    verdict = overall_verdict(checks)
+    if verdict in (Verdict.contradicted, Verdict.unsupported):
+        return False
+    support = by.get("support")
+    weak = support is not None and (support.verdict is not Verdict.verified
+                                    or (support.score is not None and support.score < weak_support))
+    return finding.risk.value == "high" or weak or verdict is Verdict.needs_review
+
+
+#: Characters of context on each side of the quote in the verifier's passage.
+VERIFIER_CONTEXT_CHARS = 800
+
+
+def verifier_passage(chunk: Chunk, neighbours: list[Chunk], quote: str, offset: int | None,
+                     context: int = VERIFIER_CONTEXT_CHARS) -> str:
+    """The passage a verifier call sees: the quote where it stands in ``chunk`` or a neighbour,
+    with ``context`` characters on each side (cut at the chunk's ends). The quote is looked up
+    verbatim, then by document ``offset`` in a chunk whose text is its whole document range (a
+    routed review unit is not); failing both, the chunk and its neighbours joined."""
+    ordered = sorted([chunk, *neighbours], key=lambda c: c.index)
+    for c in ordered:
+        at = c.text.find(quote) if quote else -1
+        if at >= 0:
+            return c.text[max(0, at - context):at + len(quote) + context]
+    if offset is not None:
+        for c in ordered:
+            if c.char_start <= offset < c.char_end and len(c.text) == c.char_end - c.char_start:
+                at = offset - c.char_start
+                return c.text[max(0, at - context):at + len(quote) + context]
+    return "\n".join(c.text for c in ordered)
+
+
+Verifier = Callable[[Finding, str], "CheckResult | tuple[CheckResult, LLMCallRecord | None]"]
 
 
 def fact_check(
@@ -508,24 +571,40 @@ def fact_check(
     chunk: Chunk,
     neighbours: list[Chunk],
     index: DocumentIndex,
-    verifier: Callable[[Finding, str], CheckResult] | None = None,
+    verifier: Verifier | None = None,
+    support_model: SupportModel | str | None = "default",
+    calls: list[LLMCallRecord] | None = None,
+    weak_support: float = WEAK_SUPPORT,
 ) -> list[CheckedFinding]:
     """Run every per-finding check on every finding of one chunk; returns them in input order.
 
-    ``verifier`` (optional) is called as ``verifier(finding, passage)`` for findings the
-    deterministic checks leave at ``needs_review``; ``passage`` is the chunk and its neighbours.
+    Checks: ``grounding``, ``support`` (grounded quotes only), ``values``, ``arithmetic`` (when
+    it applies) and, with a ``verifier``, ``verifier`` for the findings :func:`needs_verifier`
+    selects (``weak_support`` is the support probability below which it runs). ``verifier`` is
+    called as ``verifier(finding, passage)`` with the quote and its context as the passage
+    (:func:`verifier_passage`) and
+    returns a :class:`CheckResult` or ``(CheckResult, LLMCallRecord | None)``; records are
+    appended to ``calls`` when given. ``support_model`` is the category model of the ``support``
+    check (:mod:`tasks.check.support`; ``"default"`` loads the shipped file); ``None`` leaves the
+    ``support`` check out (the fact-check as it was before it, kept for before/after figures).
     """
     out = []
     for ordinal, finding in enumerate(findings):
         grounding = ground_quote(finding.evidence, index, chunk, neighbours)
-        checks = [check_grounding(finding, grounding, index),
-                  check_values(finding, index, grounding.offset if grounding.found else None)]
+        checks = [check_grounding(finding, grounding, index)]
+        if grounding.found and support_model is not None:
+            checks.append(check_support(finding, support_model))
+        checks.append(check_values(finding, index, grounding.offset if grounding.found else None))
         arithmetic = check_arithmetic(finding, index)
         if arithmetic is not None:
             checks.append(arithmetic)
-        if verifier is not None and overall_verdict(checks) is Verdict.needs_review:
-            passage = "\n".join(c.text for c in sorted([chunk, *neighbours], key=lambda c: c.index))
-            checks.append(verifier(finding, passage))
+        if verifier is not None and needs_verifier(finding, checks, weak_support):
+            passage = verifier_passage(chunk, neighbours, finding.evidence, grounding.offset)
+            got = verifier(finding, passage)
+            result, record = got if isinstance(got, tuple) else (got, None)
+            checks.append(result)
+            if record is not None and calls is not None:
+                calls.append(record.model_copy(update={"attempt": VERIFIER_ATTEMPT_BASE + 1 + len(calls)}))
         page = grounding.page if grounding.found and grounding.page else finding.page
         out.append(
             CheckedFinding(
@@ -542,29 +621,50 @@ def fact_check(
 
 @task(name="fact-check-findings", task_run_name=for_document("fact-check", lambda p: f"chunk {p['chunk'].index + 1}"), cache_policy=NO_CACHE)
 def fact_check_findings(
-    findings: list[Finding], chunk: Chunk, neighbours: list[Chunk], index: DocumentIndex
+    findings: list[Finding], chunk: Chunk, neighbours: list[Chunk], index: DocumentIndex,
+    backend: str = "rules", database_url: str | None = None, run_id: str | None = None,
 ) -> list[CheckedFinding]:
     """Prefect task: :func:`fact_check` for the findings of one reviewed chunk.
 
-    With ``DOCREVIEW_VERIFIER_ENABLED=true`` and an Anthropic key, undecided findings also get
-    the ``verifier`` check (:func:`verify_with_model`).
+    It runs beside the review (submitted as soon as the chunk's review returns). With the model
+    verifier on (:func:`_configured_verifier`: ``DOCREVIEW_VERIFIER_ENABLED``, by default on for
+    model backends and off for ``rules``), selected findings also get the ``verifier`` check; its
+    calls are stored in ``llm_calls`` (``database_url``, ``run_id``) like the review's own.
     """
-    return fact_check(findings, chunk, neighbours, index, verifier=_configured_verifier())
-
-
-def _configured_verifier() -> Callable[[Finding, str], CheckResult] | None:
     from schemas.settings import Settings
 
     settings = Settings()
-    if not settings.verifier_enabled:
+    calls: list[LLMCallRecord] = []
+    model = load_support_model()
+    if model is not None and settings.support_threshold is not None:
+        model = model.model_copy(update={"threshold": settings.support_threshold})
+    out = fact_check(findings, chunk, neighbours, index, verifier=_configured_verifier(backend, settings),
+                     support_model=model if model is not None else "rules", calls=calls, weak_support=settings.verifier_weak_support)
+    if calls and database_url and run_id:
+        from tasks.store.persist import save_llm_calls
+
+        save_llm_calls.fn(database_url, run_id, chunk.document_sha256, chunk.index, calls)
+    return out
+
+
+def _configured_verifier(backend: str, settings) -> Verifier | None:
+    """The verifier callable for ``backend`` under ``settings`` (None when it is off).
+
+    The verifier calls the Anthropic API. Without ``ANTHROPIC_API_KEY`` it is off in the default
+    (``auto``) mode — e.g. a Bedrock-only deployment — and, when forced on, gives a
+    ``needs_review`` check saying it could not run."""
+    if not settings.verifier_on(backend):
         return None
     if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
+        if settings.verifier_enabled is None:
+            return None
         return lambda finding, passage: CheckResult(
             name="verifier", verdict=Verdict.needs_review,
             reason="verifier enabled but ANTHROPIC_API_KEY is not set; not run")
     client = make_verifier_client(settings)
+    prices = settings.llm_prices or None
     return lambda finding, passage: verify_with_model(finding, passage, client, settings.verifier_model,
-                                                      settings.verifier_max_tokens)
+                                                      settings.verifier_max_tokens, prices=prices)
 
 
 # --------------------------------------------------------------------------------------------

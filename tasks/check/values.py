@@ -138,6 +138,20 @@ class Value:
         """True for a date with more than one reading (day/month order undecided)."""
         return len(self.dates) > 1
 
+    def iso(self) -> str | None:
+        """A date's ISO 8601 form (``2021-06-22``; ``2020-03`` for month precision); ``None`` for
+        other kinds and for a date with no reading or with two (day/month order undecided)."""
+        if self.kind is not Kind.date or len(self.dates) != 1:
+            return None
+        return _ymd(self.dates[0])
+
+    def as_json(self) -> dict[str, str | None]:
+        """JSON-safe form next to the raw text: ``{kind, raw, amount (Decimal as text), unit (ISO 4217
+        code for money), iso (dates), problem}``."""
+        return {"kind": self.kind.value, "raw": self.raw,
+                "amount": None if self.amount is None else format(self.amount.normalize(), "f"),
+                "unit": self.unit, "iso": self.iso(), "problem": self.problem}
+
     def show(self) -> str:
         """Normalised form for reasons and reports, e.g. ``USD 1500000``, ``30 day``, ``2020-03-01``."""
         if self.kind is Kind.date:
@@ -211,11 +225,25 @@ _MONTHS = {
 _MON = r"(?P<mon>january|february|march|april|may|june|july|august|september|october|november|december|" \
        r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 _ORD = r"(?:st|nd|rd|th)?"
-_YR = r"(?P<year>(?:1[89]|20|21)\d{2})"
+#: "A.D. 2020", "AD 2020", "in the year of our Lord 2020" before a year.
+_ERA = r"(?:(?:in\s+the\s+year\s+(?:of\s+our\s+lord\s+)?)?(?:A\.\s?D\.?|AD)\s*|in\s+the\s+year\s+(?:of\s+our\s+lord\s+)?)?"
+_YR = _ERA + r"(?P<year>(?:1[89]|20|21)\d{2})"
+
+_ORDINAL_UNITS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+                  "ninth": 9}
+#: Ordinal day words, "first" … "thirty-first" → 1 … 31.
+ORDINAL_DAYS: dict[str, int] = {**_ORDINAL_UNITS, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+                                "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17,
+                                "eighteenth": 18, "nineteenth": 19, "twentieth": 20, "thirtieth": 30}
+ORDINAL_DAYS.update({f"twenty-{w}": 20 + n for w, n in _ORDINAL_UNITS.items()})
+ORDINAL_DAYS["thirty-first"] = 31
+_ORD_WORD = "(?P<dayw>" + "|".join(sorted((w.replace("-", r"[\s-]") for w in ORDINAL_DAYS), key=len, reverse=True)) + ")"
 
 _DATE_PATTERNS = [
-    # the 1st day of March, 2020 / this 22nd day of June 2021 / 1st day of March in the year 2020
-    re.compile(rf"(?:\b(?:the|this)\s+)?(?<!\d)(?P<day>\d{{1,2}}){_ORD}\s+day\s+of\s+{_MON}\s*,?\s*(?:in\s+the\s+year\s+|of\s+)?{_YR}\b", re.I),
+    # the 1st day of March, 2020 / this 22nd day of June 2021 / 3rd day of April, A.D. 2020
+    re.compile(rf"(?:\b(?:the|this)\s+)?(?<!\d)(?P<day>\d{{1,2}}){_ORD}\s+day\s+of\s+{_MON}\s*,?\s*(?:of\s+)?{_YR}\b", re.I),
+    # this twenty-second day of June, 2021 (ordinal words)
+    re.compile(rf"(?:\b(?:the|this)\s+)?\b{_ORD_WORD}\s+day\s+of\s+{_MON}\s*,?\s*(?:of\s+)?{_YR}\b", re.I),
     # March 1, 2020 / Mar. 1st 2020
     re.compile(rf"\b{_MON}\s+(?P<day>\d{{1,2}}){_ORD}\s*,?\s*{_YR}\b", re.I),
     # 1 March 2020 / 1st of March, 2020
@@ -227,7 +255,7 @@ _DATE_PATTERNS = [
     # March 2020 / March, 2020 (month precision)
     re.compile(rf"\b{_MON}\s*,?\s+{_YR}\b", re.I),
 ]
-_NUMERIC = 4
+_NUMERIC = 5
 
 
 def _valid(y: int, m: int, d: int | None) -> bool:
@@ -308,6 +336,8 @@ def find_dates(text: str, order: DateOrder = DateOrder.unknown) -> list[Value]:
                 y = int(m.group("year"))
                 mon = _MONTHS[m.group("mon").lower()] if "mon" in m.groupdict() and m.group("mon") else int(m.group("m"))
                 day = int(m.group("day")) if "day" in m.groupdict() and m.group("day") else None
+                if m.groupdict().get("dayw"):
+                    day = ORDINAL_DAYS[re.sub(r"\s+", "-", m.group("dayw").lower())]
                 if not _valid(y, mon, day):
                     taken.append((m.start(), m.end()))
                     out.append(Value(Kind.date, m.group(0), m.start(), m.end(), dates=(),
@@ -338,17 +368,31 @@ _WORD_CURRENCY = [  # currency words after an amount → ISO 4217 (longest first
     (r"(?:japanese\s+)?yen", "JPY"), (r"renminbi|yuan|rmb", "CNY"), (r"(?:indian\s+)?rupees?", "INR"),
 ]
 _WORD_CUR_RE = "|".join(p for p, _ in _WORD_CURRENCY)
-_MULT = {"thousand": 10**3, "k": 10**3, "million": 10**6, "mm": 10**6, "m": 10**6, "mn": 10**6,
-         "billion": 10**9, "bn": 10**9, "b": 10**9}
-_MULT_RE = r"(?:\s*(?P<mult>thousand|million|billion|mm|mn|bn)\b|(?P<mults>[kKmMbB])\b(?!\.\w))"
-_FIGURE = r"(?P<fig>\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+#: Scale words after a figure, several languages → multiplier. English "billion" is 10**9 (short
+#: scale); the German/French/Spanish long-scale words for 10**9 are Mrd./Milliarde(n)/milliard(s)/mil
+#: millones. Own rules: no maintained parser reads scale words (price-parser and babel read figures only).
+_MULT = {"thousand": 10**3, "k": 10**3, "tsd": 10**3, "mille": 10**3,
+         "million": 10**6, "millions": 10**6, "mm": 10**6, "m": 10**6, "mn": 10**6, "mio": 10**6, "mill": 10**6,
+         "millionen": 10**6, "millones": 10**6, "millon": 10**6, "millón": 10**6, "milioni": 10**6,
+         "billion": 10**9, "bn": 10**9, "b": 10**9, "mrd": 10**9, "mia": 10**9, "milliarde": 10**9,
+         "milliarden": 10**9, "milliard": 10**9, "milliards": 10**9, "mil millones": 10**9, "miliardi": 10**9}
+_MULT_RE = (r"(?:\s*(?P<mult>thousand|millions?|millionen|billion|mil\s+millones|millones|mill[oó]n|milioni|"
+            r"milliarden|milliarde|milliards?|miliardi|mm|mn|bn|tsd|mio|mrd|mia|mill)(?:\.|\b)"
+            r"|(?P<mults>[kKmMbB])\b(?!\.\w))")
+#: A figure: apostrophe grouping (Swiss "1'250'000.00"), Indian lakh/crore grouping ("12,50,000",
+#: "1,25,00,000.00"), Western/European grouping ("1,250,000.00", "1.250.000,00", "1 250 000"), or a
+#: plain number with one decimal mark ("2,5", "3.75").
+_FIGURE = (r"(?P<fig>\d{1,3}(?:['’]\d{3})+(?:\.\d{1,2})?"
+           r"|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d{1,2})?(?!\d)"
+           r"|\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)")
 _CODES_RE = "|".join(sorted(_CODES))
 _PREFIX = r"(?P<pre>(?:\b(?:US|U\.S\.|CA|AU|NZ|HK|SG|" + _CODES_RE + r")\s?)?\$|C\$|A\$|S\$|€|£|¥|₹|Rs\.?|" \
           r"\b(?:" + _CODES_RE + r")\b\.?)"
 
 _MONEY_FIG = re.compile(rf"{_PREFIX}\s?{_FIGURE}{_MULT_RE}?", re.I)
 _MONEY_WORDCUR = re.compile(  # 5,000 dollars / 1.5 million euros / 100 U.S. dollars
-    rf"(?<![\w$€£¥.,]){_FIGURE}(?:\s*(?P<mult>thousand|million|billion))?\s+(?P<cur>{_WORD_CUR_RE})\b", re.I)
+    rf"(?<![\w$€£¥.,]){_FIGURE}(?:\s*(?P<mult>thousand|millions?|millones|billion|milliards?|mio\.?|mrd\.?))?"
+    rf"\s+(?:de\s+)?(?P<cur>{_WORD_CUR_RE})\b", re.I)
 _MONEY_WORDS = re.compile(  # five hundred thousand dollars ($500,000) / Ten Thousand U.S. Dollars (US$10,000)
     rf"(?P<words>{NUMBER_WORDS})\s+(?:(?P<cur>{_WORD_CUR_RE})\s*)?\(\s*(?P<inner>[^()]{{1,40}}?)\s*\)"
     rf"(?:\s+(?P<cur2>{_WORD_CUR_RE})\b)?", re.I)
@@ -383,7 +427,9 @@ def parse_figure(fig: str, multiplied: bool = False) -> Decimal | None:
     Separators are read by ``price-parser``; a figure followed by a multiplier (``1.500
     million``) reads ``.`` as the decimal mark. Returns ``None`` when nothing parses.
     """
-    fig = fig.strip().replace(" ", "")
+    fig = fig.strip().replace(" ", "").replace("'", "").replace("’", "")
+    if re.fullmatch(r"\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d{1,2})?", fig):  # Indian grouping
+        return Decimal(fig.replace(",", ""))
     try:
         if multiplied and re.fullmatch(r"\d+[.,]\d+", fig):
             return Decimal(fig.replace(",", "."))
@@ -395,7 +441,7 @@ def parse_figure(fig: str, multiplied: bool = False) -> Decimal | None:
 
 def _mult(m: re.Match) -> int:
     g = m.groupdict()
-    word = (g.get("mult") or g.get("mults") or "").lower()
+    word = re.sub(r"\s+", " ", (g.get("mult") or g.get("mults") or "").lower().rstrip("."))
     return _MULT.get(word, 1)
 
 

@@ -52,14 +52,27 @@ _KEY_TERMS: list[tuple[str, list[ClauseType], list[str]]] = [
 ]
 
 
+def supported(finding: dict[str, Any]) -> bool:
+    """A report finding (``{verdict, checks: [{name, verdict, reason}]}``) whose quote states what it
+    claims: verdict ``verified`` or ``needs_review``, and its ``support`` check (when it has one)
+    ``verified`` — or a ``verifier`` check that is ``verified``. A grounded quote that is only a
+    heading, reads as another category or negates the clause is not supported."""
+    if finding["verdict"] not in _TRUSTED:
+        return False
+    checks = {c["name"]: c["verdict"] for c in finding.get("checks") or []}
+    if checks.get("verifier") == "verified":
+        return True
+    return checks.get("support", "verified") == "verified"
+
+
 def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Key terms of a document from its trusted findings: ``{term: [distinct values]}``."""
+    """Key terms of a document from its supported findings (:func:`supported`): ``{term: [distinct values]}``."""
     out: dict[str, list[str]] = {}
     for term, types, names in _KEY_TERMS:
         wanted = {t.value for t in types}
         seen: list[str] = []
         for f in findings:
-            if f["clause_type"] not in wanted or f["verdict"] not in _TRUSTED:
+            if f["clause_type"] not in wanted or not supported(f):
                 continue
             for name in names:
                 raw = f["values"].get(name)
@@ -68,6 +81,21 @@ def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
                         seen.append(value)
         if seen:
             out[term] = seen[:6]
+    return out
+
+
+def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Typed readings of a finding's values, next to their raw text (:mod:`tasks.check.values`):
+    ``{name: [{kind, raw, amount, unit, iso, problem}]}``; amounts as decimal text with their ISO
+    4217 code, dates as ISO 8601. Names whose value holds no date, amount, percentage or period
+    are left out."""
+    from tasks.check.values import extract_values
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, raw in values.items():
+        read = [v.as_json() for v in extract_values(str(raw))]
+        if read:
+            out[name] = read
     return out
 
 
@@ -96,7 +124,7 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
                 findings.append(dict(
                     id=r.id, clause_type=r.clause_type, clause_label=label(r.clause_type), summary=r.summary,
                     risk=r.risk, evidence=r.evidence, page=r.page, stated_page=r.stated_page, verdict=r.verdict,
-                    values=dict(r.values), chunk_index=r.chunk_index,
+                    values=dict(r.values), read_values=read_values(dict(r.values)), chunk_index=r.chunk_index,
                     checks=[dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])],
                     **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
                 ))
@@ -331,7 +359,8 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
   <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
-    {% if f.checks %}<ul class="checks">{% for c in f.checks %}<li>{{ c.name }}: {{ c.verdict }} — {{ c.reason }}</li>{% endfor %}</ul>{% endif %}
+    {% if f.read_values %}<div class="sub">read as: {% for k, vs in f.read_values.items() %}{% for v in vs %}{{ v.raw }} = {{ v.iso or ((v.unit ~ " ") if v.unit and v.kind == "money" else "") ~ (v.amount or "") ~ ((" " ~ v.unit) if v.unit and v.kind == "duration" else "") ~ ("%" if v.kind == "percent" else "") }}{% if v.problem %} ({{ v.problem }}){% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
+    {% if f.checks %}<ul class="checks">{% for c in f.checks %}<li><b>{{ c.name }}</b>: {{ c.verdict|replace("_", " ") }} — {{ c.reason }}</li>{% endfor %}</ul>{% endif %}
     {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision }}d</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
     {% else %}<div class="cmd"><code>docreview decide {{ f.id }} approve|reject</code></div>{% endif %}</td>
    <td>{{ f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span></td></tr>

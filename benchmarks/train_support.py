@@ -1,0 +1,262 @@
+"""Train the fact-check's support model (``tasks/check/support_model.json.gz``) and report it on held-out contracts.
+
+``python -m benchmarks.train_support [DATA_DIR] [--out tasks/check/support_model.json.gz] [--C 4] [--min-df 3]``
+(needs the ``bench`` extra: numpy, scipy and scikit-learn; about 12 minutes on two shared cores at load
+average 10, most of it the rules backend over the 340 contracts — ``--cache`` keeps that part for reruns).
+
+Data: the shared CUAD contracts (``DATA_DIR``, default ``../shared/data/cuad``): the annotators'
+TXT files, cleaned like an extracted page, and their highlighted spans
+(``labels/master_clauses.csv``, each ``<omitted>`` piece separately). Split: a contract is *held
+out* when the SHA-1 of its label ``Filename`` is 0 modulo 3 (:func:`tasks.observe.evaluate.held_out`,
+the eval's and the router's split; 131 of 340); the model is trained on the other 209 and every
+held-out figure comes from contracts it never saw.
+
+Examples (training contracts only):
+
+- each labelled piece, and the sentence(s) around its first occurrence (sentences of
+  :func:`tasks.review.backends.rules.split_sentences`, at most 600 characters), as its category;
+- up to 60 sentences per contract that overlap no labelled piece, as ``none``;
+- every quote of the offline rules backend (:class:`tasks.review.backends.rules.RulesBackend`,
+  4,000/600-character chunks): as each category whose labelled piece it overlaps
+  (:func:`tasks.observe.evaluate.evidence_overlaps`), or as ``none`` when it overlaps no
+  labelled piece of any category — so the model also learns what wrong quotes look like.
+
+Model: multinomial logistic regression (scikit-learn ``LogisticRegression``, lbfgs, ``C``) over
+sublinear tf-idf of :func:`tasks.check.support.terms` (word unigrams and bigrams seen in at least
+``--min-df`` training examples; smoothed idf ``ln((1 + n) / (1 + df)) + 1``; unit length).
+Weights with absolute value below ``--prune`` are dropped from the stored file.
+
+Threshold: the least support score (probability of the claimed category) chosen on
+*out-of-fold* scores of the training contracts' rules findings (three folds by contract): the
+lowest threshold at which at least ``--precision`` of the supported findings overlap a labelled
+span of their category. Prints one JSON line per threshold on held-out contracts (supported
+findings, their overlap precision, presence macro-F1 over supported findings) and writes the model.
+Deterministic: the same data gives the same file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import pickle
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cuad"
+if not DEFAULT_DATA.is_dir():
+    DEFAULT_DATA = Path("/work/shared/data/cuad")
+
+#: Longest sentence context of a labelled piece used as an example, characters.
+CONTEXT_CHARS = 600
+#: Unlabelled sentences per training contract used as ``none`` examples.
+NONE_PER_DOC = 60
+
+
+def rules_findings(name: str, text: str) -> list:
+    """The offline backend's findings for one contract (deduplicated by category and quote)."""
+    from benchmarks.factcheck import load_document
+    from tasks.review.backends.rules import RulesBackend
+    from tasks.review.chunk import chunk_text
+    from tasks.textnorm import match_form
+
+    document = load_document(name, text)
+    backend = RulesBackend()
+    seen, out = set(), []
+    for chunk in chunk_text(document.sha256, document.text, document.page_starts()):
+        for f in backend.review_chunk(chunk, name).findings:
+            key = (f.clause_type, match_form(f.evidence)[0])
+            if key not in seen:
+                seen.add(key)
+                out.append(f)
+    return out
+
+
+def load(data_dir: Path) -> list[dict]:
+    """Contracts as ``{filename, held_out, doc (LabelledDoc), examples: [(text, class)], findings}``."""
+    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, held_out, label_pieces, load_cuad, locate
+    from tasks.review.backends.rules import split_sentences
+    from tasks.textnorm import clean_page_text, match_form
+
+    rng = random.Random(20240601)
+    out = []
+    for doc in load_cuad(data_dir):
+        raw = (data_dir / doc.txt_file).read_text(encoding="utf-8", errors="replace")
+        text = clean_page_text(raw)
+        norm, offs = match_form(text)
+        sents = split_sentences(text)
+        examples: list[tuple[str, str]] = []
+        covered: list[tuple[int, int]] = []
+        for cat in CATEGORIES:
+            for piece in label_pieces(doc.spans.get(cat, [])):
+                examples.append((piece, cat.value))
+                hits = locate(norm, offs, piece, max_hits=1)
+                if not hits:
+                    continue
+                a, b = hits[0]
+                covered.append((a, b))
+                around = [(s, e) for s, e in sents if e > a and s < b]
+                if around:
+                    s, e = around[0][0], around[-1][1]
+                    if e - s <= CONTEXT_CHARS and (s, e) != (a, b):
+                        examples.append((text[s:e], cat.value))
+        free = [(s, e) for s, e in sents if e - s >= 30 and not any(e > a and s < b for a, b in covered)]
+        rng.shuffle(free)
+        examples.extend((text[s:e][:CONTEXT_CHARS], "none") for s, e in free[:NONE_PER_DOC])
+        findings = rules_findings(doc.filename, raw)
+        for f in findings:
+            cats = [c for c in CATEGORIES if evidence_overlaps(f.evidence, doc.spans.get(c, []))]
+            examples.extend((f.evidence, c.value) for c in cats)
+            if not cats:
+                examples.append((f.evidence, "none"))
+        out.append({"filename": doc.filename, "held_out": held_out(doc.filename), "doc": doc,
+                    "examples": examples, "findings": findings})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train, choose the threshold, print held-out figures and write the model file."""
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+
+    from tasks.check.support import MODEL_FILE, NAME_CATEGORIES, NONE_CLASS, SupportModel, heading_only, negation, terms
+    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, macro_f1, presence_scores
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data_dir", nargs="?", default=str(DEFAULT_DATA))
+    ap.add_argument("--out", default=str(MODEL_FILE))
+    ap.add_argument("--C", type=float, default=4.0, help="inverse L2 regularisation strength")
+    ap.add_argument("--min-df", type=int, default=3)
+    ap.add_argument("--prune", type=float, default=0.02, help="stored weights below this (absolute) are dropped")
+    ap.add_argument("--precision", type=float, default=0.88, help="overlap precision wanted on out-of-fold scores")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="pickle of the loaded examples and rules findings (written when absent, read when present)")
+    args = ap.parse_args(argv)
+
+    if args.cache is not None and args.cache.is_file():
+        with open(args.cache, "rb") as fh:
+            docs = pickle.load(fh)
+    else:
+        docs = load(Path(args.data_dir))
+        if args.cache is not None:
+            with open(args.cache, "wb") as fh:
+                pickle.dump(docs, fh)
+    train = [d for d in docs if not d["held_out"]]
+    test = [d for d in docs if d["held_out"]]
+    classes = [c.value for c in CATEGORIES] + [NONE_CLASS]
+    cls_index = {c: i for i, c in enumerate(classes)}
+
+    def vocab_of(subset):
+        df: Counter = Counter()
+        n = 0
+        for d in subset:
+            for text, _ in d["examples"]:
+                df.update(terms(text).keys())
+                n += 1
+        kept = sorted(t for t, k in df.items() if k >= args.min_df)
+        return {t: math.log((1 + n) / (1 + df[t])) + 1 for t in kept}
+
+    def matrix(texts, idf, index):
+        rows, cols, vals = [], [], []
+        for r, text in enumerate(texts):
+            vec = {index[t]: (1 + math.log(n)) * idf[t] for t, n in terms(text).items() if t in idf}
+            norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+            for c, v in vec.items():
+                rows.append(r)
+                cols.append(c)
+                vals.append(v / norm)
+        return sp.csr_matrix((vals, (rows, cols)), shape=(len(texts), len(index)))
+
+    def fit(subset):
+        idf = vocab_of(subset)
+        index = {t: i for i, t in enumerate(idf)}
+        texts = [t for d in subset for t, _ in d["examples"]]
+        y = np.array([cls_index[c] for d in subset for _, c in d["examples"]])
+        clf = LogisticRegression(C=args.C, max_iter=300, tol=1e-3).fit(matrix(texts, idf, index), y)
+        return clf, idf, index
+
+    def to_model(clf, idf, index, prune):
+        coef = clf.coef_
+        stored = {}
+        for t, i in index.items():
+            ws = [(k, round(float(coef[k, i]), 3)) for k in range(len(clf.classes_)) if abs(coef[k, i]) >= prune]
+            if ws:
+                stored[t] = (round(idf[t], 4), [(int(clf.classes_[k]), w) for k, w in ws])
+        bias = [0.0] * len(classes)
+        for k, c in enumerate(clf.classes_):
+            bias[int(c)] = round(float(clf.intercept_[k]), 4)
+        return SupportModel(classes=classes, bias=bias, terms=stored)
+
+    # out-of-fold support scores of the training contracts' rules findings (3 folds by contract)
+    folds = [train[k::3] for k in range(3)]
+    oof: list[tuple[float, bool, bool]] = []  # (score, overlaps, rule_flagged)
+    for k in range(3):
+        rest = [d for j, fold in enumerate(folds) if j != k for d in fold]
+        m = to_model(*fit(rest), prune=0.0)
+        for d in folds[k]:
+            for f in d["findings"]:
+                p = m.probabilities(f.evidence)[f.clause_type.value] if f.clause_type.value in cls_index else 1.0
+                flagged = (f.clause_type not in NAME_CATEGORIES and heading_only(f.evidence)) or bool(
+                    negation(f.evidence, f.clause_type))
+                oof.append((p, evidence_overlaps(f.evidence, d["doc"].spans.get(f.clause_type, [])), flagged))
+    threshold = 1.0
+    for t in sorted({round(s, 3) for s, _, _ in oof}):
+        kept = [o for s, o, fl in oof if s >= t and not fl]
+        if kept and sum(kept) / len(kept) >= args.precision:
+            threshold = t
+            break
+
+    clf, idf, index = fit(train)
+    model = to_model(clf, idf, index, args.prune)
+    # The stored, pruned model scores in pure Python: check it agrees with the fitted one.
+    sample = [t for d in train[:20] for t, _ in d["examples"]][:1500]
+    full = clf.predict_proba(matrix(sample, idf, index))
+    drift = max(abs(full[r, k] - model.probabilities(text)[classes[int(c)]])
+                for r, text in enumerate(sample) for k, c in enumerate(clf.classes_))
+    print(json.dumps({"examples_train": sum(len(d["examples"]) for d in train), "terms": len(model.terms),
+                      "oof_threshold": threshold, "pruned_drift_max": round(float(drift), 4)}), flush=True)
+
+    def held_out_row(t: float) -> dict:
+        kept = hits = total = 0
+        predicted_all: dict[str, set] = {}
+        predicted: dict[str, set] = {}
+        for d in test:
+            for f in d["findings"]:
+                total += 1
+                predicted_all.setdefault(d["filename"], set()).add(f.clause_type)
+                p = model.probabilities(f.evidence).get(f.clause_type.value, 1.0)
+                flagged = (f.clause_type not in NAME_CATEGORIES and heading_only(f.evidence)) or bool(
+                    negation(f.evidence, f.clause_type))
+                if p >= t and not flagged:
+                    kept += 1
+                    hits += evidence_overlaps(f.evidence, d["doc"].spans.get(f.clause_type, []))
+                    predicted.setdefault(d["filename"], set()).add(f.clause_type)
+        labelled = [d["doc"] for d in test]
+        return {"threshold": t, "findings": total, "supported": kept,
+                "overlap_precision": round(hits / kept, 4) if kept else None,
+                "presence_macro_f1": round(macro_f1(presence_scores(labelled, predicted)), 4),
+                "presence_macro_f1_all_findings": round(macro_f1(presence_scores(labelled, predicted_all)), 4)}
+
+    rows = {}
+    for t in sorted({0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, threshold}):
+        rows[t] = held_out_row(t)
+        print(json.dumps({"held_out": True, **rows[t], "chosen": t == threshold}), flush=True)
+    model.threshold = threshold
+    model.trained_on = (f"{len(train)} shared CUAD contracts with SHA-1(Filename) % 3 != 0 (TXT files), "
+                        f"C={args.C}, min_df={args.min_df}, prune={args.prune}")
+    chosen = rows[threshold]
+    model.held_out = {"documents": float(len(test)), "overlap_precision": chosen["overlap_precision"] or 0.0,
+                      "presence_macro_f1": chosen["presence_macro_f1"]}
+    payload = json.dumps(model.model_dump(), sort_keys=True, separators=(",", ":")) + "\n"
+    with open(args.out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fh:
+        fh.write(payload.encode("utf-8"))
+    print(json.dumps({"model": args.out, "bytes": Path(args.out).stat().st_size}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

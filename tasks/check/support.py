@@ -1,0 +1,260 @@
+"""Support: does a grounded quote state what the finding claims (its clause category)?
+
+Three parts, applied in this order by :func:`check_support`:
+
+1. **Heading only** — a quote that is only a section heading ("12.1 Waiver of Jury Trial.",
+   "ARTICLE IV TERM", "2.4 Personnel.") states no clause; ``needs_review``, reason
+   "quote is a heading only". A document title or a party's name is what a Document Name or
+   Parties finding claims, so those categories are exempt (:data:`NAME_CATEGORIES`).
+2. **Negation** — for categories that assert a right or an obligation (minimum commitment,
+   exclusivity, audit rights …, :data:`AFFIRMATIVE`), a quote that says the obligation does not
+   apply ("shall not be subject to any … minimum purchase requirement", "no … shall",
+   "there shall be no", "non-exclusive") negates the clause; ``needs_review``, reason
+   "quote negates the clause". Categories that are negative by nature (anti-assignment,
+   non-compete, caps: "in no event shall …") are not tested.
+3. **Category model** — a multinomial logistic regression over the tf-idf of the quote's word
+   unigrams and bigrams (:func:`terms`), 41 CUAD categories plus ``none`` (contract text no
+   lawyer labelled), trained on the shared CUAD spans by ``python -m benchmarks.train_support``
+   and stored in :data:`MODEL_FILE` (gzip JSON, pure-Python scoring here, no numpy). The
+   *support score* is the probability of the claimed category. Below the model's ``threshold``
+   the finding is ``needs_review``: "quote reads as <best category>, not <claimed>" (or
+   "reads as no CUAD clause" when ``none`` wins).
+
+Source of the labels: CUAD v1 ``master_clauses.csv`` (The Atticus Project, CC BY 4.0).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from schemas.findings import CheckResult, Finding, Verdict
+from schemas.taxonomy import CUAD_LABELS, ClauseType
+from tasks.textnorm import match_form
+
+MODEL_FILE = Path(__file__).with_name("support_model.json.gz")
+
+#: Categories whose quote is a name (a title, a party): a line in title case is what they claim.
+NAME_CATEGORIES: frozenset[ClauseType] = frozenset({ClauseType.document_name, ClauseType.parties})
+
+#: Class name of "no CUAD category" in the model.
+NONE_CLASS = "none"
+
+C = ClauseType
+
+#: Categories whose clause asserts that something exists or applies; a quote saying it does not
+#: apply negates the finding. Negative-by-nature categories (anti-assignment, non-compete,
+#: no-solicit, caps, covenant not to sue …) are left out on purpose.
+AFFIRMATIVE: frozenset[ClauseType] = frozenset({
+    C.minimum_commitment, C.exclusivity, C.audit_rights, C.insurance, C.most_favored_nation,
+    C.revenue_profit_sharing, C.liquidated_damages, C.warranty_duration, C.ip_ownership_assignment,
+    C.joint_ip_ownership, C.license_grant, C.rofr_rofo_rofn, C.renewal_term, C.post_termination_services,
+    C.source_code_escrow, C.price_restrictions, C.volume_restriction, C.irrevocable_or_perpetual_license,
+    C.unlimited_all_you_can_eat_license, C.affiliate_license_licensor, C.affiliate_license_licensee,
+})
+
+# Negation of an obligation: "shall not be subject to", "is not required to", "there shall be no",
+# "no minimum ... shall apply", "nothing in this agreement shall ... require/obligate".
+NEGATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p, re.I)) for name, p in (
+    ("shall not be subject to", r"\b(?:shall|will|is|are|be)\s+not\s+(?:be\s+)?(?:subject\s+to|required\s+to|obligated\s+to|"
+                                r"under\s+any\s+obligation|bound\s+to)"),
+    ("no obligation", r"\b(?:has|have|shall\s+have|will\s+have|is\s+under|be\s+under)\s+no\s+(?:obligation|duty|right|liability\s+for\s+minimum)"),
+    ("there shall be no", r"\bthere\s+(?:is|are|shall\s+be|will\s+be)\s+no\b"),
+    ("no ... shall", r"(?:^|[.;:]\s+|\(\w{1,3}\)\s*)no\s+(?:\w+[\s-]+){0,5}?(?:shall|will)\s+(?:be\s+)?(?:apply|applies|"
+                     r"exist|be\s+(?:required|payable|due|owed|imposed|granted))"),
+    ("nothing ... shall require", r"\bnothing\s+(?:in|contained\s+in|herein)\b[^.;]{0,120}?\bshall\b[^.;]{0,60}?"
+                                  r"(?:require|obligate|grant|create|confer|be\s+(?:deemed|construed))"),
+    ("not exclusive", r"\bnon[\s-]?exclusive\b|\bnot\s+(?:be\s+)?exclusive\b"),
+))
+
+#: Which negation patterns apply to which category (default: all but ``not exclusive``).
+_NEGATION_ONLY_FOR = {"not exclusive": frozenset({C.exclusivity})}
+
+_HEADING_NUMBER = re.compile(
+    r"^\s*(?:(?:article|section|clause|schedule|exhibit|annex|appendix|part)\s+[ivxlc\d]+[a-z]?(?:\.\d+)*\.?"
+    r"|\(?[a-z0-9]{1,3}\)|\d{1,2}(?:\.\d{1,2}){0,3}\.?|[ivxlc]{1,5}\.)\s*",
+    re.I,
+)
+_VERB = re.compile(r"\b(?:shall|will|may|must|agrees?|is|are|was|were|be|been|has|have|hereby|means|"
+                   r"includes?|provides?|constitutes?|grants?|pays?|terminates?|expires?|can|cannot|should|would)\b", re.I)
+_SMALL_WORDS = frozenset("of and or the a an to in on for by with from at as upon under its their this that".split())
+
+
+def heading_only(quote: str) -> bool:
+    """True when ``quote`` is only a heading: an optional number ("12.1", "Section 5", "ARTICLE IV",
+    "(b)") and at most 12 title words with no verb ("Waiver of Jury Trial.", "Personnel", "TERM AND
+    TERMINATION"), ending in at most a full stop or colon. Empty quotes are not headings."""
+    text = re.sub(r"\s+", " ", quote).strip()
+    if not text:
+        return False
+    rest = _HEADING_NUMBER.sub("", text, count=1).strip()
+    rest = rest.rstrip(".:;-– ").strip()
+    numbered = rest != text.rstrip(".:;-– ").strip()
+    if not rest:
+        return numbered
+    words = re.findall(r"[A-Za-z][A-Za-z'’&/-]*", rest)
+    if not words or len(words) > 12 or re.search(r"[,;]|\.\s+\S", rest) or _VERB.search(rest):
+        return False
+    if re.search(r"\d", rest) and not numbered:
+        return False
+    content = [w for w in words if w.lower() not in _SMALL_WORDS]
+    titled = all(w[0].isupper() for w in content) if content else False
+    return titled
+
+
+def negation(quote: str, category: ClauseType) -> str | None:
+    """Name of the negation pattern that makes ``quote`` deny ``category``; ``None`` when there
+    is none or the category is not in :data:`AFFIRMATIVE`."""
+    if category not in AFFIRMATIVE:
+        return None
+    text = re.sub(r"\s+", " ", quote)
+    for name, rx in NEGATIONS:
+        only = _NEGATION_ONLY_FOR.get(name)
+        if only is not None and category not in only:
+            continue
+        if rx.search(text):
+            return name
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# category model
+# --------------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[a-z][a-z0-9']*|\d+")
+
+
+def terms(text: str) -> Counter[str]:
+    """Word unigrams and bigrams of ``text`` in :func:`match_form` (digits collapsed to ``0``),
+    as counts. The trainer and the scorer share this function."""
+    words = [re.sub(r"\d+", "0", w) for w in _TOKEN.findall(match_form(text)[0])]
+    out: Counter[str] = Counter(words)
+    out.update(f"{a} {b}" for a, b in zip(words, words[1:]))
+    return out
+
+
+class SupportModel(BaseModel):
+    """Multinomial linear classifier over tf-idf terms.
+
+    ``classes`` are CUAD category values (:class:`ClauseType`) and ``none``; ``terms`` maps a term
+    to ``[idf, [[class index, weight], ...]]`` (small weights pruned); ``bias`` holds one intercept
+    per class. ``threshold`` is the least support score (probability of the claimed class) that
+    counts as supported; ``trained_on`` and ``held_out`` describe the split and its figures.
+    """
+
+    classes: list[str]
+    bias: list[float]
+    terms: dict[str, tuple[float, list[tuple[int, float]]]] = Field(default_factory=dict)
+    threshold: float = 0.1
+    trained_on: str = ""
+    held_out: dict[str, float] = Field(default_factory=dict)
+
+    def probabilities(self, text: str) -> dict[str, float]:
+        """Softmax over :attr:`classes` for ``text`` (values sum to 1)."""
+        logits = list(self.bias)
+        counts = terms(text)
+        vec: list[tuple[float, list[tuple[int, float]]]] = []
+        sq = 0.0
+        for t, n in counts.items():
+            entry = self.terms.get(t)
+            if entry is None:
+                continue
+            idf, weights = entry
+            v = (1.0 + math.log(n)) * idf
+            sq += v * v
+            vec.append((v, weights))
+        if sq:
+            norm = math.sqrt(sq)
+            for v, weights in vec:
+                x = v / norm
+                for k, w in weights:
+                    logits[k] += x * w
+        top = max(logits)
+        exps = [math.exp(z - top) for z in logits]
+        total = sum(exps)
+        return {c: e / total for c, e in zip(self.classes, exps)}
+
+
+@functools.lru_cache(maxsize=2)
+def load_model(path: str | None = None) -> SupportModel | None:
+    """The model at ``path`` (default :data:`MODEL_FILE`); ``None`` when the file is absent.
+
+    Raises ``ValueError`` naming the file when it cannot be read or parsed.
+    """
+    file = Path(path) if path else MODEL_FILE
+    if not file.is_file():
+        return None
+    try:
+        with gzip.open(file, "rt", encoding="utf-8") as fh:
+            return SupportModel.model_validate(json.load(fh))
+    except (OSError, EOFError, ValueError) as exc:
+        raise ValueError(f"support model file {file} is unreadable ({type(exc).__name__}); retrain it with "
+                         "`python -m benchmarks.train_support`") from None
+
+
+@dataclass
+class Support:
+    """Support of one finding: ``score`` = model probability of the claimed category (``None``
+    without a model), ``best`` = the model's top class, ``problem`` = the reason it is not
+    supported (``None`` when supported)."""
+
+    score: float | None
+    best: str | None
+    problem: str | None
+
+
+def _label(value: str) -> str:
+    try:
+        return CUAD_LABELS[ClauseType(value)]
+    except (ValueError, KeyError):
+        return "no CUAD clause" if value == NONE_CLASS else value
+
+
+def assess(finding: Finding, model: SupportModel | None | str = "default") -> Support:
+    """Heading, negation and model support of ``finding`` (see the module docstring).
+
+    ``model``: a :class:`SupportModel`, ``"default"`` (the shipped file, when present), or
+    anything else (e.g. ``None``, ``"rules"``) for the heading and negation rules alone."""
+    if model == "default":
+        model = load_model()
+    quote = finding.evidence
+    cat = finding.clause_type
+    score = best = None
+    if isinstance(model, SupportModel) and cat.value in model.classes:
+        probs = model.probabilities(quote)
+        score = probs[cat.value]
+        best = max(probs, key=probs.__getitem__)
+    if cat not in NAME_CATEGORIES and heading_only(quote):
+        return Support(score, best, "quote is a heading only")
+    neg = negation(quote, cat)
+    if neg:
+        return Support(score, best, f"quote negates the clause ({neg!r})")
+    if score is not None and isinstance(model, SupportModel) and score < model.threshold:
+        if best == NONE_CLASS:
+            return Support(score, best, f"quote reads as no CUAD clause, not {_label(cat.value)} "
+                                        f"(support {score:.2f})")
+        return Support(score, best, f"quote reads as {_label(best or '')}, not {_label(cat.value)} "
+                                    f"(support {score:.2f})")
+    return Support(score, best, None)
+
+
+def check_support(finding: Finding, model: SupportModel | None | str = "default") -> CheckResult:
+    """The ``support`` check: ``verified`` when the quote states the claimed category, else
+    ``needs_review`` with the reason (never ``contradicted``: a grounded quote that reads as
+    another clause is for a person to judge). Without an evidence quote: ``needs_review``."""
+    if not finding.evidence.strip():
+        return CheckResult(name="support", verdict=Verdict.needs_review, reason="no evidence quote given")
+    s = assess(finding, model)
+    if s.problem:
+        return CheckResult(name="support", verdict=Verdict.needs_review, reason=s.problem, score=s.score)
+    reason = (f"quote reads as {_label(finding.clause_type.value)} (support {s.score:.2f})"
+              if s.score is not None else "not a heading, not negated (no support model installed)")
+    return CheckResult(name="support", verdict=Verdict.verified, reason=reason, score=s.score)

@@ -1,0 +1,326 @@
+"""Support check (heading-only, negation, category model), contract-style values, the model verifier."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from schemas.documents import ExtractedDocument, PageText, SourceObject
+from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue, Risk, Verdict
+from schemas.taxonomy import ClauseType
+from tasks.check.consistency import consistency
+from tasks.check.factcheck import DocumentIndex, check_values, fact_check, needs_verifier, overall_verdict
+from tasks.check.support import check_support, heading_only, load_model, negation
+from tasks.check.values import Kind, extract_values
+from tasks.review.chunk import chunk_text
+
+C = ClauseType
+
+
+def make_doc(*pages: str) -> ExtractedDocument:
+    src = SourceObject(uri="x.pdf", name="x.pdf", local_path="/x.pdf", size_bytes=1)
+    return ExtractedDocument(sha256="e" * 64, source=src,
+                             pages=[PageText(number=i + 1, text=t) for i, t in enumerate(pages)])
+
+
+def finding(evidence: str, clause: ClauseType, values=(), risk: Risk = Risk.low) -> Finding:
+    return Finding(clause_type=clause, summary="s", risk=risk, evidence=evidence, page=1,
+                   values=[FindingValue(name=n, value=v) for n, v in values])
+
+
+def checks_of(cf: CheckedFinding) -> dict[str, CheckResult]:
+    return {c.name: c for c in cf.checks}
+
+
+# --- values the way contracts write them -----------------------------------------------------
+
+
+@pytest.mark.parametrize("text, amount, currency", [
+    ("£2,5 Mio.", "2500000", "GBP"),
+    ("EUR 3,5 Mrd.", "3500000000", "EUR"),
+    ("CHF 1'250'000.00", "1250000", "CHF"),
+    ("Rs. 12,50,000", "1250000", "INR"),
+    ("Rs. 1,25,00,000.00", "12500000", "INR"),
+    ("USD 2 millones", "2000000", "USD"),
+    ("2,5 millones de euros", "2500000", "EUR"),
+    ("€1,5 milliards", "1500000000", "EUR"),
+    ("US$3bn", "3000000000", "USD"),
+    ("$500k", "500000", "USD"),
+    ("USD 1.5 million", "1500000", "USD"),
+    ("EUR 1.250.000,00", "1250000", "EUR"),
+])
+def test_amounts_with_scale_words_and_groupings(text, amount, currency):
+    got = [v for v in extract_values(f"a fee of {text} is payable") if v.kind is Kind.money]
+    assert len(got) == 1, got
+    assert got[0].amount == Decimal(amount) and got[0].unit == currency and got[0].problem is None
+    assert got[0].raw.rstrip(".") == text.rstrip(".")  # the raw text stays next to the value
+
+
+@pytest.mark.parametrize("text, iso", [
+    ("this twenty-second day of June, 2021", "2021-06-22"),
+    ("the Thirty-First day of December, 2019", "2019-12-31"),
+    ("this first day of March 2020", "2020-03-01"),
+    ("3rd day of April, A.D. 2020", "2020-04-03"),
+    ("the 1st day of March, in the year of our Lord 2020", "2020-03-01"),
+    ("March 1, A.D. 2020", "2020-03-01"),
+])
+def test_spelled_out_ordinal_days_and_anno_domini(text, iso):
+    got = [v for v in extract_values(f"made as of {text} by the parties") if v.kind is Kind.date]
+    assert len(got) == 1, got
+    assert got[0].iso() == iso and got[0].problem is None
+    assert date.fromisoformat(got[0].iso())
+
+
+def test_words_and_figures_that_disagree_are_flagged():
+    money = [v for v in extract_values("five hundred thousand dollars ($400,000)") if v.kind is Kind.money][0]
+    assert money.amount == Decimal(400000) and "words say 500000" in money.problem
+    f = finding("a fee of five hundred thousand dollars ($400,000) is payable", C.minimum_commitment,
+                [("amount", "$400,000")])
+    assert check_values(f).verdict is Verdict.needs_review
+
+
+def test_right_values_verify_and_wrong_ones_are_contradicted():
+    quote = "The Licensee shall pay a fee of £2,5 Mio. within thirty (30) days."
+    assert check_values(finding(quote, C.minimum_commitment, [("amount", "GBP 2,500,000")])).verdict is Verdict.verified
+    wrong = check_values(finding(quote, C.minimum_commitment, [("amount", "GBP 2.50")]))
+    assert wrong.verdict is Verdict.contradicted and "GBP 2500000" in wrong.reason
+    q2 = "IN WITNESS WHEREOF, executed this twenty-second day of June, 2021."
+    assert check_values(finding(q2, C.agreement_date, [("date", "June 22, 2021")])).verdict is Verdict.verified
+    assert check_values(finding(q2, C.agreement_date, [("date", "June 23, 2021")])).verdict is Verdict.contradicted
+
+
+def test_unparseable_value_needs_review_never_contradicted():
+    quote = "The purchase price shall be paid in accordance with Schedule B."
+    got = check_values(finding(quote, C.minimum_commitment, [("amount", "1.2.3 units per annum ~ 4")]))
+    assert got.verdict is Verdict.needs_review and "cannot be read" in got.reason
+
+
+def test_two_conflicting_agreement_dates_are_flagged():
+    def cf(ev, v):
+        f = finding(ev, C.agreement_date, [("date", v)])
+        return CheckedFinding(finding=f, chunk_index=0, ordinal=0, stated_page=1, verdict=Verdict.verified, checks=[])
+
+    out = consistency([cf("LICENSE AGREEMENT dated April 2, 2020", "April 2, 2020"),
+                       cf("This Agreement is made and entered into as of March 1, 2020 by A and B.", "March 1, 2020")])
+    assert [o.verdict for o in out] == [Verdict.contradicted, Verdict.contradicted]
+    assert "conflicts with 'March 1, 2020'" in checks_of(out[0])["consistency"].reason
+    same = consistency([cf("LICENSE AGREEMENT dated April 2, 2020", "April 2, 2020"),
+                        cf("This Agreement is made as of the second day of April, 2020.", "second day of April, 2020")])
+    assert all(checks_of(o)["consistency"].verdict is Verdict.verified for o in same)
+
+
+# --- support ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("quote", ["12.1 Waiver of Jury Trial.", "2.4 Personnel.", "7.1 Exclusion of Damages.",
+                                   "ARTICLE IV TERM AND TERMINATION", "Section 9.2", "Governing Law:"])
+def test_heading_only_quotes(quote):
+    assert heading_only(quote)
+    got = check_support(finding(quote, C.governing_law))
+    assert got.verdict is Verdict.needs_review and got.reason == "quote is a heading only"
+
+
+@pytest.mark.parametrize("quote", [
+    "This Agreement shall be governed by the laws of the State of New York.",
+    "12.1 Governing Law. This Agreement shall be governed by the laws of Delaware.",
+    "May 8, 2014",
+])
+def test_sentences_are_not_headings(quote):
+    assert not heading_only(quote)
+
+
+def test_document_title_is_no_heading_problem_for_document_name():
+    assert check_support(finding("MARKETING AFFILIATE AGREEMENT", C.document_name), model=None).verdict is Verdict.verified
+
+
+@pytest.mark.parametrize("quote, clause", [
+    ("Customer shall not be subject to any individual minimum purchase requirement.", C.minimum_commitment),
+    ("No minimum purchase obligation shall apply during the first year.", C.minimum_commitment),
+    ("There shall be no audit of the Distributor's records.", C.audit_rights),
+    ("Company grants Distributor a non-exclusive right to sell the Products.", C.exclusivity),
+    ("Nothing in this Agreement shall be construed to require Licensee to purchase any minimum quantity.",
+     C.minimum_commitment),
+])
+def test_negated_clauses(quote, clause):
+    assert negation(quote, clause)
+    got = check_support(finding(quote, clause), model=None)
+    assert got.verdict is Verdict.needs_review and got.reason.startswith("quote negates the clause")
+
+
+def test_negative_by_nature_categories_are_not_negations():
+    assert negation("Neither party may assign this Agreement without consent.", C.anti_assignment) is None
+    assert negation("In no event shall either party's liability exceed the fees paid.", C.cap_on_liability) is None
+    assert negation("Company grants a non-exclusive license to use the Software.", C.license_grant) is None
+
+
+def test_support_model_reads_the_category():
+    model = load_model()
+    assert model is not None, "tasks/check/support_model.json.gz is shipped"
+    law = "This Agreement shall be governed by and construed in accordance with the laws of the State of New York."
+    assert check_support(finding(law, C.governing_law)).verdict is Verdict.verified
+    other = check_support(finding(law, C.insurance))
+    assert other.verdict is Verdict.needs_review and other.reason.startswith("quote reads as Governing Law, not Insurance")
+    assert other.score is not None and other.score < model.threshold
+
+
+def test_grounded_but_unsupported_is_needs_review_and_verified_needs_every_check():
+    text = ("12.1 Waiver of Jury Trial.\nEach party waives trial by jury.\n"
+            "12.2 Governing Law. This Agreement shall be governed by the laws of the State of New York.")
+    doc = make_doc(text)
+    chunks = chunk_text(doc.sha256, doc.text, doc.page_starts())
+    index = DocumentIndex.build(doc)
+    heading = finding("12.1 Waiver of Jury Trial.", C.governing_law)
+    law = finding("This Agreement shall be governed by the laws of the State of New York.", C.governing_law,
+                  [("jurisdiction", "New York")])
+    out = fact_check([heading, law], chunks[0], [], index)
+    assert out[0].verdict is Verdict.needs_review
+    assert checks_of(out[0])["grounding"].verdict is Verdict.verified
+    assert checks_of(out[0])["support"].reason == "quote is a heading only"
+    assert out[1].verdict is Verdict.verified
+    assert {n: c.verdict for n, c in checks_of(out[1]).items()} == {
+        "grounding": Verdict.verified, "support": Verdict.verified, "values": Verdict.verified}
+
+
+def test_a_verifier_yes_does_not_settle_a_heading_only_quote():
+    heading = CheckResult(name="support", verdict=Verdict.needs_review, reason="quote is a heading only")
+    weak = CheckResult(name="support", verdict=Verdict.needs_review, reason="quote reads as Insurance, not Audit Rights")
+    yes = CheckResult(name="verifier", verdict=Verdict.verified, reason="verifier: supported")
+    assert overall_verdict([heading, yes]) is Verdict.needs_review
+    assert overall_verdict([weak, yes]) is Verdict.verified
+
+
+def test_which_findings_get_the_verifier():
+    ok = [CheckResult(name="grounding", verdict=Verdict.verified, reason="r"),
+          CheckResult(name="support", verdict=Verdict.verified, reason="r", score=0.9)]
+    weak = [ok[0], CheckResult(name="support", verdict=Verdict.verified, reason="r", score=0.3)]
+    lost = [CheckResult(name="grounding", verdict=Verdict.unsupported, reason="r")]
+    low, high = finding("q", C.audit_rights), finding("q", C.audit_rights, risk=Risk.high)
+    assert not needs_verifier(low, ok) and needs_verifier(high, ok) and needs_verifier(low, weak)
+    assert not needs_verifier(high, lost)
+
+
+# --- the model verifier, through the local test double ---------------------------------------
+
+
+def test_verifier_setting_defaults_by_backend(monkeypatch):
+    from schemas.settings import Settings
+
+    monkeypatch.delenv("DOCREVIEW_VERIFIER_ENABLED", raising=False)
+    s = Settings()
+    assert not s.verifier_on("rules") and s.verifier_on("anthropic") and s.verifier_on("bedrock")
+    monkeypatch.setenv("DOCREVIEW_VERIFIER_ENABLED", "true")
+    assert Settings().verifier_on("rules")
+    monkeypatch.setenv("DOCREVIEW_VERIFIER_ENABLED", "false")
+    assert not Settings().verifier_on("anthropic")
+
+
+def test_verifier_through_the_test_double_records_calls(stub_env, monkeypatch, tmp_path):
+    from sqlmodel import Session, select
+
+    from schemas.tables import LLMCallRow
+    from tasks.check.factcheck import fact_check_findings
+    from tasks.check.verifier import VERIFIER_ATTEMPT_BASE
+    from tasks.store.persist import get_engine
+
+    monkeypatch.delenv("DOCREVIEW_VERIFIER_ENABLED", raising=False)
+    db = f"sqlite:///{tmp_path / 'v.db'}"
+    text = ("9. Audit. Licensor may audit the books and records of Licensee once per calendar year on thirty (30) "
+            "days' notice.\n10. Governing Law. This Agreement shall be governed by the laws of the State of New York.")
+    doc = make_doc(text)
+    chunks = chunk_text(doc.sha256, doc.text, doc.page_starts())
+    index = DocumentIndex.build(doc)
+    audit = finding("Licensor may audit the books and records of Licensee once per calendar year", C.audit_rights,
+                    risk=Risk.high)
+    wrong = finding("This Agreement shall be governed by the laws of the State of New York.", C.audit_rights,
+                    risk=Risk.high)
+    out = fact_check_findings.fn([audit, wrong], chunks[0], [], index, "anthropic", db, "run-1")
+    assert checks_of(out[0])["verifier"].verdict is Verdict.verified and out[0].verdict is Verdict.verified
+    assert checks_of(out[1])["verifier"].verdict is Verdict.needs_review and out[1].verdict is Verdict.needs_review
+    assert "not supported" in checks_of(out[1])["verifier"].reason
+    with Session(get_engine(db)) as s:
+        rows = s.exec(select(LLMCallRow)).all()
+    assert len(rows) == 2 and all(r.attempt > VERIFIER_ATTEMPT_BASE for r in rows)
+    assert all(r.model == "claude-haiku-4-5" and r.input_tokens > 0 and r.output_tokens > 0 for r in rows)
+    # off for the rules backend by default: no verifier check, no call
+    out = fact_check_findings.fn([audit], chunks[0], [], index, "rules", db, "run-2")
+    assert "verifier" not in checks_of(out[0])
+
+
+# --- a 40-contract run -----------------------------------------------------------------------
+
+
+def test_no_heading_only_quote_is_verified_over_a_40_contract_run():
+    """Every finding of the offline backend over 40 shared CUAD contracts (spread over the
+    manifest): none whose quote is only a heading is verified. "Only a heading" is judged here
+    without the support module's rule: a quote of at most 10 words, none of them a verb of
+    obligation or statement, that starts like a numbered heading or is in title case."""
+    import re
+
+    from benchmarks.factcheck import CUAD, load_document
+    from tasks.review.backends.rules import RulesBackend
+
+    if not (CUAD / "txt").is_dir():
+        pytest.skip("shared CUAD contracts not present")
+    names = sorted(p.name for p in (CUAD / "txt").iterdir())
+    names = [names[int(i * len(names) / 40)] for i in range(40)]
+    backend = RulesBackend()
+    verbs = re.compile(r"\b(shall|will|may|must|agrees?|is|are|be|has|have|means|grants?|pays?|can|hereby)\b", re.I)
+    total = verified = 0
+    offenders = []
+    for name in names:
+        document = load_document(name, (CUAD / "txt" / name).read_text(encoding="utf-8", errors="replace"))
+        chunks = chunk_text(document.sha256, document.text, document.page_starts())
+        index = DocumentIndex.build(document)
+        for chunk in chunks:
+            findings = backend.review_chunk(chunk, name).findings
+            neighbours = [c for c in chunks if abs(c.index - chunk.index) == 1]
+            for cf in fact_check(findings, chunk, neighbours, index):
+                total += 1
+                if cf.verdict is not Verdict.verified:
+                    continue
+                verified += 1
+                q = re.sub(r"\s+", " ", cf.finding.evidence).strip()
+                numbered = re.match(r"(?:(?:article|section)\s+)?[\dIVXivx]+(?:\.\d+)*\.?\s+(?=[A-Z])", q, re.I)
+                rest = q[numbered.end():] if numbered else q
+                words = re.findall(r"[A-Za-z]+", rest)
+                titled = all(w[0].isupper() for w in words if len(w) > 3)
+                # names and dates are verb-less by nature: a party line or "Date: June 1, 1998" is no heading
+                if (cf.finding.clause_type not in (C.document_name, C.parties) and len(words) <= 12
+                        and not re.search(r"\d", rest) and not verbs.search(rest) and (numbered or titled)):
+                    offenders.append((name, cf.finding.clause_type.value, q))
+    assert total > 400 and verified > 100
+    assert offenders == [], "\n".join(map(repr, offenders))
+
+
+def test_factcheck_benchmark_plants_other_category_and_negated_clauses(capsys):
+    import json
+
+    from benchmarks import factcheck
+
+    if not (factcheck.CUAD / "txt").is_dir():
+        pytest.skip("shared CUAD contracts not present")
+    factcheck.main(["--docs", "6"])
+    after = json.loads(capsys.readouterr().out)
+    factcheck.main(["--docs", "6", "--before"])
+    before = json.loads(capsys.readouterr().out)
+    assert after["support_check"] and not before["support_check"]
+    assert after["faithful_findings"] == before["faithful_findings"] > 0
+    for kind in ("other_category", "negated"):
+        assert after["per_kind"][kind]["planted"] > 0
+        # without the support check a grounded quote of another category, or a negated clause, passes
+        assert after["per_kind"][kind]["catch_rate"] > before["per_kind"][kind]["catch_rate"]
+
+
+def test_verifier_passage_is_the_quote_in_its_context():
+    from tasks.check.factcheck import verifier_passage
+
+    text = "A" * 3000 + " The Licensee shall maintain insurance of $1,000,000. " + "B" * 3000
+    doc = make_doc(text)
+    chunks = chunk_text(doc.sha256, doc.text, doc.page_starts())
+    quote = "The Licensee shall maintain insurance of $1,000,000."
+    home = next(c for c in chunks if quote in c.text)
+    passage = verifier_passage(home, [c for c in chunks if abs(c.index - home.index) == 1], quote, None, context=100)
+    assert quote in passage and len(passage) <= len(quote) + 200
+    assert verifier_passage(home, [], "not there", None) == home.text

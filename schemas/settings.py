@@ -163,15 +163,6 @@ class Settings(BaseSettings):
             return "anthropic"
         return "rules"
 
-    def resolved_bedrock_model_id(self) -> str:
-        """:attr:`bedrock_model_id`, or the inference-profile id derived from :attr:`anthropic_model`
-        (:func:`tasks.review.backends.models.bedrock_model_id`)."""
-        if self.bedrock_model_id:
-            return self.bedrock_model_id
-        from tasks.review.backends.models import bedrock_model_id
-
-        return bedrock_model_id(self.anthropic_model, self.bedrock_inference_profile)
-
     def sqlite_path(self) -> Path | None:
         """Path of the SQLite file when :attr:`database_url` is a file SQLite URL, else None."""
         prefix = "sqlite:///"

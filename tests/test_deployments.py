@@ -283,7 +283,8 @@ def test_document_automations_match_and_render_the_run_events(prefect_harness, t
     assert (module.HIGH_RISK_EVENT, module.FAILED_EVENT) == (FINDING_HIGH_RISK, DOCUMENT_FAILED)
     SlackWebhook(url="https://hooks.slack.com/services/T000/B000/XXXX").save("docreview-test", overwrite=True)
     created = module.create_automations("slack-webhook/docreview-test")
-    assert [a.name for a in created] == ["docreview-alerts", "docreview-high-risk", "docreview-failed-documents"]
+    assert [a.name for a in created] == ["docreview-alerts", "docreview-high-risk", "docreview-failed-documents",
+                                         "docreview-misconfigured"]
     again = module.create_automations("slack-webhook/docreview-test", ("high-risk",))  # replaces, no duplicate
     from prefect.automations import Automation
 

@@ -284,17 +284,18 @@ def test_every_model_the_sdk_lists_is_in_the_table():
 
 def test_defaults_and_bedrock_ids(monkeypatch):
     from schemas.settings import Settings
+    from tasks.review.reviewer import bedrock_model_for
 
     for key in ("DOCREVIEW_ANTHROPIC_MODEL", "DOCREVIEW_BEDROCK_MODEL_ID", "DOCREVIEW_BEDROCK_INFERENCE_PROFILE"):
         monkeypatch.delenv(key, raising=False)
     settings = Settings()
     assert settings.anthropic_model == DEFAULT_MODEL == "claude-sonnet-5-5"
-    assert settings.resolved_bedrock_model_id() == "global.anthropic.claude-sonnet-5-5"
+    assert bedrock_model_for(settings) == "global.anthropic.claude-sonnet-5-5"
     monkeypatch.setenv("DOCREVIEW_BEDROCK_INFERENCE_PROFILE", "eu")
     monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", LEGACY_DEFAULT_MODEL)
-    assert Settings().resolved_bedrock_model_id() == "eu.anthropic.claude-sonnet-4-6"
+    assert bedrock_model_for(Settings()) == "eu.anthropic.claude-sonnet-4-6"
     monkeypatch.setenv("DOCREVIEW_BEDROCK_MODEL_ID", "anthropic.claude-haiku-4-5-20251001-v1:0")
-    assert Settings().resolved_bedrock_model_id() == "anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert bedrock_model_for(Settings()) == "anthropic.claude-haiku-4-5-20251001-v1:0"
     assert bedrock_model_id("claude-opus-5-5", "") == "anthropic.claude-opus-5-5"
     assert capability("us.anthropic.claude-opus-5-5") is CAPABILITIES["claude-opus-5-5"]
 

@@ -43,6 +43,17 @@ def make_backend(settings: Settings) -> ReviewBackend:
     return backend
 
 
+def bedrock_model_for(settings: Settings) -> str:
+    """The Bedrock model id of a run: ``DOCREVIEW_BEDROCK_MODEL_ID`` when set, else the
+    inference-profile id of ``DOCREVIEW_ANTHROPIC_MODEL`` in ``DOCREVIEW_BEDROCK_INFERENCE_PROFILE``
+    (:func:`tasks.review.backends.models.bedrock_model_id`)."""
+    if settings.bedrock_model_id:
+        return settings.bedrock_model_id
+    from tasks.review.backends.models import bedrock_model_id
+
+    return bedrock_model_id(settings.anthropic_model, settings.bedrock_inference_profile)
+
+
 def _make_backend(settings: Settings) -> ReviewBackend:
     name = settings.resolved_backend()
     if name == "rules":
@@ -72,7 +83,7 @@ def _make_backend(settings: Settings) -> ReviewBackend:
         from tasks.review.backends.bedrock_backend import BedrockBackend
 
         return BedrockBackend(
-            settings.resolved_bedrock_model_id(),
+            bedrock_model_for(settings),
             region=settings.bedrock_region,
             endpoint_url=settings.bedrock_endpoint_url,
             timeout_s=settings.llm_timeout_s,

@@ -29,6 +29,7 @@ import functools
 import gzip
 import json
 import math
+import threading
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -183,12 +184,21 @@ class SupportModel(BaseModel):
         return {c: e / total for c, e in zip(self.classes, exps)}
 
 
-@functools.lru_cache(maxsize=2)
+_load_lock = threading.Lock()
+
+
 def load_model(path: str | None = None) -> SupportModel | None:
-    """The model at ``path`` (default :data:`MODEL_FILE`); ``None`` when the file is absent.
+    """The model at ``path`` (default :data:`MODEL_FILE`), read once per process however many
+    fact-check tasks ask for it at the same moment; ``None`` when the file is absent.
 
     Raises ``ValueError`` naming the file when it cannot be read or parsed.
     """
+    with _load_lock:
+        return _read_model(path)
+
+
+@functools.lru_cache(maxsize=2)
+def _read_model(path: str | None = None) -> SupportModel | None:
     file = Path(path) if path else MODEL_FILE
     if not file.is_file():
         return None

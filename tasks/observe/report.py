@@ -32,7 +32,7 @@ ATTENTION_ARTIFACT_KEY = "docreview-high-risk-findings"
 REPORT_LINK_ARTIFACT_KEY = "docreview-report"
 
 #: Most rows of the HTML report's "Findings to look at" table (the rest are counted).
-MAX_ATTENTION_ROWS = 300
+MAX_ATTENTION_ROWS = 150
 
 #: Verdicts whose findings may feed the key-terms summary.
 _TRUSTED = {"verified", "needs_review"}
@@ -392,11 +392,19 @@ def headline_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
         ("failed", metrics.get("documents_failed", 0)),
         ("findings", metrics.get("findings_total", 0)),
         ("verified", f"{metrics.get('verification_rate', 0) * 100:.1f}%"),
-        ("docs/min", f"{metrics.get('docs_per_min', 0):.1f}"),
+        ("docs/min", _fresh_docs_per_min(metrics)),
     ]
     if "drift" in metrics:  # only when documents were compared with an earlier review
         rows.append(("drift", f"{metrics['drift']:.3f}"))
     return [(k, str(v)) for k, v in rows]
+
+
+def _fresh_docs_per_min(metrics: dict[str, Any]) -> str:
+    """Documents reviewed in this run (not reused from an earlier one) per minute of the run, or
+    ``—`` when the run reviewed none anew."""
+    fresh = metrics.get("documents_reviewed", 0) - metrics.get("documents_skipped", 0)
+    wall = metrics.get("wall_s", 0)
+    return f"{fresh * 60 / wall:.1f}" if fresh > 0 and wall else "—"
 
 
 def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:

@@ -215,8 +215,13 @@ def _print_summary(result: dict) -> None:
                 else "nothing to verify" if m["documents_total"] else "no documents found in the source")
     table.add_row("Findings", f"{m['findings_total']}  ({verified})")
     fresh = int(m["documents_reviewed"] - m.get("documents_skipped", 0))  # reviewed in this run, not reused
-    table.add_row("Throughput", f"{fresh * 60 / m['wall_s']:.1f} documents/min ({fresh} reviewed in "
-                  f"{m['wall_s']:.1f} s)" if fresh and m["wall_s"] else "no document needed a new review")
+    if fresh and m["wall_s"]:
+        table.add_row("Throughput", f"{fresh * 60 / m['wall_s']:.1f} documents/min ({fresh} reviewed in "
+                      f"{m['wall_s']:.1f} s)")
+    elif m.get("documents_skipped") and m["documents_skipped"] == m["documents_total"]:
+        table.add_row("Throughput", "no document needed a new review")
+    elif m["documents_total"]:
+        table.add_row("Throughput", "no document was reviewed in this run")
     table.add_row("Backend", f"{result['backend']} ({result['model']})")
     if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
         table.add_row("Routing", f"{m['routing_rate'] * 100:.1f}% of the text sent to the deep review "

@@ -37,10 +37,14 @@ def describe_validation_error(exc: ValidationError, options: dict[str, str] | No
         loc = [str(part) for part in error.get("loc", ())]
         field = loc[-1] if loc else "?"
         model = Limits if len(loc) > 1 and loc[0] == "limits" else Settings
+        message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+        if not loc:  # a rule across several settings: its message names them
+            lines.append(message)
+            continue
         where = options.get(field) or env_variable(field, model)
         got = error.get("input")
         shown = "" if isinstance(got, dict) or got is None else f" (got {str(got)[:60]!r})"
-        lines.append(f"{where}: {error.get('msg', 'invalid value')}{shown}")
+        lines.append(f"{where}: {message}{shown}")
     return "; ".join(lines)
 
 

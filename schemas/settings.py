@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 BackendName = Literal["auto", "anthropic", "bedrock", "rules"]
@@ -25,10 +25,10 @@ class Limits(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="DOCREVIEW_", extra="ignore")
 
-    max_file_bytes: int = Field(100 * 1024 * 1024, description="Largest accepted file, bytes.")
-    max_pages: int = Field(2000, description="Most pages accepted in one document.")
-    extraction_timeout_s: float = Field(300.0, description="Wall-clock limit for text extraction, seconds.")
-    extraction_memory_mb: int = Field(1536, description="Address-space limit of the extraction process, MiB.")
+    max_file_bytes: int = Field(100 * 1024 * 1024, gt=0, description="Largest accepted file, bytes.")
+    max_pages: int = Field(2000, gt=0, description="Most pages accepted in one document.")
+    extraction_timeout_s: float = Field(300.0, gt=0, allow_inf_nan=False, description="Wall-clock limit for text extraction, seconds.")
+    extraction_memory_mb: int = Field(1536, gt=0, description="Address-space limit of the extraction process, MiB.")
     extraction_backoff_s: float = Field(
         43_200.0, ge=0,
         description="Wait after a document's extraction timed out before it is tried again, seconds (12 h); "
@@ -128,9 +128,10 @@ class Settings(BaseSettings):
         None, ge=0.0, le=1.0, description="Replaces the support model's stored threshold (tasks/check/support.py): the "
         "least probability of the claimed category that counts as supported; lower verifies more findings (more "
         "recall, less precision). None keeps the stored one.")
-    chunk_chars: int = Field(4000, description="Target chunk size, characters.")
-    chunk_overlap_chars: int = Field(600, description="Overlap between consecutive chunks, characters.")
-    max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)))
+    chunk_chars: int = Field(4000, gt=0, description="Target chunk size, characters.")
+    chunk_overlap_chars: int = Field(600, ge=0, description="Overlap between consecutive chunks, characters "
+                                     "(less than half of chunk_chars).")
+    max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)), gt=0)
     router_threshold: float | None = Field(
         None, allow_inf_nan=False, description="Replaces the router scorer's stored threshold (log-odds, "
         "tasks/review/route.py): lower sends more text to the deep review for more recall; a finite number. None keeps "
@@ -154,6 +155,14 @@ class Settings(BaseSettings):
         if self.verifier_enabled is not None:
             return self.verifier_enabled
         return backend != "rules"
+
+    @model_validator(mode="after")
+    def _overlap_below_half_a_chunk(self) -> "Settings":
+        """The chunker needs an overlap smaller than half a chunk (tasks/review/chunk.py)."""
+        if self.chunk_overlap_chars * 2 >= self.chunk_chars:
+            raise ValueError(f"DOCREVIEW_CHUNK_OVERLAP_CHARS ({self.chunk_overlap_chars}) must be less than half "
+                             f"of DOCREVIEW_CHUNK_CHARS ({self.chunk_chars})")
+        return self
 
     def resolved_backend(self) -> Literal["anthropic", "bedrock", "rules"]:
         """The backend actually used: ``auto`` becomes ``anthropic`` with a key, else ``rules``."""

@@ -250,8 +250,9 @@ def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
     wanted = [f for d in report["documents"] for f in d["findings"]
               if f["risk"] == "high" or f["verdict"] != "verified"]  # none decided yet
     assert sorted(r["id"] for r in rows) == sorted(f["id"] for f in wanted)
-    risks = [r["risk"] == "high" for r in rows]
-    assert risks == sorted(risks, reverse=True)  # high-risk rows first
+    order = {"contradicted": 0, "unsupported": 1, "needs_review": 2, "verified": 3}
+    keys = [(order[r["verdict"]], r["risk"] != "high") for r in rows]
+    assert keys == sorted(keys)  # rejected findings first, then unconfirmed, then verified; high risk first in each
 
 
 def test_trigger_kind_from_the_flow_run():

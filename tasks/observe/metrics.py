@@ -25,7 +25,8 @@ def compute_run_metrics(
 
     Returns ``documents_total``, ``documents_reviewed``, ``documents_deferred``,
     ``documents_failed``, ``documents_skipped`` (reviewed earlier, reused), ``docs_per_min``
-    (documents reaching a terminal state per minute of wall time), ``findings_total``,
+    (documents reviewed in this run, not reused from an earlier one nor copies of another object,
+    per minute of wall time), ``findings_total``,
     ``verification_rate`` (verified / findings, 0 when none), ``unsupported``, ``contradicted``,
     ``needs_review`` (findings with that verdict), ``pages_total``, ``llm_calls``,
     ``input_tokens``, ``output_tokens``, ``cost_usd`` (USD) and ``wall_s`` (seconds); when the run
@@ -71,7 +72,9 @@ def compute_run_metrics(
         "documents_deferred": status.count(DocumentStatus.deferred.value),
         "documents_failed": status.count(DocumentStatus.failed.value),
         "documents_skipped": sum(1 for d in docs if d.reused),
-        "docs_per_min": len(docs) / (elapsed_s / 60) if elapsed_s > 0 else 0.0,
+        "docs_per_min": sum(1 for d in docs if d.status == DocumentStatus.reviewed.value and not d.reused
+                            and not (d.reason or "").startswith("same content as")) / (elapsed_s / 60)
+        if elapsed_s > 0 else 0.0,
         "findings_total": findings,
         "verification_rate": verdicts.count("verified") / findings if findings else 0.0,
         "unsupported": verdicts.count("unsupported"),

@@ -304,7 +304,7 @@ _HTML = """<!doctype html>
  .cmd code,.fid{font-size:11.5px;color:#5b6675} .decision{font-size:12.5px;color:#1e6b34;margin-top:3px}
 </style></head>
 <body>
-<header><h1>docreview — contract review report</h1>
+<header><h1>docreview — document review report</h1>
 <p>Run {{ run.id }} · source {{ run.source }} · backend {{ run.backend }} ({{ run.model }}) · {{ run.started_at|when }} → {{ run.finished_at|when }}</p></header>
 <main>
 {% if run.offline %}<div class="notice">Reviewed with the offline <b>rules</b> backend (deterministic clause patterns, no language model).
@@ -462,8 +462,9 @@ def _md_cell(text: Any) -> str:
 
 
 def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dict[str, Any]]:
-    """Findings a reviewer should look at first (pure, see :func:`needs_attention`): high risk
-    first, then contradicted, unsupported, needs review; rows ``{document, clause, risk, verdict,
+    """Findings a reviewer should look at first (pure, see :func:`needs_attention`): what the
+    fact-check rejected (contradicted, unsupported), then what it could not confirm (needs
+    review), then verified high-risk findings; high risk first within each; rows ``{document, clause, risk, verdict,
     page, summary, id}``; at most ``limit`` (None: all)."""
     order = {"contradicted": 0, "unsupported": 1, "needs_review": 2, "verified": 3}
     rows = [
@@ -471,7 +472,7 @@ def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dic
          "page": f["page"], "summary": str(f["summary"])[:200], "id": f["id"]}
         for d in report["documents"] for f in d["findings"] if needs_attention(f)
     ]
-    rows.sort(key=lambda r: (RISK_ORDER.get(r["risk"], 3) > 0, order.get(r["verdict"], 4), r["document"],
+    rows.sort(key=lambda r: (order.get(r["verdict"], 4), RISK_ORDER.get(r["risk"], 3), r["document"],
                              r["page"] or 0))
     return rows if limit is None else rows[:limit]
 

@@ -131,8 +131,9 @@ def register_pickling() -> None:
       copy the function and every global it uses. The worker imports the flow instead. Flows not
       defined at module level pickle as before.
     - :data:`tasks.review.resilience.counters` (retries, breaker openings; it holds a lock and is
-      captured by the review task's retry condition) unpickles as the receiving process's own
-      counters. Retries made on a Dask worker are therefore counted in that worker, not in the
+      captured by the review task's retry condition) and
+      :data:`tasks.review.resilience.misconfiguration` (the stop on refused requests) unpickle as
+      the receiving process's own. Retries made on a Dask worker are therefore counted in that worker, not in the
       run's ``retries`` metric (see README, "Scaling out").
     - Model backends (anthropic, bedrock) unpickle as the receiving process's own backend of the
       same name and model (:func:`_worker_backend`): neither the SDK client nor the API key is
@@ -140,10 +141,11 @@ def register_pickling() -> None:
     """
     from tasks.review.backends.anthropic_backend import AnthropicBackend
     from tasks.review.backends.bedrock_backend import BedrockBackend
-    from tasks.review.resilience import RunCounters
+    from tasks.review.resilience import Misconfiguration, RunCounters
 
     copyreg.pickle(Flow, _reduce_flow)
     copyreg.pickle(RunCounters, _reduce_counters)
+    copyreg.pickle(Misconfiguration, _reduce_misconfiguration)
     for backend_class in (AnthropicBackend, BedrockBackend):
         copyreg.pickle(backend_class, _reduce_backend)
 
@@ -187,6 +189,18 @@ def _process_counters() -> Any:
     from tasks.review.resilience import counters
 
     return counters
+
+
+def _reduce_misconfiguration(_gate: Any) -> Any:
+    return _process_misconfiguration, ()
+
+
+def _process_misconfiguration() -> Any:
+    """This process's :data:`tasks.review.resilience.misconfiguration` (on a Dask worker, refusals
+    are counted per worker process; the flow's start-up check still runs in the flow process)."""
+    from tasks.review.resilience import misconfiguration
+
+    return misconfiguration
 
 
 def _reduce_flow(flow: Flow) -> Any:

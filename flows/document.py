@@ -19,7 +19,7 @@ from prefect import get_run_logger
 from prefect.futures import as_completed
 from prefect.utilities.annotations import quote
 
-from flows.pipeline import Document, Run, RunBook, result_or_error
+from flows.pipeline import Document, Run, RunBook, result_or_error, warm_up
 from schemas.documents import (
     Chunk,
     DocumentStatus,
@@ -152,6 +152,7 @@ def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDoc
     never holds claims on documents it is not yet working on, so concurrent runs (workers) split a
     batch between them.
     """
+    warm_up(run)  # once per run: the prompt cache, and the start-up check of key, model id and schema
     with run.extraction_slots:
         got = claim_and_extract(run, book, document.outcome)
     if got is None:

@@ -138,6 +138,8 @@ class Run:
     batch_poll_s: float = 60.0
     batch_timeout_s: float = 86_400.0
     stopping: threading.Event = field(default_factory=threading.Event)  # set when the run is interrupted
+    warmed: threading.Event = field(default_factory=threading.Event)  # the prompt-cache warm-up was tried
+    warm_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def db(self) -> str:
@@ -226,16 +228,24 @@ def stop_cleanly_when_interrupted(run: Run) -> Iterator[None]:
         raise
 
 
-def warm_up(run: Run, to_review: list[Any]) -> None:
-    """Before the first document of a model run: one request with the run's exact cached prompt
-    prefix (the backend's ``warm_cache``), so the first concurrent review calls read the prompt
-    cache instead of each writing it. It is also the run's start-up check: a key, model id or
-    request schema the API refuses stops the run here (:data:`misconfiguration`), before
-    anything is extracted. A transient failure only costs the warm cache. Not in batch mode (the
-    batch has its own 1-hour cache) nor when nothing is to be reviewed."""
+def warm_up(run: Run) -> None:
+    """Once per model run, before the first extraction (the first document found to need a
+    review waits for it; a run that reuses every document makes no call): one request with the
+    run's exact cached prompt prefix (the backend's ``warm_cache``), so the first concurrent
+    review calls read the prompt cache instead of each writing it. It is also the run's start-up
+    check: a key, model id or request schema the API refuses stops the run here
+    (:data:`misconfiguration`), before anything is extracted. A transient failure only costs the
+    warm cache. Not in batch mode (the batch has its own 1-hour cache)."""
     warm = getattr(run.reviewer, "warm_cache", None)
-    if not run.uses_model or run.batch or not to_review or warm is None:
+    if not run.uses_model or run.batch or warm is None or run.warmed.is_set():
         return
+    with run.warm_lock:
+        if not run.warmed.is_set():
+            _warm(run, warm)
+            run.warmed.set()
+
+
+def _warm(run: Run, warm: Callable[[], list[Any]]) -> None:
     from tasks.review.backends.anthropic_backend import WARMUP_CHUNK_INDEX
     from tasks.review.retry import is_permanent
     from tasks.store.persist import save_llm_calls

@@ -38,7 +38,6 @@ from flows.pipeline import (
     open_run,
     stop_cleanly_when_interrupted,
     stop_if_misconfigured,
-    warm_up,
 )
 from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
@@ -117,7 +116,6 @@ def review_documents(
                           run.reviewer.name, run.reviewer.model)
 
     to_review = deferred_first(run, reuse_unchanged_objects(run, book, objects))
-    warm_up(run, to_review)  # the prompt cache, and the start-up check of key, model id and schema
     with stop_cleanly_when_interrupted(run), DocumentPool(run, run.documents_in_flight) as pool:
         if not batch:
             pool.map(lambda obj: review_document(run, book, obj), to_review, on_error=book.fail)

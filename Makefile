@@ -16,7 +16,7 @@ install: $(VENV)/.installed
 
 run: install
 	$(BIN)/docreview samples inbox
-	$(BIN)/docreview review inbox --out out
+	$(BIN)/docreview review inbox --out out --playbook deployments/playbook.yaml
 
 test: install
 	$(PY) -m pytest

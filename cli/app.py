@@ -4,8 +4,10 @@
 and the report path. Prefect's own console logging is kept out of a normal run (it goes to
 ``OUT/docreview.log`` and to the Prefect API); ``--verbose`` shows it.
 
-Exit status: 0 when every document reached a terminal state (even if some failed with a
-reason); 1 when the run itself broke; 2 for bad command-line input.
+Exit status: 0 when at least one document ended reviewed (others may have failed or been
+deferred, each with a reason); 1 when none did (the Prefect flow run is Failed), when the API
+refused the run's requests, or when the run itself broke; 2 for bad command-line input or
+settings; 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from cli.checks import check_backend, check_database, load_settings
+from cli.checks import check_backend, check_database, check_playbook, load_settings
 from cli.common import console, err, prepare_environment, route_prefect_logs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
@@ -53,6 +55,7 @@ def review(
     suffix: Optional[str] = typer.Option(None, "--suffix", help="s3:// prefixes: only keys ending in this, case-insensitive (default .pdf; '' = all)."),
     task_runner: str = typer.Option("thread", "--task-runner", help="thread | dask: where the flow's tasks run."),
     dask_address: Optional[str] = typer.Option(None, "--dask-address", help="Dask scheduler (tcp://HOST:8786) for --task-runner dask (default: a temporary local cluster)."),
+    playbook: Optional[Path] = typer.Option(None, "--playbook", help="The team's playbook (YAML): check every reviewed document against its rules (default: DOCREVIEW_PLAYBOOK)."),
 ) -> None:
     """Review every document in SOURCE (a folder, a file, s3://bucket/prefix or s3://bucket/key) and write a report."""
     if backend not in ("auto", "anthropic", "bedrock", "rules"):
@@ -77,7 +80,9 @@ def review(
         raise typer.Exit(2)
     settings, problem = load_settings({"backend": backend, **({"database_url": db} if db else {})},
                                       options={"backend": "--backend", "database_url": "--db"})
-    problem = problem or check_backend(settings) or check_database(settings.database_url)
+    problem = (problem or check_playbook(str(playbook) if playbook else settings.playbook,
+                                         "--playbook" if playbook else "DOCREVIEW_PLAYBOOK")
+               or check_backend(settings) or check_database(settings.database_url))
     if problem:  # before Prefect starts: a configuration error is exit 2 within seconds
         err.print(f"[red]error:[/] {escape(problem)}")
         raise typer.Exit(2)
@@ -90,6 +95,7 @@ def review(
     prepare_environment(verbose)
 
     from flows import progress
+    from flows.pipeline import NothingReviewed
     from flows.review import review_documents
     from tasks.ingest.local import SourceError
     from tasks.review.resilience import RunMisconfigured
@@ -121,10 +127,15 @@ def review(
         with bar, runner_scope, _interrupt_ends_within(INTERRUPT_GRACE_S):
             result = flow_fn(source=source, out_dir=str(out), database_url=db, backend=backend,
                              rereview=rereview, routing=routing, policy=policy, batch=batch,
-                             endpoint_url=endpoint_url, suffix=suffix)
+                             endpoint_url=endpoint_url, suffix=suffix,
+                             playbook=str(playbook) if playbook else None)
     except KeyboardInterrupt:
         err.print(INTERRUPTED)
         raise typer.Exit(130) from None
+    except NothingReviewed as exc:  # every document failed or was deferred: the flow run is Failed
+        _print_summary(exc.result)
+        err.print(f"[red]Nothing was reviewed:[/] {escape(str(exc).removeprefix('nothing reviewed: '))}")
+        raise typer.Exit(1) from None
     except RunMisconfigured as exc:  # the API refused the run's requests: the configuration needs a fix
         err.print(f"[red]Stopped:[/] {escape(str(exc))}")
         err.print(f"Report: {out / 'report.html'}  (Details: {out / 'docreview.log'})")
@@ -214,6 +225,9 @@ def _print_summary(result: dict) -> None:
     verified = (f"{m['verification_rate'] * 100:.1f}% verified against the source" if m["findings_total"]
                 else "nothing to verify" if m["documents_total"] else "no documents found in the source")
     table.add_row("Findings", f"{m['findings_total']}  ({verified})")
+    if "playbook_deviations" in m:
+        table.add_row("Playbook", f"{m['playbook_deviations']} deviation(s), {m['playbook_deviations_high']} of high "
+                      f"severity; {m['playbook_unknown']} rule(s) undecided, {m['playbook_pass']} passed")
     fresh = int(m["documents_reviewed"] - m.get("documents_skipped", 0))  # reviewed in this run, not reused
     if fresh and m["wall_s"]:
         table.add_row("Throughput", f"{fresh * 60 / m['wall_s']:.1f} documents/min ({fresh} reviewed in "
@@ -300,6 +314,7 @@ def eval_cuad(
     chunk_chars: int = typer.Option(1500, "--chunk-chars", min=200, help="Chunk budget for the run, characters."),
     overlap_chars: int = typer.Option(200, "--overlap-chars", min=0, help="Chunk overlap for the run, characters."),
     held_out_only: bool = typer.Option(False, "--held-out", help="Only the fixed held-out split (SHA-1(Filename) % 3 == 0)."),
+    playbook: Optional[Path] = typer.Option(None, "--playbook", help="Also score this playbook's statuses against the ones the lawyers' answers give."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
 ) -> None:
     """Run the pipeline over CUAD contracts and score it per category against the lawyer labels."""
@@ -312,6 +327,10 @@ def eval_cuad(
     if overlap_chars * 2 >= chunk_chars:
         err.print("[red]error:[/] --overlap-chars must be smaller than half of --chunk-chars")
         raise typer.Exit(2)
+    problem = check_playbook(str(playbook) if playbook else None, "--playbook")
+    if problem:
+        err.print(f"[red]error:[/] {escape(problem)}")
+        raise typer.Exit(2)
     prepare_environment(verbose)
 
     from flows.eval import evaluate_cuad, print_table
@@ -320,7 +339,7 @@ def eval_cuad(
     try:
         result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
                                chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console,
-                               held_out_only=held_out_only)
+                               held_out_only=held_out_only, playbook=playbook)
     except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
         err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
         raise typer.Exit(1) from None
@@ -330,7 +349,7 @@ def eval_cuad(
     console.print(f"Scores: [bold]{out}[/]")
 
 
-from cli import db, deploy, monitor, queue, watch  # noqa: E402 - the other command groups
+from cli import db, deploy, monitor, queue, report, watch  # noqa: E402 - the other command groups
 
 monitor.register(app)  # runs, metrics show|serve
 app.command("queue")(queue.queue)  # the review queue
@@ -338,6 +357,7 @@ app.command("decide")(queue.decide)
 watch.register(app)  # bucket/folder -> Prefect events
 deploy.register(app)  # serve, deployments check
 db.register(app)  # db upgrade|check|revision|current
+report.register(app)  # report serve
 
 
 def main() -> None:  # pragma: no cover - console entry point

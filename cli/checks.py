@@ -107,3 +107,17 @@ def check_backend(settings: Settings) -> str | None:
             return ("the bedrock backend needs AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
                     "AWS_PROFILE, or an instance role), or use --backend rules")
     return None
+
+
+def check_playbook(path: str | None, option: str = "--playbook / DOCREVIEW_PLAYBOOK") -> str | None:
+    """None when no playbook is given or the one given is valid, else one line naming the option,
+    the rule and the field (see :func:`tasks.check.playbook.load_playbook`)."""
+    if not path:
+        return None
+    from tasks.check.playbook import PlaybookError, load_playbook
+
+    try:
+        load_playbook(path)
+    except PlaybookError as exc:
+        return f"{option}: {exc}"
+    return None

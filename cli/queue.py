@@ -8,6 +8,10 @@ adds nothing (idempotent). Decided items form a gold set (``docreview queue --go
 
 Item ids: findings by their ``findings.id`` (the ``id`` in ``report.json``); absences as
 ``A<absences.id>``.
+
+Below the queue, ``docreview queue`` lists each document's playbook deviations from the latest
+run that applied a playbook to it (``playbook_results``); a deviation rests on findings, which are
+decided by their ids.
 """
 
 from __future__ import annotations
@@ -78,6 +82,26 @@ def queue_items(database_url: str, pending_only: bool = False) -> list[dict[str,
     if pending_only:
         items = [i for i in items if i["decision"] is None]
     return items
+
+
+def playbook_deviations(database_url: str) -> list[dict[str, Any]]:
+    """Each document's deviations from the latest run that applied a playbook to it, high severity
+    first: ``[{file_name, sha256, playbook, rule, clause_type, severity, reason, finding_ids, run_id}]``."""
+    from schemas.tables import PlaybookResultRow
+    from tasks.store.persist import get_engine
+
+    with Session(get_engine(database_url)) as session:
+        rows = session.exec(select(PlaybookResultRow).order_by(PlaybookResultRow.created_at,
+                                                               PlaybookResultRow.id)).all()
+    latest: dict[str, str] = {}
+    for r in rows:
+        latest[r.sha256] = r.run_id  # ordered by time: the last one wins
+    order = {"high": 0, "medium": 1, "low": 2}
+    out = [dict(file_name=r.file_name, sha256=r.sha256, playbook=r.playbook, rule=r.rule_id, clause_type=r.clause_type,
+                severity=r.severity, reason=r.reason, finding_ids=list(r.finding_ids), run_id=r.run_id)
+           for r in rows if r.status == "deviation" and latest.get(r.sha256) == r.run_id]
+    out.sort(key=lambda d: (order.get(d["severity"], 3), d["file_name"], d["rule"]))
+    return out
 
 
 def _decision_dict(row: ReviewerDecision | None) -> dict[str, Any] | None:
@@ -155,7 +179,7 @@ def queue(
     gold: Optional[Path] = typer.Option(None, "--gold", help="Write the decided items (gold set) to this JSON file."),
     pending: bool = typer.Option(False, "--pending", help="Only items without a decision."),
 ) -> None:
-    """List findings that are unsupported, contradicted or need review, and absent high-risk clauses."""
+    """List findings that are unsupported, contradicted or need review, absent high-risk clauses, and playbook deviations."""
     url = _db(db)
     if gold is not None:
         items = gold_set(url)
@@ -175,6 +199,17 @@ def queue(
     findings = sum(1 for i in items if i["kind"] == "finding")
     console.print(f"{findings} finding(s) and {len(items) - findings} absence(s) in the queue"
                   + (" (undecided only)" if pending else ""))
+    deviations = playbook_deviations(url)
+    if deviations:
+        table = Table(title="Playbook deviations (latest run per document)", show_lines=False)
+        for col in ("document", "rule", "severity", "why", "findings"):
+            table.add_column(col, overflow="fold")
+        for d in deviations:
+            table.add_row(d["file_name"][:40], d["rule"], d["severity"], d["reason"][:160],
+                          ", ".join(str(i) for i in d["finding_ids"]))
+        console.print(table)
+        console.print(f"{len(deviations)} playbook deviation(s), "
+                      f"{sum(d['severity'] == 'high' for d in deviations)} of high severity")
 
 
 def decide(

@@ -1,6 +1,6 @@
 """Prefect automations: turn docreview events into notifications.
 
-Three automations, each sending through one Prefect notification block:
+Five automations, each sending through one Prefect notification block:
 
 - ``docreview-alerts``: every ``docreview.alert.*`` event (threshold breaches, below);
 - ``docreview-high-risk``: ``docreview.finding.high-risk``, one event per document of a run with
@@ -9,7 +9,9 @@ Three automations, each sending through one Prefect notification block:
   (payload ``reason``, ``failure_kind``, ``uri``);
 - ``docreview-misconfigured``: ``docreview.run.misconfigured``, a run the API refused (bad key,
   unknown model id, rejected schema: payload ``cause``, ``model``, ``documents_deferred``); the
-  run stopped and every nightly run will stop the same way until the configuration is fixed.
+  run stopped and every nightly run will stop the same way until the configuration is fixed;
+- ``docreview-playbook-deviations``: ``docreview.playbook.deviation``, one event per high-severity
+  deviation from the team's playbook (payload ``rule``, ``clause``, ``reason``, ``finding_ids``).
 
 Every run ends with the ``evaluate-alerts`` task (:func:`tasks.observe.monitoring.evaluate_alerts`),
 which emits one Prefect event per breached threshold, named ``docreview.alert.<name>``
@@ -24,7 +26,7 @@ Usage (against the Prefect API in ``PREFECT_API_URL``)::
     # once: a notification block, e.g. a Slack incoming webhook
     python -c "from prefect.blocks.notifications import SlackWebhook; \\
                SlackWebhook(url='https://hooks.slack.com/services/…').save('docreview-alerts')"
-    # create (or replace) the automations (all four, or --kind alerts|high-risk|failed|misconfigured)
+    # create (or replace) the automations (all five, or --kind alerts|high-risk|failed|misconfigured|playbook-deviation)
     python deployments/automations.py --block slack-webhook/docreview-alerts
 
 Only ``drift-high`` and ``breaker-open``, say: ``--events docreview.alert.drift-high
@@ -50,6 +52,12 @@ FAILED_AUTOMATION_NAME = "docreview-failed-documents"
 HIGH_RISK_EVENT = "docreview.finding.high-risk"
 FAILED_EVENT = "docreview.document.failed"
 MISCONFIGURED_EVENT = "docreview.run.misconfigured"
+DEVIATION_EVENT = "docreview.playbook.deviation"
+DEVIATION_AUTOMATION_NAME = "docreview-playbook-deviations"
+DEVIATION_SUBJECT = "docreview: {{ event.payload.file_name }} deviates from rule {{ event.payload.rule }}"
+DEVIATION_BODY = ("{{ event.payload.uri }}\nplaybook {{ event.payload.playbook }}, rule {{ event.payload.rule }} "
+                  "({{ event.payload.severity }}): {{ event.payload.reason }}\nfindings: {{ event.payload.finding_ids }}\n"
+                  "run {{ event.payload.run_id }}")
 MISCONFIGURED_AUTOMATION_NAME = "docreview-misconfigured"
 MISCONFIGURED_SUBJECT = "docreview: the API refused run {{ event.payload.run_id[:8] }}"
 MISCONFIGURED_BODY = ("{{ event.payload.cause }}\nbackend {{ event.payload.backend }}, model {{ event.payload.model }}; "
@@ -101,7 +109,8 @@ def alert_automation(block_document_id: UUID, events: tuple[str, ...] = ALERT_EV
 
 
 def document_automation(block_document_id: UUID, kind: str) -> Automation:
-    """The automation (not yet created) for ``kind`` ``high-risk`` or ``failed``: notify through
+    """The automation (not yet created) for ``kind`` ``high-risk``, ``failed``, ``misconfigured`` or
+    ``playbook-deviation``: notify through
     block ``block_document_id`` on each such event (one per document and run). Raises
     ``ValueError`` for another ``kind``."""
     if kind == "high-risk":
@@ -114,8 +123,11 @@ def document_automation(block_document_id: UUID, kind: str) -> Automation:
         name, event, subject, body, what = (MISCONFIGURED_AUTOMATION_NAME, MISCONFIGURED_EVENT,
                                             MISCONFIGURED_SUBJECT, MISCONFIGURED_BODY,
                                             "run is stopped because the API refused its requests")
+    elif kind == "playbook-deviation":
+        name, event, subject, body, what = (DEVIATION_AUTOMATION_NAME, DEVIATION_EVENT, DEVIATION_SUBJECT,
+                                            DEVIATION_BODY, "deviates from a high-severity playbook rule")
     else:
-        raise ValueError(f"unknown kind {kind!r} (high-risk, failed or misconfigured)")
+        raise ValueError(f"unknown kind {kind!r} (high-risk, failed, misconfigured or playbook-deviation)")
     return Automation(
         name=name,
         description=f"Notify {'operators when a' if kind == 'misconfigured' else 'reviewers when a document'} {what}.",
@@ -139,7 +151,8 @@ def _replace(automation: Automation) -> Automation:
     return automation.create()
 
 
-def create_automations(block: str, kinds: tuple[str, ...] = ("alerts", "high-risk", "failed", "misconfigured")) -> list[Automation]:
+def create_automations(block: str, kinds: tuple[str, ...] = ("alerts", "high-risk", "failed", "misconfigured",
+                                                             "playbook-deviation")) -> list[Automation]:
     """Create (or replace) the automations of ``kinds`` for the notification block ``block``
     (``block-type-slug/name``). Returns them. Raises ``ValueError`` when the block does not exist."""
     from prefect.blocks.core import Block
@@ -177,8 +190,8 @@ def main() -> None:
     parser.add_argument("--block", required=True, help="notification block, e.g. slack-webhook/docreview-alerts")
     parser.add_argument("--events", nargs="+", default=list(ALERT_EVENTS), help="event name patterns")
     parser.add_argument("--name", default=AUTOMATION_NAME, help="name of the alerts automation")
-    parser.add_argument("--kind", nargs="+", choices=["alerts", "high-risk", "failed", "misconfigured"],
-                        default=["alerts", "high-risk", "failed", "misconfigured"], help="which automations to create")
+    kinds = ["alerts", "high-risk", "failed", "misconfigured", "playbook-deviation"]
+    parser.add_argument("--kind", nargs="+", choices=kinds, default=kinds, help="which automations to create")
     args = parser.parse_args()
     for kind in args.kind:
         if kind == "alerts":

@@ -175,6 +175,7 @@ class StubLLM:
         self._queue: deque[list[Fault]] = deque()
         self._lock = threading.Lock()
         self.requests: Counter[str] = Counter()
+        self.system_prompts: Counter[str] = Counter()  # system text of Messages requests -> how many
         self.errors: Counter[int] = Counter()  # HTTP status -> error responses sent (faults included)
         self.outage_until = 0.0  # time.monotonic() until which every model request gets a 529
         self.batch_delay_s = 0.0  # seconds a message batch stays in_progress after creation
@@ -203,6 +204,7 @@ class StubLLM:
             self._cache.clear()
             self._queue.clear()
             self.requests.clear()
+            self.system_prompts.clear()
             self.errors.clear()
 
     def active_faults(self, header: str | None) -> dict[str, str | None]:
@@ -831,6 +833,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, {"input_tokens": total}, {"request-id": request_id})
             elif path == "/v1/messages":
                 self._require_key()
+                system = body.get("system")
+                text = system if isinstance(system, str) else "\n".join(
+                    str(b.get("text", "")) for b in system or [] if isinstance(b, dict))
+                with stub._lock:
+                    stub.system_prompts[text] += 1
                 self._messages(body, request_id)
             elif path == "/v1/messages/batches":
                 self._require_key()

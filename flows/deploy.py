@@ -84,6 +84,8 @@ class DeploySettings(BaseSettings):
     - ``batch_window_s``: the upload trigger's window ``W`` (see the module docstring).
     - ``out_dir``: the report folder of deployment runs.
     - ``backend``: the flow's ``backend`` parameter for both deployments.
+    - ``playbook``: the flow's ``playbook`` parameter for both (a playbook file on the workers;
+      unset: the runs read ``DOCREVIEW_PLAYBOOK`` from the worker's environment, if any).
     """
 
     model_config = SettingsConfigDict(env_prefix="DOCREVIEW_", extra="ignore")
@@ -95,6 +97,7 @@ class DeploySettings(BaseSettings):
     batch_window_s: float = Field(30.0, ge=0, le=3600)
     out_dir: str = "out"
     backend: str = "auto"
+    playbook: str | None = None
 
     @field_validator("nightly_timezone")
     @classmethod
@@ -160,6 +163,8 @@ def build_deployments(settings: DeploySettings | None = None, endpoint_url: str 
         common["endpoint_url"] = endpoint_url
     if database_url:
         common["database_url"] = database_url
+    if s.playbook:
+        common["playbook"] = s.playbook
     upload = review_documents.to_deployment(
         name=UPLOAD_DEPLOYMENT,
         description="Review newly uploaded documents (triggered by docreview.document.received).",

@@ -27,7 +27,7 @@ from schemas.documents import (
     IngestOutcome,
     SourceObject,
 )
-from schemas.findings import PROMPT_VERSION, CheckedFinding
+from schemas.findings import CheckedFinding
 from schemas.review import ChunkReview, ReviewOutcome
 from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
@@ -169,7 +169,7 @@ def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutco
     it ended instead (held by another live run, reviewed meanwhile, or the API refused the run)."""
     if refused(book, fp):
         return None
-    claim = claim_document(run.db, fp.sha256, run.id, run.worker, run.settings.claim_lease_s, PROMPT_VERSION,
+    claim = claim_document(run.db, fp.sha256, run.id, run.worker, run.settings.claim_lease_s, run.prompt_version,
                            run.reviewer.model, run.reviewed_since)
     if claim.state == ClaimState.held:  # another live run is reviewing it
         book.conclude(fp, DocumentStatus.deferred, claim.reason)
@@ -226,13 +226,13 @@ def record_review(run: Run, prepared: PreparedDocument, chunk: Chunk, review: Ch
     findings; returns that fact-check's future, or None. A failed review becomes a problem of the
     document (``cached``: the stored result of the same chunk content is used instead, if any)."""
     if error is not None and run.uses_model and run.policy.on_open == "cached":
-        review = cached_review(run.db, quote(chunk), PROMPT_VERSION, run.reviewer.model)
+        review = cached_review(run.db, quote(chunk), run.prompt_version, run.reviewer.model)
         error = None if review is not None else error  # same content, prompt version and model
     if error is not None:
         prepared.problems.append(f"chunk {chunk.index + 1}: {error}")
         return None
     if run.uses_model and review.outcome == ReviewOutcome.ok and not review.cached:
-        store_review(run.db, quote(chunk), PROMPT_VERSION, run.reviewer.model, quote(review))
+        store_review(run.db, quote(chunk), run.prompt_version, run.reviewer.model, quote(review))
     if review.calls:
         save_llm_calls(run.db, run.id, chunk.document_sha256, chunk.index, review.calls)
     if review.outcome != ReviewOutcome.ok:
@@ -263,14 +263,14 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
     sha, model = prepared.document.outcome.sha256, run.reviewer.model
     outcome = prepared.document.outcome
     checked = sorted(prepared.checked, key=lambda c: (c.chunk_index, c.ordinal))
-    checked = check_consistency(quote(checked), quote(prepared.index), sha, PROMPT_VERSION, model)
-    stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, PROMPT_VERSION, quote(checked))
+    checked = check_consistency(quote(checked), quote(prepared.index), sha, run.prompt_version, model)
+    stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked))
     if not prepared.problems:
-        save_absences(run.db, run.id, sha, PROMPT_VERSION, model,
+        save_absences(run.db, run.id, sha, run.prompt_version, model,
                       quote(find_absences(checked, [c.index for c in prepared.chunks])))
-        mark_document_reviewed(run.db, sha, PROMPT_VERSION, model, run.reviewer.name, run.id, len(prepared.chunks),
+        mark_document_reviewed(run.db, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks),
                                stored)
-        record_drift(run.db, run.id, sha, model, PROMPT_VERSION)
+        record_drift(run.db, run.id, sha, model, run.prompt_version)
         book.conclude(outcome, DocumentStatus.reviewed, None, stored)
         return
     if misconfiguration.tripped:  # not the document's fault: it waits for a fixed configuration

@@ -30,12 +30,14 @@ from sqlmodel import Session, select
 
 from schemas.documents import Chunk
 from schemas.taxonomy import CUAD_LABELS, ClauseType
+from tasks.check.playbook import load_playbook
 from tasks.observe.evaluate import (
     CATEGORIES,
     VALUE_CATEGORIES,
     RouterTally,
     evidence_overlaps,
     held_out,
+    lawyer_playbook_status,
     load_cuad,
     macro_f1,
     presence_scores,
@@ -96,8 +98,15 @@ def evaluate_cuad(
     overlap_chars: int | None = 200,
     console: Console | None = None,
     held_out_only: bool = False,
+    playbook: str | Path | None = None,
 ) -> dict[str, Any]:
     """Review the labelled contracts of ``data_dir`` with ``backend`` and score the result.
+
+    ``playbook``: a playbook file applied in the run; the result then has ``playbook_agreement``
+    (share of (contract, rule) pairs whose status equals the one derived from the lawyers'
+    answers, :func:`tasks.observe.evaluate.lawyer_playbook_status`; ``unknown`` counts as a
+    disagreement) and ``playbook_rules`` ``{rule: {agree, pairs, agreement, unknown, skipped,
+    confusion {"expected->got": n}}}``.
 
     ``held_out_only`` reviews only the contracts of the fixed held-out split
     (:func:`tasks.observe.evaluate.held_out`: SHA-1 of ``Filename`` ≡ 0 mod 3, 131 of the 340 shared
@@ -154,7 +163,7 @@ def evaluate_cuad(
         with _chunking(chunk_chars, overlap_chars):
             review_started = time.monotonic()
             result = review_documents(source=str(src), out_dir=str(out_dir), database_url=db, backend=backend,
-                                      routing=routing)
+                                      routing=routing, playbook=str(playbook) if playbook else None)
             review_wall = time.monotonic() - review_started
         report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
 
@@ -170,10 +179,27 @@ def evaluate_cuad(
         reviewed = 0
         by_status: dict[str, int] = {}
         not_reviewed: list[dict[str, str]] = []
+        rules = load_playbook(playbook) if playbook else None
+        rule_tally: dict[str, dict[str, Any]] = {
+            r.id: {"agree": 0, "pairs": 0, "unknown": 0, "skipped": 0, "confusion": {}}
+            for r in (rules.playbook.rules if rules else [])}
         for entry in report["documents"]:
             doc = by_file.get(entry["file_name"])
             if doc is None:
                 continue
+            if rules is not None and entry["status"] == "reviewed":
+                got = {r["rule"]: r["status"] for r in entry.get("playbook") or []}
+                for rule in rules.playbook.rules:
+                    want = lawyer_playbook_status(rule, rules.limits.get(rule.id), doc.answers.get(rule.clause, ""))
+                    t = rule_tally[rule.id]
+                    if want is None:
+                        t["skipped"] += 1
+                        continue
+                    t["pairs"] += 1
+                    t["agree"] += got.get(rule.id) == want
+                    t["unknown"] += got.get(rule.id) == "unknown"
+                    key = f"{want}->{got.get(rule.id)}"
+                    t["confusion"][key] = t["confusion"].get(key, 0) + 1
             reviewed += entry["status"] == "reviewed"
             by_status[entry["status"]] = by_status.get(entry["status"], 0) + 1
             if entry["status"] != "reviewed":
@@ -265,6 +291,13 @@ def evaluate_cuad(
         "review_wall_s": round(review_wall, 1),
         "wall_s": round(time.monotonic() - started, 1),
     }
+    if rules is not None:
+        for t in rule_tally.values():
+            t["agreement"] = t["agree"] / t["pairs"] if t["pairs"] else None
+        pairs = sum(t["pairs"] for t in rule_tally.values())
+        out["playbook"] = rules.name
+        out["playbook_agreement"] = sum(t["agree"] for t in rule_tally.values()) / pairs if pairs else None
+        out["playbook_rules"] = rule_tally
     if out_file is not None:
         Path(out_file).parent.mkdir(parents=True, exist_ok=True)
         Path(out_file).write_text(json.dumps(out, indent=2, sort_keys=False), encoding="utf-8")
@@ -306,6 +339,17 @@ def print_table(result: dict[str, Any], console: Console) -> None:
             f"verified findings {result['verified_findings']}: evidence overlap "
             f"[bold]{result['verified_evidence_overlap_rate']:.3f}[/]   presence macro-F1 over verified "
             f"[bold]{result['presence_macro_f1_verified']:.4f}[/]")
+    if result.get("playbook_rules"):
+        table = Table(title=f"Playbook {result['playbook']!r} against the lawyers' answers", box=box.SIMPLE)
+        for col in ("rule", "pairs", "agreement", "unknown", "skipped", "expected->got"):
+            table.add_column(col, justify="left" if col in ("rule", "expected->got") else "right")
+        for rule, t in result["playbook_rules"].items():
+            table.add_row(rule, str(t["pairs"]), f"{t['agreement']:.3f}" if t["agreement"] is not None else "—",
+                          str(t["unknown"]), str(t["skipped"]),
+                          ", ".join(f"{k} {v}" for k, v in sorted(t["confusion"].items())))
+        console.print(table)
+        if result["playbook_agreement"] is not None:
+            console.print(f"playbook agreement [bold]{result['playbook_agreement']:.3f}[/] over all (contract, rule) pairs")
     if result.get("spans_located_held_out"):
         console.print(
             f"router on the {result['spans_located_held_out']} spans of contracts held out from the scorer's training: "

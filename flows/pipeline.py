@@ -45,10 +45,12 @@ from schemas.policy import ResiliencePolicy
 from schemas.settings import Settings
 from schemas.tables import utcnow
 from tasks.check.injection import TokenBudget
+from tasks.check.playbook import LoadedPlaybook, load_playbook
 from tasks.ingest.s3 import discard_download, remove_downloads
 from tasks.observe.events import emit_run_misconfigured, tag_flow_run
 from tasks.observe.metrics import compute_run_metrics
 from tasks.observe.monitoring import AlertThresholds, evaluate_alerts
+from tasks.observe.playbook import record_playbook_results
 from tasks.review.backends.base import ReviewBackend
 from tasks.review.chunk import CHUNKER_VERSION
 from tasks.review.resilience import (
@@ -111,6 +113,19 @@ class Slots:
             return [self.submit(task, *args, **kwargs) for args, kwargs in calls]
 
 
+class NothingReviewed(RuntimeError):
+    """The run had documents and none ended reviewed (every one failed or was deferred); the flow
+    run ends Failed. ``result`` is the flow's result (see :func:`flows.review.review_documents`),
+    so a caller can still print the summary and the report path."""
+
+    def __init__(self, message: str, result: dict[str, Any]) -> None:
+        super().__init__(message, result)  # both in args: the exception pickles with its result
+        self.result = result
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 @dataclass
 class Run:
     """One run of the review flow: what each document's pipeline reads (never a live client of
@@ -140,11 +155,18 @@ class Run:
     stopping: threading.Event = field(default_factory=threading.Event)  # set when the run is interrupted
     warmed: threading.Event = field(default_factory=threading.Event)  # the prompt-cache warm-up was tried
     warm_lock: threading.Lock = field(default_factory=threading.Lock)
+    playbook: LoadedPlaybook | None = None  # the team's rules, checked on every reviewed document
 
     @property
     def db(self) -> str:
         """The run's database URL."""
         return self.settings.database_url
+
+    @property
+    def prompt_version(self) -> str:
+        """The prompt version the run's reviews are stored and reused under (the backend's: it
+        names the playbook's party when the prompt does, :func:`tasks.review.backends.prompt.prompt_version_for`)."""
+        return getattr(self.reviewer, "prompt_version", PROMPT_VERSION)
 
     @property
     def uses_model(self) -> bool:
@@ -164,17 +186,23 @@ class Run:
 
 
 def open_run(source: str, out_dir: str, database_url: str | None, backend: str, rereview: bool,
-             policy: ResiliencePolicy | None, routing: str, batch: tuple[float, float] | None = None) -> Run:
+             policy: ResiliencePolicy | None, routing: str, batch: tuple[float, float] | None = None,
+             playbook: str | None = None) -> Run:
     """Settings, backend and policy for a new run, its ``runs`` row and its concurrency bounds.
     ``batch``: ``(poll interval, timeout)`` in seconds for Message Batches mode, None otherwise.
+    ``playbook``: a playbook file (else ``DOCREVIEW_PLAYBOOK``, else none).
 
     Raises ``ValueError`` for an unknown ``routing``, for ``batch`` without the anthropic backend,
-    and :class:`tasks.review.reviewer.BackendConfigError` when the backend cannot be built.
+    :class:`tasks.check.playbook.PlaybookError` for a playbook that cannot be used, and
+    :class:`tasks.review.reviewer.BackendConfigError` when the backend cannot be built.
     """
     overrides: dict[str, Any] = {"backend": backend}
     if database_url:
         overrides["database_url"] = database_url
     settings = Settings(**overrides)
+    rules = load_playbook(playbook or settings.playbook) if (playbook or settings.playbook) else None
+    if rules is not None and rules.playbook.party:  # the model backends review for the playbook's party
+        settings = settings.model_copy(update={"review_party": rules.playbook.party})
     reviewer = make_backend(settings)
     tag_flow_run(reviewer.name)  # docreview, backend:<name>, trigger:<event|schedule|deployment|manual>
     policy = policy or ResiliencePolicy(call_timeout_s=settings.llm_timeout_s)
@@ -185,7 +213,7 @@ def open_run(source: str, out_dir: str, database_url: str | None, backend: str, 
               policy=policy, routing_mode=resolve_mode(routing, reviewer.name), rereview=rereview,
               batch=batch is not None, batch_poll_s=poll_s, batch_timeout_s=timeout_s,
               reviewed_since=utcnow() if rereview else None,
-              budget=TokenBudget(settings.limits.max_run_tokens or None))
+              budget=TokenBudget(settings.limits.max_run_tokens or None), playbook=rules)
     if run.uses_model:
         ensure_concurrency_limit(policy)
     counters.reset()
@@ -193,8 +221,8 @@ def open_run(source: str, out_dir: str, database_url: str | None, backend: str, 
     run.review_task = review_chunk.with_options(**retry_options(policy))
     _size_slots(run)
     if not rereview:
-        run.already_reviewed = reviewed_keys(run.db, PROMPT_VERSION, reviewer.model)
-    start_run(run.db, run.id, source, reviewer.name, reviewer.model, PROMPT_VERSION, str(runtime_flow_run.id or ""))
+        run.already_reviewed = reviewed_keys(run.db, run.prompt_version, reviewer.model)
+    start_run(run.db, run.id, source, reviewer.name, reviewer.model, run.prompt_version, str(runtime_flow_run.id or ""))
     return run
 
 
@@ -278,6 +306,16 @@ def stop_if_misconfigured(run: Run, result: dict[str, Any]) -> None:
                            "are deferred to the next run)")
 
 
+def apply_playbook(run: Run) -> None:
+    """Check every document the run reviewed against the run's playbook, if it has one, and store
+    the results (:func:`tasks.observe.playbook.record_playbook_results`); the run's metrics, report,
+    artifacts and events then show them."""
+    if run.playbook is not None:
+        counts = record_playbook_results(run.db, run.id, run.playbook)
+        get_run_logger().info("Playbook %r: %d deviation(s), %d unknown, %d pass", run.playbook.name,
+                              counts["deviation"], counts["unknown"], counts["pass"])
+
+
 def close_run(run: Run, book: RunBook) -> dict[str, float]:
     """End the run: close the backend's client, remove downloads, end any object the pipelines
     left (the safety net), release claims, store the metrics and evaluate the alerts.
@@ -290,7 +328,7 @@ def close_run(run: Run, book: RunBook) -> dict[str, float]:
     book.end_leftovers()
     release_claims(run.db, run.id)  # none should be left; after an internal error, free them now
     elapsed = time.monotonic() - run.started
-    metrics = compute_run_metrics(run.db, run.id, PROMPT_VERSION, run.reviewer.model, elapsed, chunker=run.chunker)
+    metrics = compute_run_metrics(run.db, run.id, run.prompt_version, run.reviewer.model, elapsed, chunker=run.chunker)
     metrics.update(counters.reset())  # retries, breaker_openings
     finish_run(run.db, run.id, metrics)
     evaluate_alerts(run.db, run.id, AlertThresholds.from_settings(run.settings))

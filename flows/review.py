@@ -17,7 +17,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run as runtime_flow_run
-from prefect.states import Completed, State
+from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
@@ -33,7 +33,9 @@ from flows.document import (
 from flows.pipeline import (
     TASK_RUNNER_WORKERS,
     DocumentPool,
+    NothingReviewed,
     RunBook,
+    apply_playbook,
     close_run,
     open_run,
     stop_cleanly_when_interrupted,
@@ -42,6 +44,7 @@ from flows.pipeline import (
 from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
 from tasks.observe.events import emit_document_events
+from tasks.observe.playbook import publish_deviations
 from tasks.observe.report import (
     publish_artifacts,
     report_link,
@@ -88,6 +91,7 @@ def review_documents(
     batch_timeout_s: float = 86_400.0,
     endpoint_url: str | None = None,
     suffix: str | None = None,
+    playbook: str | None = None,
 ) -> dict[str, Any]:
     """Review every document in ``source`` and write a report into ``out_dir``.
 
@@ -97,6 +101,8 @@ def review_documents(
     ``all``, ``decision-points`` or ``auto`` (:mod:`tasks.review.route`). ``batch``: the deep
     chunks of every document in one Message Batch (anthropic only), polled every
     ``batch_poll_s`` s for at most ``batch_timeout_s`` s (:mod:`tasks.review.batches`).
+    ``playbook``: a playbook file (YAML, :mod:`schemas.playbook`; default ``DOCREVIEW_PLAYBOOK``)
+    every reviewed document is checked against.
 
     Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics",
     "documents"}``. Raises ``ValueError`` for an empty or unrendered-template ``source``, an
@@ -107,7 +113,7 @@ def review_documents(
     reason.
     """
     run = open_run(check_source(source), out_dir, database_url, backend, rereview, policy, routing,
-                   batch=(batch_poll_s, batch_timeout_s) if batch else None)
+                   batch=(batch_poll_s, batch_timeout_s) if batch else None, playbook=playbook)
     objects = list_source_objects(run.source, endpoint_url=endpoint_url or None, suffix=suffix,
                                   exclude=run.own_files)
     book = RunBook(run, objects)
@@ -126,23 +132,33 @@ def review_documents(
             pool.map(lambda p: check_and_conclude(run, book, p, reviews), prepared,
                      on_error=lambda p, exc: book.fail(p.document.outcome.source, exc))
 
+    apply_playbook(run)  # the team's rules on every reviewed document (when the run has a playbook)
     metrics = close_run(run, book)
     result = publish_report(run, metrics)
     stop_if_misconfigured(run, result)  # the API refused the run's requests: Failed, saying why
-    return final_state(result)
+    return final_state(result, batch)
 
 
-def final_state(result: dict[str, Any]) -> State | dict[str, Any]:
-    """The flow run's end state: ``Completed with failures`` / ``Completed with deferrals`` (a
-    Completed state whose name and message count them, so the Prefect UI does not show a plain
-    "Completed") when documents failed or were deferred, else the plain result. The caller of
-    the flow receives ``result`` either way."""
+def final_state(result: dict[str, Any], batch: bool = False) -> State | dict[str, Any]:
+    """The flow run's end state, so the Prefect UI does not show a plain "Completed" when it should not:
+
+    - ``Failed`` when the run had documents and none of them ended reviewed: all failed, or were
+      deferred because they could not be reviewed (API errors, an open breaker, an extraction
+      backing off); in ``batch`` mode documents deferred while their Message Batch is still being
+      processed are waiting, not failing, so only failures count there. Its data is
+      :class:`NothingReviewed`, which carries ``result`` (calling the flow raises it);
+    - ``Completed with failures`` / ``Completed with deferrals`` (a Completed state whose name and
+      message count them, e.g. "1 of 7 failed") when some documents failed or were deferred;
+    - else the plain ``result`` (see :func:`review_documents`)."""
     m = result["metrics"]
     failed, deferred, total = int(m["documents_failed"]), int(m["documents_deferred"]), int(m["documents_total"])
     if not failed and not deferred:
         return result
     parts = [f"{failed} of {total} failed"] if failed else []
     parts += [f"{deferred} deferred (the next run takes them first)"] if deferred else []
+    if not int(m["documents_reviewed"]) and (failed or not batch):
+        message = "nothing reviewed: " + "; ".join(parts)
+        return Failed(message=message, data=NothingReviewed(message, result))
     name = "Completed with failures" if failed else "Completed with deferrals"
     return Completed(name=name, message="; ".join(parts), data=result)
 
@@ -151,9 +167,11 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     """Write ``report.json``/``report.html``, publish the Prefect artifacts and the document
     events, and return the flow's result (see :func:`review_documents`)."""
     offline = run.reviewer.name == "rules"
-    report = write_report(run.db, run.id, run.out_dir, offline)
+    playbook = {"name": run.playbook.name, "source": run.playbook.source} if run.playbook else None
+    report = write_report(run.db, run.id, run.out_dir, offline, playbook)
     report_html = str(Path(run.out_dir) / "report.html")
     publish_artifacts(quote(report), report_link(run.out_dir, run.id, run.settings.report_url_base))
+    publish_deviations(report)  # the playbook's deviations table artifact
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     counts = {k: report["run"]["metrics"][k] for k in ("documents_reviewed", "documents_deferred", "documents_failed")}
     get_run_logger().info("Run %s finished: %s", run.id, counts)

@@ -124,6 +124,13 @@ class Settings(BaseSettings):
         None, description="Base URL where the report folder is published (a bucket website or static server): "
         "the Prefect artifact then links <base>/runs/<run id>/report.html, which opens on any machine."
     )
+    review_party: str | None = Field(
+        None, max_length=200, description="The party the model backends review for (risk judged from its side); a "
+        "playbook's `party` sets it. Reviews for a party are stored under their own prompt version.")
+    playbook: str | None = Field(
+        None, description="The team's playbook (YAML, schemas/playbook.py): every reviewed document is checked against "
+        "its rules (pass, deviation, unknown). `docreview review --playbook FILE` and the deployment parameter "
+        "`playbook` override it.")
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0, description="Replaces the support model's stored threshold (tasks/check/support.py): the "
         "least probability of the claimed category that counts as supported; lower verifies more findings (more "

@@ -434,3 +434,30 @@ class ExtractionBackoffRow(SQLModel, table=True):
     last_reason: str = Field(sa_column=Column(Text, nullable=False))
     last_failed_at: datetime = Field(default_factory=utcnow)
     retry_after: datetime = Field(default_factory=utcnow)
+
+
+class PlaybookResultRow(SQLModel, table=True):
+    """One playbook rule's outcome on one document in one run (see :mod:`tasks.check.playbook`).
+
+    ``status`` is ``pass``, ``deviation`` or ``unknown``; ``severity`` the rule's (low, medium,
+    high); ``finding_ids`` (JSON list of ``findings.id``) the findings the result rests on;
+    ``playbook`` the playbook's name. Written once per (run, document, rule): a re-run of the same
+    run's step does not duplicate it.
+    """
+
+    __tablename__ = "playbook_results"
+    __table_args__ = (UniqueConstraint("run_id", "sha256", "rule_id", name="uq_playbook_results_key"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(index=True, max_length=36)
+    sha256: str = Field(index=True, max_length=64)
+    file_name: str
+    playbook: str
+    rule_id: str = Field(max_length=80)
+    clause_type: str
+    expect: str
+    status: str = Field(index=True)
+    severity: str
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    finding_ids: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)

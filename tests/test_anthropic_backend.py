@@ -325,3 +325,15 @@ def test_count_tokens_preflight_measures_the_prefix(server, stub):
     assert stub.requests["/v1/messages/count_tokens"] == 1
     assert b.prefix_tokens >= prefix_tokens_estimate(b.mode)
     assert cache_prefix_check(MODEL, b.prefix_tokens)[0]
+
+
+def test_a_playbook_party_is_in_the_system_prompt_and_the_prompt_version(server, stub):
+    plain, for_acme = backend(server), backend(server, party="Acme Corp")
+    request = for_acme.request(make_chunk(), "a.pdf")
+    assert "You review for Acme Corp." in request["system"][0]["text"]
+    assert "You review for" not in plain.request(make_chunk(), "a.pdf")["system"][0]["text"]
+    assert plain.prompt_version == "review-v3"
+    assert for_acme.prompt_version.startswith("review-v3+party-") and for_acme.prompt_version != \
+        backend(server, party="Other Corp").prompt_version  # a review for another party is not reused
+    review = for_acme.review_chunk(make_chunk(), "a.pdf")  # the double accepts the request
+    assert review.outcome == ReviewOutcome.ok and review.findings

@@ -216,7 +216,7 @@ def test_flow_fails_fast_on_an_empty_or_unrendered_source(prefect_harness, sourc
 
 def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
     from flows.review import review_documents
-    from tasks.observe.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, document_events
+    from tasks.observe.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, PLAYBOOK_DEVIATION, document_events
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=2)
@@ -276,7 +276,7 @@ def test_document_automations_match_and_render_the_run_events(prefect_harness, t
     from prefect.server.utilities.user_templates import render_user_template_sync
     from prefect.types._datetime import now
 
-    from tasks.observe.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, document_events
+    from tasks.observe.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, PLAYBOOK_DEVIATION, document_events
 
     spec = importlib.util.spec_from_file_location("docreview_automations", ROOT / "deployments" / "automations.py")
     module = importlib.util.module_from_spec(spec)
@@ -285,21 +285,28 @@ def test_document_automations_match_and_render_the_run_events(prefect_harness, t
     SlackWebhook(url="https://hooks.slack.com/services/T000/B000/XXXX").save("docreview-test", overwrite=True)
     created = module.create_automations("slack-webhook/docreview-test")
     assert [a.name for a in created] == ["docreview-alerts", "docreview-high-risk", "docreview-failed-documents",
-                                         "docreview-misconfigured"]
+                                         "docreview-misconfigured", "docreview-playbook-deviations"]
     again = module.create_automations("slack-webhook/docreview-test", ("high-risk",))  # replaces, no duplicate
     from prefect.automations import Automation
 
     assert Automation.read(name="docreview-high-risk").id == again[0].id
 
-    report = {"run": {"id": "r" * 36, "flow_run_id": None}, "documents": [
+    report = {"run": {"id": "r" * 36, "flow_run_id": None, "playbook": {"name": "standard-positions"}}, "documents": [
         {"source": "s3://b/in/a.pdf", "file_name": "a.pdf", "sha256": "a" * 64, "status": "reviewed",
          "findings": [{"id": 7, "clause_type": "uncapped_liability", "clause_label": "Uncapped Liability",
-                       "risk": "high", "verdict": "verified", "page": 3, "summary": "Liability is not capped."}]},
+                       "risk": "high", "verdict": "verified", "page": 3, "summary": "Liability is not capped."}],
+         "playbook": [{"rule": "no-uncapped-liability", "clause": "uncapped_liability", "expect": "absent",
+                       "status": "deviation", "severity": "high", "finding_ids": [7],
+                       "reason": "Uncapped Liability is present (page 3); the playbook expects it absent"}]},
         {"source": "s3://b/in/b.pdf", "file_name": "b.pdf", "sha256": None, "status": "failed",
          "reason": "not a PDF", "failure_kind": "not_pdf", "findings": []}]}
     by_name = {a.name: a for a in created}
-    for e in document_events(report):
-        automation = by_name["docreview-high-risk" if e["event"] == FINDING_HIGH_RISK else "docreview-failed-documents"]
+    automation_for = {FINDING_HIGH_RISK: "docreview-high-risk", DOCUMENT_FAILED: "docreview-failed-documents",
+                      PLAYBOOK_DEVIATION: "docreview-playbook-deviations"}
+    events = document_events(report)
+    assert sorted(e["event"] for e in events) == sorted(automation_for)
+    for e in events:
+        automation = by_name[automation_for[e["event"]]]
         assert automation.trigger.expect == {e["event"]}
         assert automation.trigger.match.includes([Resource(e["resource"])])
         event = ReceivedEvent(occurred=now("UTC"), received=now("UTC"), event=e["event"], resource=e["resource"],
@@ -309,6 +316,10 @@ def test_document_automations_match_and_render_the_run_events(prefect_harness, t
         if e["event"] == FINDING_HIGH_RISK:
             assert subject == "docreview: 1 high-risk finding(s) in a.pdf"
             assert "Uncapped Liability (page 3, verified): Liability is not capped." in body
+        elif e["event"] == PLAYBOOK_DEVIATION:
+            assert subject == "docreview: a.pdf deviates from rule no-uncapped-liability"
+            assert "playbook standard-positions, rule no-uncapped-liability (high): Uncapped Liability is present" \
+                in body and "findings: [7]" in body
         else:
             assert subject == "docreview: b.pdf failed" and "not_pdf: not a PDF" in body
 

@@ -211,7 +211,8 @@ def test_the_nightly_run_on_demand_picks_up_a_deferred_document(stack):
                               env=env, cwd=stack["work"], capture_output=True, text=True, timeout=300)
     finally:
         stack["stub"].outage(seconds=0)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr  # nothing could be reviewed: the flow run is Failed
+    assert "Nothing was reviewed: 1 deferred" in done.stderr and "Traceback" not in done.stdout + done.stderr
     (deferred,) = rows(db, "select run_id, reason from run_documents where file_name = ? and status = 'deferred'", pdf.name)
     assert "will be retried" in deferred[1]
 

@@ -244,3 +244,34 @@ def test_a_run_with_a_failed_document_ends_completed_with_failures(prefect_harne
     state = review_documents(source=str(clean), out_dir=str(tmp_path / "out2"), database_url=db_url,
                              backend="rules", return_state=True)
     assert state.is_completed() and state.name == "Completed"
+
+
+def test_a_run_that_reviews_nothing_ends_failed_and_the_cli_exits_1(prefect_harness, tmp_path, db_url):
+    """Every document failed: the flow run is Failed ("nothing reviewed: …"), calling the flow
+    raises NothingReviewed with the run's result, and the CLI prints the summary, the reasons and
+    the report path, then exits 1."""
+    import subprocess
+    import sys
+
+    from flows.pipeline import NothingReviewed
+    from flows.review import review_documents
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "broken.pdf").write_bytes(b"not a pdf")
+    (inbox / "empty.pdf").write_bytes(b"")
+    state = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
+                             backend="rules", return_state=True)
+    assert state.is_failed() and state.message == "nothing reviewed: 2 of 2 failed"
+    with pytest.raises(NothingReviewed) as raised:
+        state.result()
+    assert raised.value.result["metrics"]["documents_failed"] == 2
+    assert (tmp_path / "out" / "report.html").is_file()
+
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run([cli, "review", str(inbox), "--out", str(tmp_path / "cli-out"), "--backend", "rules",
+                           "--db", f"sqlite:///{tmp_path}/cli.db"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Nothing was reviewed: 2 of 2 failed" in " ".join(done.stderr.split())
+    assert "broken.pdf" in done.stdout and "Report:" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr

@@ -33,14 +33,19 @@ def inbox(tmp_path_factory):
     return folder
 
 
-def review(inbox: Path, out: Path, db_url: str, policy: ResiliencePolicy, **kw) -> dict:
+def review(inbox: Path, out: Path, db_url: str, policy: ResiliencePolicy, nothing_reviewed: bool = False,
+           **kw) -> dict:
+    """Run the flow and return its report; the flow run ends Failed exactly when ``nothing_reviewed``."""
     from flows.review import review_documents
 
     try:
-        review_documents(source=str(inbox), out_dir=str(out), database_url=db_url, backend="anthropic",
-                         routing="all", policy=policy, **kw)
+        state = review_documents(source=str(inbox), out_dir=str(out), database_url=db_url, backend="anthropic",
+                                 routing="all", policy=policy, return_state=True, **kw)
     finally:
         dispose_engines()
+    assert state.is_failed() == nothing_reviewed, (state.name, state.message)
+    if nothing_reviewed:
+        assert state.message.startswith("nothing reviewed: ")
     return json.loads((out / "report.json").read_text())
 
 
@@ -51,7 +56,7 @@ FAST = dict(attempts=2, backoff_base_s=0.05, backoff_cap_s=0.1, jitter_factor=0,
 def test_outage_defers_then_next_run_reviews_deferred_first(stub_env, inbox, tmp_path, db_url):
     stub_env.stub.outage(seconds=600)
     policy = ResiliencePolicy(**FAST, breaker_name="t-defer", on_open="cached")
-    down = review(inbox, tmp_path / "down", db_url, policy)
+    down = review(inbox, tmp_path / "down", db_url, policy, nothing_reviewed=True)
     m = down["run"]["metrics"]
     assert m["documents_deferred"] == 2 and m["documents_reviewed"] == 0
     assert m["breaker_openings"] >= 1 and m["retries"] >= 1
@@ -82,7 +87,8 @@ def test_defer_policy_never_uses_the_cache(stub_env, inbox, tmp_path, db_url):
     stub_env.stub.outage(seconds=600)
     reset_breakers()
     again = review(inbox, tmp_path / "again", db_url,
-                   ResiliencePolicy(**FAST, breaker_name="t-nocache-2", on_open="defer"), rereview=True)
+                   ResiliencePolicy(**FAST, breaker_name="t-nocache-2", on_open="defer"), nothing_reviewed=True,
+                   rereview=True)
     assert again["run"]["metrics"]["documents_deferred"] == 2
 
 

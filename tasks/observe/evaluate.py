@@ -37,7 +37,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from schemas.playbook import Expectation, PlaybookRule
 from schemas.taxonomy import CUAD_LABELS, ClauseType
+from tasks.check.playbook import Limit, canonical_value, to_days
+from tasks.check.values import find_durations
 from tasks.textnorm import match_form
 
 #: The 41 CUAD categories, in taxonomy order.
@@ -430,3 +433,42 @@ def text_from_chunks(chunks: Iterable[tuple[int, int, str]]) -> str:
     for start, _, t in items:
         buf[start:start + len(t)] = t
     return "".join(buf)
+
+
+# --- playbook agreement ---------------------------------------------------------------------
+
+
+def lawyer_playbook_status(rule: PlaybookRule, limit: Limit | None, answer: str) -> str | None:
+    """The status a playbook rule (:class:`schemas.playbook.PlaybookRule`, its read ``limit``)
+    should have on a CUAD contract, derived from the lawyers' ``-Answer`` cell of its clause:
+
+    - ``present`` / ``absent`` (Yes/No categories): ``Yes`` → present, ``No`` → absent;
+    - ``allowed_values`` (e.g. ``Governing Law-Answer`` "New York", "Ontario, Canada"): the
+      jurisdiction the answer names, compared as :func:`tasks.check.playbook.canonical_value`
+      compares the rule's values; an empty answer → the clause is absent;
+    - ``max_duration`` / ``min_duration`` (e.g. ``Notice Period To Terminate Renewal- Answer`` "90
+      days", "180 days / 6 months"): the longest (max) or shortest (min) period the answer states,
+      in days (:data:`tasks.check.playbook.DAYS_PER_UNIT`); an empty answer → absent.
+
+    An absent clause takes the rule's :meth:`~schemas.playbook.PlaybookRule.when_absent` status.
+    Returns ``None`` when the answer cannot be read (the pair is left out of the score)."""
+    answer = (answer or "").strip()
+    expect = rule.expect
+    if expect in (Expectation.present, Expectation.absent):
+        if answer.lower() not in ("yes", "no"):
+            return None
+        there = answer.lower() == "yes"
+        return "pass" if there == (expect is Expectation.present) else "deviation"
+    if not answer:
+        return rule.when_absent().value
+    if expect is Expectation.allowed_values:
+        allowed = {canonical_value(v) for v in rule.values or []}
+        return "pass" if canonical_value(answer) in allowed else "deviation"
+    if expect in (Expectation.max_duration, Expectation.min_duration) and limit is not None:
+        periods = [to_days(v) for v in find_durations(answer) if v.amount is not None]
+        if not periods:
+            return None
+        if expect is Expectation.max_duration:
+            return "pass" if max(periods) <= limit.days else "deviation"
+        return "pass" if min(periods) >= limit.days else "deviation"
+    return None

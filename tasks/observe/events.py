@@ -7,6 +7,7 @@ Every event docreview emits, in one place (names are stable; automations match o
 | ``docreview.document.received`` | the object URI (``s3://bucket/key``, ``file:///…``) | the watcher (``docreview watch``) |
 | ``docreview.finding.high-risk`` | ``docreview.document.<object URI>`` | :func:`emit_document_events`, one per document with high-risk findings |
 | ``docreview.document.failed`` | ``docreview.document.<object URI>`` | :func:`emit_document_events`, one per failed document |
+| ``docreview.playbook.deviation`` | ``docreview.document.<object URI>`` | :func:`emit_document_events`, one per high-severity playbook deviation |
 | ``docreview.alert.<name>`` | ``docreview.run.<run id>`` | :func:`tasks.observe.monitoring.evaluate_alerts` |
 | ``docreview.breaker.opened`` / ``half-open`` / ``closed`` | ``docreview.breaker.<name>`` | :mod:`tasks.review.resilience` |
 | ``docreview.run.misconfigured`` | ``docreview.run.<run id>`` | :func:`emit_run_misconfigured`, when the API refused the run's requests |
@@ -35,6 +36,8 @@ DOCUMENT_RECEIVED = "docreview.document.received"
 FINDING_HIGH_RISK = "docreview.finding.high-risk"
 #: One event per document that ended a run ``failed``.
 DOCUMENT_FAILED = "docreview.document.failed"
+#: One event per high-severity playbook deviation of a reviewed document (see :mod:`tasks.check.playbook`).
+PLAYBOOK_DEVIATION = "docreview.playbook.deviation"
 #: Prefix of the alert events of :func:`tasks.observe.monitoring.evaluate_alerts`.
 ALERT_PREFIX = "docreview.alert."
 #: The API refused a run's requests for what they are (key, model id, schema): the run stopped.
@@ -75,6 +78,10 @@ def document_events(report: dict[str, Any]) -> list[dict[str, Any]]:
       :data:`MAX_FINDINGS_PER_EVENT` findings listed, summaries cut to 200 characters; evidence
       quotes stay out of events, they are document text).
 
+    - each playbook result with status ``deviation`` and severity ``high`` → :data:`PLAYBOOK_DEVIATION`,
+      payload ``{run_id, uri, file_name, sha256, playbook, rule, clause, expect, severity, reason,
+      finding_ids}``.
+
     Deferred documents emit nothing here: the next run takes them first, and the
     ``docreview_deferred_backlog_documents`` gauge tracks them.
     """
@@ -93,6 +100,12 @@ def document_events(report: dict[str, Any]) -> list[dict[str, Any]]:
             payload = {**base, "reason": doc.get("reason"), "failure_kind": doc.get("failure_kind")}
             out.append(_event(DOCUMENT_FAILED, resource, related, payload, run["id"], doc["source"]))
             continue
+        for r in doc.get("playbook") or []:
+            if r["status"] == "deviation" and r["severity"] == "high":
+                payload = {**base, "playbook": (run.get("playbook") or {}).get("name"),
+                           **{k: r[k] for k in ("rule", "clause", "expect", "severity", "reason", "finding_ids")}}
+                out.append(_event(PLAYBOOK_DEVIATION, resource, related, payload, run["id"],
+                                  f"{doc['source']}|{r['rule']}"))
         high = [f for f in doc.get("findings", []) if f.get("risk") == "high"]
         if doc["status"] != "reviewed" or not high:
             continue

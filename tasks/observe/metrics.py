@@ -39,7 +39,8 @@ def compute_run_metrics(
     ``chunks_total``, ``chunks_deep`` and ``routing_rate`` = characters of document text sent to
     review (the union of the chunks' ``route_ranges``; a deep chunk stored without them counts whole)
     / characters covered by all chunks, both as unions so chunk overlap is counted once
-    (:func:`tasks.review.route.routing_rate`); 0 when no chunks.
+    (:func:`tasks.review.route.routing_rate`); 0 when no chunks. Playbook counts when the run applied
+    one (:func:`_playbook_metrics`).
     """
     with Session(get_engine(database_url)) as session:
         docs = session.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == run_id)).all()
@@ -89,6 +90,26 @@ def compute_run_metrics(
         **_llm_call_metrics(calls),
         **_drift_metrics(database_url, run_id),
         **_routing_metrics(chunk_rows),
+        **_playbook_metrics(database_url, run_id),
+    }
+
+
+def _playbook_metrics(database_url: str, run_id: str) -> dict[str, float]:
+    """When the run applied a playbook (:mod:`tasks.observe.playbook`): ``playbook_deviations``,
+    ``playbook_deviations_high`` (severity high), ``playbook_unknown`` and ``playbook_pass``, over
+    (document, rule) pairs; ``{}`` otherwise."""
+    from schemas.tables import PlaybookResultRow
+
+    with Session(get_engine(database_url)) as session:
+        rows = session.exec(select(PlaybookResultRow.status, PlaybookResultRow.severity)
+                            .where(PlaybookResultRow.run_id == run_id)).all()
+    if not rows:
+        return {}
+    return {
+        "playbook_deviations": sum(1 for st, _ in rows if st == "deviation"),
+        "playbook_deviations_high": sum(1 for st, sev in rows if st == "deviation" and sev == "high"),
+        "playbook_unknown": sum(1 for st, _ in rows if st == "unknown"),
+        "playbook_pass": sum(1 for st, _ in rows if st == "pass"),
     }
 
 

@@ -21,8 +21,9 @@ from sqlmodel import Session, select
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
 from tasks.check.injection import report_flags
+from tasks.check.playbook import supported  # noqa: F401 - part of this module's interface (key terms, triage)
 from tasks.observe.monitoring import document_drift, observed_keys
-from tasks.store.persist import get_engine, load_checks, load_findings
+from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
 
 #: Artifact keys (lowercase, digits and dashes, as Prefect requires) so they show on the
 #: Artifacts page with a history across runs.
@@ -35,7 +36,6 @@ REPORT_LINK_ARTIFACT_KEY = "docreview-report"
 MAX_ATTENTION_ROWS = 150
 
 #: Verdicts whose findings may feed the key-terms summary.
-_TRUSTED = {"verified", "needs_review"}
 
 _KEY_TERMS: list[tuple[str, list[ClauseType], list[str]]] = [
     ("Parties", [ClauseType.parties], ["party"]),
@@ -50,19 +50,6 @@ _KEY_TERMS: list[tuple[str, list[ClauseType], list[str]]] = [
                          ClauseType.price_restrictions, ClauseType.other], ["amount", "percentage"]),
     ("Liability cap", [ClauseType.cap_on_liability], ["amount"]),
 ]
-
-
-def supported(finding: dict[str, Any]) -> bool:
-    """A report finding (``{verdict, checks: [{name, verdict, reason}]}``) whose quote states what it
-    claims: verdict ``verified`` or ``needs_review``, and its ``support`` check (when it has one)
-    ``verified`` — or a ``verifier`` check that is ``verified``. A grounded quote that is only a
-    heading, reads as another category or negates the clause is not supported."""
-    if finding["verdict"] not in _TRUSTED:
-        return False
-    checks = {c["name"]: c["verdict"] for c in finding.get("checks") or []}
-    if checks.get("verifier") == "verified":
-        return True
-    return checks.get("support", "verified") == "verified"
 
 
 def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -99,8 +86,12 @@ def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any]:
-    """The report of run ``run_id`` as a JSON-safe dict (shape documented in the README)."""
+def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report of run ``run_id`` as a JSON-safe dict (shape documented in the README).
+
+    ``playbook`` (``{name, source}``) names the playbook the run applied; each reviewed document
+    then carries its results (``playbook``: ``[{rule, clause, expect, status, severity, reason,
+    finding_ids}]``, deviations first, high severity first; see :mod:`tasks.check.playbook`)."""
     engine = get_engine(database_url)
     with Session(engine) as session:
         run = session.get(RunRow, run_id)
@@ -112,6 +103,7 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
     documents = []
     stored = _page_flag_rows(engine, [d.sha256 for d in docs if d.sha256])
     drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.observe.monitoring)
+    rules = load_playbook_results(database_url, run_id) if playbook else {}
     for d in docs:
         findings: list[dict[str, Any]] = []
         if d.sha256 and d.status == "reviewed":
@@ -138,11 +130,12 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
             counts=finding_counts(findings), absences=absences, flags=flags, checks=doc_checks,
             page_flags=pages_flagged,
             drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
+            **({"playbook": playbook_results(rules.get(d.sha256 or "", []))} if playbook else {}),
         ))
     return dict(
         run=dict(
             id=run.id, source=run.source, backend=run.backend, model=run.model, prompt_version=run.prompt_version,
-            offline=offline, flow_run_id=run.flow_run_id,
+            offline=offline, flow_run_id=run.flow_run_id, playbook=playbook,
             started_at=run.started_at.isoformat() if run.started_at else None,
             finished_at=run.finished_at.isoformat() if run.finished_at else None,
             metrics=_metrics_out(metrics),
@@ -153,6 +146,19 @@ def build_report(database_url: str, run_id: str, offline: bool) -> dict[str, Any
 
 #: Order of risks in the report: high first.
 RISK_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+#: Order of playbook statuses in the report: deviations first, then what could not be judged.
+STATUS_ORDER = {"deviation": 0, "unknown": 1, "pass": 2}
+
+
+def playbook_results(rows: list[Any]) -> list[dict[str, Any]]:
+    """A document's stored playbook results (:class:`schemas.tables.PlaybookResultRow`) for the
+    report: deviations first, then unknown, then pass; high severity first within each."""
+    out = [dict(rule=r.rule_id, clause=r.clause_type, clause_label=label(r.clause_type), expect=r.expect,
+                status=r.status, severity=r.severity, reason=r.reason, finding_ids=list(r.finding_ids))
+           for r in rows]
+    out.sort(key=lambda r: (STATUS_ORDER.get(r["status"], 3), RISK_ORDER.get(r["severity"], 3), r["rule"]))
+    return out
 
 
 def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
@@ -257,7 +263,8 @@ def _decisions(database_url: str, keys: list[str]) -> dict[str, dict[str, Any]]:
             for k, d in latest_decisions(database_url, keys).items()}
 
 
-_INT_METRICS = {"documents_total", "documents_reviewed", "documents_deferred", "documents_failed",
+_INT_METRICS = {"playbook_deviations", "playbook_deviations_high", "playbook_unknown", "playbook_pass",
+                "documents_total", "documents_reviewed", "documents_deferred", "documents_failed",
                 "documents_skipped", "findings_total", "chunks_total", "pages_total",
                 "unsupported", "contradicted", "needs_review", "retries", "breaker_openings", "breaker_closings",
                 "llm_calls", "input_tokens", "output_tokens"}
@@ -301,6 +308,8 @@ _HTML = """<!doctype html>
  section.triage,section.contents{background:#fff;border:1px solid #dde2e8;border-radius:8px;margin:0 0 18px;padding:14px 18px}
  section.triage{border-left:4px solid #c2410c} section.triage h2,section.contents h2{font-size:17px;margin:0 0 6px}
  section.triage h3{font-size:14px;margin:14px 0 4px} a{color:#1f4fa3}
+ .pb-pass{background:#dff3e4;color:#1e6b34}.pb-deviation{background:#fde2e1;color:#9b1c1c}.pb-unknown{background:#fff0c2;color:#7a5a00}
+ table.playbook{margin:6px 0 10px}
  .cmd code,.fid{font-size:11.5px;color:#5b6675} .decision{font-size:12.5px;color:#1e6b34;margin-top:3px}
 </style></head>
 <body>
@@ -314,7 +323,10 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
 </div>
 <section class="triage" id="attention"><h2>Needs attention</h2>
 {% set not_done = documents|rejectattr("status", "equalto", "reviewed")|list %}
-{% if not (not_done or attention or missing) %}<p>Nothing: every document was reviewed, every finding is verified and none is high risk, no high-risk clause is missing.</p>{% endif %}
+{% if not (not_done or attention or missing or deviations) %}<p>Nothing: every document was reviewed, every finding is verified and none is high risk, no high-risk clause is missing{% if run.playbook %}, no deviation from the playbook{% endif %}.</p>{% endif %}
+{% if deviations %}<h3>Deviations from the playbook “{{ run.playbook.name }}” ({{ deviations|length }})</h3>
+<table class="deviations"><tr><th>Document</th><th>Rule</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
+{% for r in deviations %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td>{{ r.rule }}</td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 {% if not_done %}<h3>Documents not reviewed ({{ not_done|length }})</h3>
 <table><tr><th>Document</th><th>Status</th><th>Reason</th></tr>
 {% for d in not_done %}<tr><td><a href="#doc-{{ d.anchor }}">{{ d.file_name }}</a></td><td><span class="badge {{ d.status }}">{{ d.status }}</span></td><td>{{ d.reason }}</td></tr>{% endfor %}</table>{% endif %}
@@ -327,9 +339,9 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
 {% for m in missing %}<tr><td><a href="#doc-{{ m.anchor }}">{{ m.document }}</a></td><td>{{ m.clause_label }}</td><td>{{ m.reason }}</td><td><code>{{ m.id }}</code></td></tr>{% endfor %}</table>{% endif %}
 </section>
 <section class="contents"><h2>Documents</h2>
-<table><tr><th>Document</th><th>Status</th><th>Findings</th><th>High risk</th><th>To look at</th><th>Missing</th></tr>
+<table><tr><th>Document</th><th>Status</th><th>Findings</th><th>High risk</th><th>To look at</th><th>Missing</th>{% if run.playbook %}<th>Deviations</th>{% endif %}</tr>
 {% for doc in documents %}<tr><td><a href="#doc-{{ doc.anchor }}">{{ doc.file_name }}</a></td><td><span class="badge {{ doc.status }}">{{ doc.status }}</span></td>
-<td>{{ doc.findings|length }}</td><td>{{ doc.counts.high }}</td><td>{{ doc.counts.attention }}</td><td>{{ doc.absences|length }}</td></tr>{% endfor %}</table>
+<td>{{ doc.findings|length }}</td><td>{{ doc.counts.high }}</td><td>{{ doc.counts.attention }}</td><td>{{ doc.absences|length }}</td>{% if run.playbook %}<td>{{ (doc.playbook or [])|selectattr("status", "equalto", "deviation")|list|length }}</td>{% endif %}</tr>{% endfor %}</table>
 </section>
 {% if plots %}<section class="plots">{% for p in plots %}<figure><figcaption><b>{{ p.title }}</b> · {{ p.caption }}</figcaption><img alt="{{ p.title }}" src="{{ p.src }}"></figure>{% endfor %}</section>{% endif %}
 {% for doc in documents %}
@@ -344,6 +356,8 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% if doc.absences %}<div class="notice"><b>Missing:</b>{% for a in doc.absences %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision }}d{% endif %}){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ doc.absences[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
+ {% if doc.playbook %}<table class="playbook"><tr><th>Playbook rule</th><th>Status</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
+ {% for r in doc.playbook %}<tr><td>{{ r.rule }}<br><span class="sub">{{ r.clause_label }} · {{ r.expect|replace("_", " ") }}</span></td><td><span class="badge pb-{{ r.status }}">{{ r.status }}</span></td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 
 
  {% if doc.page_flags %}<ul class="checks pageflags">{% for pf in doc.page_flags %}<li><b>{{ pf.flag|replace("_", " ") }}</b> on page(s) {{ pf.pages|join(", ") }} — {{ pf.meaning }}{% for pg, note in pf.details.items() %}; page {{ pg }}: {{ note }}{% endfor %}</li>{% endfor %}</ul>{% endif %}
@@ -394,6 +408,8 @@ def headline_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
         ("verified", f"{metrics.get('verification_rate', 0) * 100:.1f}%"),
         ("docs/min", _fresh_docs_per_min(metrics)),
     ]
+    if "playbook_deviations" in metrics:  # only when the run applied a playbook
+        rows.append(("deviations", metrics["playbook_deviations"]))
     if "drift" in metrics:  # only when documents were compared with an earlier review
         rows.append(("drift", f"{metrics['drift']:.3f}"))
     return [(k, str(v)) for k, v in rows]
@@ -417,19 +433,23 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
     shown = rows[:MAX_ATTENTION_ROWS]
     missing = [dict(a, document=d["file_name"], anchor=d["anchor"]) for d in documents for a in d.get("absences", [])
                if "decision" not in a]
+    deviations = [dict(r, document=d["file_name"], anchor=d["anchor"]) for d in documents
+                  for r in d.get("playbook") or [] if r["status"] == "deviation"]
+    deviations.sort(key=lambda r: (RISK_ORDER.get(r["severity"], 3), r["document"], r["rule"]))
     return _template.render(run=report["run"], documents=documents, attention=shown,
-                            attention_more=len(rows) - len(shown), missing=missing,
+                            attention_more=len(rows) - len(shown), missing=missing, deviations=deviations,
                             headline=headline_metrics(report["run"]["metrics"]), plots=plots or [])
 
 
 @task(name="write-report", cache_policy=NO_CACHE)
-def write_report(database_url: str, run_id: str, out_dir: str, offline: bool) -> dict[str, Any]:
+def write_report(database_url: str, run_id: str, out_dir: str, offline: bool,
+                 playbook: dict[str, Any] | None = None) -> dict[str, Any]:
     """Prefect task: write the run's ``report.json`` and ``report.html`` into
     ``out_dir/runs/<run id>/`` (kept: an older run's report is never overwritten) and copy them to
     ``out_dir/report.json`` / ``out_dir/report.html`` (the latest run's); returns the report."""
     import shutil
 
-    report = build_report(database_url, run_id, offline)
+    report = build_report(database_url, run_id, offline, playbook)
     out = Path(out_dir)
     kept = run_report_dir(out_dir, run_id)
     kept.mkdir(parents=True, exist_ok=True)
@@ -505,7 +525,10 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
     lines[4:4] = ["## Needs attention", "",
                   f"- {len(to_look_at)} finding(s) to look at (high risk or not verified), "
                   f"{sum(r['risk'] == 'high' for r in to_look_at)} of them high risk",
-                  f"- {missing} missing high-risk clause(s)", f"- {not_done} document(s) not reviewed", ""]
+                  f"- {missing} missing high-risk clause(s)", f"- {not_done} document(s) not reviewed",
+                  *([f"- {m.get('playbook_deviations', 0)} deviation(s) from the playbook "
+                     f"`{_md_cell(run['playbook']['name'])}`, {m.get('playbook_deviations_high', 0)} of high severity"]
+                    if run.get("playbook") else []), ""]
     failed = [d for d in report["documents"] if d["status"] != "reviewed"]
     if failed:
         lines += ["", "## Not reviewed", "", "| document | status | reason |", "|---|---|---|"]

@@ -270,7 +270,7 @@ def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: st
         return []
     requests, indexes, order = [], {}, []
     for chunk, name in chunks:
-        cid = custom_id(chunk, PROMPT_VERSION, backend.model)
+        cid = custom_id(chunk, getattr(backend, "prompt_version", PROMPT_VERSION), backend.model)
         requests.append({"custom_id": cid, "params": with_cache_ttl(backend.request(chunk, name))})
         indexes[cid] = chunk.index
         order.append((chunk.document_sha256, chunk.index, cid))

@@ -33,7 +33,7 @@ import phonenumbers
 from stdnum import iban as stdnum_iban
 
 from schemas.documents import Chunk
-from schemas.findings import Finding
+from schemas.findings import PROMPT_VERSION, Finding
 
 #: Default region for numbers written without a country code (ISO 3166-1 alpha-2).
 DEFAULT_PHONE_REGION = "US"
@@ -145,6 +145,7 @@ class RedactingBackend:
         self.inner = inner
         self.name = inner.name
         self.model = inner.model
+        self.prompt_version = getattr(inner, "prompt_version", PROMPT_VERSION)
         self.region = region
 
     def redact_chunk(self, chunk: Chunk) -> tuple[Chunk, dict[str, str]]:

@@ -78,6 +78,7 @@ def _make_backend(settings: Settings) -> ReviewBackend:
             count_tokens_preflight=settings.llm_count_tokens_preflight,
             output_mode=None if settings.llm_output_mode == "auto" else settings.llm_output_mode,
             cache_ttl=settings.llm_cache_ttl,
+            party=settings.review_party,
         )
     if name == "bedrock":
         from tasks.review.backends.bedrock_backend import BedrockBackend
@@ -94,6 +95,7 @@ def _make_backend(settings: Settings) -> ReviewBackend:
             thinking_budget_tokens=settings.llm_thinking_budget_tokens,
             output_mode=None if settings.llm_output_mode == "auto" else settings.llm_output_mode,
             cache_ttl=settings.llm_cache_ttl,
+            party=settings.review_party,
         )
     raise BackendConfigError(f"unknown backend {name!r}")
 

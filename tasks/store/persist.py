@@ -540,3 +540,34 @@ def save_source_object(database_url: str, run_id: str, outcome: IngestOutcome) -
     with Session(get_engine(database_url)) as session:
         upsert(session, SourceObjectRow, [row], keys=["uri", "etag"], update=update)
         session.commit()
+
+
+def save_playbook_results(database_url: str, run_id: str, playbook: str,
+                          documents: list[tuple[str, str, list[dict[str, Any]]]]) -> int:
+    """Record playbook results (:func:`tasks.check.playbook.evaluate_document`) of a run:
+    ``documents`` is ``[(sha256, file_name, results)]``; returns how many rows were written.
+    Idempotent on (run, document, rule): a repeated call updates the rows."""
+    from schemas.tables import PlaybookResultRow
+
+    rows = [dict(run_id=run_id, sha256=sha, file_name=name, playbook=playbook, rule_id=r["rule"],
+                 clause_type=r["clause"], expect=r["expect"], status=r["status"], severity=r["severity"],
+                 reason=r["reason"], finding_ids=[int(i) for i in r["finding_ids"]], created_at=utcnow())
+            for sha, name, results in documents for r in results]
+    with Session(get_engine(database_url)) as session:
+        for i in range(0, len(rows), 500):
+            upsert(session, PlaybookResultRow, rows[i:i + 500], keys=["run_id", "sha256", "rule_id"],
+                   update=["status", "severity", "reason", "finding_ids", "playbook", "file_name"])
+        session.commit()
+    return len(rows)
+
+
+def load_playbook_results(database_url: str, run_id: str) -> dict[str, list[Any]]:
+    """A run's :class:`schemas.tables.PlaybookResultRow` rows by document sha256, in rule order."""
+    from schemas.tables import PlaybookResultRow
+
+    out: dict[str, list[Any]] = {}
+    with Session(get_engine(database_url)) as session:
+        for row in session.exec(select(PlaybookResultRow).where(PlaybookResultRow.run_id == run_id)
+                                .order_by(PlaybookResultRow.id)).all():
+            out.setdefault(row.sha256, []).append(row)
+    return out

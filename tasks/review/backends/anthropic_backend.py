@@ -63,6 +63,7 @@ from tasks.review.backends.prompt import (
     prefix_tokens_estimate,
     render_chunk,
     review_tool,
+    prompt_version_for,
     system_blocks,
 )
 
@@ -604,7 +605,8 @@ class AnthropicBackend(ToolReviewer):
     cached prefix with ``messages.count_tokens`` before the first review and logs whether it
     reaches the model's minimum cacheable length; ``output_mode`` forces ``json_schema`` or
     ``tool`` (None: by the model's capability, :func:`models.output_mode`); ``cache_ttl`` is the
-    prompt-cache lifetime (``"5m"`` or ``"1h"``; None sends the API default, 5 minutes). Raises
+    prompt-cache lifetime (``"5m"`` or ``"1h"``; None sends the API default, 5 minutes); ``party``
+    is the party the review is for (a playbook's, :func:`prompt.party_instructions`). Raises
     :class:`LLMConfigError` for a configuration the API would reject (:func:`validate_config`).
     """
 
@@ -615,7 +617,7 @@ class AnthropicBackend(ToolReviewer):
                  prices: dict[str, tuple[float, float, float, float]] | None = None,
                  thinking_budget_tokens: int = 0, count_tokens_preflight: bool = False,
                  default_headers: dict[str, str] | None = None, output_mode: OutputMode | None = None,
-                 cache_ttl: str | None = None) -> None:
+                 cache_ttl: str | None = None, party: str | None = None) -> None:
         self.mode = validate_config(model, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens,
                                     output_mode)
         import anthropic
@@ -629,7 +631,9 @@ class AnthropicBackend(ToolReviewer):
         cap = capability(model, warn=False)
         self._tool = review_tool(strict=cap.structured_outputs)
         self._format = output_format()
-        self._system = system_blocks(cache=True, mode=self.mode, ttl=cache_ttl)
+        self.party = party
+        self.prompt_version = prompt_version_for(party)  # reviews are stored and reused under it
+        self._system = system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, party=party)
         # Up-front thinking off where the model allows it: output tokens are the findings only.
         self._thinking = cap.thinking_off()
         self.prefix_tokens = prefix_tokens_estimate(self.mode)

@@ -54,6 +54,7 @@ from tasks.review.backends.prompt import (
     api_schema,
     fixed_instructions,
     prefix_tokens_estimate,
+    prompt_version_for,
     render_chunk,
     review_tool,
     system_prompt,
@@ -92,7 +93,7 @@ class BedrockBackend(ToolReviewer):
                  max_tokens: int = 4096, max_tokens_ceiling: int = 16_384, stream: bool = True,
                  prices: dict[str, tuple[float, float, float, float]] | None = None,
                  thinking_budget_tokens: int = 0, output_mode: OutputMode | None = None,
-                 cache_ttl: str | None = None) -> None:
+                 cache_ttl: str | None = None, party: str | None = None) -> None:
         self.mode = validate_config(model_id, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens,
                                     output_mode)
         if not region:
@@ -123,7 +124,9 @@ class BedrockBackend(ToolReviewer):
                 "schema": json.dumps(api_schema()), "name": "review_findings",
                 "description": "Every finding in one passage of a contract."}}}}
         point: dict[str, Any] = {"type": "default", **({"ttl": cache_ttl} if cache_ttl else {})}
-        self._system = [{"text": system_prompt(self.mode)}, {"text": fixed_instructions(self.mode)},
+        self.party = party
+        self.prompt_version = prompt_version_for(party)  # reviews are stored and reused under it
+        self._system = [{"text": system_prompt(self.mode, party)}, {"text": fixed_instructions(self.mode)},
                         {"cachePoint": point}]
         thinking = cap.thinking_off()
         if thinking is not None:  # Anthropic request fields Converse has no slot for

@@ -13,13 +13,14 @@ Messages-API test double (:mod:`docreview_testing.stub_llm`) uses it to recover 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from typing import Any
 
 from schemas.documents import Chunk
-from schemas.findings import REVIEW_TOOL_NAME, review_tool_schema
+from schemas.findings import PROMPT_VERSION, REVIEW_TOOL_NAME, review_tool_schema
 from schemas.taxonomy import CUAD_LABELS, ClauseType
 
 SYSTEM_PROMPT = (
@@ -232,14 +233,34 @@ def output_format() -> dict[str, Any]:
     return {"type": "json_schema", "schema": api_schema()}
 
 
-def system_prompt(mode: str = "tool") -> str:
+def party_instructions(party: str | None) -> str:
+    """The sentence that tells the model whose side it reviews for (a playbook's ``party``), or ``""``."""
+    if not party:
+        return ""
+    name = " ".join(str(party).split())[:200]
+    return (f"\n\nYou review for {name}. Rate each finding's risk from {name}'s side: a clause that burdens "
+            f"{name} or removes a protection it would have is higher risk than the same clause against the other "
+            "party.")
+
+
+def prompt_version_for(party: str | None) -> str:
+    """The prompt version a review is stored under: :data:`schemas.findings.PROMPT_VERSION`, with
+    ``+party-<sha256[:8]>`` when the prompt names a party (so a review for another party, or for
+    none, is not reused)."""
+    if not party:
+        return PROMPT_VERSION
+    return f"{PROMPT_VERSION}+party-{hashlib.sha256(' '.join(str(party).split()).encode()).hexdigest()[:8]}"
+
+
+def system_prompt(mode: str = "tool", party: str | None = None) -> str:
     """:data:`SYSTEM_PROMPT` worded for ``mode``: ``tool`` (a forced ``record_findings`` call) or
-    ``json_schema`` (the reply is the findings JSON)."""
+    ``json_schema`` (the reply is the findings JSON); with ``party``, :func:`party_instructions`."""
     if mode == "tool":
-        return SYSTEM_PROMPT
+        return SYSTEM_PROMPT + party_instructions(party)
     return (SYSTEM_PROMPT
             .replace("by calling the record_findings tool exactly once", "in one JSON reply that follows the given schema")
-            .replace("call the tool with an empty findings list", "reply with an empty findings list"))
+            .replace("call the tool with an empty findings list", "reply with an empty findings list")
+            + party_instructions(party))
 
 
 def fixed_instructions(mode: str = "tool") -> str:
@@ -249,7 +270,8 @@ def fixed_instructions(mode: str = "tool") -> str:
     return FIXED_INSTRUCTIONS.replace("before calling the tool", "before answering")
 
 
-def system_blocks(cache: bool = True, mode: str = "tool", ttl: str | None = None) -> list[dict[str, Any]]:
+def system_blocks(cache: bool = True, mode: str = "tool", ttl: str | None = None,
+                  party: str | None = None) -> list[dict[str, Any]]:
     """The ``system`` content blocks: :func:`system_prompt` then :func:`fixed_instructions` for ``mode``.
 
     With ``cache`` the last block carries ``cache_control: ephemeral`` — the one cache
@@ -257,7 +279,7 @@ def system_blocks(cache: bool = True, mode: str = "tool", ttl: str | None = None
     order the API hashes the prefix in). ``ttl`` (``"5m"`` or ``"1h"``) sets the cache lifetime;
     None leaves the API default (5 minutes).
     """
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": system_prompt(mode)},
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": system_prompt(mode, party)},
                                     {"type": "text", "text": fixed_instructions(mode)}]
     if cache:
         blocks[-1]["cache_control"] = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}

@@ -1,0 +1,84 @@
+"""``docreview report serve``: the reports of a report folder over HTTP, read-only.
+
+``docreview review`` writes each run's report to ``OUT/runs/<run id>/report.{html,json}`` and the
+latest run's to ``OUT/report.{html,json}``. This command serves that folder so that the link in a
+run's Prefect artifact opens from another machine: start it with the folder, then set
+``DOCREVIEW_REPORT_URL_BASE`` to the URL it prints (artifacts then link
+``<base>/runs/<run id>/report.html``). ``/`` opens the latest report; ``/runs/`` lists the kept ones.
+Only files inside the folder are served (the standard library's ``SimpleHTTPRequestHandler``
+resolves paths below its ``directory``); only GET and HEAD are answered.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+from pathlib import Path
+
+import typer
+
+from cli.common import console, err
+
+report_app = typer.Typer(no_args_is_help=True, help="The HTML/JSON reports: serve a report folder over HTTP.")
+
+
+class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves one report folder: ``/`` redirects (302) to ``/report.html``; no request logging on
+    the console (an operator sees one line when the server starts)."""
+
+    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        if self.path in ("/", "/index.html"):
+            self.send_response(302)
+            self.send_header("Location", "/report.html")
+            self.end_headers()
+            return
+        super().do_GET()
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-cache")  # the latest report changes with every run
+        self.send_header("X-Content-Type-Options", "nosniff")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the standard library's name
+        return
+
+
+def make_report_server(folder: Path, host: str, port: int) -> http.server.ThreadingHTTPServer:
+    """An HTTP server (not yet serving) for the report folder ``folder`` on ``host:port``
+    (port 0: any free port; read it from ``server.server_address``).
+
+    Raises ``OSError`` when the address cannot be bound (in use, not local)."""
+    handler = functools.partial(ReportRequestHandler, directory=str(folder.resolve()))
+    return http.server.ThreadingHTTPServer((host, port), handler)
+
+
+@report_app.command("serve")
+def serve(
+    folder: Path = typer.Argument(Path("out"), help="The report folder (docreview review --out)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every interface)."),
+    port: int = typer.Option(8088, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
+) -> None:
+    """Serve FOLDER's reports: / is the latest run's report, /runs/<run id>/report.html each kept one."""
+    if not (folder / "report.html").is_file():
+        err.print(f"[red]error:[/] no report in {folder} (run `docreview review SOURCE --out {folder}` first)")
+        raise typer.Exit(2)
+    try:
+        server = make_report_server(folder, host, port)
+    except OSError as exc:
+        err.print(f"[red]error:[/] cannot listen on {host}:{port}: {exc.strerror or exc}")
+        raise typer.Exit(2) from None
+    bound_host, bound_port = server.server_address[:2]
+    base = f"http://{bound_host}:{bound_port}"
+    console.print(f"Serving {folder.resolve()} at [bold]{base}/[/]  (kept runs: {base}/runs/)")
+    console.print(f"Links in Prefect artifacts: DOCREVIEW_REPORT_URL_BASE={base}  ·  Ctrl-C stops")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``report`` group to the ``docreview`` app."""
+    app.add_typer(report_app, name="report")

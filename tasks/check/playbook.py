@@ -1,0 +1,379 @@
+"""The team's playbook, applied to a reviewed document: pass, deviation or unknown per rule.
+
+:func:`load_playbook` reads and validates a playbook file (:mod:`schemas.playbook`) and reads
+each rule's limit with the same readers the fact-check uses (:mod:`tasks.check.values`):
+durations in days, amounts as ``Decimal`` with an ISO 4217 code. :func:`evaluate_document`
+applies it to one document of the report (its findings and absences) — deterministic, and every
+result names the findings it rests on.
+
+Evidence: a rule looks only at the findings of its clause that the fact-check did not reject
+(verdict ``verified`` or ``needs_review``) and that no reviewer rejected. Of those, the
+*supported* ones (:func:`supported`: the quote states what the finding claims) decide the
+status; when only unsupported-but-not-rejected ones exist, the status is ``unknown`` and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from schemas.playbook import Expectation, Playbook, PlaybookRule, RuleStatus
+from schemas.taxonomy import ClauseType, label
+from tasks.check.support import heading_only, negation
+from tasks.check.values import Kind, Value, extract_values, find_durations, find_money
+
+#: Verdicts whose findings can be evidence (the fact-check did not reject them).
+_TRUSTED = {"verified", "needs_review"}
+
+#: Days per duration unit. Months and years are calendar approximations (30 and 365 days); a
+#: business day counts 7/5 calendar days. A limit and a clause in the same unit compare exactly.
+DAYS_PER_UNIT: dict[str, Decimal] = {"day": Decimal(1), "business_day": Decimal(7) / Decimal(5), "week": Decimal(7),
+                                     "month": Decimal(30), "year": Decimal(365)}
+
+
+class PlaybookError(ValueError):
+    """A playbook file that cannot be used; the message names the file, the rule and the field."""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A rule's limit, read: ``days`` for a duration, ``amount`` + ``currency`` (ISO 4217) for money."""
+
+    raw: str
+    days: Decimal | None = None
+    amount: Decimal | None = None
+    currency: str | None = None
+
+
+@dataclass
+class LoadedPlaybook:
+    """A validated playbook with each rule's limit read (``limits[rule id]``, duration and amount
+    rules only) and the file's ``source`` path."""
+
+    playbook: Playbook
+    source: str
+    limits: dict[str, Limit] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The playbook's name (shown in the report)."""
+        return self.playbook.playbook
+
+
+def _where(data: Any, loc: tuple[Any, ...]) -> str:
+    """``rule 'renewal-notice' (rules[4]), field expect`` for a pydantic error location."""
+    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
+        rules = data.get("rules") if isinstance(data, dict) else None
+        rule = rules[loc[1]] if isinstance(rules, list) and loc[1] < len(rules) else None
+        rid = rule.get("id") if isinstance(rule, dict) else None
+        name = f"rule {rid!r} (rules[{loc[1] + 1}])" if rid else f"rules[{loc[1] + 1}]"
+        rest = ".".join(str(p) for p in loc[2:])
+        return f"{name}" + (f", field {rest}" if rest else "")
+    return "field " + ".".join(str(p) for p in loc) if loc else "the file"
+
+
+def load_playbook(path: str | Path) -> LoadedPlaybook:
+    """Read, validate and prepare the playbook at ``path`` (YAML).
+
+    Raises :class:`PlaybookError` naming the rule and field for a file that is missing or not
+    YAML, an unknown clause or expectation, a missing ``values``/``value``, a duplicate rule id,
+    or a limit that cannot be read (``"90 dayz"``; a duration rule needs days, weeks, months or
+    years; an amount rule needs a figure, with its currency when the rule should not assume USD).
+    """
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PlaybookError(f"playbook {p}: cannot read it: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise PlaybookError(f"playbook {p}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise PlaybookError(f"playbook {p}: expected a mapping with `playbook` and `rules`")
+    try:
+        playbook = Playbook.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise PlaybookError(f"playbook {p}: {_where(data, tuple(first['loc']))}: {msg}") from None
+    loaded = LoadedPlaybook(playbook=playbook, source=str(p))
+    for i, rule in enumerate(playbook.rules, start=1):
+        if rule.value is None:
+            continue
+        limit = read_limit(rule)
+        if limit is None:
+            kind = "a duration such as '90 days'" if "duration" in rule.expect.value else "an amount such as 'USD 1,000,000'"
+            raise PlaybookError(f"playbook {p}: rule {rule.id!r} (rules[{i}]), field value: cannot read "
+                                f"{rule.value!r} as {kind}")
+        loaded.limits[rule.id] = limit
+    return loaded
+
+
+def read_limit(rule: PlaybookRule) -> Limit | None:
+    """The limit of a duration or amount rule, or ``None`` when ``rule.value`` holds none (or
+    more than one)."""
+    raw = (rule.value or "").strip()
+    if rule.expect in (Expectation.max_duration, Expectation.min_duration):
+        found = find_durations(raw)
+        if len(found) != 1 or found[0].amount is None:
+            return None
+        return Limit(raw, days=to_days(found[0]))
+    text = raw if re.search(r"[A-Za-z$€£¥₹]", raw) else f"USD {raw}"  # a bare figure is USD
+    money = find_money(text)
+    if len(money) != 1 or money[0].amount is None:
+        return None
+    return Limit(raw, amount=money[0].amount, currency=money[0].unit or "USD")
+
+
+def to_days(duration: Value) -> Decimal:
+    """A duration value in days (:data:`DAYS_PER_UNIT`)."""
+    return (duration.amount or Decimal(0)) * DAYS_PER_UNIT.get(duration.unit or "day", Decimal(1))
+
+
+# --- jurisdictions ------------------------------------------------------------------------
+
+_US_STATES = (
+    "Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida Georgia Hawaii Idaho "
+    "Illinois Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan Minnesota "
+    "Mississippi Missouri Montana Nebraska Nevada Ohio Oklahoma Oregon Pennsylvania Tennessee Texas Utah "
+    "Vermont Virginia Washington Wisconsin Wyoming").split() + [
+    "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Rhode Island",
+    "South Carolina", "South Dakota", "West Virginia", "District of Columbia", "Puerto Rico"]
+_OTHER = ["England", "Wales", "Scotland", "Northern Ireland", "United Kingdom", "Ireland", "Ontario", "Quebec",
+          "British Columbia", "Alberta", "Manitoba", "Nova Scotia", "Canada", "Israel", "Germany", "France",
+          "Netherlands", "Switzerland", "Singapore", "Hong Kong", "China", "Japan", "India", "Australia",
+          "New South Wales", "Victoria", "Sweden", "Korea", "Taiwan", "Cayman Islands", "Bermuda", "Luxembourg",
+          "Italy", "Spain", "Belgium", "Denmark", "Norway", "Finland", "Mexico", "Brazil", "Austria",
+          "British Virgin Islands", "Malaysia", "Thailand", "Philippines", "South Africa", "New Zealand",
+          "United States"]
+#: Other ways contracts write a jurisdiction → its name (``NY law``, ``the laws of England and Wales``).
+_ALIASES = {"N.Y.": "New York", "NY": "New York", "Del.": "Delaware", "Cal.": "California", "Calif.": "California",
+            "D.C.": "District of Columbia", "Washington, D.C.": "District of Columbia",
+            "U.K.": "United Kingdom", "UK": "United Kingdom", "Great Britain": "United Kingdom",
+            "England and Wales": "England", "People's Republic of China": "China", "PRC": "China", "P.R.C.": "China",
+            "Republic of Korea": "Korea", "South Korea": "Korea", "U.S.A.": "United States", "USA": "United States",
+            "U.S.": "United States", "United States of America": "United States", "Hong Kong SAR": "Hong Kong"}
+_NAMES = {n: n for n in _US_STATES + _OTHER} | _ALIASES
+_JURISDICTION_RE = re.compile(
+    r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(_NAMES, key=len, reverse=True)) + r")(?![\w])")
+_CASELESS = re.compile(
+    r"\b(?:" + "|".join(re.escape(n) for n in sorted(_US_STATES + _OTHER, key=len, reverse=True)) + r")\b", re.I)
+#: Named only as the country around a state's law ("the laws of Delaware and of the United States").
+_NEUTRAL = {"United States"}
+
+
+def jurisdictions_in(text: str) -> list[tuple[int, str]]:
+    """Jurisdictions named in ``text`` as ``(offset, name)``, in order; abbreviations (``N.Y.``,
+    ``UK``) only in their written case, full names in any case."""
+    found = {(m.start(), _NAMES[m.group(0)]) for m in _JURISDICTION_RE.finditer(text)}
+    for m in _CASELESS.finditer(text):
+        if not any(s <= m.start() < s + len(n) + 3 for s, n in found):
+            canonical = next(n for n in _US_STATES + _OTHER if n.lower() == m.group(0).lower())
+            found.add((m.start(), canonical))
+    return sorted(found)
+
+
+def governing_jurisdiction(text: str) -> str | None:
+    """The jurisdiction whose law a clause names: the first one after "law(s) of" when written so,
+    else the first one named (the United States only when nothing narrower is); ``None`` if none."""
+    found = jurisdictions_in(text)
+    if not found:
+        return None
+    specific = [j for j in found if j[1] not in _NEUTRAL] or found
+    m = re.search(r"\blaws?\s+(?:in\s+force\s+in\s+|applicable\s+in\s+)?of\b|\bgoverned\s+by\b", text, re.I)
+    if m:
+        after = [j for j in specific if j[0] >= m.start()]
+        if after:
+            return after[0][1]
+    return specific[0][1]
+
+
+def canonical_value(text: str) -> str:
+    """An allowed value as compared: the jurisdiction it names, else its words, lower case."""
+    return governing_jurisdiction(text) or " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+# --- evaluation ---------------------------------------------------------------------------
+
+
+def supported(finding: dict[str, Any]) -> bool:
+    """A report finding (``{verdict, checks: [{name, verdict}]}``) whose quote states what it claims:
+    verdict ``verified`` or ``needs_review``, and its ``support`` check (when it has one)
+    ``verified`` — or a ``verifier`` check that is ``verified``. A grounded quote that is only a
+    heading, reads as another category or negates the clause is not supported."""
+    if finding["verdict"] not in _TRUSTED:
+        return False
+    checks = {c["name"]: c["verdict"] for c in finding.get("checks") or []}
+    if checks.get("verifier") == "verified":
+        return True
+    return checks.get("support", "verified") == "verified"
+
+
+def _rejected_by_reviewer(finding: dict[str, Any]) -> bool:
+    return str((finding.get("decision") or {}).get("decision", "")).startswith("reject")
+
+
+def _text_of(finding: dict[str, Any], names: tuple[str, ...]) -> str:
+    """The finding's named values when it has them (the reviewer's reading), else its quote."""
+    values = finding.get("values") or {}
+    picked = [str(values[n]) for n in names if values.get(n)]
+    return " ; ".join(picked) if picked else str(finding.get("evidence") or "")
+
+
+_NOTICE_AFTER = re.compile(r"^[^.;]{0,12}?\b(?:prior|before|in\s+advance|preceding|notice)\b", re.I)
+_NOTICE_BEFORE = re.compile(r"\b(?:notice|at\s+least|(?:less|fewer)\s+than)\b[^.;]{0,14}$", re.I)
+
+
+def _durations(finding: dict[str, Any]) -> list[Value]:
+    """Durations of a finding: its ``duration`` value, else the quote's durations that sit next to
+    "notice"/"prior" (a renewal clause also states the renewal term), else all of them."""
+    values = finding.get("values") or {}
+    if values.get("duration"):
+        found = find_durations(str(values["duration"]))
+        if found:
+            return found
+    text = str(finding.get("evidence") or "")
+    found = [v for v in extract_values(text) if v.kind is Kind.duration and v.amount is not None]
+    near = [v for v in found if _NOTICE_AFTER.search(text[v.end:v.end + 30])
+            or _NOTICE_BEFORE.search(text[max(0, v.start - 40):v.start])]
+    return near or found
+
+
+def _amounts(finding: dict[str, Any]) -> list[Value]:
+    return [v for v in find_money(_text_of(finding, ("amount",))) if v.amount is not None]
+
+
+def _ids(findings: list[dict[str, Any]]) -> list[int]:
+    return [f["id"] for f in findings]
+
+
+def _result(rule: PlaybookRule, status: RuleStatus, reason: str, findings: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"rule": rule.id, "clause": rule.clause.value, "expect": rule.expect.value, "status": status.value,
+            "severity": rule.severity.value, "reason": reason, "finding_ids": _ids(findings)}
+
+
+def _stands(finding: dict[str, Any]) -> bool:
+    """A finding that can carry a playbook result although the support check did not confirm it:
+    its quote is in the document (grounding verified), is not a bare heading, does not negate
+    its clause (:func:`tasks.check.support.heading_only`, :func:`tasks.check.support.negation`), and
+    no model verifier rejected it. Only the support model's category score doubted it."""
+    checks = {c["name"]: c["verdict"] for c in finding.get("checks") or []}
+    if checks.get("grounding") != "verified" or checks.get("verifier", "verified") != "verified":
+        return False
+    quote = str(finding.get("evidence") or "")
+    return not heading_only(quote) and negation(quote, ClauseType(finding["clause_type"])) is None
+
+
+def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, Any]) -> dict[str, Any]:
+    """One rule on one reviewed document of the report (``{findings: [{id, clause_type, verdict,
+    checks, values, evidence, page, decision?}], absences: [...]}``).
+
+    Evidence: the findings of the rule's clause that neither the fact-check nor a reviewer
+    rejected and that are :func:`supported`; when there are none, those that :func:`_stands`
+    (the result's reason then says the support check did not confirm them). Findings that are
+    only headings or negations of the clause make the result ``unknown``.
+
+    Returns ``{rule, clause, expect, status: pass|deviation|unknown, severity, reason,
+    finding_ids}``. ``limit`` is the rule's read limit (:func:`read_limit`), for duration and
+    amount rules."""
+    clause, name = rule.clause.value, label(rule.clause)
+    mine = [f for f in document.get("findings") or []
+            if f["clause_type"] == clause and f["verdict"] in _TRUSTED and not _rejected_by_reviewer(f)]
+    evidence = [f for f in mine if supported(f)]
+    caveat = ""
+    if not evidence:
+        evidence = [f for f in mine if _stands(f)]
+        caveat = " (the support check did not confirm the quote: a reviewer confirms)" if evidence else ""
+    doubtful = [f for f in mine if f not in evidence]
+    if not evidence:
+        if doubtful:
+            return _result(rule, RuleStatus.unknown, f"{name} found only in findings the fact-check did not "
+                           f"confirm (a heading, a negation or a quote not found); a reviewer decides", doubtful)
+        examined = next((a.get("chunks_examined") for a in document.get("absences") or []
+                         if a.get("clause_type") == clause), None)
+        where = f" in the {examined} examined chunk(s)" if examined else " in the reviewed document"
+        status = rule.when_absent()
+        meaning = {RuleStatus.passed: "nothing to check", RuleStatus.deviation: "the playbook requires it",
+                   RuleStatus.unknown: "the playbook cannot judge its absence"}[status]
+        return _result(rule, status, f"no {name} clause found{where}: {meaning}", [])
+    result = _judge(rule, limit, evidence, name)
+    result["reason"] += caveat
+    return result
+
+
+def _judge(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    if rule.expect is Expectation.present:
+        return _result(rule, RuleStatus.passed, f"{name} is present (page {evidence[0]['page']})", evidence)
+    if rule.expect is Expectation.absent:
+        pages = ", ".join(str(p) for p in sorted({f["page"] for f in evidence}))
+        return _result(rule, RuleStatus.deviation, f"{name} is present (page {pages}); the playbook "
+                       "expects it absent", evidence)
+    if rule.expect is Expectation.allowed_values:
+        return _allowed(rule, evidence)
+    if rule.expect in (Expectation.max_duration, Expectation.min_duration):
+        return _compare(rule, limit, evidence, _durations, "duration")
+    return _compare(rule, limit, evidence, _amounts, "amount")
+
+
+def _allowed(rule: PlaybookRule, evidence: list[dict[str, Any]]) -> dict[str, Any]:
+    allowed = {canonical_value(v): v for v in rule.values or []}
+    governing = [f for f in evidence if re.search(r"\bgovern", str(f.get("evidence") or ""), re.I)] or evidence
+    readings: list[tuple[dict[str, Any], str]] = []
+    for f in governing:
+        text = _text_of(f, ("jurisdiction",))
+        reading = governing_jurisdiction(text) if rule.clause.value == "governing_law" else canonical_value(text)
+        if reading:
+            readings.append((f, reading))
+    if not readings:
+        return _result(rule, RuleStatus.unknown, f"could not read the {label(rule.clause)} value in the findings",
+                       evidence)
+    first_finding, first = readings[0]
+    ok = [f for f, r in readings if r in allowed]
+    if first in allowed:
+        return _result(rule, RuleStatus.passed, f"{first} (allowed: {', '.join(rule.values or [])})", ok)
+    return _result(rule, RuleStatus.deviation, f"{first}, not one of {', '.join(rule.values or [])} "
+                   f"(page {first_finding['page']})", [f for f, r in readings if r == first])
+
+
+def _compare(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, Any]], read: Any,
+             what: str) -> dict[str, Any]:
+    if limit is None:
+        return _result(rule, RuleStatus.unknown, f"the rule's value {rule.value!r} could not be read", evidence)
+    is_max = rule.expect.value.startswith("max")
+    read_from: list[tuple[dict[str, Any], Value]] = [(f, v) for f in evidence for v in read(f)]
+    if what == "amount":
+        other = [(f, v) for f, v in read_from if (v.unit or "USD") != limit.currency]
+        read_from = [(f, v) for f, v in read_from if (v.unit or "USD") == limit.currency]
+        if not read_from and other:
+            return _result(rule, RuleStatus.unknown, f"the amount is in {other[0][1].unit or 'an unnamed currency'}, "
+                           f"the rule in {limit.currency}", [f for f, _ in other])
+    if not read_from:
+        return _result(rule, RuleStatus.unknown, f"no {what} could be read in the {label(rule.clause)} findings "
+                       f"(e.g. a limit not stated as a fixed {what})", evidence)
+
+    def size(v: Value) -> Decimal:
+        return to_days(v) if what == "duration" else (v.amount or Decimal(0))
+
+    bound = limit.days if what == "duration" else limit.amount
+    assert bound is not None
+    worst_f, worst = (max if is_max else min)(read_from, key=lambda fv: size(fv[1]))
+    fails = size(worst) > bound if is_max else size(worst) < bound
+    word = "at most" if is_max else "at least"
+    if fails:
+        return _result(rule, RuleStatus.deviation, f"{worst.raw.strip()} (page {worst_f['page']}); the playbook "
+                       f"allows {word} {limit.raw}", [worst_f])
+    return _result(rule, RuleStatus.passed, f"{worst.raw.strip()} is {word} {limit.raw}",
+                   list({id(f): f for f, _ in read_from}.values()))
+
+
+def evaluate_document(playbook: LoadedPlaybook, document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every rule of ``playbook`` on one document of the report; ``[]`` unless the document was
+    reviewed (a failed or deferred document has nothing to judge)."""
+    if document.get("status") != "reviewed":
+        return []
+    return [evaluate_rule(rule, playbook.limits.get(rule.id), document) for rule in playbook.playbook.rules]

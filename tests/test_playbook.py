@@ -1,0 +1,287 @@
+"""The team's playbook: loading with errors that name the rule, each expectation on documents,
+and a run over the generated samples whose generator knows the true values."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from tasks.check.playbook import (
+    PlaybookError,
+    evaluate_document,
+    governing_jurisdiction,
+    load_playbook,
+)
+from tasks.observe.events import PLAYBOOK_DEVIATION, document_events
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_PLAYBOOK = ROOT / "deployments" / "playbook.yaml"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "playbook.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("rules, expected", [
+    ("  - {id: law, clause: governing_lawz, expect: present}", "rule 'law' (rules[1]), field clause: unknown clause 'governing_lawz'"),
+    ("  - {id: cap, clause: cap_on_liability, expect: required}", "rule 'cap' (rules[1]), field expect"),
+    ("  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration, value: soon}",
+     "rule 'notice' (rules[1]), field value: cannot read 'soon' as a duration"),
+    ("  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration}",
+     "rule 'notice' (rules[1]): expect: max_duration needs a `value`"),
+    ("  - {id: law, clause: governing_law, expect: allowed_values}", "rule 'law' (rules[1]): expect: allowed_values needs"),
+    ("  - {id: a, clause: non_compete, expect: absent}\n  - {id: a, clause: exclusivity, expect: absent}",
+     "rule id 'a' is used twice"),
+])
+def test_an_invalid_playbook_is_rejected_naming_the_rule(tmp_path, rules, expected):
+    path = write(tmp_path, f"playbook: p\nrules:\n{rules}\n")
+    with pytest.raises(PlaybookError) as raised:
+        load_playbook(path)
+    assert expected in str(raised.value), str(raised.value)
+
+
+def test_the_sample_playbook_loads_with_its_limits_read():
+    loaded = load_playbook(SAMPLE_PLAYBOOK)
+    assert loaded.name == "standard-positions" and loaded.playbook.party == "Acme Corp"
+    assert [r.id for r in loaded.playbook.rules] == ["governing-law", "liability-cap", "no-uncapped-liability",
+                                                     "renewal-notice", "no-non-compete"]
+    assert loaded.limits["renewal-notice"].days == 90
+
+
+def test_an_invalid_playbook_is_exit_2_before_the_run(tmp_path):
+    path = write(tmp_path, "playbook: p\nrules:\n  - {id: renewal-notice, clause: notice_period_to_terminate_renewal, "
+                           "expect: max_duration, value: 90 dayz}\n")
+    (tmp_path / "inbox").mkdir()
+    cli = str(Path(sys.executable).parent / "docreview")
+    for args, env in (([" --playbook", str(path)], {}), ([], {"DOCREVIEW_PLAYBOOK": str(path)})):
+        done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"),
+                               "--db", f"sqlite:///{tmp_path}/x.db", *[a.strip() for a in args]],
+                              capture_output=True, text=True, timeout=120, env={**os.environ, **env})
+        assert done.returncode == 2, done.stdout + done.stderr
+        message = " ".join(done.stderr.split())
+        assert "rule 'renewal-notice'" in message and "cannot read '90 dayz'" in message, message
+        assert ("--playbook" if args else "DOCREVIEW_PLAYBOOK") in message
+        assert "Traceback" not in done.stderr and not (tmp_path / "x.db").exists()
+
+
+def finding(fid: int, clause: str, evidence: str, verdict: str = "verified", support: str = "verified",
+            values: dict | None = None, page: int = 2, decision: str | None = None) -> dict:
+    f = {"id": fid, "clause_type": clause, "verdict": verdict, "evidence": evidence, "page": page,
+         "values": values or {}, "checks": [{"name": "grounding", "verdict": "verified"},
+                                            {"name": "support", "verdict": support}]}
+    if decision:
+        f["decision"] = {"decision": decision}
+    return f
+
+
+def statuses(playbook, findings: list[dict], status: str = "reviewed") -> dict[str, tuple[str, list[int], str]]:
+    doc = {"status": status, "findings": findings, "absences": []}
+    return {r["rule"]: (r["status"], r["finding_ids"], r["reason"]) for r in evaluate_document(playbook, doc)}
+
+
+@pytest.fixture(scope="module")
+def sample_playbook():
+    return load_playbook(SAMPLE_PLAYBOOK)
+
+
+def test_each_expectation_on_a_document(sample_playbook):
+    got = statuses(sample_playbook, [
+        finding(1, "governing_law", "This Agreement is governed by the laws of the State of New York, without regard "
+                "to its conflict of laws rules.", values={"jurisdiction": "State of New York"}),
+        finding(2, "cap_on_liability", "In no event shall either party's liability exceed $1,000,000."),
+        finding(3, "notice_period_to_terminate_renewal", "renews for successive one (1) year terms unless either "
+                "party gives notice of non-renewal at least one hundred twenty (120) days prior to the end of the term"),
+        finding(4, "non_compete", "shall not compete", verdict="unsupported"),  # rejected by the fact-check: ignored
+    ])
+    assert got["governing-law"][:2] == ("pass", [1])
+    assert got["liability-cap"][:2] == ("pass", [2])
+    assert got["no-uncapped-liability"][0] == "pass"  # nothing found: nothing to check
+    assert got["renewal-notice"][:2] == ("deviation", [3])
+    assert "one hundred twenty (120) days" in got["renewal-notice"][2] and "90 days" in got["renewal-notice"][2]
+    assert got["no-non-compete"][0] == "pass"
+
+
+def test_deviations_unknowns_and_decisions(sample_playbook):
+    got = statuses(sample_playbook, [
+        finding(1, "governing_law", "governed by and construed in accordance with California law", page=9),
+        finding(3, "notice_period_to_terminate_renewal", "4.3 Survival.", verdict="needs_review", support="needs_review"),
+        finding(5, "uncapped_liability", "liability for fraud shall be unlimited"),
+        finding(6, "non_compete", "shall not sell competing products", decision="rejected"),  # a reviewer said no
+    ])
+    assert got["governing-law"][:2] == ("deviation", [1])
+    assert "California, not one of New York, Delaware (page 9)" == got["governing-law"][2]
+    assert got["liability-cap"][0] == "deviation" and "no Cap On Liability clause" in got["liability-cap"][2]
+    assert got["no-uncapped-liability"][:2] == ("deviation", [5])
+    assert got["renewal-notice"][:2] == ("unknown", [3])
+    assert "did not confirm" in got["renewal-notice"][2]
+    assert got["no-non-compete"][0] == "pass"
+    assert statuses(sample_playbook, [], status="failed") == {}  # nothing reviewed, nothing judged
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("governed by the laws of the State of Delaware and the federal laws of the United States", "Delaware"),
+    ("This Agreement shall be governed by NY law.", "New York"),
+    ("the laws of England and Wales shall govern", "England"),
+    ("construed under the laws of the Province of Ontario and the federal laws of Canada applicable therein", "Ontario"),
+    ("The courts of California shall have jurisdiction; the laws of the Commonwealth of Massachusetts govern.",
+     "Massachusetts"),
+    ("governed by the laws of the United States", "United States"),
+    ("no jurisdiction here", None),
+])
+def test_governing_jurisdiction(text, expected):
+    assert governing_jurisdiction(text) == expected
+
+
+def test_amount_limits_compare_within_one_currency(tmp_path):
+    playbook = load_playbook(write(tmp_path, "playbook: p\nrules:\n"
+                                   "  - {id: cap-floor, clause: cap_on_liability, expect: min_amount, value: 'USD 500,000', severity: high}\n"))
+    assert statuses(playbook, [finding(1, "cap_on_liability", "shall not exceed $1,000,000")])["cap-floor"][0] == "pass"
+    low = statuses(playbook, [finding(1, "cap_on_liability", "shall not exceed $100,000")])["cap-floor"]
+    assert low[0] == "deviation" and "$100,000" in low[2]
+    euro = statuses(playbook, [finding(1, "cap_on_liability", "shall not exceed EUR 2,000,000")])["cap-floor"]
+    assert euro[0] == "unknown" and "EUR" in euro[2]
+    fees = statuses(playbook, [finding(1, "cap_on_liability", "shall not exceed the fees paid in the prior 12 months")])
+    assert fees["cap-floor"][0] == "unknown" and "no amount could be read" in fees["cap-floor"][2]
+
+
+def test_a_high_severity_deviation_is_a_prefect_event():
+    report = {"run": {"id": "run-1", "flow_run_id": None, "playbook": {"name": "standard-positions"}},
+              "documents": [{"source": "s3://bucket/a.pdf", "file_name": "a.pdf", "sha256": "ab" * 32,
+                             "status": "reviewed", "findings": [], "playbook": [
+                                 {"rule": "liability-cap", "clause": "cap_on_liability", "expect": "present",
+                                  "status": "deviation", "severity": "high", "reason": "no cap", "finding_ids": []},
+                                 {"rule": "governing-law", "clause": "governing_law", "expect": "allowed_values",
+                                  "status": "deviation", "severity": "medium", "reason": "Texas", "finding_ids": [4]}]}]}
+    events = [e for e in document_events(report) if e["event"] == PLAYBOOK_DEVIATION]
+    assert len(events) == 1
+    assert events[0]["payload"]["rule"] == "liability-cap" and events[0]["payload"]["playbook"] == "standard-positions"
+    assert events[0]["resource"]["prefect.resource.id"] == "docreview.document.s3://bucket/a.pdf"
+
+
+def _text(pdf: Path) -> str:
+    doc = pdfium.PdfDocument(str(pdf))
+    try:
+        return " ".join(" ".join(doc[i].get_textpage().get_text_range().split()) for i in range(len(doc)))
+    finally:
+        doc.close()
+
+
+def expected_statuses(truth, pdf: Path) -> dict[str, str]:
+    """The sample playbook's statuses from what the generator put in the contract.
+
+    The generator's "Exclusion of Damages" boilerplate ("EXCEPT FOR A PARTY'S BREACH OF ITS
+    CONFIDENTIALITY OBLIGATIONS, NEITHER PARTY SHALL BE LIABLE … FOR ANY … CONSEQUENTIAL …
+    DAMAGES") is an uncapped liability by CUAD's definition ("includes uncapped liability for a
+    particular type of breach such as … breach of confidentiality obligation"), so it counts."""
+    clauses = set(truth.clauses)
+    carve_out = "EXCEPT FOR A PARTY'S BREACH OF ITS CONFIDENTIALITY OBLIGATIONS" in _text(pdf)
+    days = int(truth.renewal_notice.split("(")[1].split(")")[0])
+    return {
+        "governing-law": "pass" if truth.governing_law in ("New York", "Delaware") else "deviation",
+        "liability-cap": "pass" if "cap_on_liability" in clauses else "deviation",
+        "no-uncapped-liability": "deviation" if "uncapped_liability" in clauses or carve_out else "pass",
+        "renewal-notice": "pass" if days <= 90 else "deviation",
+        "no-non-compete": "deviation" if "non_compete" in clauses else "pass",
+    }
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_run_over_the_samples_agrees_with_the_generator(tmp_path, db_url):
+    from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
+    from tasks.store.persist import dispose_engines
+
+    inbox = tmp_path / "inbox"
+    truth = {t.file_name: t for t in generate_samples(inbox, count=8)}
+    try:
+        result = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
+                                  backend="rules", playbook=str(SAMPLE_PLAYBOOK))
+    finally:
+        dispose_engines()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["run"]["playbook"] == {"name": "standard-positions", "source": str(SAMPLE_PLAYBOOK)}
+    seen: dict[str, int] = {}
+    agree = unknown = 0
+    for doc in report["documents"]:
+        expected = expected_statuses(truth[doc["file_name"]], inbox / doc["file_name"])
+        got = {r["rule"]: r for r in doc["playbook"]}
+        assert set(got) == set(expected)
+        for rule, want in expected.items():
+            r = got[rule]
+            seen[r["status"]] = seen.get(r["status"], 0) + 1
+            if r["status"] == "unknown":  # the review could not tell: it says why and names the findings
+                unknown += 1
+                assert r["finding_ids"] and "did not confirm" in r["reason"], r
+                continue
+            assert r["status"] == want, (doc["file_name"], r)
+            agree += 1
+            ids = {f["id"] for f in doc["findings"]}
+            assert set(r["finding_ids"]) <= ids
+            if r["status"] == "pass" and r["expect"] in ("present", "allowed_values", "max_duration"):
+                assert r["finding_ids"], r  # a pass that rests on a clause names it
+        statuses_in_order = [r["status"] for r in doc["playbook"]]
+        assert statuses_in_order == sorted(statuses_in_order, key={"deviation": 0, "unknown": 1, "pass": 2}.get)
+    assert seen.get("pass") and seen.get("deviation"), seen
+    assert unknown <= 2, seen  # 40 (document, rule) pairs; unknowns only where a clause's quote was not confirmed
+    m = result["metrics"]
+    assert m["playbook_deviations"] == seen["deviation"] and m["playbook_pass"] == seen["pass"]
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Deviations from the playbook “standard-positions”" in html
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_playbook_party_reaches_the_model_backend_and_keys_its_reviews(stub_env, tmp_path, db_url):
+    """With a playbook naming a party, the anthropic backend's requests say whose side the review
+    is for, and the reviews are stored under a prompt version of their own: a run without the
+    party reviews the document again instead of reusing them."""
+    from sqlmodel import Session, select
+
+    from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
+    from schemas.tables import FindingRow, RunRow
+    from tasks.store.persist import dispose_engines, get_engine
+
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=1)
+    try:
+        first = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
+                                 backend="anthropic", playbook=str(SAMPLE_PLAYBOOK))
+        second = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
+                                  backend="anthropic")
+        with Session(get_engine(db_url)) as s:
+            versions = {r.id: r.prompt_version for r in s.exec(select(RunRow)).all()}
+            stored = {f.prompt_version for f in s.exec(select(FindingRow)).all()}
+    finally:
+        dispose_engines()
+    systems = list(stub_env.stub.system_prompts)
+    assert any("You review for Acme Corp." in s for s in systems) and any("You review for" not in s for s in systems)
+    assert versions[first["run_id"]].startswith("review-v3+party-") and versions[second["run_id"]] == "review-v3"
+    assert stored == {versions[first["run_id"]], "review-v3"}
+    assert second["metrics"]["documents_skipped"] == 0  # not reused across parties
+
+
+def test_a_clause_the_support_model_doubts_still_counts_but_says_so(sample_playbook, tmp_path):
+    """A grounded quote that is no heading and no negation carries the result even when the
+    support model's category score doubted it; the reason says a reviewer confirms. A heading or
+    a negation of the clause does not."""
+    doubted = finding(7, "non_compete", "For two (2) years after termination you may not own, manage or engage in a "
+                      "competing business in the Territory.", verdict="needs_review", support="needs_review")
+    got = statuses(sample_playbook, [doubted])["no-non-compete"]
+    assert got[:2] == ("deviation", [7]) and "did not confirm the quote" in got[2]
+    heading = finding(8, "non_compete", "12.4 Covenant Not to Compete.", verdict="needs_review", support="needs_review")
+    assert statuses(sample_playbook, [heading])["no-non-compete"][0] == "unknown"
+    ungrounded = dict(doubted, checks=[{"name": "grounding", "verdict": "needs_review"},
+                                       {"name": "support", "verdict": "needs_review"}])
+    assert statuses(sample_playbook, [ungrounded])["no-non-compete"][0] == "unknown"
+    insurance = load_playbook(write(tmp_path, "playbook: p\nrules:\n  - {id: insured, clause: insurance, expect: present}\n"))
+    negated = finding(9, "insurance", "Supplier shall not be required to maintain any insurance.",
+                      verdict="needs_review", support="needs_review")
+    assert statuses(insurance, [negated])["insured"][:2] == ("unknown", [9])

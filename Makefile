@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: run test bench install clean
+.PHONY: run test test-slow test-all bench install clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,15 @@ run: install
 	$(BIN)/docreview samples inbox
 	$(BIN)/docreview review inbox --out out --playbook deployments/playbook.yaml
 
+# The default tier; the slow tier (real CUAD contracts, Prefect servers, Dask and worker clusters, the
+# robustness corpus) is `make test-slow`; `make test-all` runs both, as CI does.
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not slow"
+
+test-slow: install
+	$(PY) -m pytest -m slow
+
+test-all: test test-slow
 
 # Benchmarks (see README "Benchmarks"): the bench extra (pyinstrument, the router's training) and, for the
 # ingestion comparison, pdftotext from Debian's poppler-utils (installed here when apt-get can;

@@ -32,7 +32,7 @@ from rich.progress import (
 from rich.table import Table
 
 from cli.checks import check_backend, check_database, check_playbook, load_settings
-from cli.common import console, err, prepare_environment, route_prefect_logs
+from cli.common import console, err, prepare_environment, route_prefect_logs, serve_until_interrupted
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
 
@@ -292,12 +292,7 @@ def stub_llm(
     console.print(f"stub-llm (test double, answers from the rules backend, not a model) on {server.url}\n"
                   f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test   |   DOCREVIEW_BEDROCK_ENDPOINT_URL={server.url}\n"
                   f"  faults: {', '.join(f'{f.name}@{f.p}' for f in faults) or 'none'} (known: {', '.join(FAULTS)})")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
 
 
 eval_app = typer.Typer(no_args_is_help=True, help="Score the pipeline against labelled contracts.")

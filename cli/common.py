@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -49,3 +50,13 @@ def route_prefect_logs(log_file: Path) -> logging.Handler:
     for name in ("prefect", "prefect._internal", "docreview"):  # prefect._internal does not propagate
         logging.getLogger(name).addHandler(handler)
     return handler
+
+
+def serve_until_interrupted(server: Any) -> None:
+    """``server.serve_forever()`` (a ``socketserver`` server) until Ctrl-C, then close its socket."""
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 
-from cli.common import console, err
+from cli.common import console, err, serve_until_interrupted
 
 report_app = typer.Typer(no_args_is_help=True, help="The HTML/JSON reports: serve a report folder over HTTP.")
 
@@ -71,12 +71,7 @@ def serve(
     base = f"http://{bound_host}:{bound_port}"
     console.print(f"Serving {folder.resolve()} at [bold]{base}/[/]  (kept runs: {base}/runs/)")
     console.print(f"Links in Prefect artifacts: DOCREVIEW_REPORT_URL_BASE={base}  ·  Ctrl-C stops")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
 
 
 def register(app: typer.Typer) -> None:

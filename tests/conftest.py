@@ -124,9 +124,10 @@ def prefect_server(tmp_path_factory):
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_LOGGING_LEVEL": "WARNING"}
     env.pop("PREFECT_API_URL", None)
     log = (home / "server.log").open("wb")
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
-                             "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    from docreview_testing.reaper import start_owned
+
+    proc = start_owned([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
+                        "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)  # ends with the run
     deadline = time.monotonic() + 120
     while True:
         try:

@@ -14,6 +14,7 @@ from sqlmodel import Session, select
 from flows.runners import LOCAL_DASK_WORKERS, make_task_runner, prefect_api_for_workers
 from schemas.tables import FindingRow, LLMCallRow, RunDocumentRow
 from tasks.store.persist import PG_MAX_OVERFLOW, PG_POOL_SIZE, dispose_engines, get_engine
+from docreview_testing.reaper import start_owned
 from docreview_testing.samples import generate_samples
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -124,11 +125,11 @@ def test_dask_on_a_separately_started_scheduler_matches_the_thread_runner(tmp_pa
     port = free_port(5300, 5399)
     dask = str(Path(sys.executable).parent / "dask")
     logs = [open(tmp_path / name, "w") for name in ("scheduler.log", "worker.log")]  # noqa: SIM115
-    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address",
+    procs = [start_owned([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address",
                                ":0", "--preload", "flows.runners"], stdout=logs[0], stderr=subprocess.STDOUT)]
     try:
         time.sleep(3)
-        procs.append(subprocess.Popen([dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "2", "--no-dashboard",
+        procs.append(start_owned([dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "2", "--no-dashboard",
                                        "--preload", "flows.runners"], stdout=logs[1], stderr=subprocess.STDOUT))
         threads_db, dask_db = f"sqlite:///{tmp_path / 'threads.db'}", f"sqlite:///{tmp_path / 'dask.db'}"
         by_threads = _review("thread", inbox, tmp_path / "out-threads", threads_db)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from docreview_testing.reaper import start_owned
 from tests.conftest import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -92,12 +93,12 @@ def stack(prefect_server, shared_data, tmp_path_factory):
     procs: list[subprocess.Popen] = []
     serve_log = work / "serve.log"
     with serve_log.open("wb") as out:
-        procs.append(subprocess.Popen([str(BIN / "docreview"), "serve", "--window", str(WINDOW_S)], cwd=work, env=env,
+        procs.append(start_owned([str(BIN / "docreview"), "serve", "--window", str(WINDOW_S)], cwd=work, env=env,
                                       stdout=out, stderr=subprocess.STDOUT))
     wait_for(lambda: "Press Ctrl-C" in serve_log.read_text() or procs[0].poll() is not None, 180, "docreview serve")
     assert procs[0].poll() is None, serve_log.read_text()
     with (work / "watch.log").open("wb") as out:
-        procs.append(subprocess.Popen([str(BIN / "docreview"), "watch", f"s3://{BUCKET}/inbox", "--endpoint-url", s3_url,
+        procs.append(start_owned([str(BIN / "docreview"), "watch", f"s3://{BUCKET}/inbox", "--endpoint-url", s3_url,
                                        "--interval", "1", "--db", f"sqlite:///{work / 'watch.db'}"],
                                       cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT))
     try:

@@ -298,14 +298,20 @@ def test_the_flow_defers_a_timed_out_document_until_its_back_off_ends(prefect_ha
                                                                      monkeypatch):
     """Through the flow: the timed-out document ends ``deferred`` saying when it is tried again
     (not ``failed``), and the next run does not extract it again during the back-off."""
+    from flows.pipeline import NothingReviewed
     from flows.review import review_documents
     from tasks.ingest import extract as extract_module
+
+    def run() -> dict:  # nothing reviewed: the flow run ends Failed, the result rides on the exception
+        with pytest.raises(NothingReviewed) as raised:
+            review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+        return raised.value.result
 
     monkeypatch.setenv("DOCREVIEW_EXTRACTION_TIMEOUT_S", "1")
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     _slow_glued_pdf(inbox / "slow.pdf")
-    first = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+    first = run()
     (doc,) = first["documents"]
     assert doc["status"] == "deferred" and "not extracted again before" in doc["reason"], doc
 
@@ -313,6 +319,6 @@ def test_the_flow_defers_a_timed_out_document_until_its_back_off_ends(prefect_ha
         raise AssertionError("extraction must not run during the back-off")
 
     monkeypatch.setattr(extract_module, "run_extraction", never)
-    second = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+    second = run()
     (doc,) = second["documents"]
     assert doc["status"] == "deferred" and "back-off" in doc["reason"], doc

@@ -341,12 +341,16 @@ def print_table(result: dict[str, Any], console: Console) -> None:
             f"[bold]{result['presence_macro_f1_verified']:.4f}[/]")
     if result.get("playbook_rules"):
         table = Table(title=f"Playbook {result['playbook']!r} against the lawyers' answers", box=box.SIMPLE)
-        for col in ("rule", "pairs", "agreement", "unknown", "skipped", "expected->got"):
-            table.add_column(col, justify="left" if col in ("rule", "expected->got") else "right")
+        short = {"pass": "P", "deviation": "D", "unknown": "U", "None": "-"}
+        for col in ("rule", "pairs", "agreement", "unknown", "skipped", "lawyers→docreview"):
+            table.add_column(col, justify="left" if col in ("rule", "lawyers→docreview") else "right",
+                             overflow="fold")
         for rule, t in result["playbook_rules"].items():
+            pairs = (tuple(k.split("->")) + (v,) for k, v in sorted(t["confusion"].items()))
             table.add_row(rule, str(t["pairs"]), f"{t['agreement']:.3f}" if t["agreement"] is not None else "—",
                           str(t["unknown"]), str(t["skipped"]),
-                          ", ".join(f"{k} {v}" for k, v in sorted(t["confusion"].items())))
+                          " ".join(f"{short.get(a, a)}→{short.get(b, b)} {n}" for a, b, n in pairs))
+        console.print("P pass, D deviation, U unknown")
         console.print(table)
         if result["playbook_agreement"] is not None:
             console.print(f"playbook agreement [bold]{result['playbook_agreement']:.3f}[/] over all (contract, rule) pairs")

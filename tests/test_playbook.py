@@ -285,3 +285,25 @@ def test_a_clause_the_support_model_doubts_still_counts_but_says_so(sample_playb
     negated = finding(9, "insurance", "Supplier shall not be required to maintain any insurance.",
                       verdict="needs_review", support="needs_review")
     assert statuses(insurance, [negated])["insured"][:2] == ("unknown", [9])
+
+
+@pytest.mark.parametrize("rule, answer, expected", [
+    ("governing-law", "New York", "pass"),
+    ("governing-law", "Ontario, Canada", "deviation"),
+    ("governing-law", "", "deviation"),  # no governing-law clause: the required value is missing
+    ("liability-cap", "Yes", "pass"),
+    ("liability-cap", "No", "deviation"),
+    ("no-uncapped-liability", "Yes", "deviation"),
+    ("no-non-compete", "No", "pass"),
+    ("renewal-notice", "90 days", "pass"),
+    ("renewal-notice", "3 months", "pass"),
+    ("renewal-notice", "180 days / 6 months", "deviation"),
+    ("renewal-notice", "", "pass"),  # no notice period: nothing exceeds 90 days
+    ("renewal-notice", "reasonable notice", None),  # unreadable: left out of the score
+    ("liability-cap", "Maybe", None),
+])
+def test_statuses_derived_from_the_lawyers_answers(sample_playbook, rule, answer, expected):
+    from tasks.observe.evaluate import lawyer_playbook_status
+
+    r = next(x for x in sample_playbook.playbook.rules if x.id == rule)
+    assert lawyer_playbook_status(r, sample_playbook.limits.get(rule), answer) == expected

@@ -85,8 +85,9 @@ def queue_items(database_url: str, pending_only: bool = False) -> list[dict[str,
 
 
 def playbook_deviations(database_url: str) -> list[dict[str, Any]]:
-    """Each document's deviations from the latest run that applied a playbook to it, high severity
-    first: ``[{file_name, sha256, playbook, rule, clause_type, severity, reason, finding_ids, run_id}]``."""
+    """Each document's deviations and undecided (``unknown``) rules from the latest run that applied
+    a playbook to it, deviations first, high severity first: ``[{file_name, sha256, playbook, rule,
+    clause_type, status, severity, reason, finding_ids, run_id}]``."""
     from schemas.tables import PlaybookResultRow
     from tasks.store.persist import get_engine
 
@@ -98,9 +99,10 @@ def playbook_deviations(database_url: str) -> list[dict[str, Any]]:
         latest[r.sha256] = r.run_id  # ordered by time: the last one wins
     order = {"high": 0, "medium": 1, "low": 2}
     out = [dict(file_name=r.file_name, sha256=r.sha256, playbook=r.playbook, rule=r.rule_id, clause_type=r.clause_type,
-                severity=r.severity, reason=r.reason, finding_ids=list(r.finding_ids), run_id=r.run_id)
-           for r in rows if r.status == "deviation" and latest.get(r.sha256) == r.run_id]
-    out.sort(key=lambda d: (order.get(d["severity"], 3), d["file_name"], d["rule"]))
+                status=r.status, severity=r.severity, reason=r.reason, finding_ids=list(r.finding_ids),
+                run_id=r.run_id)
+           for r in rows if r.status in ("deviation", "unknown") and latest.get(r.sha256) == r.run_id]
+    out.sort(key=lambda d: (d["status"] != "deviation", order.get(d["severity"], 3), d["file_name"], d["rule"]))
     return out
 
 
@@ -201,15 +203,16 @@ def queue(
                   + (" (undecided only)" if pending else ""))
     deviations = playbook_deviations(url)
     if deviations:
-        table = Table(title="Playbook deviations (latest run per document)", show_lines=False)
-        for col in ("document", "rule", "severity", "why", "findings"):
+        table = Table(title="Playbook deviations and undecided rules (latest run per document)", show_lines=False)
+        for col in ("document", "rule", "status", "severity", "why", "findings"):
             table.add_column(col, overflow="fold")
         for d in deviations:
-            table.add_row(d["file_name"][:40], d["rule"], d["severity"], d["reason"][:160],
+            table.add_row(d["file_name"][:40], d["rule"], d["status"], d["severity"], d["reason"][:160],
                           ", ".join(str(i) for i in d["finding_ids"]))
         console.print(table)
-        console.print(f"{len(deviations)} playbook deviation(s), "
-                      f"{sum(d['severity'] == 'high' for d in deviations)} of high severity")
+        found = [d for d in deviations if d["status"] == "deviation"]
+        console.print(f"{len(found)} playbook deviation(s), {sum(d['severity'] == 'high' for d in found)} of high "
+                      f"severity; {len(deviations) - len(found)} rule(s) undecided")
 
 
 def decide(

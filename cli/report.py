@@ -12,7 +12,10 @@ resolves paths below its ``directory``); only GET and HEAD are answered.
 from __future__ import annotations
 
 import functools
+import html
 import http.server
+import json
+import os
 from pathlib import Path
 
 import typer
@@ -23,16 +26,43 @@ report_app = typer.Typer(no_args_is_help=True, help="The HTML/JSON reports: serv
 
 
 class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves one report folder: ``/`` redirects (302) to ``/report.html``; no request logging on
-    the console (an operator sees one line when the server starts)."""
+    """Serves one report folder: ``/`` redirects (302) to ``/report.html``; ``/runs/`` is a table
+    of the kept runs, newest first (:func:`runs_index`); a path that resolves outside the folder
+    (``..``, or a symbolic link pointing out) is 404; no request logging on the console (an
+    operator sees one line when the server starts)."""
 
-    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+    def _redirected(self) -> bool:
         if self.path in ("/", "/index.html"):
             self.send_response(302)
             self.send_header("Location", "/report.html")
             self.end_headers()
+            return True
+        return False
+
+    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        if self._redirected():
+            return
+        if self.path.split("?", 1)[0] in ("/runs", "/runs/"):
+            body = runs_index(Path(self.directory)).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
             return
         super().do_GET()
+
+    def do_HEAD(self) -> None:  # noqa: N802 - the standard library's name
+        if not self._redirected():
+            super().do_HEAD()
+
+    def translate_path(self, path: str) -> str:
+        translated = super().translate_path(path)
+        root = os.path.realpath(self.directory)
+        real = os.path.realpath(translated)
+        if real != root and not real.startswith(root + os.sep):
+            return os.path.join(root, ".outside-the-report-folder")  # does not exist: 404
+        return translated
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-cache")  # the latest report changes with every run
@@ -41,6 +71,30 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the standard library's name
         return
+
+
+def runs_index(folder: Path, limit: int = 500) -> str:
+    """An HTML table of the runs kept under ``folder/runs`` (newest first, at most ``limit``): run
+    id (linking its report), start time (UTC), source, and documents reviewed/deferred/failed from
+    its ``report.json``; a run whose JSON cannot be read is listed without them."""
+    rows = []
+    runs = sorted((d for d in (folder / "runs").glob("*") if (d / "report.html").is_file()),
+                  key=lambda d: d.stat().st_mtime, reverse=True)[:limit]
+    for d in runs:
+        try:
+            run = json.loads((d / "report.json").read_text(encoding="utf-8"))["run"]
+            m = run.get("metrics", {})
+            cells = [str(run.get("started_at") or "")[:19].replace("T", " "), str(run.get("source") or ""),
+                     f"{m.get('documents_reviewed', 0)} / {m.get('documents_deferred', 0)} / {m.get('documents_failed', 0)}"]
+        except (OSError, ValueError, KeyError, TypeError):
+            cells = ["", "", "(report.json unreadable)"]
+        rows.append(f'<tr><td><a href="/runs/{html.escape(d.name)}/report.html"><code>{html.escape(d.name)}</code></a></td>'
+                    + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    return ("<!doctype html><meta charset='utf-8'><title>docreview runs</title>"
+            "<style>body{font:14px system-ui,sans-serif;margin:24px}td,th{padding:4px 10px;text-align:left}</style>"
+            f"<h1>docreview runs ({len(rows)})</h1><p><a href='/report.html'>latest report</a></p>"
+            "<table><tr><th>run</th><th>started (UTC)</th><th>source</th><th>reviewed / deferred / failed</th></tr>"
+            + "".join(rows) + "</table>")
 
 
 def make_report_server(folder: Path, host: str, port: int) -> http.server.ThreadingHTTPServer:
@@ -69,8 +123,9 @@ def serve(
         raise typer.Exit(2) from None
     bound_host, bound_port = server.server_address[:2]
     base = f"http://{bound_host}:{bound_port}"
-    console.print(f"Serving {folder.resolve()} at [bold]{base}/[/]  (kept runs: {base}/runs/)")
-    console.print(f"Links in Prefect artifacts: DOCREVIEW_REPORT_URL_BASE={base}  ·  Ctrl-C stops")
+    console.print(f"Serving {folder.resolve()} at {base}/", highlight=False)
+    console.print(f"Kept runs: {base}/runs/", highlight=False)
+    console.print(f"Links in Prefect artifacts: DOCREVIEW_REPORT_URL_BASE={base}   (Ctrl-C stops)", highlight=False)
     serve_until_interrupted(server)
 
 

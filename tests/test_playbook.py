@@ -40,12 +40,33 @@ def write(tmp_path: Path, text: str) -> Path:
     ("  - {id: law, clause: governing_law, expect: allowed_values}", "rule 'law' (rules[1]): expect: allowed_values needs"),
     ("  - {id: a, clause: non_compete, expect: absent}\n  - {id: a, clause: exclusivity, expect: absent}",
      "rule id 'a' is used twice"),
+    ("  - id: cap\n    clause: cap_on_liability\n    expect: present\n    expect: absent",
+     "not valid YAML: line 6, column 5: the key 'expect' is given twice"),
+    ("  - {id: nc, clause: non_compete, expect: absent, if_absent: deviation}",
+     "rule 'nc' (rules[1]), field if_absent: an `absent` rule cannot require its clause"),
+    ("  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration, value: -5 days}",
+     "cannot read '-5 days' as a duration"),
+    ("  - {id: law, clause: governing_law, expect: allowed_values, values: [NJ, ny law]}",
+     "field values: 'ny law' name(s) no jurisdiction"),
+    ("  - {id: a, clause: nothing, expect: present}\n  - {id: b, clause: non_compete, expect: never}",
+     "rule 'a' (rules[1]), field clause: unknown clause 'nothing'"),
 ])
 def test_an_invalid_playbook_is_rejected_naming_the_rule(tmp_path, rules, expected):
     path = write(tmp_path, f"playbook: p\nrules:\n{rules}\n")
     with pytest.raises(PlaybookError) as raised:
         load_playbook(path)
     assert expected in str(raised.value), str(raised.value)
+
+
+def test_every_problem_is_listed_and_a_file_that_is_not_text_is_refused(tmp_path):
+    path = write(tmp_path, "playbook: p\nrules:\n  - {id: a, clause: nothing, expect: present}\n"
+                           "  - {id: b, clause: non_compete, expect: never}\n")
+    with pytest.raises(PlaybookError) as raised:
+        load_playbook(path)
+    assert "rule 'a' (rules[1])" in str(raised.value) and "rule 'b' (rules[2]), field expect" in str(raised.value)
+    path.write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(PlaybookError, match="not UTF-8 text"):
+        load_playbook(path)
 
 
 def test_the_sample_playbook_loads_with_its_limits_read():
@@ -116,6 +137,7 @@ def test_deviations_unknowns_and_decisions(sample_playbook):
         finding(5, "uncapped_liability", "liability for fraud shall be unlimited"),
         finding(6, "non_compete", "shall not sell competing products", decision="rejected"),  # a reviewer said no
     ])
+    assert "finding(s) 6 rejected by a reviewer" in got["no-non-compete"][2]
     assert got["governing-law"][:2] == ("deviation", [1])
     assert "California, not one of New York, Delaware (page 9)" == got["governing-law"][2]
     assert got["liability-cap"][0] == "deviation" and "no Cap On Liability clause" in got["liability-cap"][2]
@@ -282,6 +304,10 @@ def test_a_clause_the_support_model_doubts_still_counts_but_says_so(sample_playb
                                        {"name": "support", "verdict": "needs_review"}])
     assert statuses(sample_playbook, [ungrounded])["no-non-compete"][0] == "unknown"
     insurance = load_playbook(write(tmp_path, "playbook: p\nrules:\n  - {id: insured, clause: insurance, expect: present}\n"))
+    doubted_cover = finding(10, "insurance", "Supplier shall maintain general liability insurance of USD 2,000,000.",
+                            verdict="needs_review", support="needs_review")
+    unconfirmed = statuses(insurance, [doubted_cover])["insured"]  # never a pass on a quote nobody confirmed
+    assert unconfirmed[:2] == ("unknown", [10]) and "did not confirm" in unconfirmed[2]
     negated = finding(9, "insurance", "Supplier shall not be required to maintain any insurance.",
                       verdict="needs_review", support="needs_review")
     assert statuses(insurance, [negated])["insured"][:2] == ("unknown", [9])

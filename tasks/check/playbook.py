@@ -78,39 +78,80 @@ def _where(data: Any, loc: tuple[Any, ...]) -> str:
     return "field " + ".".join(str(p) for p in loc) if loc else "the file"
 
 
-def load_playbook(path: str | Path) -> LoadedPlaybook:
-    """Read, validate and prepare the playbook at ``path`` (YAML).
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key repeated in one mapping (PyYAML keeps the last one,
+    which would silently invert a rule written ``expect: present`` … ``expect: absent``)."""
 
-    Raises :class:`PlaybookError` naming the rule and field for a file that is missing or not
-    YAML, an unknown clause or expectation, a missing ``values``/``value``, a duplicate rule id,
-    or a limit that cannot be read (``"90 dayz"``; a duration rule needs days, weeks, months or
-    years; an amount rule needs a figure, with its currency when the rule should not assume USD).
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice in one mapping", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """``line L, column C: problem`` for a YAML error (1-based, as editors count)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else str(problem)
+
+
+def load_playbook(path: str | Path) -> LoadedPlaybook:
+    """Read, validate and prepare the playbook at ``path`` (YAML, UTF-8).
+
+    Raises :class:`PlaybookError` naming the rule and field for a file that is missing, not
+    UTF-8 or not YAML (with the line and column), a key given twice, an unknown clause or
+    expectation, a missing ``values``/``value``, a duplicate rule id, a contradictory
+    ``if_absent`` (an ``absent`` rule cannot require its clause), a limit that cannot be read
+    (``"90 dayz"``; a duration rule needs days, weeks, months or years; an amount rule needs a
+    figure, with its currency when the rule should not assume USD) or is not positive, and a
+    ``governing_law`` value that names no jurisdiction this module knows (:func:`jurisdictions_in`).
+    Every problem of the validation is listed, not only the first.
     """
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except OSError as exc:
         raise PlaybookError(f"playbook {p}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise PlaybookError(f"playbook {p}: cannot read it: not UTF-8 text") from None
     except yaml.YAMLError as exc:
-        raise PlaybookError(f"playbook {p}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise PlaybookError(f"playbook {p}: not valid YAML: {_yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise PlaybookError(f"playbook {p}: expected a mapping with `playbook` and `rules`")
     try:
         playbook = Playbook.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        msg = str(first["msg"]).removeprefix("Value error, ")
-        raise PlaybookError(f"playbook {p}: {_where(data, tuple(first['loc']))}: {msg}") from None
+        problems = [f"{_where(data, tuple(e['loc']))}: {str(e['msg']).removeprefix('Value error, ')}"
+                    for e in exc.errors()]
+        raise PlaybookError(f"playbook {p}: " + "; ".join(problems)) from None
     loaded = LoadedPlaybook(playbook=playbook, source=str(p))
+    problems = []
     for i, rule in enumerate(playbook.rules, start=1):
+        where = f"rule {rule.id!r} (rules[{i}])"
+        if rule.expect is Expectation.absent and rule.if_absent is RuleStatus.deviation:
+            problems.append(f"{where}, field if_absent: an `absent` rule cannot require its clause")
+        if rule.clause.value == "governing_law" and rule.expect is Expectation.allowed_values:
+            unread = [v for v in rule.values or [] if value_jurisdiction(v) is None]
+            if unread:
+                problems.append(f"{where}, field values: {', '.join(repr(v) for v in unread)} name(s) no jurisdiction "
+                                "docreview knows (write the state or country, e.g. 'New York', 'England')")
         if rule.value is None:
             continue
         limit = read_limit(rule)
         if limit is None:
             kind = "a duration such as '90 days'" if "duration" in rule.expect.value else "an amount such as 'USD 1,000,000'"
-            raise PlaybookError(f"playbook {p}: rule {rule.id!r} (rules[{i}]), field value: cannot read "
-                                f"{rule.value!r} as {kind}")
-        loaded.limits[rule.id] = limit
+            problems.append(f"{where}, field value: cannot read {rule.value!r} as {kind}")
+        elif (limit.days if limit.days is not None else limit.amount or 0) <= 0:
+            problems.append(f"{where}, field value: {rule.value!r} is not a positive limit")
+        else:
+            loaded.limits[rule.id] = limit
+    if problems:
+        raise PlaybookError(f"playbook {p}: " + "; ".join(problems))
     return loaded
 
 
@@ -118,6 +159,8 @@ def read_limit(rule: PlaybookRule) -> Limit | None:
     """The limit of a duration or amount rule, or ``None`` when ``rule.value`` holds none (or
     more than one)."""
     raw = (rule.value or "").strip()
+    if re.search(r"(?<![\w])[-−–]\s*[$€£¥₹]?\s*\d", raw):  # a negative limit is no limit
+        return None
     if rule.expect in (Expectation.max_duration, Expectation.min_duration):
         found = find_durations(raw)
         if len(found) != 1 or found[0].amount is None:
@@ -157,7 +200,21 @@ _ALIASES = {"N.Y.": "New York", "NY": "New York", "Del.": "Delaware", "Cal.": "C
             "U.K.": "United Kingdom", "UK": "United Kingdom", "Great Britain": "United Kingdom",
             "England and Wales": "England", "People's Republic of China": "China", "PRC": "China", "P.R.C.": "China",
             "Republic of Korea": "Korea", "South Korea": "Korea", "U.S.A.": "United States", "USA": "United States",
-            "U.S.": "United States", "United States of America": "United States", "Hong Kong SAR": "Hong Kong"}
+            "U.S.": "United States", "United States of America": "United States", "Hong Kong SAR": "Hong Kong",
+            "English law": "England", "Scottish law": "Scotland", "Irish law": "Ireland", "German law": "Germany",
+            "French law": "France", "Swiss law": "Switzerland", "Dutch law": "Netherlands", "Israeli law": "Israel",
+            "Canadian law": "Canada", "Japanese law": "Japan", "Singapore law": "Singapore"}
+#: US postal codes, read only in a rule's own values ("NJ"), never in document text ("IN NO EVENT").
+_POSTAL = dict(zip(
+    "AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK "
+    "OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR".split(),
+    "Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida Georgia Hawaii Idaho Illinois "
+    "Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan Minnesota Mississippi Missouri "
+    "Montana Nebraska Nevada".split() + ["New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina",
+                                        "North Dakota", "Ohio", "Oklahoma", "Oregon", "Pennsylvania", "Rhode Island",
+                                        "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah", "Vermont",
+                                        "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming",
+                                        "District of Columbia", "Puerto Rico"]))
 _NAMES = {n: n for n in _US_STATES + _OTHER} | _ALIASES
 _JURISDICTION_RE = re.compile(
     r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(_NAMES, key=len, reverse=True)) + r")(?![\w])")
@@ -193,9 +250,19 @@ def governing_jurisdiction(text: str) -> str | None:
     return specific[0][1]
 
 
+def value_jurisdiction(value: str) -> str | None:
+    """The jurisdiction a rule's value names: as in a document (:func:`governing_jurisdiction`), or
+    a US postal code ("NJ", "NJ law"); ``None`` when it names none."""
+    m = re.fullmatch(r"\s*([A-Z]{2})(?:\s+law)?\s*", value)
+    if m and m.group(1) in _POSTAL:
+        return _POSTAL[m.group(1)]
+    return governing_jurisdiction(value)
+
+
 def canonical_value(text: str) -> str:
-    """An allowed value as compared: the jurisdiction it names, else its words, lower case."""
-    return governing_jurisdiction(text) or " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    """An allowed value as compared: the jurisdiction it names (:func:`value_jurisdiction`), else its
+    words, lower case."""
+    return value_jurisdiction(text) or " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
 # --- evaluation ---------------------------------------------------------------------------
@@ -274,14 +341,19 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
     checks, values, evidence, page, decision?}], absences: [...]}``).
 
     Evidence: the findings of the rule's clause that neither the fact-check nor a reviewer
-    rejected and that are :func:`supported`; when there are none, those that :func:`_stands`
-    (the result's reason then says the support check did not confirm them). Findings that are
-    only headings or negations of the clause make the result ``unknown``.
+    rejected and that are :func:`supported`; when there are none, those that :func:`_stands`.
+    Such unconfirmed evidence may show a ``deviation`` (the reason says the support check did not
+    confirm the quote, and a reviewer looks at it anyway) but never a ``pass``: that becomes
+    ``unknown``, so no rule passes on a quote nobody confirmed. Findings that are only headings
+    or negations of the clause make the result ``unknown``. A reason names the findings a
+    reviewer rejected.
 
     Returns ``{rule, clause, expect, status: pass|deviation|unknown, severity, reason,
     finding_ids}``. ``limit`` is the rule's read limit (:func:`read_limit`), for duration and
     amount rules."""
     clause, name = rule.clause.value, label(rule.clause)
+    rejected = [f["id"] for f in document.get("findings") or []
+                if f["clause_type"] == clause and _rejected_by_reviewer(f)]
     mine = [f for f in document.get("findings") or []
             if f["clause_type"] == clause and f["verdict"] in _TRUSTED and not _rejected_by_reviewer(f)]
     evidence = [f for f in mine if supported(f)]
@@ -297,20 +369,27 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
         examined = next((a.get("chunks_examined") for a in document.get("absences") or []
                          if a.get("clause_type") == clause), None)
         where = f" in the {examined} examined chunk(s)" if examined else " in the reviewed document"
+        if rejected:
+            where += f" (finding(s) {', '.join(str(i) for i in rejected)} rejected by a reviewer)"
         status = rule.when_absent()
-        meaning = {RuleStatus.passed: "nothing to check", RuleStatus.deviation: "the playbook requires it",
+        meaning = {RuleStatus.passed: "nothing to check",
+                   RuleStatus.deviation: "the playbook forbids its absence",
                    RuleStatus.unknown: "the playbook cannot judge its absence"}[status]
         return _result(rule, status, f"no {name} clause found{where}: {meaning}", [])
     result = _judge(rule, limit, evidence, name)
-    result["reason"] += caveat
+    if caveat and result["status"] == RuleStatus.passed.value:  # no pass on a quote nobody confirmed
+        result["status"] = RuleStatus.unknown.value
+        result["reason"] += " — but only on quotes the support check did not confirm: a reviewer confirms"
+    else:
+        result["reason"] += caveat
     return result
 
 
 def _judge(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    pages = ", ".join(str(p) for p in sorted({f["page"] for f in evidence}))
     if rule.expect is Expectation.present:
-        return _result(rule, RuleStatus.passed, f"{name} is present (page {evidence[0]['page']})", evidence)
+        return _result(rule, RuleStatus.passed, f"{name} is present (page {pages})", evidence)
     if rule.expect is Expectation.absent:
-        pages = ", ".join(str(p) for p in sorted({f["page"] for f in evidence}))
         return _result(rule, RuleStatus.deviation, f"{name} is present (page {pages}); the playbook "
                        "expects it absent", evidence)
     if rule.expect is Expectation.allowed_values:

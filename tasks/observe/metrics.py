@@ -97,14 +97,20 @@ def compute_run_metrics(
 def _playbook_metrics(database_url: str, run_id: str) -> dict[str, float]:
     """When the run applied a playbook (:mod:`tasks.observe.playbook`): ``playbook_deviations``,
     ``playbook_deviations_high`` (severity high), ``playbook_unknown`` and ``playbook_pass``, over
-    (document, rule) pairs; ``{}`` otherwise."""
+    (source object, rule) pairs as the report lists them (two objects with the same content count
+    twice); ``{}`` otherwise."""
+    from collections import Counter
+
     from schemas.tables import PlaybookResultRow
 
     with Session(get_engine(database_url)) as session:
-        rows = session.exec(select(PlaybookResultRow.status, PlaybookResultRow.severity)
-                            .where(PlaybookResultRow.run_id == run_id)).all()
-    if not rows:
+        stored = session.exec(select(PlaybookResultRow.sha256, PlaybookResultRow.status, PlaybookResultRow.severity)
+                              .where(PlaybookResultRow.run_id == run_id)).all()
+        objects = Counter(session.exec(select(RunDocumentRow.sha256).where(
+            RunDocumentRow.run_id == run_id, RunDocumentRow.status == DocumentStatus.reviewed.value)).all())
+    if not stored:
         return {}
+    rows = [(status, severity) for sha, status, severity in stored for _ in range(objects.get(sha, 1))]
     return {
         "playbook_deviations": sum(1 for st, _ in rows if st == "deviation"),
         "playbook_deviations_high": sum(1 for st, sev in rows if st == "deviation" and sev == "high"),

@@ -323,10 +323,14 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
 </div>
 <section class="triage" id="attention"><h2>Needs attention</h2>
 {% set not_done = documents|rejectattr("status", "equalto", "reviewed")|list %}
-{% if not (not_done or attention or missing or deviations) %}<p>Nothing: every document was reviewed, every finding is verified and none is high risk, no high-risk clause is missing{% if run.playbook %}, no deviation from the playbook{% endif %}.</p>{% endif %}
+{% if not (not_done or attention or missing or deviations or undecided) %}<p>Nothing: every document was reviewed, every finding is verified and none is high risk, no high-risk clause is missing{% if run.playbook %}, no deviation from the playbook{% endif %}.</p>{% endif %}
 {% if deviations %}<h3>Deviations from the playbook “{{ run.playbook.name }}” ({{ deviations|length }})</h3>
 <table class="deviations"><tr><th>Document</th><th>Rule</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
 {% for r in deviations %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td>{{ r.rule }}</td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
+{% if undecided %}<h3>Playbook rules the review could not decide ({{ undecided|length }})</h3>
+<p class="sub">Decide the findings they rest on with <code>docreview decide ID approve|reject</code>; the next run applies the rule again.</p>
+<table class="undecided"><tr><th>Document</th><th>Rule</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
+{% for r in undecided %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td>{{ r.rule }}</td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 {% if not_done %}<h3>Documents not reviewed ({{ not_done|length }})</h3>
 <table><tr><th>Document</th><th>Status</th><th>Reason</th></tr>
 {% for d in not_done %}<tr><td><a href="#doc-{{ d.anchor }}">{{ d.file_name }}</a></td><td><span class="badge {{ d.status }}">{{ d.status }}</span></td><td>{{ d.reason }}</td></tr>{% endfor %}</table>{% endif %}
@@ -436,8 +440,12 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
     deviations = [dict(r, document=d["file_name"], anchor=d["anchor"]) for d in documents
                   for r in d.get("playbook") or [] if r["status"] == "deviation"]
     deviations.sort(key=lambda r: (RISK_ORDER.get(r["severity"], 3), r["document"], r["rule"]))
+    undecided = [dict(r, document=d["file_name"], anchor=d["anchor"]) for d in documents
+                 for r in d.get("playbook") or [] if r["status"] == "unknown"]
+    undecided.sort(key=lambda r: (RISK_ORDER.get(r["severity"], 3), r["document"], r["rule"]))
     return _template.render(run=report["run"], documents=documents, attention=shown,
                             attention_more=len(rows) - len(shown), missing=missing, deviations=deviations,
+                            undecided=undecided,
                             headline=headline_metrics(report["run"]["metrics"]), plots=plots or [])
 
 

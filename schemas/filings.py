@@ -10,7 +10,8 @@ own form items:
   Proceedings (S-K Item 103), Item 7 MD&A, Item 8 Financial Statements, Item 9A Controls and
   Procedures (S-K Item 308: material weakness, ineffective internal control), Item 13 Certain
   Relationships and Related Transactions (S-K Item 404);
-- Form 8-K items: 1.01 Entry into a Material Definitive Agreement, 4.01 Changes in Registrant's
+- Form 8-K items: 1.01 Entry into a Material Definitive Agreement, 2.01 Completion of Acquisition
+  or Disposition of Assets, 4.01 Changes in Registrant's
   Certifying Accountant, 4.02 Non-Reliance on Previously Issued Financial Statements,
   5.02 Departure/Election/Appointment of Directors or Certain Officers;
 - auditing standards: PCAOB AS 2415 (going concern), AS 3101 (the auditor's report).
@@ -66,6 +67,7 @@ class FilingTopic(str, Enum):
     subsequent_events = "subsequent_events"
     executive_change = "executive_change"
     material_agreement = "material_agreement"
+    acquisition_disposition = "acquisition_disposition"
     risk_factor = "risk_factor"
     key_figure = "key_figure"
     other = "other"
@@ -87,6 +89,7 @@ FILING_LABELS: dict[FilingTopic, str] = {
     FilingTopic.subsequent_events: "Subsequent Events",
     FilingTopic.executive_change: "Executive Change (8-K Item 5.02)",
     FilingTopic.material_agreement: "Material Agreement (8-K Item 1.01)",
+    FilingTopic.acquisition_disposition: "Acquisition or Disposition (8-K Item 2.01)",
     FilingTopic.risk_factor: "Risk Factor (Item 1A)",
     FilingTopic.key_figure: "Key Financial Figure",
     FilingTopic.other: "Other",

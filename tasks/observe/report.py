@@ -372,7 +372,12 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
   {% if doc.findings %}· {{ doc.findings|length }} finding(s): {{ doc.counts.verified }} verified, {{ doc.counts.needs_review }} need review, {{ doc.counts.unsupported }} unsupported, {{ doc.counts.contradicted }} contradicted · risk {{ doc.counts.high }} high, {{ doc.counts.medium }} medium, {{ doc.counts.low }} low{% endif %}
   {% if doc.reason %}· {{ doc.reason }}{% endif %}
   {% if doc.drift and doc.drift.score is not none %}· <span class="drift{% if doc.drift.score > 0 %} moved{% endif %}">drift {{ "%.3f"|format(doc.drift.score) }}{% if doc.drift.score > 0 %} (+{{ doc.drift.added|length }} −{{ doc.drift.removed|length }} ~{{ doc.drift.changed|length }}){% endif %}{% if doc.drift.model_changed %} vs {{ doc.drift.baseline_model }} / {{ doc.drift.baseline_prompt_version }}{% endif %}</span>{% endif %}
-  {% if doc.sha256 %}<br>sha256 {{ doc.sha256 }}{% endif %}</div>
+  {% if doc.sha256 %}<br>sha256 {{ doc.sha256 }}{% endif %}
+  {% if doc.profile %}<br>profile {{ doc.profile }} · {{ doc.document_type }}{% if doc.company %} · {{ doc.company }}{% endif %}{% if doc.period %} · period ended {{ doc.period }}{% endif %} — {{ doc.profile_reason }}{% endif %}</div>
+ {% if doc.key_figures %}<table class="terms"><tr><th>Key figure</th><th>Value</th><th>Period</th><th>Page</th></tr>{% for k in doc.key_figures %}
+  <tr><td>{{ k.name|replace("_", " ") }}</td><td>{{ k.raw }} {{ k.unit }}</td><td>{{ k.period or "" }}</td><td>{{ k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
+ {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
+  <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% if doc.absences %}<div class="notice"><b>Missing:</b>{% for a in doc.absences %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision }}d{% endif %}){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ doc.absences[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
@@ -388,7 +393,7 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
  <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, high risk first)</summary>
  <table><tr><th>Clause</th><th>Finding and evidence</th><th>Page</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
-  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
+  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.section %}<br><small>{{ f.section }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
     {% if f.read_values %}<div class="sub">read as: {% for k, vs in f.read_values.items() %}{% for v in vs %}{{ v.raw }} = {{ v.iso or ((v.unit ~ " ") if v.unit and v.kind == "money" else "") ~ (v.amount or "") ~ ((" " ~ v.unit) if v.unit and v.kind == "duration" else "") ~ ("%" if v.kind == "percent" else "") }}{% if v.problem %} ({{ v.problem }}){% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}

@@ -50,6 +50,8 @@ TOPIC_GUIDE: dict[FilingTopic, str] = {
                                   "(Form 8-K Item 5.02).",
     FilingTopic.material_agreement: "Entry into or termination of a material definitive agreement (Form 8-K "
                                     "Items 1.01, 1.02).",
+    FilingTopic.acquisition_disposition: "A completed acquisition, sale, divestiture or spin-off of a business or "
+                                         "assets, with the consideration (Form 8-K Item 2.01).",
     FilingTopic.risk_factor: "A risk-factor heading of Item 1A (the heading sentence itself).",
     FilingTopic.key_figure: "A key figure read from a primary financial statement line (revenue, net income, "
                             "diluted EPS, operating cash flow, capital expenditure, total assets, debt, cash): "

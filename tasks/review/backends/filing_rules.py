@@ -60,7 +60,7 @@ SENTENCE_RULES: list[tuple[FilingTopic, re.Pattern[str], re.Pattern[str] | None]
     (T.related_party_transactions, re.compile(r"related[- ]part(?:y|ies)\s+transactions?[^.]{0,200}\$\s?[\d,.]+", _I), None),
     (T.debt_covenants, re.compile(r"(?:\bcovenants?\b[^.]{0,160}\b(?:complian\w+|breach\w*|waiv\w+|amend\w*|default)|"
                                   r"\b(?:waiver|amendment)\b[^.]{0,80}\bcovenants?\b)", _I),
-     re.compile(r"\b(?:could|might|if\s+we|shall)\b|this\s+Agreement", _I)),
+     re.compile(r"\b(?:could|might|if\s+we|shall)\b|this\s+Agreement|not\s+to\s+compete", _I)),
     (T.impairment, re.compile(r"(?:recogni[sz]ed|recorded|incurred)\s+(?:a\s+|an\s+)?(?:non-cash\s+|pre-tax\s+)?"
                               r"(?:goodwill\s+|intangible\s+asset\s+|asset\s+|long-lived\s+asset\s+)?impairment\s+"
                               r"(?:charges?|loss(?:es)?)[^.]{0,120}\$\s?[\d,.]+|impairment\s+(?:charges?|loss(?:es)?)\s+of\s+"
@@ -70,14 +70,20 @@ SENTENCE_RULES: list[tuple[FilingTopic, re.Pattern[str], re.Pattern[str] | None]
     (T.executive_change, re.compile(r"(?:announced|notified|informed)[^.]{0,120}\b(?:resign\w*|retire\w*|step\s+down|"
                                     r"depart\w*)[^.]{0,80}\b(?:Chief|President|Officer|Director)|"
                                     r"(?:appointed|named|elected)[^.]{0,60}\b(?:Chief\s+\w+\s+Officer|President)\b", _I),
-     re.compile(r"\b(?:may|could)\b", _I)),
+     re.compile(r"\b(?:may|could)\b|\b(?:was|were)\s+(?:appointed|named|elected)\b[^.]*\b(?:in|since)\s+(?:[A-Z][a-z]+\s+)?"
+                r"(?:19|20)\d\d\b|\bfrom\s+[A-Z][a-z]+\s+(?:19|20)\d\d\s+(?:to|until)\b|\bhas\s+served\b")),
+    (T.acquisition_disposition, re.compile(r"\b(?:completed|closed|consummated)\s+(?:the|its|our)\s+(?:previously\s+"
+                                           r"announced\s+)?(?:acquisition|sale|divestiture|disposition|spin-off|"
+                                           r"separation|split-off)\s+of\b|\bIn\s+connection\s+with\s+(?:this|the)\s+"
+                                           r"acquisition,\s+we\s+recorded", _I),
+     re.compile(r"\b(?:may|could|might|if\s+we|shall)\b", _I)),
     (T.material_agreement, re.compile(r"entered\s+into\s+(?:a|an|the)\s+[^.]{0,80}(?:Agreement|Credit\s+Facility|"
                                       r"Indenture|Merger)\b", re.S), None),
 ]
 
 #: Form 8-K Items and the topic each one reports (Form 8-K, General Instructions B and Items).
 ITEMS_8K: dict[str, FilingTopic] = {
-    "1.01": T.material_agreement, "1.02": T.material_agreement, "2.03": T.debt_covenants,
+    "1.01": T.material_agreement, "1.02": T.material_agreement, "2.01": T.acquisition_disposition, "2.03": T.debt_covenants,
     "2.04": T.debt_covenants, "2.06": T.impairment, "4.01": T.auditor_change, "4.02": T.restatement,
     "5.02": T.executive_change,
 }
@@ -186,7 +192,8 @@ class FilingRules:
                 if hit is None or (exclude is not None and exclude.search(sentence)) or (topic, a) in seen:
                     continue
                 seen.add((topic, a))
-                values = _amounts(sentence[:MAX_EVIDENCE_CHARS]) if topic in (T.impairment, T.related_party_transactions) else []
+                values = (_amounts(sentence[:MAX_EVIDENCE_CHARS])
+                          if topic in (T.impairment, T.related_party_transactions, T.acquisition_disposition) else [])
                 findings.append(self._finding(chunk, topic, a, min(b, a + MAX_EVIDENCE_CHARS),
                                               _summary(topic, sentence), values))
                 break
@@ -238,6 +245,7 @@ _SUMMARIES = {
     T.subsequent_events: "An event after the balance-sheet date.",
     T.executive_change: "A change of an executive officer or director.",
     T.material_agreement: "The company entered into a material agreement.",
+    T.acquisition_disposition: "The company completed an acquisition or a disposition.",
 }
 
 

@@ -115,6 +115,7 @@ class KeyFigureName(str, Enum):
     dividends_paid = "dividends_paid"
     cash = "cash"
     inventories = "inventories"
+    property_plant_equipment_net = "property_plant_equipment_net"
     total_current_assets = "total_current_assets"
     total_assets = "total_assets"
     accounts_payable = "accounts_payable"

@@ -174,3 +174,22 @@ def test_a_second_filing_reports_its_changes_since_the_first(tmp_path, db_url):
     assert [e["payload"]["kind"] for e in events] == ["flag_appeared"] and events[0]["event"] == FILING_CHANGE
     assert "material_weakness" in changes_markdown(report["documents"])
     assert Path(tmp_path / "out" / "report.html").read_text().count("northwind-2022.pdf") >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_eval_filings_on_a_slice_of_the_shared_filings(shared_data):
+    from flows.eval_filings import evaluate_filings
+
+    filings = shared_data / "filings"
+    if not (filings / "documents.jsonl").is_file():
+        pytest.skip(f"{filings} not found")
+    try:
+        result = evaluate_filings(filings, names=["3M_2018_10K", "FOOTLOCKER_2022_8K_dated_2022-08-19"])
+    finally:
+        dispose_engines()
+    assert result["reviewed"] == result["recognised_as_filing"] == 2 and result["form_accuracy"] == 1.0
+    # 3M's two metric questions: capital expenditure 1,577 (cash flow, page 60) and net PP&E 8.70 bn (page 58)
+    assert (result["key_figure_questions"], result["key_figures_found"]) == (2, 2)
+    assert result["evidence_pages"] == 3 and result["evidence_page_recall"] == 1.0
+    assert 0 < result["findings_per_page"] <= 1.5 and result["pages"] == 191

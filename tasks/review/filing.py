@@ -86,6 +86,8 @@ FIGURE_LINES: dict[KeyFigureName, tuple[str, tuple[str, ...]]] = {
     K.cash: ("balance sheet", (r"cash\s+and\s+(?:cash\s+)?equivalents", r"cash\s+and\s+due\s+from\s+banks")),
     K.inventories: ("balance sheet", (r"total\s+inventories", r"merchandise\s+inventories", r"inventories,?\s+net",
                                       r"inventories", r"inventory")),
+    K.property_plant_equipment_net: ("balance sheet", (r"property,?\s+(?:plant\s+)?and\s+equipment,?\s*(?:[—–-]\s*)?net",
+                                                       r"net\s+property,?\s+(?:plant\s+)?and\s+equipment")),
     K.total_current_assets: ("balance sheet", (r"total\s+current\s+assets",)),
     K.total_assets: ("balance sheet", (r"total\s+assets",)),
     K.accounts_payable: ("balance sheet", (r"accounts\s+payable(?:\s+and\s+accrued\s+liabilities)?",

@@ -95,6 +95,7 @@ _FIGURE_LABEL = {
     KeyFigureName.eps_diluted: "Diluted EPS", KeyFigureName.operating_cash_flow: "Operating cash flow",
     KeyFigureName.capital_expenditure: "Capital expenditure", KeyFigureName.dividends_paid: "Dividends paid",
     KeyFigureName.cash: "Cash and cash equivalents", KeyFigureName.inventories: "Inventories",
+    KeyFigureName.property_plant_equipment_net: "Property, plant and equipment, net",
     KeyFigureName.total_current_assets: "Total current assets", KeyFigureName.total_assets: "Total assets",
     KeyFigureName.accounts_payable: "Accounts payable",
     KeyFigureName.total_current_liabilities: "Total current liabilities",

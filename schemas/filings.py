@@ -206,8 +206,8 @@ class FilingSummary(BaseModel):
 class FilingChange(BaseModel):
     """One change since the previous filing of the same company and form.
 
-    ``kind``: ``risk_factor_added``, ``risk_factor_removed``, ``figure_changed``,
-    ``flag_appeared``, ``flag_disappeared`` or ``auditor_changed``; ``subject``: the heading,
+    ``kind``: ``risk_factor_added``, ``risk_factor_removed``, ``risk_factors_not_compared``,
+    ``figure_changed``, ``flag_appeared``, ``flag_disappeared`` or ``auditor_changed``; ``subject``: the heading,
     figure name or flag; ``before``/``after``: the previous and current value (text); ``change``:
     the relative change of a figure (``0.12`` = +12 %), else None; ``high_risk``: a going-concern
     doubt or material weakness that appeared, or a change of auditor.

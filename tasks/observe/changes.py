@@ -9,6 +9,8 @@ appeared, and a change of auditor, are high-risk changes: the run emits a
 
 from __future__ import annotations
 
+import re
+
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -23,12 +25,20 @@ def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[Filin
     """The changes from ``before`` (the previous filing) to ``after``: risk-factor headings added
     and removed, key figures whose value moved by at least :data:`MIN_FIGURE_CHANGE` (same name
     and unit; ``change`` relative to the previous value), flags that appeared or disappeared and a
-    change of auditor. Order: high-risk changes first, then by kind."""
+    change of auditor. Headings are the same up to case, punctuation and small rewording
+    (:func:`_has_heading`); when only one filing's Item 1A headings could be read, one
+    ``risk_factors_not_compared`` change says so instead of listing every heading. Order:
+    high-risk changes first, then by kind."""
     out: list[FilingChange] = []
-    old_heads, new_heads = set(before.risk_headings), set(after.risk_headings)
-    out += [FilingChange(kind="risk_factor_added", subject=h, after=h) for h in after.risk_headings if h not in old_heads]
-    out += [FilingChange(kind="risk_factor_removed", subject=h, before=h) for h in before.risk_headings
-            if h not in new_heads]
+    if before.risk_headings and after.risk_headings:
+        out += [FilingChange(kind="risk_factor_added", subject=h, after=h) for h in after.risk_headings
+                if not _has_heading(before.risk_headings, h)]
+        out += [FilingChange(kind="risk_factor_removed", subject=h, before=h) for h in before.risk_headings
+                if not _has_heading(after.risk_headings, h)]
+    elif before.risk_headings or after.risk_headings:  # one side's Item 1A could not be read: no add/remove list
+        out.append(FilingChange(kind="risk_factors_not_compared", subject="Item 1A. Risk Factors",
+                                before=f"{len(before.risk_headings)} heading(s) read",
+                                after=f"{len(after.risk_headings)} heading(s) read"))
     old_figs = {f.name: f for f in before.key_figures}
     for fig in after.key_figures:
         prev = old_figs.get(fig.name)
@@ -50,6 +60,25 @@ def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[Filin
         out.append(FilingChange(kind="auditor_changed", subject="auditor", before=str(old_aud), after=str(new_aud),
                                 high_risk=True))
     return sorted(out, key=lambda c: not c.high_risk)
+
+
+#: Share of words two risk-factor headings must share to be the same heading reworded slightly.
+SAME_HEADING = 0.85
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower().replace("ﬀ", "ff")))
+
+
+def _has_heading(headings: list[str], heading: str) -> bool:
+    """True when ``headings`` holds ``heading`` up to case, punctuation, spacing and small
+    rewording (word-set Jaccard similarity at least :data:`SAME_HEADING`)."""
+    words = _words(heading)
+    for other in headings:
+        theirs = _words(other)
+        if words == theirs or (words and len(words & theirs) / len(words | theirs) >= SAME_HEADING):
+            return True
+    return False
 
 
 @task(name="compare-with-previous-filing", task_run_name=for_document("compare-filing"), cache_policy=NO_CACHE)

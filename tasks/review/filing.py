@@ -66,10 +66,10 @@ FIGURE_LINES: dict[KeyFigureName, tuple[str, tuple[str, ...]]] = {
                                    r"cost\s+of\s+(?:revenues?|sales)(?:\s*\(exclusive[^)]*\))?")),
     K.operating_income: ("income", (r"operating\s+income(?:\s+\(loss\))?", r"income\s+from\s+operations",
                                     r"operating\s+(?:profit|earnings)", r"earnings\s+from\s+operations")),
-    K.net_income: ("income", (r"net\s+(?:income|earnings)(?:\s+\(loss\))?\s+attributable\s+to\s+(?!non)[A-Za-z&.,'’ ]+?",
+    K.net_income: ("income", (r"net\s+(?:income|earnings)(?:\s+\(loss\))?\s+attributable\s+to\s+(?!non)[\w&.,'’ ]+?",
                               r"net\s+(?:income|earnings)(?:\s+\(loss\))?")),
     K.eps_diluted: ("income", (r"diluted\s+(?:net\s+)?(?:income|earnings)\s+(?:\(loss\)\s+)?per\s+(?:common\s+)?share",
-                               r"(?:net\s+)?(?:income|earnings)\s+per\s+share\s*[-—–:]?\s*diluted",
+                               r"(?:net\s+)?(?:income|earnings)\s+per\s+(?:common\s+)?share[\w ]{0,60}?[-—–:,]?\s*diluted",
                                r"diluted(?:\s+earnings\s+per\s+share)?")),
     K.operating_cash_flow: ("cash flow", (r"net\s+cash\s+(?:provided\s+by|from|generated\s+by)\s*(?:\(used\s+(?:in|for)\)\s*)?"
                                           r"operating\s+activities", r"cash\s+provided\s+by\s+(?:\(used\s+(?:in|for)\)\s+)?"
@@ -117,20 +117,23 @@ class FigureLine:
 
 def statement_kind(page_text: str) -> str | None:
     """``"income"``, ``"balance sheet"`` or ``"cash flow"`` when the page is a primary financial
-    statement (its title in the page's first 300 characters, at least 12 amounts, not a note);
+    statement (its title in the page's first 300 characters, not preceded on its line by lower-case
+    words as in "amounts in the Consolidated Statement of …", at least 12 amounts, not a note);
     ``"earnings table"`` for an unaudited, supplemental or reconciliation table with a stated
     unit and at least 20 amounts (earnings releases; read with the income-statement labels);
     None otherwise."""
-    head = re.sub(r"\s+", " ", page_text[:400])
+    head = re.sub(r"(?<=[a-z]) (?=[a-z]\b)", "", page_text[:400])  # "Incom e", "Shee t": split last letters
     head = re.sub(r"^(?:table\s+of\s+contents|index\s+to\s+(?:the\s+)?consolidated\s+financial\s+statements)\s*", "",
                   head, flags=_I)[:300]
     if _NOT_STATEMENT.search(head):
         return None
     for kind, rx in _STATEMENT_TITLE:
         m = rx.search(head)
-        if m and not re.search(r"\bsee\b|\brefer\b|\bincluded\b", head[max(0, m.start() - 40):m.start()], _I):
+        line_before = head[head.rfind("\n", 0, m.start()) + 1:m.start()] if m else ""
+        if m and not re.search(r"\b[a-z]{3,}\b", line_before.replace("and", "")):  # a title, not a reference to one
             if len(_AMOUNT.findall(page_text)) >= 12:
                 return kind
+    head = re.sub(r"\s+", " ", head)
     if _RELEASE_TABLE.search(head) and _UNIT.search(head) and len(_AMOUNT.findall(page_text)) >= 20:
         return "earnings table"
     return None
@@ -166,7 +169,7 @@ def figure_lines(page_text: str, kind: str) -> list[FigureLine]:
     """The key-figure lines of a statement page of ``kind`` (see :func:`statement_kind`), at
     most one per figure (the first line of its most specific label)."""
     found: dict[KeyFigureName, FigureLine] = {}
-    lines = list(re.finditer(r"[^\n]+", page_text))
+    lines = _line_spans(page_text)
     for name, (stmt, patterns) in _COMPILED.items():
         if stmt != (kind if kind != "earnings table" else "income"):
             continue
@@ -178,7 +181,44 @@ def figure_lines(page_text: str, kind: str) -> list[FigureLine]:
     return sorted(found.values(), key=lambda f: f.start)
 
 
-def _first_line(lines: list[re.Match], text: str, rx: re.Pattern[str], name: KeyFigureName) -> FigureLine | None:
+class _Span:
+    """A line of a page: ``group(0)``, ``start()`` and ``end()`` like a regex match."""
+
+    def __init__(self, text: str, start: int, end: int) -> None:
+        self._text, self._start, self._end = text, start, end
+
+    def group(self, _: int = 0) -> str:
+        return self._text[self._start:self._end]
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
+
+
+#: A line longer than this (characters) is table rows run together by the PDF's text layer.
+RUN_ON_LINE_CHARS = 300
+
+
+def _line_spans(text: str) -> list[_Span]:
+    """The page's lines; a line longer than :data:`RUN_ON_LINE_CHARS` (table rows run together
+    into one line by some PDFs' text layer) is cut where a capitalised word follows an amount,
+    a dash or a lower-case word, so each row's label starts a line."""
+    out: list[_Span] = []
+    for m in re.finditer(r"[^\n]+", text):
+        if m.end() - m.start() <= RUN_ON_LINE_CHARS:
+            out.append(_Span(text, m.start(), m.end()))
+            continue
+        start = m.start()
+        for cut in re.finditer(r"(?<=[\da-z)—–-]) (?=[A-Z][a-z])", m.group(0)):
+            out.append(_Span(text, start, m.start() + cut.start()))
+            start = m.start() + cut.end()
+        out.append(_Span(text, start, m.end()))
+    return out
+
+
+def _first_line(lines: list, text: str, rx: re.Pattern[str], name: KeyFigureName) -> FigureLine | None:
     for i, m in enumerate(lines):
         line = m.group(0)
         label = rx.match(line)
@@ -188,7 +228,7 @@ def _first_line(lines: list[re.Match], text: str, rx: re.Pattern[str], name: Key
         if not _AMOUNT.search(rest) and i + 1 < len(lines) and re.fullmatch(r"[\s$()\d,.—–-]+", lines[i + 1].group(0)):
             rest, end = lines[i + 1].group(0), lines[i + 1].end()
         amounts = [a.group(0).strip() for a in _AMOUNT.finditer(rest)]
-        amounts = [a for a in amounts if not _YEAR.fullmatch(a.strip("$() "))]
+        amounts = [a for a in amounts if not _YEAR.fullmatch(a.strip("$() ")) and not re.fullmatch(r"\(\d\)", a)]
         if not amounts:
             continue
         raw = amounts[0]

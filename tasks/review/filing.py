@@ -320,8 +320,9 @@ def risk_heading_spans(page_text: str) -> list[tuple[int, int]]:
 
 
 def risk_headings(pages: list[tuple[int, str]], sections: list[tuple[int, str]]) -> list[str]:
-    """Risk-factor headings of Item 1A (:func:`risk_heading_spans` on its pages), whitespace
-    normalised, at most 300 characters each, in order and without repeats."""
+    """Risk-factor headings of Item 1A (:func:`risk_heading_spans` on its pages, from its Item
+    heading to the next Item heading), whitespace normalised, at most 300 characters each, in
+    order and without repeats."""
     span = _item_pages(sections, "Item 1A.")
     if span is None:
         return []
@@ -329,7 +330,12 @@ def risk_headings(pages: list[tuple[int, str]], sections: list[tuple[int, str]])
     out: list[str] = []
     for number, text in pages:
         if first <= number <= last:
-            for a, b in risk_heading_spans(text):
+            items = list(ITEM_LINE.finditer(text))
+            begin = max((m.end() for m in items if m.group(1).upper() == "1A"), default=0)
+            end = min((m.start() for m in items if m.group(1).upper() != "1A" and m.start() >= begin), default=len(text))
+            for a, b in risk_heading_spans(text[:end]):
+                if a < begin:
+                    continue
                 head = re.sub(r"\s+", " ", text[a:b]).strip()[:300]
                 if head not in out:
                     out.append(head)

@@ -374,15 +374,16 @@ def parse_findings(blocks: list[Any], stop_reason: str | None, mode: OutputMode,
 
 
 def parse_tool_reply(chunk_index: int, stop_reason: str | None, content: list[Any], record: LLMCallRecord,
-                     mode: OutputMode = "tool") -> ChunkReview:
+                     mode: OutputMode = "tool", profile: str = "contract") -> ChunkReview:
     """One reply → :class:`ChunkReview` without any follow-up call (stop_reason mapping plus
-    :func:`parse_findings` for ``mode``). Kept for callers that hold a single reply (batches)."""
+    :func:`parse_findings` for ``mode`` and the chunk's ``profile``). Kept for callers that hold a
+    single reply (batches)."""
     review = ChunkReview(chunk_index=chunk_index, calls=[record])
     terminal = _terminal_outcome(stop_reason)
     if terminal is not None:
         review.outcome, review.detail = terminal
         return review
-    parsed = parse_findings(content, stop_reason, mode)
+    parsed = parse_findings(content, stop_reason, mode, profile)
     if parsed.error:
         review.outcome, review.detail = ReviewOutcome.invalid_output, parsed.error
     else:

@@ -150,7 +150,7 @@ class FilingRules:
                 sign = " (outflow)" if f.name in OUTFLOWS else ""
                 findings.append(FilingFinding(
                     clause_type=T.key_figure, risk=Risk.low, evidence=line[:MAX_EVIDENCE_CHARS], page=chunk.page_at(s),
-                    summary=f"{label}{f' ({period})' if period else ''}: {f.raw} {shown_unit}{sign}, "
+                    summary=f"{label}{f' ({period})' if period else ''}: {f.raw.lstrip('$ ')} {shown_unit}{sign}, "
                             f"from the {kind} statement.",
                     values=[FindingValue(name="figure", value=f.raw)]))
         seen: set[tuple[FilingTopic, int]] = set()

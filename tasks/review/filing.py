@@ -276,7 +276,7 @@ def item_sections(pages: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 _BULLET = re.compile(r"^[ \t]*[*•●▪][ \t]*(?=[A-Z“\"])", re.M)
-_SENTENCE_END = re.compile(r"[a-z0-9)’”%][.?](?=\s*[A-Z“\"]|\s*$)")
+_SENTENCE_END = re.compile(r"[a-z0-9)’”%][.?](?=\s*[A-Z0-9“\"]|\s*$)")
 
 
 def risk_heading_spans(page_text: str) -> list[tuple[int, int]]:
@@ -316,7 +316,14 @@ def risk_heading_spans(page_text: str) -> list[tuple[int, int]]:
                 a = lines[i].start() + (len(lines[i].group(0)) - len(lines[i].group(0).lstrip()))
                 out.append((a, a + len(block)))
             break
-    return sorted(out)
+    return sorted(_after_group_title(page_text, a, b) for a, b in out)
+
+
+def _after_group_title(text: str, a: int, b: int) -> tuple[int, int]:
+    """``(a, b)`` without a leading group title run into the heading by the text layer
+    ("Risks Related to Our Products * The Company's results …" → "The Company's results …")."""
+    star = text.rfind("* ", a, b)
+    return (star + 2, b) if star >= 0 and b - star > 20 else (a, b)
 
 
 def risk_headings(pages: list[tuple[int, str]], sections: list[tuple[int, str]]) -> list[str]:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from fpdf import FPDF
+
 from docreview_testing.filings import INCOME_LINES, write_10k
 from schemas.documents import Chunk
 from schemas.filings import FilingSummary, FilingTopic, KeyFigure, KeyFigureName, Profile
@@ -151,6 +153,12 @@ def test_a_second_filing_reports_its_changes_since_the_first(tmp_path, db_url):
     revenue = [("Net sales", "13,650", "12,400")] + [r for r in INCOME_LINES if r[0] != "Net sales"]
     write_10k(src / "northwind-2022.pdf", "Northwind Tools, Inc.", 2022,
               [heads[0], "A cyber attack could interrupt our operations."], income=revenue, controls_effective=False)
+    exhibit = FPDF(format="letter")
+    exhibit.add_page()
+    exhibit.set_font("Helvetica", size=10)
+    exhibit.multi_cell(0, 5, "EXHIBIT 10.1\nCREDIT AGREEMENT dated as of May 1, 2022 among Northwind Tools, Inc. and the "
+                             "Lenders party hereto. This Agreement shall be governed by the laws of the State of New York.")
+    exhibit.output(str(src / "exhibit-10-1.pdf"))
     try:
         review_documents(source=str(src), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
     finally:
@@ -158,6 +166,10 @@ def test_a_second_filing_reports_its_changes_since_the_first(tmp_path, db_url):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     docs = {d["file_name"]: d for d in report["documents"]}
     first, second = docs["northwind-2021.pdf"], docs["northwind-2022.pdf"]
+    lone = docs["exhibit-10-1.pdf"]  # an exhibit filed alone: reviewed as a contract, the reason recorded
+    assert (lone["status"], lone["profile"], lone["document_type"]) == ("reviewed", "contract", "contract")
+    assert "exhibit" in lone["profile_reason"] and "changes" not in lone
+    assert any(f["clause_type"] == "governing_law" for f in lone["findings"])
     assert (first["profile"], first["document_type"], second["document_type"]) == ("filing", "10-K", "10-K")
     assert first["changes"] == [] and second["previous_sha256"] == first["sha256"]
     kinds = {(c["kind"], c["subject"]): c for c in second["changes"]}
@@ -193,3 +205,12 @@ def test_eval_filings_on_a_slice_of_the_shared_filings(shared_data):
     assert (result["key_figure_questions"], result["key_figures_found"]) == (2, 2)
     assert result["evidence_pages"] == 3 and result["evidence_page_recall"] == 1.0
     assert 0 < result["findings_per_page"] <= 1.5 and result["pages"] == 191
+
+
+def test_the_cli_refuses_an_unknown_profile(tmp_path):
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    result = CliRunner().invoke(app, ["review", str(tmp_path), "--profile", "prospectus", "--backend", "rules"])
+    assert result.exit_code == 2 and "unknown profile" in result.output

@@ -35,7 +35,7 @@ from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
 from tasks.check.factcheck import DocumentIndex, fact_check_findings
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
-from tasks.ingest.classify import classify_document, company_key
+from tasks.ingest.classify import classify_document, filing_company_key
 from tasks.ingest.extract import extract_document
 from tasks.ingest.sources import fingerprint_document
 from tasks.observe.monitoring import record_drift
@@ -217,7 +217,7 @@ def profile_and_chunk(run: Run, text: ExtractedDocument) -> tuple[list[Chunk], s
     kind = classify_document(quote(text), run.profile)
     if kind.profile is Profile.filing:
         summary = summarize_document(quote(text))
-        save_document_profile(run.db, text.sha256, kind, company_key(kind.company), quote(summary))
+        save_document_profile(run.db, text.sha256, kind, filing_company_key(kind), quote(summary))
         return chunk_filing(quote(text), run.settings.chunk_chars, summary.sections), "all"
     save_document_profile(run.db, text.sha256, kind, "", None)
     return chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars), run.routing_mode

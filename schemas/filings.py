@@ -152,7 +152,9 @@ class DocumentKind(BaseModel):
     :class:`FilingForm` value; ``reason``: what decided it (the cover-page phrase found, the run's
     override, or why a document that looked like a filing is reviewed as a contract);
     ``company``: the registrant's name from the cover page (None when not found); ``period``: the
-    fiscal period the filing reports on, ISO date ``YYYY-MM-DD`` of its end (None when not found).
+    fiscal period the filing reports on, ISO date ``YYYY-MM-DD`` of its end (None when not found);
+    ``file_number``: the registrant's SEC Commission file number from the cover page (e.g.
+    ``"1-3285"``; one per registrant, so it identifies the company across filings; None when absent).
     """
 
     profile: Profile
@@ -160,6 +162,7 @@ class DocumentKind(BaseModel):
     reason: str
     company: str | None = None
     period: str | None = None
+    file_number: str | None = None
 
 
 class KeyFigure(BaseModel):

@@ -441,7 +441,8 @@ class DocumentProfileRow(SQLModel, table=True):
 
     One row per document (sha256). ``profile`` (``contract``/``filing``), ``document_type``
     (``contract`` or the SEC form, :class:`schemas.filings.FilingForm`), ``reason`` (what decided
-    it); for a filing ``company`` and ``company_key`` (the name as read and reduced for matching),
+    it); for a filing ``company`` (the name as read) and ``company_key`` (what groups one registrant's
+    filings: ``"SEC file <Commission file number>"``, else the reduced name),
     ``period`` (ISO date of the period end), ``summary`` (:class:`schemas.filings.FilingSummary` as
     JSON: sections, risk-factor headings, flags, key figures), ``previous_sha256`` (the earlier
     filing of the same company and form it was compared with) and ``changes``

@@ -13,7 +13,7 @@ from fpdf import FPDF
 from docreview_testing.filings import INCOME_LINES, write_10k
 from schemas.documents import Chunk
 from schemas.filings import FilingSummary, FilingTopic, KeyFigure, KeyFigureName, Profile
-from tasks.ingest.classify import classify_text, company_key
+from tasks.ingest.classify import classify_text, company_key, filing_company_key
 from tasks.observe.changes import changes_markdown, compare_summaries
 from tasks.observe.events import FILING_CHANGE, filing_change_events
 from tasks.review.backends.filing_rules import FilingRules
@@ -67,9 +67,14 @@ def test_the_run_profile_overrides_the_classification():
         classify_text(COVER_10K, "prospectus")
 
 
-def test_company_names_of_one_company_match_across_filings():
+def test_one_registrants_filings_share_a_company_key():
     assert company_key("BEST BUY CO., INC.") == company_key("Best Buy Co Inc") == "BEST BUY"
     assert company_key("3M COMPANY") == "3M"
+    ten_k = classify_text(COVER_10K)
+    assert ten_k.file_number == "1-3285" and filing_company_key(ten_k) == "SEC file 1-3285"
+    padded = classify_text(COVER_10K.replace("1-3285", "001-03285"))
+    assert filing_company_key(padded) == filing_company_key(ten_k)
+    assert filing_company_key(classify_text(RELEASE)) == "AMCOR"  # no file number: the name
 
 
 STATEMENT = ("3M Company and Subsidiaries\nConsolidated Statement of Cash Flows\nYears ended December 31\n"

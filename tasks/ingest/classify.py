@@ -46,6 +46,7 @@ _EXHIBIT = re.compile(r"^\s*EXHIBIT\s+\d+(?:\.\d+)?\b", _I | re.M)
 _REGISTRANT = re.compile(r"([^\n]{3,120})\n\s*\(Exact\s+name\s+of\s+(?:the\s+)?registrant", _I)
 _NAMED_BEFORE = re.compile(r"Commission\s+file\s+number[^\n]*\n(?:[\d-]+\s+)?([A-Z0-9][A-Z0-9&.,' -]{2,60})\n", _I)
 _RELEASE_NAME = re.compile(r"^\s*([A-Z][\w&.,' -]{1,60}?)\s+(?:reports?|announces?)\b", re.M | _I)
+_FILE_NUMBER = re.compile(r"Commission\s+File\s+(?:No\.|Number)\s*:?\s*\n?\s*(\d{1,4}-\d{3,6})", _I)
 _MONTHS = ("january february march april may june july august september october november december").split()
 _DATE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r")\s+(\d{1,2})\s*,?\s+(\d{4})", _I)
 _PERIOD = re.compile(r"(?:fiscal\s+year\s+ended|quarterly\s+period\s+ended|period\s+ended|"
@@ -74,6 +75,15 @@ def company_name(cover: str, form: FilingForm | None) -> str | None:
         other = _NAMED_BEFORE.search(cover)
         name = re.sub(r"\s+", " ", other.group(1)).strip(" ,.") if other else ""
     return name or None
+
+
+def filing_company_key(kind: DocumentKind) -> str:
+    """The key that groups one registrant's filings: ``"SEC file 1-3285"`` when the cover page
+    gives the Commission file number (one per registrant; leading zeros dropped, so ``001-03285`` and
+    ``1-3285`` match), else :func:`company_key` of the name."""
+    if not kind.file_number:
+        return company_key(kind.company)
+    return "SEC file " + "-".join(part.lstrip("0") or "0" for part in kind.file_number.split("-"))
 
 
 def company_key(name: str | None) -> str:
@@ -107,14 +117,16 @@ def classify_text(text: str, override: str | None = None) -> DocumentKind:
         return DocumentKind(profile=Profile.contract, document_type=CONTRACT_TYPE,
                             reason="profile set for the run (--profile contract)"
                             + (f"; the text reads as {form.value} ({why})" if form else ""))
+    number = _FILE_NUMBER.search(cover)
+    file_number = number.group(1) if number else None
     if override == "filing":
         return DocumentKind(profile=Profile.filing, document_type=(form or FilingForm.other).value,
                             reason="profile set for the run (--profile filing)"
                             + (f"; {why}" if form else "; no SEC form recognised on the cover page"),
-                            company=company, period=period)
+                            company=company, period=period, file_number=file_number)
     if form is not None:
         return DocumentKind(profile=Profile.filing, document_type=form.value, reason=why, company=company,
-                            period=period)
+                            period=period, file_number=file_number)
     if _SEC.search(cover):
         return DocumentKind(profile=Profile.contract, document_type=CONTRACT_TYPE,
                             reason="names the Securities and Exchange Commission but no form the filing profile "

@@ -2,8 +2,8 @@
 
 One ``document_profiles`` row per document (:class:`schemas.tables.DocumentProfileRow`); writes
 are idempotent on the sha256. :func:`previous_filing` finds the filing a new one is compared
-with: the same company (name reduced by :func:`tasks.ingest.classify.company_key`) and form, the
-latest period before the new filing's period.
+with: the same company (:func:`tasks.ingest.classify.filing_company_key`: the SEC Commission file
+number, else the reduced name) and form, the latest period before the new filing's period.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ own form items:
 
 - Form 10-K / 10-Q items (Regulation S-K): Item 1A Risk Factors, Item 1C Cybersecurity
   (S-K Item 106, for fiscal years ending on or after 15 December 2023), Item 3 Legal
-  Proceedings (S-K Item 103), Item 7 MD&A, Item 8 Financial Statements, Item 9A Controls and
+  Proceedings (S-K Item 103), Item 5 Market for Registrant's Common Equity (dividends; S-K Item
+  703, issuer purchases of equity securities), Item 7 MD&A, Item 8 Financial Statements, Item 9A Controls and
   Procedures (S-K Item 308: material weakness, ineffective internal control), Item 13 Certain
   Relationships and Related Transactions (S-K Item 404);
 - Form 8-K items: 1.01 Entry into a Material Definitive Agreement, 2.01 Completion of Acquisition
@@ -68,6 +69,7 @@ class FilingTopic(str, Enum):
     executive_change = "executive_change"
     material_agreement = "material_agreement"
     acquisition_disposition = "acquisition_disposition"
+    dividends_and_repurchases = "dividends_and_repurchases"
     risk_factor = "risk_factor"
     key_figure = "key_figure"
     other = "other"
@@ -90,6 +92,7 @@ FILING_LABELS: dict[FilingTopic, str] = {
     FilingTopic.executive_change: "Executive Change (8-K Item 5.02)",
     FilingTopic.material_agreement: "Material Agreement (8-K Item 1.01)",
     FilingTopic.acquisition_disposition: "Acquisition or Disposition (8-K Item 2.01)",
+    FilingTopic.dividends_and_repurchases: "Dividends and Share Repurchases (Item 5)",
     FilingTopic.risk_factor: "Risk Factor (Item 1A)",
     FilingTopic.key_figure: "Key Financial Figure",
     FilingTopic.other: "Other",

@@ -52,6 +52,9 @@ TOPIC_GUIDE: dict[FilingTopic, str] = {
                                     "Items 1.01, 1.02).",
     FilingTopic.acquisition_disposition: "A completed acquisition, sale, divestiture or spin-off of a business or "
                                          "assets, with the consideration (Form 8-K Item 2.01).",
+    FilingTopic.dividends_and_repurchases: "A board decision on dividends (declared, increased, reduced, "
+                                           "suspended) or a share repurchase program authorized (Item 5, "
+                                           "Regulation S-K Item 703), with its amount.",
     FilingTopic.risk_factor: "A risk-factor heading of Item 1A (the heading sentence itself).",
     FilingTopic.key_figure: "A key figure read from a primary financial statement line (revenue, net income, "
                             "diluted EPS, operating cash flow, capital expenditure, total assets, debt, cash): "

@@ -77,6 +77,13 @@ SENTENCE_RULES: list[tuple[FilingTopic, re.Pattern[str], re.Pattern[str] | None]
                                            r"separation|split-off)\s+of\b|\bIn\s+connection\s+with\s+(?:this|the)\s+"
                                            r"acquisition,\s+we\s+recorded", _I),
      re.compile(r"\b(?:may|could|might|if\s+we|shall)\b", _I)),
+    (T.dividends_and_repurchases, re.compile(r"\b(?:Board|Directors)\b[^.]{0,80}\b(?:authorized|approved|declared|"
+                                             r"determined\s+to\s+suspend|suspended|increased|reduced)\b[^.]{0,80}\b"
+                                             r"(?:dividends?|repurchase|buyback)|\b(?:reduced|suspended|increased|"
+                                             r"eliminated|reinstated)\s+(?:our|the|its)\s+(?:annual\s+|quarterly\s+)?"
+                                             r"(?:cash\s+)?dividend|share\s+repurchase\s+programs?\s+(?:have|has)\s+been\s+"
+                                             r"authorized"),
+     re.compile(r"\b(?:may|could|might|if\s+we|shall)\b", _I)),
     (T.material_agreement, re.compile(r"entered\s+into\s+(?:a|an|the)\s+[^.]{0,80}(?:Agreement|Credit\s+Facility|"
                                       r"Indenture|Merger)\b", re.S), None),
 ]
@@ -88,7 +95,9 @@ ITEMS_8K: dict[str, FilingTopic] = {
     "5.02": T.executive_change,
 }
 _8K_ITEM = re.compile(r"^[ \t]*Item\s+(\d\.\d{2})\.?\s*([^\n]{0,160})", _I | re.M)
-_SENTENCE = re.compile(r"[^.!?\n]*(?:\n(?!\n)[^.!?\n]*){0,6}[.!?]")
+#: A sentence: up to 1,200 characters ending in . ! or ?, across single line breaks; a decimal point
+#: ("$1.47") does not end it.
+_SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\d)|\n(?!\n)){1,1200}?[.!?](?!\d)")
 _FIGURE_LABEL = {
     KeyFigureName.revenue: "Revenue", KeyFigureName.cost_of_revenue: "Cost of revenue",
     KeyFigureName.operating_income: "Operating income", KeyFigureName.net_income: "Net income",
@@ -194,7 +203,8 @@ class FilingRules:
                     continue
                 seen.add((topic, a))
                 values = (_amounts(sentence[:MAX_EVIDENCE_CHARS])
-                          if topic in (T.impairment, T.related_party_transactions, T.acquisition_disposition) else [])
+                          if topic in (T.impairment, T.related_party_transactions, T.acquisition_disposition,
+                                       T.dividends_and_repurchases) else [])
                 findings.append(self._finding(chunk, topic, a, min(b, a + MAX_EVIDENCE_CHARS),
                                               _summary(topic, sentence), values))
                 break
@@ -247,6 +257,7 @@ _SUMMARIES = {
     T.executive_change: "A change of an executive officer or director.",
     T.material_agreement: "The company entered into a material agreement.",
     T.acquisition_disposition: "The company completed an acquisition or a disposition.",
+    T.dividends_and_repurchases: "The board decided on dividends or authorized share repurchases.",
 }
 
 

@@ -10,7 +10,8 @@ and CUAD, and the 3M 10-K and CERES timings), ``review_vs_extraction`` (an offli
 documents), ``s3_source`` (listing, streamed download and watcher sweeps against a local S3
 endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``verified_overlap`` (verified findings against the
 lawyers' labels, held-out contracts), ``faults`` (nothing lost under
-faults), ``cuad_eval`` (rules backend against CUAD labels).
+faults), ``cuad_eval`` (rules backend against CUAD labels), ``filings_eval`` (the filing profile on the
+shared SEC filings: evidence-page recall, key-figure accuracy, findings and pages per second).
 
 ``--quick`` runs every benchmark at a small size (minutes, for a smoke check; figures from a
 quick run are not the documented ones).
@@ -26,7 +27,7 @@ from pathlib import Path
 from benchmarks._harness import CUAD_PDF, emit
 
 ALL = ("throughput", "overhead", "ingestion", "extraction", "review_vs_extraction", "cost", "memory", "s3_source",
-       "factcheck", "verified_overlap", "faults", "cuad_eval")
+       "factcheck", "verified_overlap", "faults", "cuad_eval", "filings_eval")
 
 
 def cuad_eval(data_dir: Path, limit: int | None = None) -> dict:
@@ -38,6 +39,17 @@ def cuad_eval(data_dir: Path, limit: int | None = None) -> dict:
     return {"benchmark": "cuad_eval", "documents": r["documents"], "presence_macro_f1": round(r["presence_macro_f1"], 4),
             "evidence_overlap_rate": round(r["evidence_overlap_rate"], 4), "router_recall": round(r["router_recall"], 4),
             "routing_rate": round(r["routing_rate"], 4), "wall_s": r["wall_s"]}
+
+
+def filings_eval(data_dir: Path, limit: int | None = None) -> dict:
+    """Filing evaluation (rules backend, default settings): evidence-page recall, key-figure
+    accuracy, findings per page and pages per second (extraction included) on the shared filings."""
+    from flows.eval_filings import evaluate_filings
+
+    r = evaluate_filings(data_dir, backend="rules", limit=limit)
+    keys = ("filings", "reviewed", "recognised_as_filing", "form_accuracy", "evidence_page_recall", "evidence_pages",
+            "key_figure_accuracy", "key_figure_questions", "findings_per_page", "pages", "pages_per_s", "review_wall_s")
+    return {"benchmark": "filings_eval", **{k: round(r[k], 4) if isinstance(r[k], float) else r[k] for k in keys}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
                     emit({"benchmark": "cuad_eval", "skipped": f"{CUAD_PDF} not found"})
                 else:
                     emit(cuad_eval(CUAD_PDF.parent, limit=20 if q else None))
+            elif name == "filings_eval":
+                filings = CUAD_PDF.parent.parent / "filings"
+                if not (filings / "documents.jsonl").is_file():
+                    emit({"benchmark": "filings_eval", "skipped": f"{filings} not found"})
+                else:
+                    emit(filings_eval(filings, limit=8 if q else None))
         except Exception as exc:  # noqa: BLE001 - one broken benchmark must not hide the others
             failed += 1
             print(json.dumps({"benchmark": name, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}), flush=True)

@@ -56,6 +56,7 @@ def review(
     task_runner: str = typer.Option("thread", "--task-runner", help="thread | dask: where the flow's tasks run."),
     dask_address: Optional[str] = typer.Option(None, "--dask-address", help="Dask scheduler (tcp://HOST:8786) for --task-runner dask (default: a temporary local cluster)."),
     playbook: Optional[Path] = typer.Option(None, "--playbook", help="The team's playbook (YAML): check every reviewed document against its rules (default: DOCREVIEW_PLAYBOOK)."),
+    profile: str = typer.Option("auto", "--profile", help="auto | contract | filing: the review profile (auto: each document classified from its cover page)."),
 ) -> None:
     """Review every document in SOURCE (a folder, a file, s3://bucket/prefix or s3://bucket/key) and write a report."""
     if backend not in ("auto", "anthropic", "bedrock", "rules"):
@@ -66,6 +67,9 @@ def review(
     except ValueError as exc:
         err.print(f"[red]error:[/] invalid resilience policy: {exc}")
         raise typer.Exit(2) from None
+    if profile not in ("auto", "contract", "filing"):
+        err.print(f"[red]error:[/] unknown profile {profile!r} (choose auto, contract or filing)")
+        raise typer.Exit(2)
     if routing not in ("auto", "all", "decision-points"):
         err.print(f"[red]error:[/] unknown routing {routing!r} (choose auto, all or decision-points)")
         raise typer.Exit(2)
@@ -127,7 +131,7 @@ def review(
         with bar, runner_scope, _interrupt_ends_within(INTERRUPT_GRACE_S):
             result = flow_fn(source=source, out_dir=str(out), database_url=db, backend=backend,
                              rereview=rereview, routing=routing, policy=policy, batch=batch,
-                             endpoint_url=endpoint_url, suffix=suffix,
+                             endpoint_url=endpoint_url, suffix=suffix, profile=profile,
                              playbook=str(playbook) if playbook else None)
     except KeyboardInterrupt:
         err.print(INTERRUPTED)
@@ -295,7 +299,7 @@ def stub_llm(
     serve_until_interrupted(server)
 
 
-eval_app = typer.Typer(no_args_is_help=True, help="Score the pipeline against labelled contracts.")
+eval_app = typer.Typer(no_args_is_help=True, help="Score the pipeline against labelled contracts and filings.")
 app.add_typer(eval_app, name="eval")
 
 
@@ -341,6 +345,40 @@ def eval_cuad(
     finally:
         dispose_engines()
     print_table(result, console)
+    console.print(f"Scores: [bold]{out}[/]")
+
+
+@eval_app.command("filings")
+def eval_filings(
+    data_dir: Path = typer.Argument(..., help="Filings folder (pdf/, documents.jsonl, questions.jsonl)."),
+    backend: str = typer.Option("rules", "--backend", help="rules | anthropic | bedrock"),
+    out: Path = typer.Option(Path("eval-filings.json"), "--out", help="JSON file for the scores."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N filings (name order)."),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="Only this filing (doc_name); repeatable."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
+) -> None:
+    """Review SEC filings and score them against the analysts' questions: evidence-page recall,
+    key-figure accuracy, findings per page and pages per second."""
+    if backend not in ("anthropic", "bedrock", "rules"):
+        err.print("[red]error:[/] --backend must be rules, anthropic or bedrock")
+        raise typer.Exit(2)
+    if not (data_dir / "documents.jsonl").is_file() or not (data_dir / "pdf").is_dir():
+        err.print(f"[red]error:[/] {data_dir} lacks documents.jsonl or pdf/")
+        raise typer.Exit(2)
+    prepare_environment(verbose)
+
+    from flows.eval_filings import evaluate_filings, print_filing_table
+    from tasks.store.persist import dispose_engines
+
+    try:
+        result = evaluate_filings(data_dir, backend=backend, out_file=out, names=only or None, limit=limit,
+                                  console=console)
+    except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
+        err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        dispose_engines()
+    print_filing_table(result, console)
     console.print(f"Scores: [bold]{out}[/]")
 
 

@@ -266,7 +266,7 @@ class StubLLM:
     # --- answers ------------------------------------------------------------------------
 
     def answer(self, user_text: str, max_tokens: int, tool_name: str | None, faults: dict[str, str | None],
-               json_output: bool = False, thinking: bool = False) -> Answer:
+               json_output: bool = False, thinking: bool = False, profile: str = "contract") -> Answer:
         """Findings from the rules extractor over the passage in ``user_text``, shaped by faults:
         a ``tool_use`` block for ``tool_name``, or with ``json_output`` (structured outputs) a text
         block holding the JSON and ``stop_reason: end_turn``. ``thinking`` puts a short thinking
@@ -274,7 +274,7 @@ class StubLLM:
         no content and ``stop_reason: max_tokens``."""
         if max_tokens == 0:
             return Answer([], "max_tokens", 0)
-        answer = self._answer(user_text, max_tokens, tool_name, faults, json_output)
+        answer = self._answer(user_text, max_tokens, tool_name, faults, json_output, profile)
         if thinking and answer.stop_reason not in ("refusal", "model_context_window_exceeded"):
             block = {"type": "thinking", "thinking": "Reviewing the passage clause by clause.",
                      "signature": f"sig_stub_{uuid.uuid4().hex[:16]}"}
@@ -284,7 +284,7 @@ class StubLLM:
         return answer
 
     def _answer(self, user_text: str, max_tokens: int, tool_name: str | None, faults: dict[str, str | None],
-                json_output: bool) -> Answer:
+                json_output: bool, profile: str = "contract") -> Answer:
         from tasks.review.backends.rules import RulesBackend
 
         if "refusal" in faults:
@@ -301,7 +301,8 @@ class StubLLM:
         chunk = parse_rendered_chunk(user_text)
         findings: list[dict[str, Any]] = []
         if chunk is not None:
-            chunk = chunk.model_copy(update={"document_sha256": hashlib.sha256(chunk.text.encode()).hexdigest()})
+            chunk = chunk.model_copy(update={"document_sha256": hashlib.sha256(chunk.text.encode()).hexdigest(),
+                                             "profile": profile})
             review = RulesBackend().review_chunk(chunk, "")
             findings = [f.model_dump(mode="json") for f in review.findings]
         if "fabricate" in faults:
@@ -718,7 +719,19 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
     if tool_name is None and body.get("tools") and not json_output:
         tool_name = body["tools"][0].get("name")
     return stub.answer(first_user_text(body["messages"]), body["max_tokens"], tool_name, faults,
-                       json_output=json_output, thinking=thinks(body["model"], body.get("thinking")))
+                       json_output=json_output, thinking=thinks(body["model"], body.get("thinking")),
+                       profile=request_profile(body.get("system")))
+
+
+def request_profile(system: Any) -> str:
+    """``"filing"`` when a request's system prompt is the filing profile's
+    (:data:`tasks.review.backends.filing_prompt.FILING_SYSTEM_PROMPT`), else ``"contract"``; the
+    double then answers with the filing rules, as the real model answers with the filing schema."""
+    from tasks.review.backends.filing_prompt import FILING_SYSTEM_PROMPT
+
+    blocks = system if isinstance(system, list) else [system]
+    texts = [b.get("text", "") if isinstance(b, dict) else str(b or "") for b in blocks]
+    return "filing" if any(t.startswith(FILING_SYSTEM_PROMPT[:60]) for t in texts) else "contract"
 
 
 def _content(answer: Answer) -> list[dict[str, Any]]:
@@ -1036,7 +1049,8 @@ class _Handler(BaseHTTPRequestHandler):
         answer = stub.answer(first_user_text(body["messages"]), int((body.get("inferenceConfig") or {})
                                                                     .get("maxTokens", 4096)), tool_name, faults,
                              json_output=json_output,
-                             thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")))
+                             thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")),
+                             profile=request_profile(body.get("system")))
         stop = {"refusal": "content_filtered"}.get(answer.stop_reason, answer.stop_reason)
         aws_usage = {"inputTokens": usage["input_tokens"], "outputTokens": answer.output_tokens,
                      "totalTokens": sum(usage.values()) + answer.output_tokens,

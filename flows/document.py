@@ -22,27 +22,32 @@ from prefect.utilities.annotations import quote
 from flows.pipeline import Document, Run, RunBook, result_or_error, warm_up
 from schemas.documents import (
     Chunk,
+    ExtractedDocument,
     DocumentStatus,
     FailureKind,
     IngestOutcome,
     SourceObject,
 )
+from schemas.filings import Profile
 from schemas.findings import CheckedFinding
 from schemas.review import ChunkReview, ReviewOutcome
 from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
 from tasks.check.factcheck import DocumentIndex, fact_check_findings
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
+from tasks.ingest.classify import classify_document, filing_company_key
 from tasks.ingest.extract import extract_document
 from tasks.ingest.sources import fingerprint_document
 from tasks.observe.monitoring import record_drift
 from tasks.review.batches import review_batch
 from tasks.review.chunk import chunk_document
+from tasks.review.filing import chunk_filing, summarize_document
 from tasks.review.resilience import misconfiguration
 from tasks.review.reviewer import cached_review, store_review
 from tasks.review.route import review_unit, route_chunks
 from tasks.runnames import document_scope
 from tasks.store.claims import ClaimState, claim_document
+from tasks.store.profiles import save_document_profile
 from tasks.store.persist import (
     deferred_sources,
     known_source_sha256,
@@ -190,8 +195,8 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
     document; chunks and decisions are stored and the text screened for injected instructions."""
     got, limits = document.outcome, run.settings.limits
     text = cap_page_chars(got.document, limits.max_chars_per_page)
-    chunks = chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars)
-    decisions = route_chunks(quote(chunks), run.routing_mode, run.settings.router_threshold)
+    chunks, routing = profile_and_chunk(run, text)
+    decisions = route_chunks(quote(chunks), routing, run.settings.router_threshold)
     units = [review_unit(c, d) for c, d in zip(chunks, decisions)]
     deep = [u for u, d in zip(units, decisions) if d.route == "deep"]
     with run.budget_lock:  # too many chunks (failed) or over the run's token budget (deferred)
@@ -202,6 +207,20 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
     save_chunks(run.db, quote(chunks), run.chunker, quote(decisions))
     screen_document(run.db, quote(got.document), quote(chunks), limits.max_chars_per_page)
     return PreparedDocument(document=document, chunks=units, deep=deep, index=DocumentIndex.build(text))
+
+
+def profile_and_chunk(run: Run, text: ExtractedDocument) -> tuple[list[Chunk], str]:
+    """Classify the document (contract or filing, :mod:`tasks.ingest.classify`; the run's
+    ``profile`` may force one), store its profile, and chunk it: a filing page-aligned under its
+    Item sections, every chunk reviewed (the router's scorer knows contracts only); a contract
+    clause-aware with the run's routing. Returns ``(chunks, routing mode)``."""
+    kind = classify_document(quote(text), run.profile)
+    if kind.profile is Profile.filing:
+        summary = summarize_document(quote(text))
+        save_document_profile(run.db, text.sha256, kind, filing_company_key(kind), quote(summary))
+        return chunk_filing(quote(text), run.settings.chunk_chars, summary.sections), "all"
+    save_document_profile(run.db, text.sha256, kind, "", None)
+    return chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars), run.routing_mode
 
 
 def review_chunks(run: Run, prepared: PreparedDocument) -> None:
@@ -266,8 +285,9 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
     checked = check_consistency(quote(checked), quote(prepared.index), sha, run.prompt_version, model)
     stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked))
     if not prepared.problems:
+        contract = all(c.profile == "contract" for c in prepared.chunks)  # CUAD absences mean nothing in a filing
         save_absences(run.db, run.id, sha, run.prompt_version, model,
-                      quote(find_absences(checked, [c.index for c in prepared.chunks])))
+                      quote(find_absences(checked, [c.index for c in prepared.chunks]) if contract else []))
         mark_document_reviewed(run.db, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks),
                                stored)
         record_drift(run.db, run.id, sha, model, run.prompt_version)

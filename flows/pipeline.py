@@ -152,6 +152,7 @@ class Run:
     review_task: Task | None = None
     batch_poll_s: float = 60.0
     batch_timeout_s: float = 86_400.0
+    profile: str = "auto"  # auto | contract | filing (schemas.filings.Profile), forced for every document
     stopping: threading.Event = field(default_factory=threading.Event)  # set when the run is interrupted
     warmed: threading.Event = field(default_factory=threading.Event)  # the prompt-cache warm-up was tried
     warm_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -187,15 +188,18 @@ class Run:
 
 def open_run(source: str, out_dir: str, database_url: str | None, backend: str, rereview: bool,
              policy: ResiliencePolicy | None, routing: str, batch: tuple[float, float] | None = None,
-             playbook: str | None = None) -> Run:
+             playbook: str | None = None, profile: str = "auto") -> Run:
     """Settings, backend and policy for a new run, its ``runs`` row and its concurrency bounds.
     ``batch``: ``(poll interval, timeout)`` in seconds for Message Batches mode, None otherwise.
     ``playbook``: a playbook file (else ``DOCREVIEW_PLAYBOOK``, else none).
+    ``profile``: ``auto`` (classify each document), ``contract`` or ``filing`` (force one).
 
     Raises ``ValueError`` for an unknown ``routing``, for ``batch`` without the anthropic backend,
     :class:`tasks.check.playbook.PlaybookError` for a playbook that cannot be used, and
     :class:`tasks.review.reviewer.BackendConfigError` when the backend cannot be built.
     """
+    if profile not in ("auto", "contract", "filing"):
+        raise ValueError(f"unknown profile {profile!r} (choose auto, contract or filing)")
     overrides: dict[str, Any] = {"backend": backend}
     if database_url:
         overrides["database_url"] = database_url
@@ -213,7 +217,7 @@ def open_run(source: str, out_dir: str, database_url: str | None, backend: str, 
               policy=policy, routing_mode=resolve_mode(routing, reviewer.name), rereview=rereview,
               batch=batch is not None, batch_poll_s=poll_s, batch_timeout_s=timeout_s,
               reviewed_since=utcnow() if rereview else None,
-              budget=TokenBudget(settings.limits.max_run_tokens or None), playbook=rules)
+              budget=TokenBudget(settings.limits.max_run_tokens or None), playbook=rules, profile=profile)
     if run.uses_model:
         ensure_concurrency_limit(policy)
     counters.reset()

@@ -43,7 +43,8 @@ from flows.pipeline import (
 )
 from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
-from tasks.observe.events import emit_document_events
+from tasks.observe.changes import compare_filings
+from tasks.observe.events import emit_document_events, emit_filing_change_events
 from tasks.observe.playbook import publish_deviations
 from tasks.observe.report import (
     publish_artifacts,
@@ -92,6 +93,7 @@ def review_documents(
     endpoint_url: str | None = None,
     suffix: str | None = None,
     playbook: str | None = None,
+    profile: str = "auto",
 ) -> dict[str, Any]:
     """Review every document in ``source`` and write a report into ``out_dir``.
 
@@ -102,7 +104,9 @@ def review_documents(
     chunks of every document in one Message Batch (anthropic only), polled every
     ``batch_poll_s`` s for at most ``batch_timeout_s`` s (:mod:`tasks.review.batches`).
     ``playbook``: a playbook file (YAML, :mod:`schemas.playbook`; default ``DOCREVIEW_PLAYBOOK``)
-    every reviewed document is checked against.
+    every reviewed document is checked against. ``profile``: ``auto`` classifies each document as
+    a contract or an SEC filing (:mod:`tasks.ingest.classify`); ``contract`` or ``filing`` forces
+    that review profile.
 
     Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics",
     "documents"}``. Raises ``ValueError`` for an empty or unrendered-template ``source``, an
@@ -113,7 +117,7 @@ def review_documents(
     reason.
     """
     run = open_run(check_source(source), out_dir, database_url, backend, rereview, policy, routing,
-                   batch=(batch_poll_s, batch_timeout_s) if batch else None, playbook=playbook)
+                   batch=(batch_poll_s, batch_timeout_s) if batch else None, playbook=playbook, profile=profile)
     objects = list_source_objects(run.source, endpoint_url=endpoint_url or None, suffix=suffix,
                                   exclude=run.own_files)
     book = RunBook(run, objects)
@@ -167,12 +171,14 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     """Write ``report.json``/``report.html``, publish the Prefect artifacts and the document
     events, and return the flow's result (see :func:`review_documents`)."""
     offline = run.reviewer.name == "rules"
+    compare_filings(run.db, run.id)  # each filing of the run against the previous one of its company and form
     playbook = {"name": run.playbook.name, "source": run.playbook.source} if run.playbook else None
     report = write_report(run.db, run.id, run.out_dir, offline, playbook)
     report_html = str(Path(run.out_dir) / "report.html")
     publish_artifacts(quote(report), report_link(run.out_dir, run.id, run.settings.report_url_base))
     publish_deviations(report)  # the playbook's deviations table artifact
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
+    emit_filing_change_events(quote(report))  # docreview.filing.change
     counts = {k: report["run"]["metrics"][k] for k in ("documents_reviewed", "documents_deferred", "documents_failed")}
     get_run_logger().info("Run %s finished: %s", run.id, counts)
     return {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 from datetime import datetime
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -165,7 +166,9 @@ class Chunk(BaseModel):
     ``char_start``/``char_end`` index :attr:`ExtractedDocument.text` (end exclusive); a review
     unit built by the router holds only some ranges of it (``segments``);
     ``page_start``/``page_end`` are the 1-based pages it spans; ``heading`` is the nearest
-    section heading at or before its start, if any.
+    section heading at or before its start, if any; ``profile`` is the review profile of its
+    document (``contract`` or ``filing``, :class:`schemas.filings.Profile`), which chooses the
+    taxonomy, prompt, schema and rules the chunk is reviewed with.
     """
 
     document_sha256: str
@@ -186,6 +189,7 @@ class Chunk(BaseModel):
         "by tasks.review.route.UNIT_SEPARATOR, make ``text``; None when ``text`` is the document's "
         "[char_start, char_end) range.",
     )
+    profile: Literal["contract", "filing"] = "contract"
 
     def page_at(self, offset: int) -> int:
         """1-based page number of character ``offset`` of this chunk's :attr:`text`."""

@@ -16,9 +16,10 @@ from schemas.taxonomy import ClauseType
 from dataclasses import dataclass
 
 #: Bumped whenever the prompt, the tool schema or the rules extractors change meaning (v3: the
-#: schema made API-conformant by the SDK's transform_schema; structured outputs wording).
+#: schema made API-conformant by the SDK's transform_schema; structured outputs wording; v4: each
+#: document is classified, and SEC filings are reviewed under the filing profile).
 #: It is part of every review idempotency key (document sha256, prompt version, model).
-PROMPT_VERSION = "review-v3"
+PROMPT_VERSION = "review-v4"
 
 #: Name of the forced tool the model must call.
 REVIEW_TOOL_NAME = "record_findings"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializeAsAny
 
 from schemas.findings import Finding
 
@@ -43,10 +43,13 @@ class LLMCallRecord(BaseModel):
 
 
 class ChunkReview(BaseModel):
-    """Findings for one chunk, the calls that produced them, and how the review ended."""
+    """Findings for one chunk, the calls that produced them, and how the review ended.
+
+    ``findings`` serialise as their own class (a filing's :class:`schemas.filings.FilingFinding`
+    keeps its topic); read back with :func:`tasks.review.reviewer.cached_review`."""
 
     chunk_index: int
-    findings: list[Finding] = Field(default_factory=list)
+    findings: list[SerializeAsAny[Finding]] = Field(default_factory=list)
     outcome: ReviewOutcome = ReviewOutcome.ok
     detail: str | None = None
     calls: list[LLMCallRecord] = Field(default_factory=list)

@@ -461,3 +461,31 @@ class PlaybookResultRow(SQLModel, table=True):
     reason: str = Field(sa_column=Column(Text, nullable=False))
     finding_ids: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class DocumentProfileRow(SQLModel, table=True):
+    """How a document was classified and, for a filing, what the next filing is compared with.
+
+    One row per document (sha256). ``profile`` (``contract``/``filing``), ``document_type``
+    (``contract`` or the SEC form, :class:`schemas.filings.FilingForm`), ``reason`` (what decided
+    it); for a filing ``company`` (the name as read) and ``company_key`` (what groups one registrant's
+    filings: ``"SEC file <Commission file number>"``, else the reduced name),
+    ``period`` (ISO date of the period end), ``summary`` (:class:`schemas.filings.FilingSummary` as
+    JSON: sections, risk-factor headings, flags, key figures), ``previous_sha256`` (the earlier
+    filing of the same company and form it was compared with) and ``changes``
+    (:class:`schemas.filings.FilingChange` list as JSON). Times are UTC.
+    """
+
+    __tablename__ = "document_profiles"
+
+    sha256: str = Field(primary_key=True, max_length=64)
+    profile: str = Field(max_length=16)
+    document_type: str = Field(max_length=32)
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    company: Optional[str] = Field(default=None, sa_column=Column(Text, nullable=True))
+    company_key: str = Field(default="", index=True, max_length=200)
+    period: Optional[str] = Field(default=None, max_length=10)
+    summary: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    previous_sha256: Optional[str] = Field(default=None, max_length=64)
+    changes: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    updated_at: datetime = Field(default_factory=utcnow)

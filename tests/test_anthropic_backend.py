@@ -332,8 +332,10 @@ def test_a_playbook_party_is_in_the_system_prompt_and_the_prompt_version(server,
     request = for_acme.request(make_chunk(), "a.pdf")
     assert "You review for Acme Corp." in request["system"][0]["text"]
     assert "You review for" not in plain.request(make_chunk(), "a.pdf")["system"][0]["text"]
-    assert plain.prompt_version == "review-v3"
-    assert for_acme.prompt_version.startswith("review-v3+party-") and for_acme.prompt_version != \
+    from schemas.findings import PROMPT_VERSION
+
+    assert plain.prompt_version == PROMPT_VERSION
+    assert for_acme.prompt_version.startswith(f"{PROMPT_VERSION}+party-") and for_acme.prompt_version != \
         backend(server, party="Other Corp").prompt_version  # a review for another party is not reused
     review = for_acme.review_chunk(make_chunk(), "a.pdf")  # the double accepts the request
     assert review.outcome == ReviewOutcome.ok and review.findings

@@ -268,6 +268,7 @@ def test_the_playbook_party_reaches_the_model_backend_and_keys_its_reviews(stub_
 
     from docreview_testing.samples import generate_samples
     from flows.review import review_documents
+    from schemas.findings import PROMPT_VERSION
     from schemas.tables import FindingRow, RunRow
     from tasks.store.persist import dispose_engines, get_engine
 
@@ -285,8 +286,8 @@ def test_the_playbook_party_reaches_the_model_backend_and_keys_its_reviews(stub_
         dispose_engines()
     systems = list(stub_env.stub.system_prompts)
     assert any("You review for Acme Corp." in s for s in systems) and any("You review for" not in s for s in systems)
-    assert versions[first["run_id"]].startswith("review-v3+party-") and versions[second["run_id"]] == "review-v3"
-    assert stored == {versions[first["run_id"]], "review-v3"}
+    assert versions[first["run_id"]].startswith(f"{PROMPT_VERSION}+party-") and versions[second["run_id"]] == PROMPT_VERSION
+    assert stored == {versions[first["run_id"]], PROMPT_VERSION}
     assert second["metrics"]["documents_skipped"] == 0  # not reused across parties
 
 

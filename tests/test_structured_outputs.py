@@ -406,3 +406,42 @@ def test_concurrent_first_calls_each_write_the_cache_unless_it_was_warmed(server
         stub.ttft_ms = 0.0
     assert warm.cache_creation_input_tokens == first["cache_creation_input_tokens"]
     assert all(c.cache_creation_input_tokens == 0 and c.cache_read_input_tokens > 0 for c in calls)
+
+
+FILING_TEXT = ("Consolidated Statement of Cash Flows\n(Millions) 2018 2017 2016\n"
+               "Net cash provided by (used in) operating activities 6,439 6,240 6,662\n"
+               "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)\n"
+               "Dividends paid to shareholders (3,193) (2,803) (2,678)\n"
+               "Depreciation and amortization 1,488 1,544 1,474\nOther net 9 (6) (4)\n")
+
+
+def filing_chunk():
+    return make_chunk().model_copy(update={"text": FILING_TEXT, "char_end": len(FILING_TEXT), "page_offsets": [],
+                                           "page_start": 60, "page_end": 60, "profile": "filing"})
+
+
+def test_filing_schema_uses_the_filing_topics_and_is_api_conformant():
+    schema = api_schema("filing")
+    topics = json.dumps(schema)
+    assert '"going_concern"' in topics and '"key_figure"' in topics and '"governing_law"' not in topics
+    assert '"governing_law"' in json.dumps(api_schema()) and '"going_concern"' not in json.dumps(api_schema())
+    assert schema_errors(schema) == [] and schema_errors(review_tool(profile="filing")["input_schema"]) == []
+    assert output_format("filing")["schema"] == schema
+
+
+@pytest.mark.parametrize("api", ["anthropic", "bedrock"])
+@pytest.mark.parametrize("mode", [None, "tool"])
+def test_a_filing_chunk_is_reviewed_with_the_filing_prompt_and_schema(server, stub, api, mode):
+    from schemas.filings import FilingFinding, FilingTopic
+
+    make = anthropic_backend if api == "anthropic" else bedrock_backend
+    b = make(server, LEGACY_DEFAULT_MODEL if mode == "tool" else DEFAULT_MODEL, output_mode=mode)
+    request = b.request(filing_chunk(), "10k.pdf")
+    sent = json.dumps(request)
+    assert "SEC filing" in sent and "going_concern" in sent
+    assert "SEC filing" not in json.dumps(b.request(make_chunk(), "a.pdf"))  # contracts keep the contract prompt
+    review = b.review_chunk(filing_chunk(), "10k.pdf")
+    assert stub.errors == {}
+    assert review.outcome == ReviewOutcome.ok and review.findings
+    assert all(isinstance(f, FilingFinding) and f.clause_type is FilingTopic.key_figure for f in review.findings)
+    assert any(v.value == "(1,577)" for f in review.findings for v in f.values)

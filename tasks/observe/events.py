@@ -38,6 +38,9 @@ FINDING_HIGH_RISK = "docreview.finding.high-risk"
 DOCUMENT_FAILED = "docreview.document.failed"
 #: One event per high-severity playbook deviation of a reviewed document (see :mod:`tasks.check.playbook`).
 PLAYBOOK_DEVIATION = "docreview.playbook.deviation"
+#: A high-risk change since a company's previous filing of the same form (going-concern doubt or
+#: material weakness appeared, auditor changed): :func:`filing_change_events`.
+FILING_CHANGE = "docreview.filing.change"
 #: Prefix of the alert events of :func:`tasks.observe.monitoring.evaluate_alerts`.
 ALERT_PREFIX = "docreview.alert."
 #: The API refused a run's requests for what they are (key, model id, schema): the run stopped.
@@ -205,3 +208,41 @@ def tag_flow_run(backend: str) -> list[str]:
     except Exception:  # noqa: BLE001 - see docstring
         logger.debug("could not tag flow run %s", run_id, exc_info=True)
         return []
+
+
+def filing_change_events(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The :data:`FILING_CHANGE` events of a run's report (pure): one per high-risk change of a
+    reviewed filing (``report["documents"][i]["changes"]``), payload ``{run_id, uri, file_name,
+    sha256, document_type, company, kind, subject, before, after, previous_sha256}``."""
+    run = report["run"]
+    related = flow_run_related(run.get("flow_run_id"))
+    out: list[dict[str, Any]] = []
+    for doc in report["documents"]:
+        for n, change in enumerate(c for c in doc.get("changes") or [] if c.get("high_risk")):
+            resource = {"prefect.resource.id": document_resource_id(doc["source"]),
+                        "prefect.resource.name": doc["file_name"], "docreview.source": doc["source"],
+                        "docreview.sha256": doc.get("sha256") or ""}
+            payload = {"run_id": run["id"], "uri": doc["source"], "file_name": doc["file_name"],
+                       "sha256": doc.get("sha256"), "document_type": doc.get("document_type"),
+                       "company": doc.get("company"), "kind": change["kind"], "subject": change["subject"],
+                       "before": change.get("before"), "after": change.get("after"),
+                       "previous_sha256": doc.get("previous_sha256")}
+            out.append(_event(FILING_CHANGE, resource, related, payload, run["id"], f"{doc['source']}#{n}"))
+    return out
+
+
+@task(name="emit-filing-change-events", cache_policy=NO_CACHE)
+def emit_filing_change_events(report: dict[str, Any]) -> int:
+    """Prefect task: emit :func:`filing_change_events`; returns how many were sent (0 without a
+    Prefect API, or when an event could not be sent)."""
+    from prefect.events import emit_event
+
+    sent = 0
+    for e in filing_change_events(report):
+        try:
+            if emit_event(event=e["event"], resource=e["resource"], related=e["related"], payload=e["payload"],
+                          id=e["id"]) is not None:
+                sent += 1
+        except Exception:  # noqa: BLE001 - an event that cannot be sent must not break a run
+            logger.debug("could not emit %s", e["event"], exc_info=True)
+    return sent

@@ -18,12 +18,14 @@ from prefect.artifacts import create_link_artifact, create_markdown_artifact, cr
 from prefect.cache_policies import NO_CACHE
 from sqlmodel import Session, select
 
+from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
 from tasks.check.injection import report_flags
 from tasks.check.playbook import supported  # noqa: F401 - part of this module's interface (key terms, triage)
 from tasks.observe.monitoring import document_drift, observed_keys
 from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
+from tasks.store.profiles import load_profiles, profile_fields
 
 #: Artifact keys (lowercase, digits and dashes, as Prefect requires) so they show on the
 #: Artifacts page with a history across runs.
@@ -104,7 +106,10 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
     stored = _page_flag_rows(engine, [d.sha256 for d in docs if d.sha256])
     drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.observe.monitoring)
     rules = load_playbook_results(database_url, run_id) if playbook else {}
+    profiles = load_profiles(database_url, [d.sha256 for d in docs if d.sha256])
     for d in docs:
+        profile = profiles.get(d.sha256) if d.sha256 else None
+        summary = FilingSummary.model_validate(profile.summary) if profile is not None and profile.summary else None
         findings: list[dict[str, Any]] = []
         if d.sha256 and d.status == "reviewed":
             rows = load_findings(database_url, d.sha256, run.prompt_version, run.model)
@@ -114,11 +119,12 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
             decisions = _decisions(database_url, [r.finding_key for r in rows])  # reviewer decisions, latest
             for r in sorted(rows, key=lambda r: (RISK_ORDER.get(r.risk, 3), r.page or 0, r.chunk_index)):
                 findings.append(dict(
-                    id=r.id, clause_type=r.clause_type, clause_label=label(r.clause_type), summary=r.summary,
+                    id=r.id, clause_type=r.clause_type, clause_label=finding_label(r.clause_type), summary=r.summary,
                     risk=r.risk, evidence=r.evidence, page=r.page, stated_page=r.stated_page, verdict=r.verdict,
                     values=dict(r.values), read_values=read_values(dict(r.values)), chunk_index=r.chunk_index,
                     checks=[dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])],
                     **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
+                    **({"section": summary.section_at(r.page or 1)} if summary is not None else {}),
                 ))
         flags, doc_checks = report_flags(database_url, d.sha256, findings)  # hostile-input flags (tasks.check.injection)
         absences = _absences(database_url, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
@@ -130,6 +136,7 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
             counts=finding_counts(findings), absences=absences, flags=flags, checks=doc_checks,
             page_flags=pages_flagged,
             drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
+            **filing_fields(profile, summary, d.status),
             **({"playbook": playbook_results(rules.get(d.sha256 or "", []))} if playbook else {}),
         ))
     return dict(
@@ -142,6 +149,31 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
         ),
         documents=documents,
     )
+
+
+def finding_label(clause_type: str) -> str:
+    """Display label of a finding's category: the CUAD label of a contract clause, else the
+    filing topic's label (:data:`schemas.filings.FILING_LABELS`), else the value itself."""
+    try:
+        return label(clause_type)
+    except (ValueError, KeyError):
+        try:
+            return topic_label(clause_type)
+        except (ValueError, KeyError):
+            return clause_type
+
+
+def filing_fields(profile: Any, summary: FilingSummary | None, status: str) -> dict[str, Any]:
+    """A document's profile fields (:func:`tasks.store.profiles.profile_fields`) and, for a
+    reviewed filing, ``key_figures`` (``[{name, value, unit, period, page, statement, line}]``),
+    ``sections`` (``[[first page, Item]]``), ``flags``, ``changes`` since the previous filing
+    (:class:`schemas.filings.FilingChange` dicts) and ``previous_sha256``."""
+    out = profile_fields(profile)
+    if summary is not None and status == "reviewed":
+        out.update(key_figures=[f.model_dump(mode="json") for f in summary.key_figures],
+                   sections=[list(s) for s in summary.sections], flags_filing=summary.flags,
+                   changes=list(profile.changes or []), previous_sha256=profile.previous_sha256)
+    return out
 
 
 #: Order of risks in the report: high first.
@@ -356,7 +388,12 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
   {% if doc.findings %}· {{ doc.findings|length }} finding(s): {{ doc.counts.verified }} verified, {{ doc.counts.needs_review }} need review, {{ doc.counts.unsupported }} unsupported, {{ doc.counts.contradicted }} contradicted · risk {{ doc.counts.high }} high, {{ doc.counts.medium }} medium, {{ doc.counts.low }} low{% endif %}
   {% if doc.reason %}· {{ doc.reason }}{% endif %}
   {% if doc.drift and doc.drift.score is not none %}· <span class="drift{% if doc.drift.score > 0 %} moved{% endif %}">drift {{ "%.3f"|format(doc.drift.score) }}{% if doc.drift.score > 0 %} (+{{ doc.drift.added|length }} −{{ doc.drift.removed|length }} ~{{ doc.drift.changed|length }}){% endif %}{% if doc.drift.model_changed %} vs {{ doc.drift.baseline_model }} / {{ doc.drift.baseline_prompt_version }}{% endif %}</span>{% endif %}
-  {% if doc.sha256 %}<br>sha256 {{ doc.sha256 }}{% endif %}</div>
+  {% if doc.sha256 %}<br>sha256 {{ doc.sha256 }}{% endif %}
+  {% if doc.profile %}<br>profile {{ doc.profile }} · {{ doc.document_type }}{% if doc.company %} · {{ doc.company }}{% endif %}{% if doc.period %} · period ended {{ doc.period }}{% endif %} — {{ doc.profile_reason }}{% endif %}</div>
+ {% if doc.key_figures %}<table class="terms"><tr><th>Key figure</th><th>Value</th><th>Period</th><th>Page</th></tr>{% for k in doc.key_figures %}
+  <tr><td>{{ k.name|replace("_", " ") }}</td><td>{{ k.raw }} {{ k.unit }}</td><td>{{ k.period or "" }}</td><td>{{ k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
+ {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
+  <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% if doc.absences %}<div class="notice"><b>Missing:</b>{% for a in doc.absences %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision }}d{% endif %}){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ doc.absences[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
@@ -374,7 +411,7 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
  <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, high risk first)</summary>
  <table><tr><th>Clause</th><th>Finding and evidence</th><th>Page</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
-  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
+  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.section %}<br><small>{{ f.section }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
     {% if f.read_values %}<div class="sub">read as: {% for k, vs in f.read_values.items() %}{% for v in vs %}{{ v.raw }} = {{ v.iso or ((v.unit ~ " ") if v.unit and v.kind == "money" else "") ~ (v.amount or "") ~ ((" " ~ v.unit) if v.unit and v.kind == "duration" else "") ~ ("%" if v.kind == "percent" else "") }}{% if v.problem %} ({{ v.problem }}){% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
@@ -505,6 +542,23 @@ def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dic
     return rows if limit is None else rows[:limit]
 
 
+def publish_changes_artifact(report: dict[str, Any]) -> None:
+    """The markdown artifact of the run's filing changes (:data:`CHANGES_ARTIFACT_KEY`,
+    :func:`tasks.observe.changes.changes_markdown`); nothing when no filing changed."""
+    from prefect.artifacts import create_markdown_artifact
+
+    from tasks.observe.changes import changes_markdown
+
+    text = changes_markdown(report["documents"])
+    if text:
+        create_markdown_artifact(key=CHANGES_ARTIFACT_KEY, markdown=text,
+                                 description="Changes since each filing's previous filing of the same company and form")
+
+
+#: Artifact key of the filing changes table.
+CHANGES_ARTIFACT_KEY = "docreview-filing-changes"
+
+
 @task(name="publish-artifacts", cache_policy=NO_CACHE)
 def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
     """Prefect task: the run's artifacts in the Prefect UI, each under a stable key (a history
@@ -553,5 +607,6 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
     if attention:
         create_table_artifact(key=ATTENTION_ARTIFACT_KEY, table=attention,
                               description="High-risk, unsupported and contradicted findings: review these first")
+    publish_changes_artifact(report)
     create_link_artifact(key=REPORT_LINK_ARTIFACT_KEY, link=report_url,
                          link_text=f"report.html of run {run['id'][:8]}", description="docreview HTML report")

@@ -156,7 +156,8 @@ def poll_batch(client: Any, batch_id: str, interval_s: float = 60.0, timeout_s: 
 
 def fetch_results(client: Any, batch_id: str, chunk_indexes: dict[str, int] | None = None,
                   prices: dict[str, tuple[float, float, float, float]] | None = None,
-                  mode: str = "tool", cache_ttl: str | None = None) -> dict[str, ChunkReview]:
+                  mode: str = "tool", cache_ttl: str | None = None,
+                  profiles: dict[str, str] | None = None) -> dict[str, ChunkReview]:
     """Results of an ended batch: ``{custom_id: ChunkReview}``.
 
     ``chunk_indexes`` maps ``custom_id`` to the chunk index (else it is read from the id). A
@@ -165,7 +166,8 @@ def fetch_results(client: Any, batch_id: str, chunk_indexes: dict[str, int] | No
     :data:`BATCH_PRICE_FACTOR` times the Messages API price (cache writes at the 1-hour price when
     ``cache_ttl == "1h"``; Anthropic pricing page: the prompt-caching multipliers stack with the
     batch discount); ``errored``, ``canceled`` or ``expired``
-    results become ``ReviewOutcome.error``.
+    results become ``ReviewOutcome.error``. ``profiles`` maps ``custom_id`` to its chunk's review
+    profile (``contract`` when absent), which chooses the schema the reply is validated with.
     """
     from tasks.review.backends.anthropic_backend import _usage_dict, cost_usd, parse_tool_reply
     from tasks.review.backends.models import capability
@@ -195,7 +197,8 @@ def fetch_results(client: Any, batch_id: str, chunk_indexes: dict[str, int] | No
         cost = BATCH_PRICE_FACTOR * cost_usd(message.model, usage, cache_prices)
         record = LLMCallRecord(backend="anthropic", model=message.model, request_id=message.id,
                                stop_reason=message.stop_reason, **usage, cost_usd=cost)
-        out[cid] = parse_tool_reply(index, message.stop_reason, list(message.content), record, mode)  # type: ignore[arg-type]
+        out[cid] = parse_tool_reply(index, message.stop_reason, list(message.content), record, mode,  # type: ignore[arg-type]
+                                    (profiles or {}).get(cid, "contract"))
     return out
 
 
@@ -268,11 +271,12 @@ def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: st
 
     if not chunks:
         return []
-    requests, indexes, order = [], {}, []
+    requests, indexes, order, profiles = [], {}, [], {}
     for chunk, name in chunks:
         cid = custom_id(chunk, getattr(backend, "prompt_version", PROMPT_VERSION), backend.model)
         requests.append({"custom_id": cid, "params": with_cache_ttl(backend.request(chunk, name))})
         indexes[cid] = chunk.index
+        profiles[cid] = chunk.profile
         order.append((chunk.document_sha256, chunk.index, cid))
     client = batch_client(Settings())
     results: dict[str, ChunkReview] = {}
@@ -294,7 +298,7 @@ def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: st
             poll_batch(client, batch_id, poll_interval_s, timeout_s)
             set_batch_status(database_url, key, "ended")
             results.update(fetch_results(client, batch_id, indexes, getattr(backend, "prices", None),
-                                         getattr(backend, "mode", "tool"), BATCH_CACHE_TTL))
+                                         getattr(backend, "mode", "tool"), BATCH_CACHE_TTL, profiles))
             set_batch_status(database_url, key, "fetched")
     finally:
         client.close()

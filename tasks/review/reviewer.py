@@ -145,8 +145,15 @@ def store_review(database_url: str, chunk: Chunk, prompt_version: str, model: st
     """Prefect task: keep a successful model review of ``chunk`` for reuse (see :func:`cached_review`)."""
     from tasks.store.persist import chunk_cache_key, save_chunk_result
 
-    save_chunk_result(database_url, chunk_cache_key(chunk.text, prompt_version, model), prompt_version, model,
+    save_chunk_result(database_url, chunk_cache_key(chunk.text, profile_version(prompt_version, chunk), model),
+                      prompt_version, model,
                       [f.model_dump(mode="json") for f in review.findings])
+
+
+def profile_version(prompt_version: str, chunk: Chunk) -> str:
+    """The prompt version a chunk's stored review is keyed on: ``prompt_version`` for a contract,
+    ``prompt_version + "+filing"`` for a filing (another prompt and schema for the same text)."""
+    return prompt_version if chunk.profile == "contract" else f"{prompt_version}+filing"
 
 
 @task(name="cached-review", task_run_name=for_document("cached-review", lambda p: f"chunk {p['chunk'].index + 1}"), cache_policy=NO_CACHE)
@@ -156,11 +163,13 @@ def cached_review(database_url: str, chunk: Chunk, prompt_version: str, model: s
     Used when a chunk's review fails (breaker open or retries exhausted). Returns None when this
     content was never reviewed, and the chunk's document is then deferred.
     """
+    from schemas.filings import FilingFinding
     from schemas.findings import Finding
     from tasks.store.persist import chunk_cache_key, load_chunk_result
 
-    stored = load_chunk_result(database_url, chunk_cache_key(chunk.text, prompt_version, model))
+    stored = load_chunk_result(database_url, chunk_cache_key(chunk.text, profile_version(prompt_version, chunk), model))
     if stored is None:
         return None
-    return ChunkReview(chunk_index=chunk.index, findings=[Finding.model_validate(f) for f in stored], cached=True,
+    kind = FilingFinding if chunk.profile == "filing" else Finding
+    return ChunkReview(chunk_index=chunk.index, findings=[kind.model_validate(f) for f in stored], cached=True,
                        detail="reused a stored review: the model call failed")

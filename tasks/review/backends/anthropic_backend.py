@@ -48,6 +48,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from schemas.documents import Chunk
+from schemas.filings import FilingReviewToolInput
 from schemas.findings import REVIEW_TOOL_NAME, Finding, ReviewToolInput
 from schemas.review import ChunkReview, LLMCallRecord, ReviewOutcome
 from tasks.review.backends.models import (
@@ -281,15 +282,17 @@ class ParsedTool:
     blocks: int = 0
 
 
-def parse_tool_blocks(blocks: list[Any], stop_reason: str | None = None) -> ParsedTool:
+def parse_tool_blocks(blocks: list[Any], stop_reason: str | None = None, profile: str = "contract") -> ParsedTool:
     """Merge the input of every ``tool_use`` block named ``record_findings`` in ``blocks``.
 
     Blocks may be SDK content blocks or :class:`ToolBlock`. Applies :func:`repair_tool_input`
     (logged), then validates each input against :class:`ReviewToolInput`. All-or-nothing: one
     invalid block makes the whole reply invalid (``error`` set, no findings). Tool blocks with
-    another name are listed in ``ignored``.
+    another name are listed in ``ignored``. ``profile == "filing"`` validates against
+    :class:`schemas.filings.FilingReviewToolInput` instead.
     """
-    schema = review_tool()["input_schema"]
+    schema = review_tool(profile=profile)["input_schema"]
+    model = FilingReviewToolInput if profile == "filing" else ReviewToolInput
     out = ParsedTool()
     tool_blocks = []
     for b in blocks:
@@ -315,7 +318,7 @@ def parse_tool_blocks(blocks: list[Any], stop_reason: str | None = None) -> Pars
             logger.warning("repaired tool input: %s sent as a JSON string", ", ".join(repaired))
             out.repaired += repaired
         try:
-            findings.extend(ReviewToolInput.model_validate(data).findings)
+            findings.extend(model.model_validate(data).findings)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ()))
@@ -326,13 +329,15 @@ def parse_tool_blocks(blocks: list[Any], stop_reason: str | None = None) -> Pars
     return out
 
 
-def parse_json_blocks(blocks: list[Any], stop_reason: str | None = None) -> ParsedTool:
+def parse_json_blocks(blocks: list[Any], stop_reason: str | None = None, profile: str = "contract") -> ParsedTool:
     """Findings from a structured-outputs reply: the text of its ``text`` blocks (``thinking``
     blocks are skipped) parsed as JSON, repaired by :func:`repair_tool_input` (logged) and
     validated against :class:`ReviewToolInput` (so ``page >= 1`` holds although the schema sent
     cannot say it). ``error`` is set when there is no text, the text is not JSON, or validation
-    fails; no findings are kept then. A ``tool_use`` block is listed in ``ignored``."""
-    schema = review_tool()["input_schema"]
+    fails; no findings are kept then. A ``tool_use`` block is listed in ``ignored``. ``profile``
+    as in :func:`parse_tool_blocks`."""
+    schema = review_tool(profile=profile)["input_schema"]
+    model = FilingReviewToolInput if profile == "filing" else ReviewToolInput
     out = ParsedTool()
     text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
     out.ignored = [str(getattr(b, "name", None)) for b in blocks if getattr(b, "type", None) == "tool_use"]
@@ -352,7 +357,7 @@ def parse_json_blocks(blocks: list[Any], stop_reason: str | None = None) -> Pars
         logger.warning("repaired structured output: %s sent as a JSON string", ", ".join(repaired))
         out.repaired += repaired
     try:
-        out.findings = list(ReviewToolInput.model_validate(data).findings)
+        out.findings = list(model.model_validate(data).findings)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
@@ -361,21 +366,25 @@ def parse_json_blocks(blocks: list[Any], stop_reason: str | None = None) -> Pars
     return out
 
 
-def parse_findings(blocks: list[Any], stop_reason: str | None, mode: OutputMode) -> ParsedTool:
-    """:func:`parse_json_blocks` for ``json_schema`` replies, :func:`parse_tool_blocks` for ``tool``."""
-    return parse_json_blocks(blocks, stop_reason) if mode == "json_schema" else parse_tool_blocks(blocks, stop_reason)
+def parse_findings(blocks: list[Any], stop_reason: str | None, mode: OutputMode, profile: str = "contract") -> ParsedTool:
+    """:func:`parse_json_blocks` for ``json_schema`` replies, :func:`parse_tool_blocks` for ``tool``
+    (``profile``: the chunk's review profile, which chooses the schema)."""
+    if mode == "json_schema":
+        return parse_json_blocks(blocks, stop_reason, profile)
+    return parse_tool_blocks(blocks, stop_reason, profile)
 
 
 def parse_tool_reply(chunk_index: int, stop_reason: str | None, content: list[Any], record: LLMCallRecord,
-                     mode: OutputMode = "tool") -> ChunkReview:
+                     mode: OutputMode = "tool", profile: str = "contract") -> ChunkReview:
     """One reply → :class:`ChunkReview` without any follow-up call (stop_reason mapping plus
-    :func:`parse_findings` for ``mode``). Kept for callers that hold a single reply (batches)."""
+    :func:`parse_findings` for ``mode`` and the chunk's ``profile``). Kept for callers that hold a
+    single reply (batches)."""
     review = ChunkReview(chunk_index=chunk_index, calls=[record])
     terminal = _terminal_outcome(stop_reason)
     if terminal is not None:
         review.outcome, review.detail = terminal
         return review
-    parsed = parse_findings(content, stop_reason, mode)
+    parsed = parse_findings(content, stop_reason, mode, profile)
     if parsed.error:
         review.outcome, review.detail = ReviewOutcome.invalid_output, parsed.error
     else:
@@ -547,7 +556,7 @@ class ToolReviewer:
             if terminal is not None:
                 outcome, detail = terminal
                 return ChunkReview(chunk_index=chunk.index, outcome=outcome, detail=detail)
-            parsed = parse_findings(reply.blocks, reply.stop_reason, self.mode)
+            parsed = parse_findings(reply.blocks, reply.stop_reason, self.mode, chunk.profile)
             if parsed.error is None:
                 notes = []
                 if parsed.blocks > 1 and self.mode == "tool":
@@ -634,6 +643,9 @@ class AnthropicBackend(ToolReviewer):
         self.party = party
         self.prompt_version = prompt_version_for(party)  # reviews are stored and reused under it
         self._system = system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, party=party)
+        self._filing = {"tool": review_tool(strict=cap.structured_outputs, profile="filing"),
+                        "format": output_format("filing"),
+                        "system": system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, profile="filing")}
         # Up-front thinking off where the model allows it: output tokens are the findings only.
         self._thinking = cap.thinking_off()
         self.prefix_tokens = prefix_tokens_estimate(self.mode)
@@ -643,16 +655,18 @@ class AnthropicBackend(ToolReviewer):
             logger.warning("cached prefix is about %d tokens, below the %d-token minimum for %s: "
                            "prompt caching will not take effect", self.prefix_tokens, minimum, model)
 
-    def _prefix_kwargs(self) -> dict[str, Any]:
+    def _prefix_kwargs(self, profile: str = "contract") -> dict[str, Any]:
         """The byte-stable part of every request: system (ending in the cache breakpoint) and either
         the strict tool with its forced ``tool_choice`` or ``output_config.format``; plus the
-        ``thinking`` value that turns thinking off, when the model needs one."""
-        kw: dict[str, Any] = {"system": self._system}
+        ``thinking`` value that turns thinking off, when the model needs one. ``profile``
+        (``contract`` or ``filing``) chooses the prompt and schema; each has its own cached prefix."""
+        filing = profile == "filing"
+        kw: dict[str, Any] = {"system": self._filing["system"] if filing else self._system}
         if self.mode == "tool":
-            kw["tools"] = [self._tool]
+            kw["tools"] = [self._filing["tool"] if filing else self._tool]
             kw["tool_choice"] = {"type": "tool", "name": REVIEW_TOOL_NAME, "disable_parallel_tool_use": True}
         else:
-            kw["output_config"] = {"format": self._format}
+            kw["output_config"] = {"format": self._filing["format"] if filing else self._format}
         if self._thinking is not None:
             kw["thinking"] = self._thinking
         return kw
@@ -668,7 +682,7 @@ class AnthropicBackend(ToolReviewer):
         if feedback is not None:
             messages += _feedback_turns(*feedback, mode=self.mode)
         return dict(model=self.model, max_tokens=max_tokens or self.max_tokens, messages=messages,
-                    **self._prefix_kwargs())
+                    **self._prefix_kwargs(chunk.profile))
 
     def count_prefix_tokens(self) -> int:
         """Tokens of the cached prefix measured with ``messages.count_tokens`` (the prefix with a

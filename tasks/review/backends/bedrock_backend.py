@@ -110,31 +110,39 @@ class BedrockBackend(ToolReviewer):
                         connect_timeout=10)
         self._client = boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=config)
         cap = capability(model_id, warn=False)
-        self._prefix: dict[str, Any] = {}
-        if self.mode == "tool":
-            tool = review_tool(strict=cap.structured_outputs)
-            spec: dict[str, Any] = {"name": tool["name"], "description": tool["description"],
-                                    "inputSchema": {"json": tool["input_schema"]}}
-            if cap.structured_outputs:
-                spec["strict"] = True
-            self._prefix["toolConfig"] = {"tools": [{"toolSpec": spec}],
-                                          "toolChoice": {"tool": {"name": REVIEW_TOOL_NAME}}}
-        else:
-            self._prefix["outputConfig"] = {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": {
-                "schema": json.dumps(api_schema()), "name": "review_findings",
-                "description": "Every finding in one passage of a contract."}}}}
-        point: dict[str, Any] = {"type": "default", **({"ttl": cache_ttl} if cache_ttl else {})}
         self.party = party
         self.prompt_version = prompt_version_for(party)  # reviews are stored and reused under it
-        self._system = [{"text": system_prompt(self.mode, party)}, {"text": fixed_instructions(self.mode)},
-                        {"cachePoint": point}]
+        self._prefixes = {p: self._profile_prefix(cap, p, cache_ttl) for p in ("contract", "filing")}
+        self._prefix, self._system = self._prefixes["contract"]
         thinking = cap.thinking_off()
         if thinking is not None:  # Anthropic request fields Converse has no slot for
-            self._prefix["additionalModelRequestFields"] = {"thinking": thinking}
+            for prefix, _ in self._prefixes.values():
+                prefix["additionalModelRequestFields"] = {"thinking": thinking}
         ok, minimum = cache_prefix_check(model_id, prefix_tokens_estimate(self.mode))
         if not ok:
             logger.warning("cached prefix is below the %d-token minimum for %s: prompt caching will not take effect",
                            minimum, model_id)
+
+    def _profile_prefix(self, cap: Any, profile: str, cache_ttl: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """``(request fields, system blocks)`` of the cached prefix for ``profile`` (``contract``
+        or ``filing``): the tool or output format with that profile's schema, its system prompt."""
+        prefix: dict[str, Any] = {}
+        if self.mode == "tool":
+            tool = review_tool(strict=cap.structured_outputs, profile=profile)
+            spec: dict[str, Any] = {"name": tool["name"], "description": tool["description"],
+                                    "inputSchema": {"json": tool["input_schema"]}}
+            if cap.structured_outputs:
+                spec["strict"] = True
+            prefix["toolConfig"] = {"tools": [{"toolSpec": spec}],
+                                    "toolChoice": {"tool": {"name": REVIEW_TOOL_NAME}}}
+        else:
+            prefix["outputConfig"] = {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": {
+                "schema": json.dumps(api_schema(profile)), "name": "review_findings",
+                "description": f"Every finding in one passage of a {'filing' if profile == 'filing' else 'contract'}."}}}}
+        point: dict[str, Any] = {"type": "default", **({"ttl": cache_ttl} if cache_ttl else {})}
+        system = [{"text": system_prompt(self.mode, profile, self.party)}, {"text": fixed_instructions(self.mode, profile)},
+                  {"cachePoint": point}]
+        return prefix, system
 
     def close(self) -> None:
         """Close the boto3 client's HTTP connections (end of a run)."""
@@ -147,8 +155,9 @@ class BedrockBackend(ToolReviewer):
             {"text": render_chunk(chunk, document_name, self.mode)}]}]
         if feedback is not None:
             messages += _feedback_turns(*feedback, mode=self.mode)
-        return dict(modelId=self.model, system=self._system, messages=messages,
-                    inferenceConfig={"maxTokens": max_tokens or self.max_tokens}, **self._prefix)
+        prefix, system = self._prefixes.get(chunk.profile, self._prefixes["contract"])
+        return dict(modelId=self.model, system=system, messages=messages,
+                    inferenceConfig={"maxTokens": max_tokens or self.max_tokens}, **prefix)
 
     def warm_cache(self) -> list[LLMCallRecord]:
         """Write the cached prefix (output format or tools, system up to its ``cachePoint``) into

@@ -20,7 +20,9 @@ import re
 from typing import Any
 
 from schemas.documents import Chunk
+from schemas.filings import FilingReviewToolInput
 from schemas.findings import PROMPT_VERSION, REVIEW_TOOL_NAME, review_tool_schema
+from tasks.review.backends.filing_prompt import FILING_INSTRUCTIONS, FILING_SYSTEM_PROMPT
 from schemas.taxonomy import CUAD_LABELS, ClauseType
 
 SYSTEM_PROMPT = (
@@ -201,36 +203,39 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
-def api_schema() -> dict[str, Any]:
+def api_schema(profile: str = "contract") -> dict[str, Any]:
     """The findings schema as the API accepts it: :class:`schemas.findings.ReviewToolInput`'s
     pydantic JSON schema passed through the SDK's ``transform_schema``
     (``anthropic.lib._parse._transform``), the same transform ``messages.parse(output_format=...)``
     applies. Keywords strict schemas do not support (``minimum`` on ``page``, ``default``) move into
     the description; every object gets ``additionalProperties: false``. The pydantic model still
-    validates the reply (``page >= 1``). Returns a new dict."""
+    validates the reply (``page >= 1``). Returns a new dict. ``profile == "filing"``: the schema of
+    :class:`schemas.filings.FilingReviewToolInput` (the filing topics), through the same transform."""
     from anthropic.lib._parse._transform import transform_schema
 
+    if profile == "filing":
+        return transform_schema(FilingReviewToolInput.model_json_schema())
     return transform_schema(review_tool_schema())
 
 
-def review_tool(strict: bool = True) -> dict[str, Any]:
+def review_tool(strict: bool = True, profile: str = "contract") -> dict[str, Any]:
     """The ``record_findings`` tool definition (Anthropic Messages API shape): the
-    :func:`api_schema` input schema, ``strict`` for models with structured outputs."""
+    :func:`api_schema` input schema of ``profile``, ``strict`` for models with structured outputs."""
     tool: dict[str, Any] = {
         "name": REVIEW_TOOL_NAME,
         "description": "Record every finding in the passage. Call exactly once; findings may be empty.",
-        "input_schema": api_schema(),
+        "input_schema": api_schema(profile),
     }
     if strict:
         tool["strict"] = True
     return tool
 
 
-def output_format() -> dict[str, Any]:
+def output_format(profile: str = "contract") -> dict[str, Any]:
     """``output_config.format`` for structured outputs: ``{"type": "json_schema", "schema":
     api_schema()}`` (Messages API; Bedrock Converse sends the same schema as JSON text in
     ``outputConfig.textFormat``). Source: platform.claude.com/docs/en/build-with-claude/structured-outputs."""
-    return {"type": "json_schema", "schema": api_schema()}
+    return {"type": "json_schema", "schema": api_schema(profile)}
 
 
 def party_instructions(party: str | None) -> str:
@@ -252,35 +257,38 @@ def prompt_version_for(party: str | None) -> str:
     return f"{PROMPT_VERSION}+party-{hashlib.sha256(' '.join(str(party).split()).encode()).hexdigest()[:8]}"
 
 
-def system_prompt(mode: str = "tool", party: str | None = None) -> str:
-    """:data:`SYSTEM_PROMPT` worded for ``mode``: ``tool`` (a forced ``record_findings`` call) or
-    ``json_schema`` (the reply is the findings JSON); with ``party``, :func:`party_instructions`."""
+def system_prompt(mode: str = "tool", profile: str = "contract", party: str | None = None) -> str:
+    """:data:`SYSTEM_PROMPT` (or the filing profile's, :mod:`filing_prompt`) worded for ``mode``:
+    ``tool`` (a forced ``record_findings`` call) or ``json_schema`` (the reply is the findings JSON);
+    a contract's prompt with ``party`` adds :func:`party_instructions`."""
+    base = FILING_SYSTEM_PROMPT if profile == "filing" else SYSTEM_PROMPT + party_instructions(party)
     if mode == "tool":
-        return SYSTEM_PROMPT + party_instructions(party)
-    return (SYSTEM_PROMPT
+        return base
+    return (base
             .replace("by calling the record_findings tool exactly once", "in one JSON reply that follows the given schema")
-            .replace("call the tool with an empty findings list", "reply with an empty findings list")
-            + party_instructions(party))
+            .replace("call the tool with an empty findings list", "reply with an empty findings list"))
 
 
-def fixed_instructions(mode: str = "tool") -> str:
-    """:data:`FIXED_INSTRUCTIONS` worded for ``mode`` (see :func:`system_prompt`)."""
+def fixed_instructions(mode: str = "tool", profile: str = "contract") -> str:
+    """:data:`FIXED_INSTRUCTIONS` (or the filing profile's) worded for ``mode`` (see :func:`system_prompt`)."""
+    base = FILING_INSTRUCTIONS if profile == "filing" else FIXED_INSTRUCTIONS
     if mode == "tool":
-        return FIXED_INSTRUCTIONS
-    return FIXED_INSTRUCTIONS.replace("before calling the tool", "before answering")
+        return base
+    return base.replace("before calling the tool", "before answering")
 
 
 def system_blocks(cache: bool = True, mode: str = "tool", ttl: str | None = None,
-                  party: str | None = None) -> list[dict[str, Any]]:
+                  profile: str = "contract", party: str | None = None) -> list[dict[str, Any]]:
     """The ``system`` content blocks: :func:`system_prompt` then :func:`fixed_instructions` for ``mode``.
 
     With ``cache`` the last block carries ``cache_control: ephemeral`` — the one cache
     breakpoint, covering the tools and the whole system prompt (tools → system → messages is the
     order the API hashes the prefix in). ``ttl`` (``"5m"`` or ``"1h"``) sets the cache lifetime;
-    None leaves the API default (5 minutes).
+    None leaves the API default (5 minutes). ``profile``: ``contract`` or ``filing`` prompts;
+    ``party``: whose side a contract is reviewed for (:func:`party_instructions`).
     """
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": system_prompt(mode, party)},
-                                    {"type": "text", "text": fixed_instructions(mode)}]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": system_prompt(mode, profile, party)},
+                                    {"type": "text", "text": fixed_instructions(mode, profile)}]
     if cache:
         blocks[-1]["cache_control"] = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
     return blocks

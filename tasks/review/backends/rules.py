@@ -24,6 +24,7 @@ from schemas.documents import Chunk
 from schemas.findings import Finding, FindingValue, Risk
 from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from schemas.review import ChunkReview
+from tasks.review.backends.filing_rules import FilingRules
 from tasks.review.route import UNIT_SEPARATOR
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
@@ -1226,9 +1227,12 @@ class RulesBackend:
         Returns a :class:`ChunkReview` with ``outcome == ok``, ``calls == []`` and at most one
         finding per (category, sentence). Document-level categories (document name, parties,
         agreement date) are only looked for in a document's first chunk (``chunk.index == 0`` or
-        ``chunk.page_start == 1``). ``document_name`` is not used for matching. Never raises
+        ``chunk.page_start == 1``). ``document_name`` is not used for matching. A chunk of a filing
+        (``chunk.profile == "filing"``) is reviewed with :class:`~tasks.review.backends.filing_rules.FilingRules`. Never raises
         on odd text; an empty chunk yields no findings.
         """
+        if chunk.profile == "filing":  # the filing profile's own rules
+            return FilingRules().review_chunk(chunk)
         text = chunk.text
         findings: list[Finding] = []
         if not text.strip():

@@ -1,7 +1,7 @@
 """playbook results: each playbook rule's outcome per document and run (tasks/check/playbook.py)
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01 17:00:00.000000
 """
 
@@ -12,8 +12,8 @@ from alembic import op
 
 
 # revision identifiers, used by Alembic.
-revision: str = '0005'
-down_revision: Union[str, Sequence[str], None] = '0004'
+revision: str = '0006'
+down_revision: Union[str, Sequence[str], None] = '0005'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

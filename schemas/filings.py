@@ -1,0 +1,233 @@
+"""The filing review profile: document kinds, the filing taxonomy, key figures and changes.
+
+A document is reviewed under one of two profiles (:class:`Profile`): ``contract`` (the CUAD
+taxonomy of :mod:`schemas.taxonomy`) or ``filing`` (an SEC filing: :class:`FilingTopic`). The
+filing taxonomy follows what a compliance reviewer reads a filing for, named after the SEC's
+own form items:
+
+- Form 10-K / 10-Q items (Regulation S-K): Item 1A Risk Factors, Item 1C Cybersecurity
+  (S-K Item 106, for fiscal years ending on or after 15 December 2023), Item 3 Legal
+  Proceedings (S-K Item 103), Item 5 Market for Registrant's Common Equity (dividends; S-K Item
+  703, issuer purchases of equity securities), Item 7 MD&A, Item 8 Financial Statements, Item 9A Controls and
+  Procedures (S-K Item 308: material weakness, ineffective internal control), Item 13 Certain
+  Relationships and Related Transactions (S-K Item 404);
+- Form 8-K items: 1.01 Entry into a Material Definitive Agreement, 2.01 Completion of Acquisition
+  or Disposition of Assets, 4.01 Changes in Registrant's
+  Certifying Accountant, 4.02 Non-Reliance on Previously Issued Financial Statements,
+  5.02 Departure/Election/Appointment of Directors or Certain Officers;
+- auditing standards: PCAOB AS 2415 (going concern), AS 3101 (the auditor's report).
+
+The enum *value* is a stable snake_case identifier used in schemas, rows and reports.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.findings import Finding
+
+
+class Profile(str, Enum):
+    """The review profile of a document: its taxonomy, prompt, schema and offline rules."""
+
+    contract = "contract"
+    filing = "filing"
+
+
+class FilingForm(str, Enum):
+    """The SEC form of a filing (``document_type`` in reports); ``other`` for a filing whose
+    form is not one of these."""
+
+    form_10k = "10-K"
+    form_10q = "10-Q"
+    form_8k = "8-K"
+    earnings_release = "earnings release"
+    other = "other"
+
+
+#: ``document_type`` of a document reviewed under the contract profile.
+CONTRACT_TYPE = "contract"
+
+
+class FilingTopic(str, Enum):
+    """A filing finding's category (the filing profile's taxonomy), or ``other``."""
+
+    going_concern = "going_concern"
+    material_weakness = "material_weakness"
+    restatement = "restatement"
+    auditor_change = "auditor_change"
+    auditor_opinion = "auditor_opinion"
+    legal_proceedings = "legal_proceedings"
+    regulatory_investigation = "regulatory_investigation"
+    cybersecurity = "cybersecurity"
+    related_party_transactions = "related_party_transactions"
+    debt_covenants = "debt_covenants"
+    impairment = "impairment"
+    subsequent_events = "subsequent_events"
+    executive_change = "executive_change"
+    material_agreement = "material_agreement"
+    acquisition_disposition = "acquisition_disposition"
+    dividends_and_repurchases = "dividends_and_repurchases"
+    risk_factor = "risk_factor"
+    key_figure = "key_figure"
+    other = "other"
+
+
+#: Display label of each filing topic, with the SEC item it comes from where there is one.
+FILING_LABELS: dict[FilingTopic, str] = {
+    FilingTopic.going_concern: "Going Concern Doubt",
+    FilingTopic.material_weakness: "Material Weakness / Ineffective Internal Control (Item 9A)",
+    FilingTopic.restatement: "Restatement / Non-Reliance (8-K Item 4.02)",
+    FilingTopic.auditor_change: "Auditor Change (8-K Item 4.01)",
+    FilingTopic.auditor_opinion: "Auditor's Opinion",
+    FilingTopic.legal_proceedings: "Legal Proceedings (Item 3)",
+    FilingTopic.regulatory_investigation: "Regulatory Investigation",
+    FilingTopic.cybersecurity: "Cybersecurity (Item 1C) / Incident",
+    FilingTopic.related_party_transactions: "Related-Party Transactions (Item 13)",
+    FilingTopic.debt_covenants: "Debt Covenants",
+    FilingTopic.impairment: "Impairment",
+    FilingTopic.subsequent_events: "Subsequent Events",
+    FilingTopic.executive_change: "Executive Change (8-K Item 5.02)",
+    FilingTopic.material_agreement: "Material Agreement (8-K Item 1.01)",
+    FilingTopic.acquisition_disposition: "Acquisition or Disposition (8-K Item 2.01)",
+    FilingTopic.dividends_and_repurchases: "Dividends and Share Repurchases (Item 5)",
+    FilingTopic.risk_factor: "Risk Factor (Item 1A)",
+    FilingTopic.key_figure: "Key Financial Figure",
+    FilingTopic.other: "Other",
+}
+
+#: Topics whose presence carries the most risk for a compliance reviewer.
+HIGH_RISK_TOPICS: frozenset[FilingTopic] = frozenset({
+    FilingTopic.going_concern, FilingTopic.material_weakness, FilingTopic.restatement,
+    FilingTopic.auditor_change, FilingTopic.regulatory_investigation,
+})
+
+
+class KeyFigureName(str, Enum):
+    """A key financial figure read from a primary financial statement (Item 8)."""
+
+    revenue = "revenue"
+    cost_of_revenue = "cost_of_revenue"
+    operating_income = "operating_income"
+    net_income = "net_income"
+    eps_diluted = "eps_diluted"
+    operating_cash_flow = "operating_cash_flow"
+    capital_expenditure = "capital_expenditure"
+    dividends_paid = "dividends_paid"
+    cash = "cash"
+    inventories = "inventories"
+    property_plant_equipment_net = "property_plant_equipment_net"
+    total_current_assets = "total_current_assets"
+    total_assets = "total_assets"
+    accounts_payable = "accounts_payable"
+    total_current_liabilities = "total_current_liabilities"
+    total_debt = "total_debt"
+    long_term_debt = "long_term_debt"
+
+
+class FilingFinding(Finding):
+    """A finding of a filing: :class:`schemas.findings.Finding` with a :class:`FilingTopic`
+    category. ``page`` is 1-based; ``evidence`` is verbatim from the filing; ``values`` hold the
+    stated amounts, dates, names and Items exactly as written in the evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    clause_type: FilingTopic = Field(description="Filing topic of the passage (see the topic list).")
+
+
+class FilingReviewToolInput(BaseModel):
+    """Input of the ``record_findings`` tool (or the structured reply) for one passage of a filing."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    findings: list[FilingFinding] = Field(
+        default_factory=list,
+        description="All findings in the passage; an empty list when the passage has none.",
+    )
+
+
+class DocumentKind(BaseModel):
+    """How a document was classified at ingest.
+
+    ``profile``: the review profile used; ``document_type``: ``"contract"`` or a
+    :class:`FilingForm` value; ``reason``: what decided it (the cover-page phrase found, the run's
+    override, or why a document that looked like a filing is reviewed as a contract);
+    ``company``: the registrant's name from the cover page (None when not found); ``period``: the
+    fiscal period the filing reports on, ISO date ``YYYY-MM-DD`` of its end (None when not found);
+    ``file_number``: the registrant's SEC Commission file number from the cover page (e.g.
+    ``"1-3285"``; one per registrant, so it identifies the company across filings; None when absent).
+    """
+
+    profile: Profile
+    document_type: str
+    reason: str
+    company: str | None = None
+    period: str | None = None
+    file_number: str | None = None
+
+
+class KeyFigure(BaseModel):
+    """One key figure: ``value`` as a number in ``unit`` (e.g. ``1577.0`` in ``"USD millions"``;
+    EPS in ``"USD per share"``), the statement line it was read from (``line``, verbatim),
+    ``statement`` (income, balance sheet, cash flow), ``period`` (the column's heading, e.g.
+    ``"2018"``) and its 1-based ``page``. Outflows (capital expenditure, dividends paid) are
+    positive amounts even when the statement shows them in parentheses."""
+
+    name: KeyFigureName
+    value: float
+    raw: str
+    unit: str
+    period: str | None
+    statement: str
+    line: str
+    page: int
+
+
+class FilingSummary(BaseModel):
+    """What a filing's later review and the comparison with the previous filing need.
+
+    ``sections``: ``[[first page, "Item 7. Management's Discussion …"], …]`` in page order (the
+    Item heading each page range falls under); ``risk_headings``: the risk-factor headings of
+    Item 1A (normalised whitespace); ``flags``: ``{"going_concern": bool, "material_weakness":
+    bool, "auditor": str | None}``; ``key_figures``: the current-period figures, one per name.
+    """
+
+    sections: list[tuple[int, str]] = Field(default_factory=list)
+    risk_headings: list[str] = Field(default_factory=list)
+    flags: dict[str, bool | str | None] = Field(default_factory=dict)
+    key_figures: list[KeyFigure] = Field(default_factory=list)
+
+    def section_at(self, page: int) -> str | None:
+        """The Item heading the 1-based ``page`` falls under; None before the first heading."""
+        found = None
+        for first, title in self.sections:
+            if first > page:
+                break
+            found = title
+        return found
+
+
+class FilingChange(BaseModel):
+    """One change since the previous filing of the same company and form.
+
+    ``kind``: ``risk_factor_added``, ``risk_factor_removed``, ``risk_factors_not_compared``,
+    ``figure_changed``, ``flag_appeared``, ``flag_disappeared`` or ``auditor_changed``; ``subject``: the heading,
+    figure name or flag; ``before``/``after``: the previous and current value (text); ``change``:
+    the relative change of a figure (``0.12`` = +12 %), else None; ``high_risk``: a going-concern
+    doubt or material weakness that appeared, or a change of auditor.
+    """
+
+    kind: str
+    subject: str
+    before: str | None = None
+    after: str | None = None
+    change: float | None = None
+    high_risk: bool = False
+
+
+def topic_label(value: str) -> str:
+    """Display label of a filing topic value (``"going_concern"`` → ``"Going Concern Doubt"``);
+    raises ``ValueError`` for a value that is not a :class:`FilingTopic`."""
+    return FILING_LABELS[FilingTopic(value)]

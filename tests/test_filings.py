@@ -1,0 +1,221 @@
+"""The filing profile: classification at ingest, the filing rules and key figures, the comparison
+with the previous filing, and the filing schema sent to model backends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fpdf import FPDF
+
+from docreview_testing.filings import INCOME_LINES, write_10k
+from schemas.documents import Chunk
+from schemas.filings import FilingSummary, FilingTopic, KeyFigure, KeyFigureName, Profile
+from tasks.ingest.classify import classify_text, company_key, filing_company_key
+from tasks.observe.changes import changes_markdown, compare_summaries
+from tasks.observe.events import FILING_CHANGE, filing_change_events
+from tasks.review.backends.filing_rules import FilingRules
+from tasks.review.filing import item_sections, key_figures, page_chunks, statement_kind
+from tasks.store.persist import dispose_engines
+
+COVER_10K = ("UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\nFORM 10-K\n"
+             "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934\n"
+             "For the fiscal year ended December 31, 2018\nCommission file number 1-3285\n3M COMPANY\n")
+COVER_10Q = ("SECURITIES AND EXCHANGE COMMISSION\nFORM 10-Q\nQUARTERLY REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE "
+             "SECURITIES EXCHANGE ACT OF 1934\nFor the quarterly period ended July 29, 2023\nBEST BUY CO., INC.\n"
+             "(Exact name of registrant as specified in its charter)\n")
+COVER_8K = ("SECURITIES AND EXCHANGE COMMISSION\nFORM 8-K\nCURRENT REPORT\nPursuant to Section 13 or 15(d)\n"
+            "Date of Report (Date of earliest event reported): August 19, 2022\nFoot Locker, Inc.\n"
+            "(Exact name of registrant as specified in its charter)\n")
+RELEASE = ("Amcor reports fiscal 2023 results\nGAAP diluted EPS of 12.3 cps; Adjusted EPS of 19.3 cps\n"
+           "Net sales of $14,694 million\n")
+
+
+@pytest.mark.parametrize("text, form, company, period", [
+    (COVER_10K, "10-K", "3M COMPANY", "2018-12-31"),
+    (COVER_10Q, "10-Q", "BEST BUY CO., INC", "2023-07-29"),
+    (COVER_8K, "8-K", "Foot Locker, Inc", "2022-08-19"),
+    (RELEASE, "earnings release", "Amcor", None),
+])
+def test_cover_pages_are_classified_as_filings_with_their_form(text, form, company, period):
+    kind = classify_text(text)
+    assert kind.profile is Profile.filing
+    assert kind.document_type == form
+    assert kind.company == company
+    assert kind.period == period
+    assert kind.reason
+
+
+def test_a_contract_and_unknown_sec_documents_are_contracts_with_a_stated_reason():
+    contract = classify_text("MASTER SUPPLY AGREEMENT\nThis Agreement is made between Acme Inc. and Beta LLC.")
+    assert (contract.profile, contract.document_type) == (Profile.contract, "contract")
+    unknown = classify_text("SECURITIES AND EXCHANGE COMMISSION\nFORM S-8\nREGISTRATION STATEMENT\nAcme Inc.")
+    assert unknown.profile is Profile.contract
+    assert "no form the filing profile knows" in unknown.reason
+    exhibit = classify_text("EXHIBIT 10.1\nCREDIT AGREEMENT dated as of May 1, 2022 among Acme Inc. and the Lenders")
+    assert exhibit.profile is Profile.contract and "exhibit" in exhibit.reason
+
+
+def test_the_run_profile_overrides_the_classification():
+    forced = classify_text(COVER_10K, "contract")
+    assert forced.profile is Profile.contract and "--profile contract" in forced.reason
+    filing = classify_text("MASTER SUPPLY AGREEMENT between Acme and Beta", "filing")
+    assert (filing.profile, filing.document_type) == (Profile.filing, "other")
+    with pytest.raises(ValueError):
+        classify_text(COVER_10K, "prospectus")
+
+
+def test_one_registrants_filings_share_a_company_key():
+    assert company_key("BEST BUY CO., INC.") == company_key("Best Buy Co Inc") == "BEST BUY"
+    assert company_key("3M COMPANY") == "3M"
+    ten_k = classify_text(COVER_10K)
+    assert ten_k.file_number == "1-3285" and filing_company_key(ten_k) == "SEC file 1-3285"
+    padded = classify_text(COVER_10K.replace("1-3285", "001-03285"))
+    assert filing_company_key(padded) == filing_company_key(ten_k)
+    assert filing_company_key(classify_text(RELEASE)) == "AMCOR"  # no file number: the name
+
+
+STATEMENT = ("3M Company and Subsidiaries\nConsolidated Statement of Cash Flows\nYears ended December 31\n"
+             "(Millions) 2018 2017 2016\nNet income including noncontrolling interest $ 5,363 $ 4,869 $ 5,058\n"
+             "Depreciation and amortization 1,488 1,544 1,474\n"
+             "Net cash provided by (used in) operating activities 6,439 6,240 6,662\n"
+             "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)\n"
+             "Dividends paid to shareholders (3,193) (2,803) (2,678)\n")
+
+
+def test_key_figures_come_from_the_current_column_of_a_statement_page():
+    assert statement_kind(STATEMENT) == "cash flow"
+    figures = {f.name: f for f in key_figures([(60, STATEMENT)])}
+    capex = figures[KeyFigureName.capital_expenditure]
+    assert (capex.value, capex.raw, capex.unit, capex.period, capex.page) == (1577.0, "(1,577)", "USD millions", "2018", 60)
+    assert figures[KeyFigureName.operating_cash_flow].value == 6439.0
+    assert figures[KeyFigureName.dividends_paid].value == 3193.0  # an outflow, reported as a positive amount
+    assert statement_kind("Management's discussion refers to the Consolidated Statement of Cash Flows.") is None
+
+
+def test_filing_rules_quote_statement_lines_and_8k_items_verbatim():
+    text = STATEMENT + "\n\nItem 5.02. Departure of Directors or Certain Officers.\nOn August 19, 2022, the Company " \
+                       "announced that its Chief Financial Officer will retire. The Board appointed a successor."
+    chunk = Chunk(document_sha256="x", index=0, char_start=0, char_end=len(text), page_start=60, page_end=61,
+                  text=text, page_offsets=[len(STATEMENT) + 2], profile="filing")
+    review = FilingRules().review_chunk(chunk)
+    by_topic = {}
+    for f in review.findings:
+        assert f.evidence in text
+        for v in f.values:
+            assert v.value in f.evidence
+        by_topic.setdefault(f.clause_type, []).append(f)
+    capex = [f for f in by_topic[FilingTopic.key_figure] if "PP&E" in f.evidence][0]
+    assert capex.page == 60 and capex.values[0].value == "(1,577)"
+    item = by_topic[FilingTopic.executive_change][0]
+    assert item.page == 61 and item.values[0].value == "5.02"
+
+
+def _summary(heads: list[str], revenue: float, weakness: bool = False, auditor: str = "KPMG LLP") -> FilingSummary:
+    fig = KeyFigure(name=KeyFigureName.revenue, value=revenue, raw=f"{revenue:,.0f}", unit="USD millions",
+                    period="2022", statement="income", line=f"Net sales {revenue:,.0f}", page=40)
+    return FilingSummary(risk_headings=heads, key_figures=[fig],
+                         flags={"going_concern": False, "material_weakness": weakness, "auditor": auditor})
+
+
+def test_changes_between_two_summaries():
+    before = _summary(["Competition may reduce our sales.", "Our debt may limit us."], 1000.0)
+    after = _summary(["Competition may reduce our sales.", "A cyber attack could disrupt us."], 1100.0,
+                     weakness=True, auditor="Ernst & Young LLP")
+    changes = compare_summaries(before, after)
+    kinds = {(c.kind, c.subject) for c in changes}
+    assert ("risk_factor_added", "A cyber attack could disrupt us.") in kinds
+    assert ("risk_factor_removed", "Our debt may limit us.") in kinds
+    revenue = [c for c in changes if c.kind == "figure_changed"][0]
+    assert revenue.subject == "revenue" and revenue.change == pytest.approx(0.1)
+    high = [c for c in changes if c.high_risk]
+    assert {c.kind for c in high} == {"flag_appeared", "auditor_changed"}
+    assert changes[0].high_risk  # high-risk changes come first
+    assert compare_summaries(before, before) == []
+
+
+def test_page_chunks_keep_pages_whole_and_carry_the_item_section():
+    pages = [(1, "FORM 10-K cover"), (2, "Item 1A. Risk Factors\nOur debt may limit us."), (3, STATEMENT)]
+    starts, pos = [], 0
+    for _, t in pages:
+        starts.append(pos)
+        pos += len(t) + 2
+    chunks = page_chunks("x", pages, starts, budget=80, sections=item_sections(pages))
+    assert [c.page_start for c in chunks] == [1, 3]
+    assert chunks[0].page_end == 2 and chunks[0].page_offsets == [len(pages[0][1]) + 2]
+    assert chunks[1].heading == "Item 1A. Risk Factors" and all(c.profile == "filing" for c in chunks)
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_second_filing_reports_its_changes_since_the_first(tmp_path, db_url):
+    from flows.review import review_documents
+
+    src = tmp_path / "inbox"
+    heads = ["Supply chain disruptions could delay our deliveries.", "Competition could reduce our margins."]
+    write_10k(src / "northwind-2021.pdf", "Northwind Tools, Inc.", 2021, heads)
+    revenue = [("Net sales", "13,650", "12,400")] + [r for r in INCOME_LINES if r[0] != "Net sales"]
+    write_10k(src / "northwind-2022.pdf", "Northwind Tools, Inc.", 2022,
+              [heads[0], "A cyber attack could interrupt our operations."], income=revenue, controls_effective=False)
+    exhibit = FPDF(format="letter")
+    exhibit.add_page()
+    exhibit.set_font("Helvetica", size=10)
+    exhibit.multi_cell(0, 5, "EXHIBIT 10.1\nCREDIT AGREEMENT dated as of May 1, 2022 among Northwind Tools, Inc. and the "
+                             "Lenders party hereto. This Agreement shall be governed by the laws of the State of New York.")
+    exhibit.output(str(src / "exhibit-10-1.pdf"))
+    try:
+        review_documents(source=str(src), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+    finally:
+        dispose_engines()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    docs = {d["file_name"]: d for d in report["documents"]}
+    first, second = docs["northwind-2021.pdf"], docs["northwind-2022.pdf"]
+    lone = docs["exhibit-10-1.pdf"]  # an exhibit filed alone: reviewed as a contract, the reason recorded
+    assert (lone["status"], lone["profile"], lone["document_type"]) == ("reviewed", "contract", "contract")
+    assert "exhibit" in lone["profile_reason"] and "changes" not in lone
+    assert any(f["clause_type"] == "governing_law" for f in lone["findings"])
+    assert (first["profile"], first["document_type"], second["document_type"]) == ("filing", "10-K", "10-K")
+    assert first["changes"] == [] and second["previous_sha256"] == first["sha256"]
+    kinds = {(c["kind"], c["subject"]): c for c in second["changes"]}
+    assert ("risk_factor_added", "A cyber attack could interrupt our operations.") in kinds
+    assert ("risk_factor_removed", "Competition could reduce our margins.") in kinds
+    revenue_change = kinds[("figure_changed", "revenue")]
+    assert revenue_change["before"] == "$ 12,400 USD millions" and revenue_change["after"] == "$ 13,650 USD millions"
+    assert kinds[("flag_appeared", "material_weakness")]["high_risk"] is True
+    figures = {f["name"]: f for f in second["key_figures"]}
+    assert figures["revenue"]["page"] == 3 and figures["revenue"]["value"] == 13650.0
+    sections = {f["section"] for f in second["findings"]}
+    assert "Item 1A. Risk Factors" in sections
+    events = filing_change_events(report)
+    assert [e["payload"]["kind"] for e in events] == ["flag_appeared"] and events[0]["event"] == FILING_CHANGE
+    assert "material_weakness" in changes_markdown(report["documents"])
+    assert Path(tmp_path / "out" / "report.html").read_text().count("northwind-2022.pdf") >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_eval_filings_on_a_slice_of_the_shared_filings(shared_data):
+    from flows.eval_filings import evaluate_filings
+
+    filings = shared_data / "filings"
+    if not (filings / "documents.jsonl").is_file():
+        pytest.skip(f"{filings} not found")
+    try:
+        result = evaluate_filings(filings, names=["3M_2018_10K", "FOOTLOCKER_2022_8K_dated_2022-08-19"])
+    finally:
+        dispose_engines()
+    assert result["reviewed"] == result["recognised_as_filing"] == 2 and result["form_accuracy"] == 1.0
+    # 3M's two metric questions: capital expenditure 1,577 (cash flow, page 60) and net PP&E 8.70 bn (page 58)
+    assert (result["key_figure_questions"], result["key_figures_found"]) == (2, 2)
+    assert result["evidence_pages"] == 3 and result["evidence_page_recall"] == 1.0
+    assert 0 < result["findings_per_page"] <= 1.5 and result["pages"] == 191
+
+
+def test_the_cli_refuses_an_unknown_profile(tmp_path):
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    result = CliRunner().invoke(app, ["review", str(tmp_path), "--profile", "prospectus", "--backend", "rules"])
+    assert result.exit_code == 2 and "unknown profile" in result.output

@@ -56,11 +56,13 @@ def reap(owner: int, pgid: int) -> None:
 
 def start_owned(cmd: list[str], **popen_kwargs: Any) -> subprocess.Popen:
     """``subprocess.Popen(cmd, start_new_session=True, **popen_kwargs)`` plus a watchdog that ends
-    the new process group when this process disappears (see the module docstring)."""
+    the new process group when this process disappears (see the module docstring). The watchdog
+    is started through a shell that exits at once, so no ``Popen`` of it outlives this call."""
     proc = subprocess.Popen(cmd, start_new_session=True, **popen_kwargs)
-    subprocess.Popen([sys.executable, "-m", "docreview_testing.reaper", str(os.getpid()), str(proc.pid)],
-                     start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run(["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", sys.executable, "-m",
+                    "docreview_testing.reaper", str(os.getpid()), str(proc.pid)],
+                   cwd=root, check=True, start_new_session=True)
     return proc
 
 

@@ -146,6 +146,8 @@ def test_deviations_unknowns_and_decisions(sample_playbook):
     assert "did not confirm" in got["renewal-notice"][2]
     assert got["no-non-compete"][0] == "pass"
     assert statuses(sample_playbook, [], status="failed") == {}  # nothing reviewed, nothing judged
+    filing = {"status": "reviewed", "profile": "filing", "findings": [], "absences": []}
+    assert evaluate_document(sample_playbook, filing) == []  # a contract playbook does not judge an SEC filing
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -452,7 +452,8 @@ def _compare(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, A
 
 def evaluate_document(playbook: LoadedPlaybook, document: dict[str, Any]) -> list[dict[str, Any]]:
     """Every rule of ``playbook`` on one document of the report; ``[]`` unless the document was
-    reviewed (a failed or deferred document has nothing to judge)."""
-    if document.get("status") != "reviewed":
+    reviewed (a failed or deferred document has nothing to judge) under the contract profile (a
+    playbook's rules are CUAD contract categories: an SEC filing is not judged by them)."""
+    if document.get("status") != "reviewed" or document.get("profile", "contract") != "contract":
         return []
     return [evaluate_rule(rule, playbook.limits.get(rule.id), document) for rule in playbook.playbook.rules]

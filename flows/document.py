@@ -177,6 +177,7 @@ def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutco
     claim = claim_document(run.db, fp.sha256, run.id, run.worker, run.settings.claim_lease_s, run.prompt_version,
                            run.reviewer.model, run.reviewed_since)
     if claim.state == ClaimState.held:  # another live run is reviewing it
+        run.held_elsewhere.add(fp.source.uri)  # waiting on that run, not failing (see flows.review.final_state)
         book.conclude(fp, DocumentStatus.deferred, claim.reason)
         return None
     if claim.state == ClaimState.reviewed:  # another run finished it meanwhile

@@ -157,6 +157,7 @@ class Run:
     warmed: threading.Event = field(default_factory=threading.Event)  # the prompt-cache warm-up was tried
     warm_lock: threading.Lock = field(default_factory=threading.Lock)
     playbook: LoadedPlaybook | None = None  # the team's rules, checked on every reviewed document
+    held_elsewhere: set[str] = field(default_factory=set)  # deferred: another live run holds their claim
 
     @property
     def db(self) -> str:

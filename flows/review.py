@@ -140,16 +140,17 @@ def review_documents(
     metrics = close_run(run, book)
     result = publish_report(run, metrics)
     stop_if_misconfigured(run, result)  # the API refused the run's requests: Failed, saying why
-    return final_state(result, batch)
+    return final_state(result, batch, waiting=len(run.held_elsewhere))
 
 
-def final_state(result: dict[str, Any], batch: bool = False) -> State | dict[str, Any]:
+def final_state(result: dict[str, Any], batch: bool = False, waiting: int = 0) -> State | dict[str, Any]:
     """The flow run's end state, so the Prefect UI does not show a plain "Completed" when it should not:
 
     - ``Failed`` when the run had documents and none of them ended reviewed: all failed, or were
       deferred because they could not be reviewed (API errors, an open breaker, an extraction
-      backing off); in ``batch`` mode documents deferred while their Message Batch is still being
-      processed are waiting, not failing, so only failures count there. Its data is
+      backing off). Documents that are only waiting do not count: the ``waiting`` deferred while
+      another live run reviews them (its claim), and in ``batch`` mode those deferred while their
+      Message Batch is still being processed. Its data is
       :class:`NothingReviewed`, which carries ``result`` (calling the flow raises it);
     - ``Completed with failures`` / ``Completed with deferrals`` (a Completed state whose name and
       message count them, e.g. "1 of 7 failed") when some documents failed or were deferred;
@@ -160,7 +161,7 @@ def final_state(result: dict[str, Any], batch: bool = False) -> State | dict[str
         return result
     parts = [f"{failed} of {total} failed"] if failed else []
     parts += [f"{deferred} deferred (the next run takes them first)"] if deferred else []
-    if not int(m["documents_reviewed"]) and (failed or not batch):
+    if not int(m["documents_reviewed"]) and (failed or (not batch and deferred > waiting)):
         message = "nothing reviewed: " + "; ".join(parts)
         return Failed(message=message, data=NothingReviewed(message, result))
     name = "Completed with failures" if failed else "Completed with deferrals"

@@ -275,3 +275,21 @@ def test_a_run_that_reviews_nothing_ends_failed_and_the_cli_exits_1(prefect_harn
     assert "Nothing was reviewed: 2 of 2 failed" in " ".join(done.stderr.split())
     assert "broken.pdf" in done.stdout and "Report:" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("counts, batch, waiting, expected", [
+    ((0, 2, 0), False, 0, "Failed"),  # deferred because they could not be reviewed (API errors, back-off)
+    ((0, 2, 0), False, 2, "Completed with deferrals"),  # another live run holds both claims
+    ((0, 2, 0), True, 0, "Completed with deferrals"),  # waiting on their Message Batch
+    ((0, 1, 1), True, 0, "Failed"),  # a failure and nothing reviewed fails even in batch mode
+    ((1, 1, 0), False, 0, "Completed with deferrals"),
+    ((1, 0, 1), False, 0, "Completed with failures"),
+])
+def test_the_end_state_says_what_happened(counts, batch, waiting, expected):
+    from flows.review import final_state
+
+    reviewed, deferred, failed = counts
+    metrics = {"documents_reviewed": reviewed, "documents_deferred": deferred, "documents_failed": failed,
+               "documents_total": reviewed + deferred + failed}
+    state = final_state({"metrics": metrics}, batch, waiting=waiting)
+    assert state.name == expected

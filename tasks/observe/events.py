@@ -131,14 +131,14 @@ def _event(name: str, resource: dict[str, str], related: list[dict[str, str]], p
     return {"event": name, "resource": resource, "related": related, "payload": payload, "id": event_id}
 
 
-@task(name="emit-document-events", cache_policy=NO_CACHE)
-def emit_document_events(report: dict[str, Any]) -> int:
-    """Prefect task: emit :func:`document_events` for the run; returns how many were sent
-    (0 when no Prefect API is configured, or an event could not be sent)."""
+def send_events(events: list[dict[str, Any]]) -> int:
+    """Emit ``events`` (``[{event, resource, related, payload, id}]``) to Prefect; returns how many
+    were sent (0 without a Prefect API). An event that cannot be sent is logged at debug level and
+    dropped: emitting never breaks a run."""
     from prefect.events import emit_event
 
     sent = 0
-    for e in document_events(report):
+    for e in events:
         try:
             if emit_event(event=e["event"], resource=e["resource"], related=e["related"], payload=e["payload"],
                           id=e["id"]) is not None:
@@ -146,6 +146,13 @@ def emit_document_events(report: dict[str, Any]) -> int:
         except Exception:  # noqa: BLE001 - an event that cannot be sent must not break a run
             logger.debug("could not emit %s", e["event"], exc_info=True)
     return sent
+
+
+@task(name="emit-document-events", cache_policy=NO_CACHE)
+def emit_document_events(report: dict[str, Any]) -> int:
+    """Prefect task: emit :func:`document_events` for the run; returns how many were sent
+    (0 when no Prefect API is configured, or an event could not be sent)."""
+    return send_events(document_events(report))
 
 
 @task(name="emit-run-misconfigured", cache_policy=NO_CACHE)
@@ -235,14 +242,4 @@ def filing_change_events(report: dict[str, Any]) -> list[dict[str, Any]]:
 def emit_filing_change_events(report: dict[str, Any]) -> int:
     """Prefect task: emit :func:`filing_change_events`; returns how many were sent (0 without a
     Prefect API, or when an event could not be sent)."""
-    from prefect.events import emit_event
-
-    sent = 0
-    for e in filing_change_events(report):
-        try:
-            if emit_event(event=e["event"], resource=e["resource"], related=e["related"], payload=e["payload"],
-                          id=e["id"]) is not None:
-                sent += 1
-        except Exception:  # noqa: BLE001 - an event that cannot be sent must not break a run
-            logger.debug("could not emit %s", e["event"], exc_info=True)
-    return sent
+    return send_events(filing_change_events(report))

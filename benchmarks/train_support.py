@@ -1,6 +1,6 @@
-"""Train the fact-check's support model (``tasks/check/support_model.json.gz``) and report it on held-out contracts.
+"""Train the fact-check's support model (``tasks/check/support_model.npz.xz``) and report it on held-out contracts.
 
-``python -m benchmarks.train_support [DATA_DIR] [--out tasks/check/support_model.json.gz] [--C 4] [--min-df 3]``
+``python -m benchmarks.train_support [DATA_DIR] [--out tasks/check/support_model.npz.xz] [--C 4] [--min-df 3]``
 (needs the ``bench`` extra: numpy, scipy and scikit-learn; about 12 minutes on two shared cores at load
 average 10, most of it the rules backend over the 340 contracts — ``--cache`` keeps that part for reruns).
 
@@ -37,7 +37,6 @@ Deterministic: the same data gives the same file.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import pickle
@@ -212,12 +211,12 @@ def main(argv: list[str] | None = None) -> int:
 
     clf, idf, index = fit(train)
     model = to_model(clf, idf, index, args.prune)
-    # The stored, pruned model scores in pure Python: check it agrees with the fitted one.
+    # The stored, pruned model (weights rounded to 3 decimals): check it agrees with the fitted one.
     sample = [t for d in train[:20] for t, _ in d["examples"]][:1500]
     full = clf.predict_proba(matrix(sample, idf, index))
     drift = max(abs(full[r, k] - model.probabilities(text)[classes[int(c)]])
                 for r, text in enumerate(sample) for k, c in enumerate(clf.classes_))
-    print(json.dumps({"examples_train": sum(len(d["examples"]) for d in train), "terms": len(model.terms),
+    print(json.dumps({"examples_train": sum(len(d["examples"]) for d in train), "terms": model.vocabulary_size,
                       "oof_threshold": threshold, "pruned_drift_max": round(float(drift), 4)}), flush=True)
 
     def held_out_row(t: float) -> dict:
@@ -251,10 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = rows[threshold]
     model.held_out = {"documents": float(len(test)), "overlap_precision": chosen["overlap_precision"] or 0.0,
                       "presence_macro_f1": chosen["presence_macro_f1"]}
-    payload = json.dumps(model.model_dump(), sort_keys=True, separators=(",", ":")) + "\n"
-    with open(args.out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fh:
-        fh.write(payload.encode("utf-8"))
-    print(json.dumps({"model": args.out, "bytes": Path(args.out).stat().st_size}))
+    print(json.dumps({"model": args.out, "bytes": model.save(args.out)}))
     return 0
 
 

@@ -4,6 +4,7 @@ with the previous filing, and the filing schema sent to model backends."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from schemas.filings import FilingSummary, FilingTopic, KeyFigure, KeyFigureName
 from tasks.ingest.classify import classify_text, company_key, filing_company_key
 from tasks.observe.changes import changes_markdown, compare_summaries
 from tasks.observe.events import FILING_CHANGE, filing_change_events
-from tasks.review.backends.filing_rules import FilingRules
+from tasks.review.backends.filing_rules import _SENTENCE, FilingRules, _sentences
 from tasks.review.filing import item_sections, key_figures, page_chunks, statement_kind
 from tasks.store.persist import dispose_engines
 
@@ -219,3 +220,12 @@ def test_the_cli_refuses_an_unknown_profile(tmp_path):
 
     result = CliRunner().invoke(app, ["review", str(tmp_path), "--profile", "prospectus", "--backend", "rules"])
     assert result.exit_code == 2 and "unknown profile" in result.output
+
+
+def test_sentence_spans_match_the_sentence_pattern_on_any_text():
+    rnd = random.Random(7)
+    texts = ["".join(rnd.choice("ab .!?\n1") for _ in range(rnd.randint(0, 80))) for _ in range(2000)]
+    texts.append("x" * 3000 + ". y" + "\n" * 3 + "z" * 1300 + "!" + "q.5" * 500 + "?")  # runs past 1,200 characters
+    texts.append("Revenue was $1.47 billion. Net income rose!\n\nItem 7.\nA table\n12.5 13.1\nno stop here")
+    for text in texts:
+        assert list(_sentences(text)) == [m.span() for m in _SENTENCE.finditer(text)], text[:80]

@@ -12,7 +12,7 @@ from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue,
 from schemas.taxonomy import ClauseType
 from tasks.check.consistency import consistency
 from tasks.check.factcheck import DocumentIndex, check_values, fact_check, needs_verifier, overall_verdict
-from tasks.check.support import check_support, heading_only, load_model, negation
+from tasks.check.support import SupportModel, check_support, heading_only, load_model, negation
 from tasks.check.values import Kind, extract_values
 from tasks.review.chunk import chunk_text
 
@@ -157,7 +157,7 @@ def test_negative_by_nature_categories_are_not_negations():
 
 def test_support_model_reads_the_category():
     model = load_model()
-    assert model is not None, "tasks/check/support_model.json.gz is shipped"
+    assert model is not None, "tasks/check/support_model.npz.xz is shipped"
     law = "This Agreement shall be governed by and construed in accordance with the laws of the State of New York."
     assert check_support(finding(law, C.governing_law)).verdict is Verdict.verified
     other = check_support(finding(law, C.insurance))
@@ -324,3 +324,34 @@ def test_verifier_passage_is_the_quote_in_its_context():
     passage = verifier_passage(home, [c for c in chunks if abs(c.index - home.index) == 1], quote, None, context=100)
     assert quote in passage and len(passage) <= len(quote) + 200
     assert verifier_passage(home, [], "not there", None) == home.text
+
+
+def test_support_model_file_round_trip_gives_the_same_probabilities(tmp_path):
+    model = SupportModel(classes=["governing_law", "none"], bias=[0.25, -0.5], threshold=0.3,
+                         terms={"governed": (2.5, [(0, 1.234)]), "laws": (1.75, [(0, 0.5), (1, -0.125)]),
+                                "the": (1.0, [(1, 0.001)])})
+    path = tmp_path / "model.npz.xz"
+    size = model.save(path)
+    assert size == path.stat().st_size > 0
+    again = SupportModel.read(path)
+    assert again.vocabulary_size == 3 and again.threshold == 0.3 and again.classes == model.classes
+    text = "This Agreement is governed by the laws of the State of New York, the laws."
+    assert again.probabilities(text) == model.probabilities(text)
+    assert again.probabilities(text)["governing_law"] > 0.5
+    assert model.save(tmp_path / "twice.npz.xz") == size and (tmp_path / "twice.npz.xz").read_bytes() == path.read_bytes()
+
+
+def test_support_model_refuses_weights_it_cannot_store_exactly():
+    with pytest.raises(ValueError, match="at most three decimals"):
+        SupportModel(classes=["a", "none"], bias=[0.0, 0.0], terms={"x": (1.0, [(0, 0.12345)])})
+    with pytest.raises(ValueError, match="class index"):
+        SupportModel(classes=["a", "none"], bias=[0.0, 0.0], terms={"x": (1.0, [(2, 0.5)])})
+
+
+def test_a_broken_support_model_file_is_named(tmp_path):
+    from tasks.check.support import _read_model
+
+    bad = tmp_path / "broken.npz.xz"
+    bad.write_bytes(b"not xz at all")
+    with pytest.raises(ValueError, match="broken.npz.xz is unreadable"):
+        _read_model(str(bad))

@@ -176,16 +176,6 @@ def detect_injection(text: str) -> list[InjectionFlag]:
     return sorted(found, key=lambda f: (f.start, f.rule))
 
 
-def detect_in_chunks(chunks: list[Chunk]) -> dict[int, list[InjectionFlag]]:
-    """``{chunk index: flags}`` for every chunk with at least one flag; offsets are chunk-local."""
-    out: dict[int, list[InjectionFlag]] = {}
-    for chunk in chunks:
-        flags = detect_injection(chunk.text)
-        if flags:
-            out[chunk.index] = flags
-    return out
-
-
 # --- limits --------------------------------------------------------------------------------
 
 
@@ -314,38 +304,25 @@ def _excerpt(text: str, start: int, end: int) -> str:
 
 
 def document_flags(original: ExtractedDocument, chunks: list[Chunk], max_chars_per_page: int) -> list[DocumentFlag]:
-    """Flags of one document: injection spans (from its chunks and from the running headers and
+    """Flags of one document: injection spans (from its text and from the running headers and
     footers removed from its pages) and truncated pages.
 
-    ``chunks`` were cut from ``cap_page_chars(original, max_chars_per_page)``. Injection spans
-    found in several overlapping chunks are one flag listing all of them.
+    ``chunks`` were cut from ``cap_page_chars(original, max_chars_per_page)``. An injection span is
+    one flag listing every chunk that holds it (overlapping chunks), or every chunk it touches when
+    a chunk boundary cuts it.
     """
     capped = cap_page_chars(original, max_chars_per_page)
     starts = capped.page_starts()
     text = capped.text
     flags: dict[tuple[str, int], DocumentFlag] = {}
-    for idx, found in detect_in_chunks(chunks).items():
-        chunk = chunks[idx] if idx < len(chunks) and chunks[idx].index == idx else next(c for c in chunks if c.index == idx)
-        for f in found:
-            a, b = chunk.char_start + f.start, chunk.char_start + f.end
-            key = (f.rule, a)
-            if key in flags:
-                flags[key].chunk_indices.append(idx)
-                continue
-            flags[key] = DocumentFlag(kind=KIND_INJECTION, detector=DETECTOR_VERSION, rule=f.rule, reason=f.reason,
-                                      char_start=a, char_end=b, page=capped.page_at(a),
-                                      excerpt=_excerpt(text, a, b), chunk_indices=[idx])
-    # A span cut by a chunk boundary is found whole in the document text: attribute it to every
-    # chunk it touches.
+    # One scan of the whole text: a span is listed under every chunk that holds all of it, or, when a
+    # chunk boundary cuts it, every chunk it touches (chunks are slices of ``text``).
     for f in detect_injection(text):
-        key = (f.rule, f.start)
-        if key in flags or any(g.rule == f.rule and g.char_start < f.end and f.start < g.char_end
-                               for g in flags.values()):
-            continue
-        touched = [c.index for c in chunks if c.char_start < f.end and f.start < c.char_end]
-        flags[key] = DocumentFlag(kind=KIND_INJECTION, detector=DETECTOR_VERSION, rule=f.rule, reason=f.reason,
-                                  char_start=f.start, char_end=f.end, page=capped.page_at(f.start),
-                                  excerpt=_excerpt(text, f.start, f.end), chunk_indices=touched)
+        inside = [c.index for c in chunks if c.char_start <= f.start and f.end <= c.char_end]
+        touched = inside or [c.index for c in chunks if c.char_start < f.end and f.start < c.char_end]
+        flags[(f.rule, f.start)] = DocumentFlag(
+            kind=KIND_INJECTION, detector=DETECTOR_VERSION, rule=f.rule, reason=f.reason, char_start=f.start,
+            char_end=f.end, page=capped.page_at(f.start), excerpt=_excerpt(text, f.start, f.end), chunk_indices=touched)
     # Running headers and footers were removed from the text (tasks.ingest.furniture) but are
     # still on the page a model's reader sees: screened too, flagged at the page's start.
     for page, start in zip(original.pages, starts):

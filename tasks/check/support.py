@@ -15,7 +15,7 @@ Three parts, applied in this order by :func:`check_support`:
 3. **Category model** — a multinomial logistic regression over the tf-idf of the quote's word
    unigrams and bigrams (:func:`terms`), 41 CUAD categories plus ``none`` (contract text no
    lawyer labelled), trained on the shared CUAD spans by ``python -m benchmarks.train_support``
-   and stored in :data:`MODEL_FILE` (gzip JSON, pure-Python scoring here, no numpy). The
+   and stored in :data:`MODEL_FILE` (see :meth:`SupportModel.save` for the format). The
    *support score* is the probability of the claimed category. Below the model's ``threshold``
    the finding is ``needs_review``: "quote reads as <best category>, not <claimed>" (or
    "reads as no CUAD clause" when ``none`` wins).
@@ -26,8 +26,9 @@ Source of the labels: CUAD v1 ``master_clauses.csv`` (The Atticus Project, CC BY
 from __future__ import annotations
 
 import functools
-import gzip
+import io
 import json
+import lzma
 import math
 import threading
 import re
@@ -35,13 +36,18 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+import numpy as np
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from schemas.findings import CheckResult, Finding, Verdict
 from schemas.taxonomy import CUAD_LABELS, ClauseType
 from tasks.textnorm import match_form
 
-MODEL_FILE = Path(__file__).with_name("support_model.json.gz")
+MODEL_FILE = Path(__file__).with_name("support_model.npz.xz")
+
+#: Weights are stored as integers in units of 1/WEIGHT_SCALE (the trainer rounds them to three
+#: decimals), so the file is small and a stored weight reads back as exactly the same float.
+WEIGHT_SCALE = 1000
 
 #: Categories whose quote is a name (a title, a party): a line in title case is what they claim.
 NAME_CATEGORIES: frozenset[ClauseType] = frozenset({ClauseType.document_name, ClauseType.parties})
@@ -145,43 +151,124 @@ def terms(text: str) -> Counter[str]:
 class SupportModel(BaseModel):
     """Multinomial linear classifier over tf-idf terms.
 
-    ``classes`` are CUAD category values (:class:`ClauseType`) and ``none``; ``terms`` maps a term
-    to ``[idf, [[class index, weight], ...]]`` (small weights pruned); ``bias`` holds one intercept
-    per class. ``threshold`` is the least support score (probability of the claimed class) that
-    counts as supported; ``trained_on`` and ``held_out`` describe the split and its figures.
+    ``classes`` are CUAD category values (:class:`ClauseType`) and ``none``; ``bias`` holds one
+    intercept per class. ``threshold`` is the least support score (probability of the claimed
+    class) that counts as supported; ``trained_on`` and ``held_out`` describe the split and its
+    figures.
+
+    The vocabulary and weights live in arrays (``vocabulary_size`` terms × ``len(classes)``
+    classes; weights in units of 1/:data:`WEIGHT_SCALE`, as ``int16``). Build a model either with
+    ``terms`` (``{term: (idf, [(class index, weight), ...])}``, weights with at most three decimals
+    and below 32.768 in absolute value; the trainer's form, not kept after validation) or with
+    :meth:`read` from a file written by :meth:`save`. Raises ``ValueError`` (pydantic's
+    ``ValidationError``) for a weight that cannot be stored exactly or a class index out of range.
     """
 
     classes: list[str]
     bias: list[float]
-    terms: dict[str, tuple[float, list[tuple[int, float]]]] = Field(default_factory=dict)
+    terms: dict[str, tuple[float, list[tuple[int, float]]]] = Field(default_factory=dict, exclude=True, repr=False)
     threshold: float = 0.1
     trained_on: str = ""
     held_out: dict[str, float] = Field(default_factory=dict)
 
+    _index: dict[str, int] = PrivateAttr(default_factory=dict)
+    _idf: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros(0))
+    _weights: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros((0, 0), dtype=np.int16))
+
+    @model_validator(mode="after")
+    def _build_arrays(self) -> "SupportModel":
+        if not self.terms:
+            self._weights = np.zeros((0, len(self.classes)), dtype=np.int16)
+            return self
+        k = len(self.classes)
+        weights = np.zeros((len(self.terms), k), dtype=np.int16)
+        idf = np.zeros(len(self.terms))
+        for row, (term, (term_idf, pairs)) in enumerate(self.terms.items()):
+            idf[row] = term_idf
+            for cls, w in pairs:
+                scaled = round(w * WEIGHT_SCALE)
+                if not 0 <= cls < k or abs(scaled) > 32767 or scaled / WEIGHT_SCALE != w:
+                    raise ValueError(f"term {term!r}: weight {w} of class {cls} cannot be stored "
+                                     f"(class index 0..{k - 1}, |weight| < 32.768, at most three decimals)")
+                weights[row, cls] = scaled
+        self._index = {t: i for i, t in enumerate(self.terms)}
+        self._idf, self._weights = idf, weights
+        self.terms = {}  # the arrays hold it now
+        return self
+
+    @property
+    def vocabulary_size(self) -> int:
+        """Number of terms the model knows."""
+        return len(self._index)
+
     def probabilities(self, text: str) -> dict[str, float]:
-        """Softmax over :attr:`classes` for ``text`` (values sum to 1)."""
-        logits = list(self.bias)
-        counts = terms(text)
-        vec: list[tuple[float, list[tuple[int, float]]]] = []
+        """Softmax over :attr:`classes` for ``text`` (values sum to 1).
+
+        ``logit_k = bias_k + sum_t (v_t / ||v||) * w_tk`` with ``v_t = (1 + ln count_t) * idf_t`` over
+        the known terms of :func:`terms` (unknown terms count in neither sum nor norm)."""
+        logits = np.array(self.bias, dtype=np.float64)
+        index, idf, log = self._index, self._idf, math.log
+        rows: list[tuple[float, int]] = []
         sq = 0.0
-        for t, n in counts.items():
-            entry = self.terms.get(t)
-            if entry is None:
+        for t, n in terms(text).items():
+            row = index.get(t)
+            if row is None:
                 continue
-            idf, weights = entry
-            v = (1.0 + math.log(n)) * idf
+            v = (1.0 + log(n)) * float(idf[row])
             sq += v * v
-            vec.append((v, weights))
+            rows.append((v, row))
         if sq:
             norm = math.sqrt(sq)
-            for v, weights in vec:
-                x = v / norm
-                for k, w in weights:
-                    logits[k] += x * w
-        top = max(logits)
-        exps = [math.exp(z - top) for z in logits]
+            weights = self._weights
+            for v, row in rows:  # term by term, so every logit adds the same terms in the same order
+                logits += (v / norm) * (weights[row] / WEIGHT_SCALE)
+        values = logits.tolist()
+        top = max(values)
+        exps = [math.exp(z - top) for z in values]
         total = sum(exps)
         return {c: e / total for c, e in zip(self.classes, exps)}
+
+    def save(self, path: str | Path) -> int:
+        """Write the model to ``path``: an ``.npz`` archive (``meta``: UTF-8 JSON of the scalar fields;
+        ``vocabulary``: UTF-8 terms joined by newlines; ``idf``: float64; ``weights``: int16, terms ×
+        classes) compressed with xz. Deterministic; returns the file's size in bytes."""
+        meta = json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":")).encode("utf-8")
+        vocab = "\n".join(self._index).encode("utf-8")
+        buf = io.BytesIO()
+        np.savez(buf, meta=np.frombuffer(meta, dtype=np.uint8), vocabulary=np.frombuffer(vocab, dtype=np.uint8),
+                 idf=self._idf, weights=self._weights)
+        data = _fixed_zip_times(buf.getvalue())
+        Path(path).write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
+        return Path(path).stat().st_size
+
+    @classmethod
+    def read(cls, path: str | Path) -> "SupportModel":
+        """The model written by :meth:`save` at ``path``. Raises ``OSError`` when the file cannot be read,
+        ``lzma.LZMAError``/``ValueError``/``KeyError`` when it is not such a file."""
+        with np.load(io.BytesIO(lzma.decompress(Path(path).read_bytes())), allow_pickle=False) as z:
+            model = cls.model_validate(json.loads(z["meta"].tobytes().decode("utf-8")))
+            vocab = z["vocabulary"].tobytes().decode("utf-8").split("\n") if z["vocabulary"].size else []
+            idf, weights = z["idf"], z["weights"]
+        if weights.dtype != np.int16 or weights.shape != (len(vocab), len(model.classes)) or idf.shape != (len(vocab),):
+            raise ValueError(f"arrays of shape {weights.shape}/{idf.shape} do not match {len(vocab)} terms "
+                             f"and {len(model.classes)} classes")
+        model._index = {t: i for i, t in enumerate(vocab)}
+        model._idf, model._weights = idf.astype(np.float64), weights
+        return model
+
+
+def _fixed_zip_times(data: bytes) -> bytes:
+    """``data`` (a zip archive written by :func:`numpy.savez`) with every member's modification time set
+    to 1980-01-01, so the same model gives the same file."""
+    import zipfile
+
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
+            dst.writestr(fixed, src.read(info.filename))
+    return out.getvalue()
 
 
 _load_lock = threading.Lock()
@@ -203,9 +290,8 @@ def _read_model(path: str | None = None) -> SupportModel | None:
     if not file.is_file():
         return None
     try:
-        with gzip.open(file, "rt", encoding="utf-8") as fh:
-            return SupportModel.model_validate(json.load(fh))
-    except (OSError, EOFError, ValueError) as exc:
+        return SupportModel.read(file)
+    except (OSError, EOFError, ValueError, KeyError, lzma.LZMAError) as exc:
         raise ValueError(f"support model file {file} is unreadable ({type(exc).__name__}); retrain it with "
                          "`python -m benchmarks.train_support`") from None
 

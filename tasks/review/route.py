@@ -595,6 +595,8 @@ def route_chunks(chunks: list[Chunk], mode: str, threshold: float | None = None)
     threshold: lower sends more text deep for more recall (see the README's held-out table;
     about −3.4 gives recall 0.95 at a routing rate of 0.59). None keeps it.
     """
+    if mode != "decision-points":  # ``all`` evaluates no signal: the scorer is not needed
+        return route_all(chunks, mode, None)
     model = load_model()
     if threshold is not None and model is not None:
         model = model.model_copy(update={"threshold": threshold})

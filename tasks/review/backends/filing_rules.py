@@ -11,6 +11,7 @@ substring of its evidence, ``page`` is the page the evidence starts on.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from schemas.documents import Chunk
 from schemas.filings import HIGH_RISK_TOPICS, FilingFinding, FilingTopic, KeyFigureName
@@ -96,8 +97,29 @@ ITEMS_8K: dict[str, FilingTopic] = {
 }
 _8K_ITEM = re.compile(r"^[ \t]*Item\s+(\d\.\d{2})\.?\s*([^\n]{0,160})", _I | re.M)
 #: A sentence: up to 1,200 characters ending in . ! or ?, across single line breaks; a decimal point
-#: ("$1.47") does not end it.
+#: ("$1.47") does not end it. :func:`_sentences` finds the same spans as ``_SENTENCE.finditer``
+#: without its cost on text with no full stop (tables): the lazy repeat tries up to 1,200
+#: characters from every position there.
 _SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\d)|\n(?!\n)){1,1200}?[.!?](?!\d)")
+_SENTENCE_MAX = 1200
+#: Where a sentence must stop: its end mark (group 1), or a character no sentence runs across (a
+#: blank line, a ! or ? before a digit).
+_SENTENCE_STOP = re.compile(r"([.!?])(?!\d)|\n(?=\n)|[!?]")
+
+
+def _sentences(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each match of :data:`_SENTENCE` in ``text``, in order, found in linear time.
+
+    Between two stops every character may be in a sentence, so the earliest match before an end
+    mark at ``q`` starts at ``max(pos, q - 1200)`` and needs at least one character before the mark."""
+    pos = 0
+    for m in _SENTENCE_STOP.finditer(text):
+        q = m.start()
+        if m.group(1) is not None:
+            start = max(pos, q - _SENTENCE_MAX)
+            if start < q:
+                yield start, q + 1
+        pos = q + 1
 _FIGURE_LABEL = {
     KeyFigureName.revenue: "Revenue", KeyFigureName.cost_of_revenue: "Cost of revenue",
     KeyFigureName.operating_income: "Operating income", KeyFigureName.net_income: "Net income",
@@ -190,8 +212,7 @@ class FilingRules:
                         seen.add((T.risk_factor, a + s))
             for m in items:
                 section = f"Item {m.group(1).upper()}"
-        for sm in _SENTENCE.finditer(text):
-            a, b = sm.start(), sm.end()
+        for a, b in _sentences(text):
             while a < b and text[a].isspace():
                 a += 1
             sentence = text[a:b]

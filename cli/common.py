@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,18 @@ from rich.console import Console
 
 console = Console(stderr=False)
 err = Console(stderr=True)
+
+#: Width of tables written to a pipe or file (no terminal to measure, ``COLUMNS`` unset): wide enough
+#: that ``docreview queue | less`` or a saved listing keeps evidence and reasons on few lines.
+PIPE_WIDTH = 160
+
+
+def table_console(stderr: bool = False) -> Console:
+    """A console for tables: the terminal's width on a terminal or with ``COLUMNS`` set, else
+    :data:`PIPE_WIDTH` characters (rich's own default for a pipe is 80)."""
+    stream = sys.stderr if stderr else sys.stdout
+    piped = not (hasattr(stream, "isatty") and stream.isatty()) and not os.environ.get("COLUMNS")
+    return Console(stderr=stderr, width=PIPE_WIDTH if piped else None)
 
 _QUIET_ENV = {
     # The temporary Prefect server logs its own shutdown at ERROR; keep that out of a normal run.

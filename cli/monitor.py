@@ -23,7 +23,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from cli.common import table_console
+
+console = table_console()
 err = Console(stderr=True)
 
 metrics_app = typer.Typer(add_completion=False, no_args_is_help=True,

@@ -25,13 +25,15 @@ from rich.console import Console
 from rich.table import Table
 from sqlmodel import Session, select
 
+from cli.common import table_console
+
 from schemas.tables import AbsenceRow, CheckRow, DocumentRow, FindingRow, ReviewerDecision, utcnow
 
 #: Verdicts that put a finding in the review queue.
 QUEUE_VERDICTS = ("unsupported", "contradicted", "needs_review")
 DECISIONS = ("approve", "reject")
 
-console = Console()
+console = table_console()
 err = Console(stderr=True)
 
 

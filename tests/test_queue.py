@@ -152,3 +152,16 @@ def test_review_run_records_absences_metrics_and_decisions_in_the_report(tmp_pat
         assert f["decision"]["decision"] == "approve" and f["decision"]["note"] == "checked against the PDF"
     finally:
         dispose_engines()
+
+
+def test_tables_written_to_a_pipe_are_wider_than_rich_default(monkeypatch):
+    import io
+    import sys
+
+    from cli.common import PIPE_WIDTH, table_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert table_console().width == PIPE_WIDTH > 80
+    monkeypatch.setenv("COLUMNS", "100")  # an explicit width still wins
+    assert table_console().width == 100

@@ -6,7 +6,8 @@ and document by stage), ``ingestion`` (pypdf / pypdfium2 / pdftotext pages/s on 
 ``extraction`` (pages/s of PDFium, pypdf and docreview's extraction stage on the shared filings
 and CUAD, and the 3M 10-K and CERES timings), ``review_vs_extraction`` (an offline review of four
 10-Ks against plain PDFium extraction of them, target ratio <= 4),
-``cost`` (routing and prompt caching vs every chunk uncached), ``memory`` (RSS over 1,000
+``cost`` (routing and prompt caching vs every chunk uncached), ``router`` (CPU seconds per MB of text of the
+router on CUAD and four 10-Ks), ``memory`` (RSS over 1,000
 documents), ``s3_source`` (listing, streamed download and watcher sweeps against a local S3
 endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``verified_overlap`` (verified findings against the
 lawyers' labels, held-out contracts), ``faults`` (nothing lost under
@@ -26,7 +27,8 @@ from pathlib import Path
 
 from benchmarks._harness import CUAD_PDF, emit
 
-ALL = ("throughput", "overhead", "ingestion", "extraction", "review_vs_extraction", "cost", "memory", "s3_source",
+ALL = ("throughput", "overhead", "ingestion", "extraction", "review_vs_extraction", "cost", "router", "memory",
+       "s3_source",
        "factcheck", "verified_overlap", "faults", "cuad_eval", "filings_eval")
 
 
@@ -86,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
                 from benchmarks import cost
 
                 cost.main(["--docs", "20" if q else "40"])
+            elif name == "router":
+                from benchmarks import router
+
+                router.main(["--quick"] if q else [])
             elif name == "memory":
                 from benchmarks import memory
 

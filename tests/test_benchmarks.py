@@ -101,3 +101,15 @@ def test_extraction_line(shared_data):
     assert line["documents"] == 2 and line["pages"] > 0 and line["skipped"] == []
     assert all(line["pages_per_s"][name] > 0 for name in ("pdfium", "pypdf", "docreview_stage"))
     assert sum(line["stage_pages_by_extractor"].values()) == line["pages"]
+
+
+def test_router_line(shared_data):
+    from benchmarks import router
+
+    line = router.router(3, ["BOEING_2018_10K"])
+    assert line["benchmark"] == "router" and line["model_setup_cpu_s"] >= 0
+    for corpus in ("cuad", "filings"):
+        got = line[corpus]
+        assert got["documents"] == (3 if corpus == "cuad" else 1) and got["mb"] > 0
+        assert got["s_per_mb"] == pytest.approx(got["cpu_s"] / got["mb"], rel=0.05, abs=0.01)
+        assert 0 < got["deep_share"] < 1

@@ -16,6 +16,8 @@ from tasks.review.route import (
     MODEL_FILE,
     PREAMBLE_CHARS,
     UNIT_SEPARATOR,
+    OBLIGATION_SIGNALS,
+    TERM_SIGNALS,
     ScorerBlock,
     ScorerModel,
     covered_chars,
@@ -28,6 +30,7 @@ from tasks.review.route import (
     route_chunk,
     route_text,
     routing_rate,
+    score_segments,
     segment_terms,
     segment_text,
 )
@@ -203,6 +206,50 @@ def test_segment_terms_blocks():
     assert {" pa", "pay", "ay ", " pay", "pay ", " pay "} <= set(first["char"])
     assert first["prev"] == {} and set(first["next"]) == {"notices", "go", "by", "mail"}
     assert second["prev"]["royalties"] == 1 and second["next"] == {}
+
+
+def test_fast_scorer_equals_the_per_segment_scores_to_the_last_bit():
+    # score_segments (route_text's path) against ScorerModel.score over segment_terms, on a real contract,
+    # odd text (digits, symbols, non-ASCII, long words, a segment past CHAR_GRAM_CHARS) and a tiny model.
+    text = generate_samples_text() + " Ünïcode ſtraße İstanbul ÉTÉ 12% $5 " + "x" * 40 + " word" * 1500 + ". End."
+    segments = segment_text(text)
+    model = load_model()
+    tiny = ScorerModel(threshold=0.0, bias=-0.25, blocks={
+        "next": ScorerBlock(scale=0.5, terms={"pay": (2.0, 1.5), "the": (0.1, -1.0)}),
+        "word": ScorerBlock(terms={"shall pay": (3.0, 1.0), "pay": (1.0, 0.5), "#": (0.5, 0.2)}),
+        "other": ScorerBlock(terms={"x": (1.0, 1.0)}),
+    })
+    for m in (model, tiny):
+        expected = [m.score(t) for t in segment_terms(text, segments)]
+        assert score_segments(m, text, segments).tolist() == expected
+    assert score_segments(model, text, []).tolist() == []
+
+
+def generate_samples_text() -> str:
+    return BOILERPLATE + "\n\n" + GOVERNING_LAW + "\n\nLicensee shall pay a royalty of 5% of Net Sales within 30 days."
+
+
+def test_signal_patterns_cannot_match_a_stop_character():
+    # route_text scans the term vocabulary only around deep segments, starting just after a "." or ";":
+    # exact only while no pattern can match one (the only constructs that could are removed here first).
+    import re
+
+    for pattern in [*TERM_SIGNALS.values(), *OBLIGATION_SIGNALS.values()]:
+        rest = pattern.pattern.replace("[^.;]", "")
+        assert not re.search(r"[.;$^]|\\[WSDB]|\[\^", rest), pattern.pattern
+
+
+def test_fast_signal_scan_matches_a_case_insensitive_scan():
+    from tasks.review.route import _OBLIGATION_LOWER, _TERM_LOWER, _signal_scan
+
+    text = ("IN NO EVENT shall Licensee's AGGREGATE LIABILITY exceed; the Licensor MAY terminate for convenience. "
+            "Subject to the GDPR, İnvoices are DUE WITHIN thirty days; ſole ſupplier, Kelvin \u212a. "
+            "The assignee; assigned to it; renewal, netting, net 30, hired hire")
+    scan, terms, obligations = _signal_scan(text)
+    assert terms is _TERM_LOWER and len(scan) == len(text)
+    for fast, slow in ((terms, TERM_SIGNALS), (obligations, OBLIGATION_SIGNALS)):
+        for name in slow:
+            assert [m.span() for m in fast[name].finditer(scan)] == [m.span() for m in slow[name].finditer(text)], name
 
 
 def test_shipped_scorer_is_small_and_states_its_held_out_figures():

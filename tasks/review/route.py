@@ -42,6 +42,12 @@ stays right, and the chunk's ``char_start``/``char_end`` kept so the fact-check 
 in the chunk's range of the document. A quote cannot cross a seam and still be in the
 document, so a seam-crossing quote is caught as ``unsupported`` rather than passed.
 
+Speed. :func:`route_text` costs about 0.6 s of CPU per MB of text (``python -m benchmarks.router``):
+the scorer runs on numpy arrays (:func:`score_segments`, the same scores to the last bit as
+:meth:`ScorerModel.score`), the signal patterns scan the lower-cased text with rewritten, equivalent
+patterns, and with a scorer the ``term:`` vocabulary, which only explains deep segments, is scanned
+only around them (:func:`_deep_windows`).
+
 The routing rate is weighted by characters: characters covered by the union of the deep
 ranges divided by characters covered by all chunks (:func:`routing_rate`).
 """
@@ -56,12 +62,14 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, repeat
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+import numpy as np
 from prefect import task
 from prefect.cache_policies import NO_CACHE
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from schemas.documents import Chunk
 from tasks.runnames import for_document
@@ -154,6 +162,160 @@ OBLIGATION_SIGNALS: dict[str, re.Pattern[str]] = {
         r"security (?:incident|breach)|sub-?processor|data subject|process(?:es|ing)? (?:such )?personal"
     ),
 }
+
+
+def _top_level(pattern: str) -> tuple[list[str], int]:
+    """``(alternatives, end)``: the alternatives of ``pattern`` split at ``|`` outside groups and character
+    classes, up to ``end``, the offset of the ``)`` that closes an enclosing group (``len(pattern)`` if none)."""
+    out, current, depth, in_class, escaped = [], [], 0, False, False
+    for i, ch in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                return out + ["".join(current)], i
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    return out + ["".join(current)], len(pattern)
+
+
+def _prefix_friendly(pattern: str) -> str:
+    r"""``pattern`` rewritten so that its top-level alternatives start with a literal character where they
+    did not, which lets the regex engine skip to candidate positions (scans 2-3x faster). Both rewrites keep
+    the matches and the order in which alternatives are tried: a leading non-capturing group without a
+    quantifier is distributed (``(?:a|b)c`` -> ``ac|bc``), and a leading word boundary before a letter
+    becomes a look-behind (``\bxy`` -> ``x(?<!\wx)y``: not preceded by a word character)."""
+    alternatives: list[str] = []
+    for alt in _top_level(pattern)[0]:
+        if alt.startswith("(?:"):
+            inner, end = _top_level(alt[3:])
+            rest = alt[3 + end + 1:]
+            if end < len(alt) - 3 and rest[:1] not in ("?", "*", "+", "{"):
+                alternatives += [a + rest for a in inner]
+                continue
+        alternatives.append(alt)
+    return "|".join(re.sub(r"^\\b([a-z])(?![?*+{])", r"\1(?<!\\w\1)", alt) for alt in alternatives)
+
+
+def _for_lower_case(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    r"""``pattern`` for text already in lower case: the same matches without ``IGNORECASE`` and with
+    :func:`_prefix_friendly` alternatives, which makes the scan about 5x faster. Only valid for a pattern
+    whose escapes are all lower case (an upper-case escape such as ``\S`` would change meaning when lowered)."""
+    if re.search(r"\\[A-Z]", pattern.pattern):
+        raise ValueError(f"signal pattern with an upper-case escape: {pattern.pattern!r}")
+    return re.compile(_prefix_friendly(pattern.pattern.lower()))
+
+
+_TERM_LOWER = {k: _for_lower_case(p) for k, p in TERM_SIGNALS.items()}
+_OBLIGATION_LOWER = {k: _for_lower_case(p) for k, p in OBLIGATION_SIGNALS.items()}
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+#: No signal pattern can match a ``.`` or ``;`` (they hold only words, whitespace, ``%``, ``\w``,
+#: ``\d`` and ``[^.;]``; ``tests/test_route.py`` checks this), so a regex scan started just after
+#: one of these characters finds exactly the matches a scan of the whole text finds after it.
+SIGNAL_STOPS = ".;"
+
+
+#: The non-ASCII characters a case-insensitive ASCII letter matches (``İ``, ``ı``, ``ſ``, the Kelvin sign),
+#: mapped to that letter.
+_FOLDS_TO_ASCII = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
+def _lowers_exactly(c: str) -> bool:
+    """True when scanning ``c.lower()`` with the lower-case patterns matches what scanning ``c`` case-insensitively
+    does: one character, not ASCII (no pattern literal matches either), same word/digit/space class."""
+    lo = c.lower()
+    return (len(lo) == 1 and not lo.isascii() and lo.isalnum() == c.isalnum() and lo.isdecimal() == c.isdecimal()
+            and lo.isspace() == c.isspace())
+
+
+def _signal_scan(text: str) -> tuple[str, dict[str, re.Pattern[str]], dict[str, re.Pattern[str]]]:
+    """The text the signal patterns scan and the patterns to use: ``text.lower()`` (after mapping
+    :data:`_FOLDS_TO_ASCII`) with the lower-case patterns when that is exactly equivalent to a case-insensitive
+    scan of ``text`` (ASCII text; non-ASCII characters without case or that lower-case to one non-ASCII
+    character of the same class), else ``text`` with :data:`TERM_SIGNALS` and :data:`OBLIGATION_SIGNALS`.
+    Offsets are the same either way."""
+    if text.isascii():
+        return text.lower(), _TERM_LOWER, _OBLIGATION_LOWER
+    chars = {ord(c) for c in _NON_ASCII.findall(text)}
+    if all(c in _FOLDS_TO_ASCII or _lowers_exactly(chr(c)) for c in chars):
+        if not chars.isdisjoint(_FOLDS_TO_ASCII):
+            text = text.translate(_FOLDS_TO_ASCII)
+        return text.lower(), _TERM_LOWER, _OBLIGATION_LOWER
+    return text, TERM_SIGNALS, OBLIGATION_SIGNALS
+
+
+_STOP = re.compile("[" + re.escape(SIGNAL_STOPS) + "]")
+
+
+def _deep_windows(scan: str, spans: Sequence[tuple[int, int]], deep: Sequence[bool]) -> list[tuple[int, int, int]]:
+    """Windows of ``scan`` that a signal scan must cover to find every match starting in a deep segment.
+
+    Returns ``[(scan_from, attribute_before, scan_to), ...]`` in document order: each run of consecutive
+    deep segments ``[a, b)`` is widened to just after the last :data:`SIGNAL_STOPS` character before ``a``
+    (0 when none) and to just after the first one at or after ``b`` (the end when none); windows that
+    overlap are merged. No match crosses a stop character, so a scan of a window finds exactly the
+    matches that a scan of the whole text finds starting in it before ``attribute_before``.
+    """
+    stops = [m.start() for m in _STOP.finditer(scan)]
+    windows: list[tuple[int, int, int]] = []
+    i, n = 0, len(spans)
+    while i < n:
+        if not deep[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and deep[j + 1]:
+            j += 1
+        a, b = spans[i][0], spans[j][1]
+        k = bisect.bisect_left(stops, a)
+        lo = stops[k - 1] + 1 if k else 0
+        k = bisect.bisect_left(stops, b)
+        hi = stops[k] + 1 if k < len(stops) else len(scan)
+        if windows and lo < windows[-1][2]:
+            windows[-1] = (windows[-1][0], b, hi)
+        else:
+            windows.append((lo, b, hi))
+        i = j + 1
+    return windows
+
+
+def _scan_signals(scan: str, patterns: dict[str, re.Pattern[str]], starts: Sequence[int],
+                  windows: Sequence[tuple[int, int, int]], into: Sequence[list[str] | None], prefix: str) -> None:
+    """Append ``prefix + name`` to ``into[i]`` once for each pattern with a match starting in segment ``i``.
+
+    ``windows`` are ``(scan_from, attribute_before, scan_to)`` offsets: matches are searched in
+    ``scan[scan_from:scan_to]`` (``scan_from`` 0 or just after a stop character, ``scan_to`` just after one or
+    the end) and those starting before ``attribute_before`` are attributed to the segment holding their
+    start (``starts``: the segments' start offsets), except segments whose ``into`` entry is ``None``.
+    """
+    for name, pattern in patterns.items():
+        signal = prefix + name
+        for lo, before, hi in windows:
+            last = -1
+            for m in pattern.finditer(scan, lo, hi):
+                at = m.start()
+                if at >= before:
+                    break
+                i = bisect.bisect_right(starts, at) - 1
+                if i != last and i >= 0:
+                    last = i
+                    found = into[i]
+                    if found is not None:
+                        found.append(signal)
+
 
 # --- segmentation ---------------------------------------------------------------------------
 
@@ -281,12 +443,77 @@ def segment_terms(text: str, segments: Sequence[tuple[int, int]]) -> list[dict[s
     return list(iter_segment_terms(text, segments))
 
 
+class _BlockArrays:
+    """A :class:`ScorerBlock`'s terms as arrays: ``index`` maps a term to its id ``0..T-1``, ``idf`` and
+    ``weight`` are float64 arrays of shape ``(T,)``. For word bigrams (built on first use):
+    ``pair_words`` maps a word of a known bigram to its id, ``pair_keys`` (sorted int64, shape ``(B,)``)
+    holds ``first_word_id * len(pair_words) + second_word_id`` and ``pair_terms`` the bigram's term id."""
+
+    def __init__(self, terms: dict[str, tuple[float, float]]) -> None:
+        self.terms = terms
+        self.index = {t: i for i, t in enumerate(terms)}
+        iw = np.array(list(terms.values()), dtype=np.float64).reshape(-1, 2)
+        self.idf = np.ascontiguousarray(iw[:, 0])
+        self.weight = np.ascontiguousarray(iw[:, 1])
+        self._pairs: tuple[dict[str, int], np.ndarray, np.ndarray] | None = None
+        self._grams: tuple[np.ndarray, int, np.ndarray, np.ndarray] | None = None
+
+    def grams(self) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+        """``(alphabet, bits, codes, ids)`` for character n-grams (built on first use): ``alphabet`` the sorted
+        code points (int64) of the characters in 3-5-character terms, ``codes`` (sorted int64) each such
+        term packed ``bits`` bits a character (character ``c`` as its rank in ``alphabet`` plus 1; see
+        :func:`_gram_ids`), ``ids`` the term ids in the same order."""
+        if self._grams is None:
+            short = [(t, i) for t, i in self.index.items() if 3 <= len(t) <= 5]
+            alphabet = sorted({ord(c) for t, _ in short for c in t})
+            rank = {c: r + 1 for r, c in enumerate(alphabet)}
+            bits = max(len(alphabet) + 1, 2).bit_length()
+            if 5 * bits > 62:
+                raise ValueError("character n-gram alphabet too large to pack")
+            codes = []
+            for t, _ in short:
+                code = 0
+                for c in t:
+                    code = (code << bits) | rank[ord(c)]
+                codes.append(code)
+            keys = np.array(codes, dtype=np.int64)
+            order = np.argsort(keys, kind="stable")
+            self._grams = (np.array(alphabet, dtype=np.int64), bits, keys[order],
+                           np.array([i for _, i in short], dtype=np.int64)[order])
+        return self._grams
+
+    def pairs(self) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+        """``(pair_words, pair_keys, pair_terms)`` (see the class docstring)."""
+        if self._pairs is None:
+            words: dict[str, int] = {}
+            firsts, seconds, ids = [], [], []
+            for t, i in self.index.items():
+                parts = t.split(" ")
+                if len(parts) == 2 and parts[0] and parts[1]:
+                    firsts.append(words.setdefault(parts[0], len(words)))
+                    seconds.append(words.setdefault(parts[1], len(words)))
+                    ids.append(i)
+            keys = np.array(firsts, dtype=np.int64) * max(len(words), 1) + np.array(seconds, dtype=np.int64)
+            order = np.argsort(keys, kind="stable")
+            self._pairs = (words, keys[order], np.array(ids, dtype=np.int64)[order])
+        return self._pairs
+
+
 class ScorerBlock(BaseModel):
     """One feature block of the scorer: ``terms`` maps a term to ``[idf, weight]``; ``scale`` multiplies
     the block's contribution. Terms not listed are ignored (they count in neither sum nor norm)."""
 
     scale: float = 1.0
     terms: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    _arrays: Any = PrivateAttr(default=None)
+
+    def arrays(self) -> _BlockArrays:
+        """The block as arrays for :func:`score_segments`, built once per ``terms`` mapping (replace
+        ``terms``, do not edit it in place, once the block has been used)."""
+        cached = self._arrays
+        if cached is None or cached.terms is not self.terms:
+            cached = self._arrays = _BlockArrays(self.terms)
+        return cached
 
     def score(self, counts: dict[str, int]) -> float:
         """``scale * sum(v_t * weight_t) / ||v||`` with ``v_t = (1 + ln count_t) * idf_t`` over known terms."""
@@ -320,6 +547,204 @@ class ScorerModel(BaseModel):
     def score(self, terms: dict[str, dict[str, int]]) -> float:
         """Log-odds score of one segment's :func:`segment_terms` entry."""
         return self.bias + sum(b.score(terms.get(name, {})) for name, b in self.blocks.items())
+
+
+def _padded_grams(word: str, low: int = 3, high: int = 5) -> list[str]:
+    """:func:`_char_grams` of one whitespace-free, lower-case word, in the same order."""
+    w = f" {word} "
+    out: list[str] = []
+    for n in range(low, high + 1):
+        if len(w) <= n:
+            out.append(w)
+            break
+        out.extend(w[i:i + n] for i in range(len(w) - n + 1))
+    return out
+
+
+def _gram_ids(words: list[str], arrays: _BlockArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Known character n-grams of each distinct word, as :func:`_padded_grams` lists them: ``(lengths, ids)``,
+    int64 arrays where word ``k``'s term ids are ``ids[sum(lengths[:k]):][:lengths[k]]`` (unknown n-grams left out).
+
+    Vectorised: the padded words are laid end to end as code points, every 3-, 4- and 5-character window
+    inside a word is packed into one int64 (a character outside the block's alphabet makes it unknown) and
+    looked up in the block's sorted codes. A padded word of ``L`` characters gives, in order, its ``L-2``
+    3-grams, ``L-3`` 4-grams and ``L-4`` 5-grams (fewer when ``L < 5``: the whole word is then its last n-gram).
+    """
+    alphabet, bits, codes, term_ids = arrays.grams()
+    n_words = len(words)
+    if not n_words or not len(codes):
+        return np.zeros(n_words, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    padded = np.fromiter(map(len, words), dtype=np.int64, count=n_words) + 2
+    cps = np.frombuffer(("".join(f" {w} " for w in words)).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    at = np.minimum(np.searchsorted(alphabet, cps), len(alphabet) - 1)
+    char = np.where(alphabet[at] == cps, at + 1, 0)  # 0: not in any known n-gram
+    zeros = np.concatenate(([0], np.cumsum(char == 0)))
+    word_at = np.cumsum(padded) - padded  # where each padded word starts
+    per_n = [np.maximum(padded - n + 1, 0) for n in (3, 4, 5)]
+    out_at = np.cumsum(per_n[0] + per_n[1] + per_n[2]) - (per_n[0] + per_n[1] + per_n[2])
+    total = int((per_n[0] + per_n[1] + per_n[2]).sum())
+    packed = np.full(total, -1, dtype=np.int64)
+    owner = np.empty(total, dtype=np.int64)
+    before = np.zeros(n_words, dtype=np.int64)  # n-grams of the shorter lengths, per word
+    for n, count in zip((3, 4, 5), per_n):
+        word = np.repeat(np.arange(n_words, dtype=np.int64), count)
+        i = np.arange(len(word), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+        start = word_at[word] + i
+        code = np.zeros(len(word), dtype=np.int64)
+        for k in range(n):
+            code = (code << bits) | char[start + k]
+        code[zeros[start + n] - zeros[start] > 0] = -1
+        dest = out_at[word] + before[word] + i
+        packed[dest] = code
+        owner[dest] = word
+        before += count
+    ids = _lookup(codes, term_ids, packed)
+    known = ids >= 0
+    return np.bincount(owner[known], minlength=n_words).astype(np.int64), ids[known]
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """``values[j]`` where ``keys[j] == q`` for each of ``queries``, ``-1`` where no key equals it (int64 arrays;
+    ``keys`` sorted and distinct, shape of ``values``). Queries are looked up in sorted order (much faster
+    than a binary search per query in random order)."""
+    out = np.full(len(queries), -1, dtype=np.int64)
+    if not len(keys) or not len(queries):
+        return out
+    order = np.argsort(queries)
+    ordered = queries[order]
+    at = np.minimum(np.searchsorted(keys, ordered), len(keys) - 1)
+    hit = keys[at] == ordered
+    out[order[hit]] = values[at[hit]]
+    return out
+
+
+def _flat_tokens(lists: list[list[str]]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Tokens of all segments at once: ``(vocab, ids, seg, pos)`` where ``vocab`` lists the distinct tokens in
+    order of first appearance and the int64 arrays (one entry per token, in document order) hold the
+    token's index in ``vocab``, its segment index and its position within its segment."""
+    lens = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    flat = list(chain.from_iterable(lists))
+    vocab = list(dict.fromkeys(flat))
+    local = {t: i for i, t in enumerate(vocab)}
+    ids = np.fromiter(map(local.__getitem__, flat), dtype=np.int64, count=len(flat))
+    seg = np.repeat(np.arange(len(lists), dtype=np.int64), lens)
+    pos = np.arange(len(flat), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+    return vocab, ids, seg, pos
+
+
+def _block_scores(n_segments: int, seg: np.ndarray, term: np.ndarray, pos: np.ndarray,
+                  arrays: _BlockArrays, scale: float) -> np.ndarray:
+    """One block's score of every segment, shape ``(n_segments,)``: :meth:`ScorerBlock.score` of the counts.
+
+    Entries are term occurrences, as int64 arrays of one length: segment index, term id (``-1``: unknown,
+    ignored) and position within the segment's term stream (the entries of one segment have distinct
+    positions below their number). Occurrences are counted per (segment, term) and the terms summed in the
+    order of their first occurrence, as :meth:`ScorerBlock.score` sums a :class:`~collections.Counter`'s
+    terms, so the result is the same to the last bit.
+    """
+    out = np.zeros(n_segments)
+    total = len(seg)
+    if not total:
+        return out
+    per_segment = np.bincount(seg, minlength=n_segments)
+    rank = (np.cumsum(per_segment) - per_segment)[seg] + pos  # distinct, increasing with (segment, position)
+    keep = term >= 0
+    if not keep.all():
+        seg, term, rank = seg[keep], term[keep], rank[keep]
+        if not len(seg):
+            return out
+    size = max(len(arrays.idf), 1)
+    rbits = total.bit_length()
+    if (n_segments * size) << rbits < 1 << 62:  # one packed int64 key: (segment, term, rank)
+        key = ((seg * size + term) << rbits) | rank
+        key.sort()
+        group = key >> rbits
+        first = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+        s, t, r = group[first] // size, group[first] % size, key[first] & ((1 << rbits) - 1)
+        count = np.diff(np.append(first, len(key)))
+    else:  # a document too large to pack: sort on the three keys
+        by = np.lexsort((rank, term, seg))
+        seg, term, rank = seg[by], term[by], rank[by]
+        first = np.flatnonzero(np.concatenate(([True], (seg[1:] != seg[:-1]) | (term[1:] != term[:-1]))))
+        s, t, r = seg[first], term[first], rank[first]
+        count = np.diff(np.append(first, len(seg)))
+    slot = np.full(total, -1, dtype=np.int64)  # groups in order of first occurrence, without a sort
+    slot[r] = np.arange(len(r), dtype=np.int64)
+    order = slot[slot >= 0]
+    s, t, count = s[order], t[order], count[order]
+    idf = arrays.idf[t]
+    log_tf = np.array([0.0] + [1.0 + math.log(k) for k in range(1, int(count.max()) + 1)])  # math.log, as score
+    v = np.where(count == 1, idf, log_tf[count] * idf)
+    num = np.bincount(s, weights=v * arrays.weight[t], minlength=n_segments)  # sums in array order
+    sq = np.bincount(s, weights=v * v, minlength=n_segments)
+    nz = sq != 0
+    out[nz] = scale * num[nz] / np.sqrt(sq[nz])
+    return out
+
+
+def score_segments(model: ScorerModel, text: str, segments: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Log-odds scores of all ``segments`` of ``text`` at once: float64 array of shape ``(len(segments),)``,
+    equal to ``[model.score(t) for t in segment_terms(text, segments)]`` to the last bit.
+
+    The fast path of :func:`route_text`: each distinct word's character n-grams are generated once per
+    document, and the tf-idf sums of every block are computed with numpy over flat (segment, term)
+    arrays instead of per-segment dictionaries (about 0.35 s of CPU per MB of text instead of 1.5).
+    """
+    n = len(segments)
+    if not n:
+        return np.zeros(0)
+    words = [_words(text[a:b]) for a, b in segments]
+    vocab, wid, wseg, wpos = _flat_tokens(words)
+    wlen = np.fromiter(map(len, words), dtype=np.int64, count=n)
+    chars = None
+    columns: list[list[float]] = []
+    for name, block in model.blocks.items():
+        arrays = block.arrays()
+        if name in ("word", "prev", "next"):
+            get = arrays.index.get
+            term = np.fromiter(map(get, vocab, repeat(-1)), dtype=np.int64, count=len(vocab))[wid]
+            if name == "word":
+                seg, pos = wseg, wpos
+                pair_words, keys, pair_terms = arrays.pairs()
+                if len(wid) > 1 and len(keys):
+                    get = pair_words.get
+                    pmap = np.fromiter(map(get, vocab, repeat(-1)), dtype=np.int64, count=len(vocab))
+                    x, y = pmap[wid[:-1]], pmap[wid[1:]]
+                    ok = (wseg[1:] == wseg[:-1]) & (x >= 0) & (y >= 0)
+                    bigram = np.full(len(wid) - 1, -1, dtype=np.int64)
+                    bigram[ok] = _lookup(keys, pair_terms, x[ok] * max(len(pair_words), 1) + y[ok])
+                    # a segment's Counter lists its unigrams first, then its bigrams
+                    seg = np.concatenate((wseg, wseg[:-1]))
+                    pos = np.concatenate((wpos, wlen[wseg[:-1]] + wpos[:-1]))
+                    term = np.concatenate((term, bigram))
+            elif name == "prev":
+                seg, pos = wseg + 1, wpos
+                term = np.where(seg < n, term, -1)
+                seg = np.minimum(seg, n - 1)
+            else:
+                seg, pos = wseg - 1, wpos
+                term = np.where(seg >= 0, term, -1)
+                seg = np.maximum(seg, 0)
+        elif name == "char":
+            if chars is None:
+                chars = _flat_tokens([text[a:min(b, a + CHAR_GRAM_CHARS)].lower().split() for a, b in segments])
+            cvocab, cid, cseg, _ = chars
+            glen, gflat = _gram_ids(cvocab, arrays)
+            occ = glen[cid]  # known n-grams of each token occurrence
+            ends = np.cumsum(occ)
+            total = int(ends[-1]) if len(ends) else 0
+            flat_at = np.arange(total, dtype=np.int64)
+            term = gflat[np.repeat(np.cumsum(glen)[cid] - ends, occ) + flat_at]
+            seg = np.repeat(cseg, occ)
+            seg_from = np.searchsorted(seg, np.arange(n, dtype=np.int64))  # first entry of each segment
+            pos = flat_at - seg_from[seg]
+        else:  # a block route_text has no terms for scores 0, as in ScorerModel.score
+            columns.append([0.0] * n)
+            continue
+        columns.append(_block_scores(n, seg, term, pos, arrays, block.scale).tolist())
+    if not columns:
+        return np.full(n, model.bias + 0)
+    return np.array([model.bias + sum(row) for row in zip(*columns)])  # the same additions as ScorerModel.score
 
 
 @functools.lru_cache(maxsize=4)
@@ -377,29 +802,29 @@ def route_text(text: str, model: ScorerModel | None | Literal["default"] = "defa
     segs = [Segment(start=a, end=b) for a, b in spans]
     if not segs:
         return segs
-    starts = [s.start for s in segs]
+    starts = [a for a, _ in spans]
     for seg in segs:
         body = text[seg.start:seg.end]
         if body.strip() and seg.start + len(body) - len(body.lstrip()) < preamble_chars:
             seg.signals.append("preamble")
-    terms: list[list[str]] = [[] for _ in segs]
-    for prefix, patterns, into in (("term:", TERM_SIGNALS, terms), ("", OBLIGATION_SIGNALS, None)):
-        for name, pattern in patterns.items():
-            last = -1
-            for m in pattern.finditer(text):
-                i = bisect.bisect_right(starts, m.start()) - 1
-                if i != last and i >= 0:
-                    (segs[i].signals if into is None else into[i]).append(prefix + name)
-                    last = i
+    scan, term_patterns, obligation_patterns = _signal_scan(text)
+    whole = [(0, len(text), len(text))]
+    _scan_signals(scan, obligation_patterns, starts, whole, [seg.signals for seg in segs], "")
     if model is None:
+        terms: list[list[str] | None] = [[] for _ in segs]
+        _scan_signals(scan, term_patterns, starts, whole, terms, "term:")
         for seg, found in zip(segs, terms):
-            seg.signals += found
+            seg.signals += found or []
         return segs
-    for seg, feats, found in zip(segs, iter_segment_terms(text, spans), terms):
-        if model.score(feats) >= model.threshold:
+    for seg, score in zip(segs, score_segments(model, text, spans).tolist()):
+        if score >= model.threshold:
             seg.signals.append("scorer")
-        if seg.signals:
-            seg.signals += found  # the vocabulary explains a deep segment; the scorer decides
+    # the vocabulary explains a deep segment (the scorer decides): scan only around deep segments
+    terms = [[] if seg.signals else None for seg in segs]
+    _scan_signals(scan, term_patterns, starts, _deep_windows(scan, spans, [seg.deep for seg in segs]), terms, "term:")
+    for seg, found in zip(segs, terms):
+        if found:
+            seg.signals += found
     return segs
 
 

@@ -35,6 +35,11 @@ negated sentence replaces the original in a copy of the document, so the quote i
 only the support check can catch it. A planted text that occurs in the document anyway (a foreign
 boilerplate sentence this contract also has) is not an error and is skipped.
 
+Each finding is checked as the flow checks it: in its chunk, then with the support check's
+document-level part (:func:`tasks.check.support.relative_support`) over all the contract's
+findings (the faithful ones and the backend's others, deduplicated by category and quote); a
+plant takes its original's place among them.
+
 *Faithful* findings are the offline backend's findings whose quote overlaps a lawyer-labelled
 span of their own category (:func:`tasks.observe.evaluate.evidence_overlaps`): the findings a
 fact-check must let through. Findings the labels do not confirm are neither planted on nor
@@ -90,6 +95,7 @@ class Doc:
     index: DocumentIndex
     findings: list[tuple[Finding, int]]  # (finding, chunk index)
     spans: dict | None = None  # labelled spans per category (ClauseType → [text])
+    others: list[tuple[Finding, int]] | None = None  # the backend's other findings (labels do not confirm them)
 
 
 def load_document(name: str, text: str) -> ExtractedDocument:
@@ -133,14 +139,16 @@ def prepare(names: list[str]) -> list[Doc]:
         chunks = chunk_text(document.sha256, document.text, document.page_starts())
         index = DocumentIndex.build(document)
         spans = labels.get(name, {})
-        seen, findings = set(), []
+        seen, findings, others = set(), [], []
         for chunk in chunks:
             for f in backend.review_chunk(chunk, name).findings:
                 key = (f.clause_type, match_form(f.evidence)[0])
-                if key not in seen and evidence_overlaps(f.evidence, spans.get(f.clause_type, [])):
-                    seen.add(key)
-                    findings.append((f, chunk.index))
-        docs.append(Doc(name, document, chunks, index, findings, spans))
+                if key in seen:
+                    continue
+                seen.add(key)
+                faithful = evidence_overlaps(f.evidence, spans.get(f.clause_type, []))
+                (findings if faithful else others).append((f, chunk.index))
+        docs.append(Doc(name, document, chunks, index, findings, spans, others))
     return docs
 
 
@@ -153,6 +161,17 @@ def check(doc: Doc, finding: Finding, chunk_index: int):
     chunk = doc.chunks[chunk_index]
     neighbours = [c for c in doc.chunks if abs(c.index - chunk.index) == 1]
     return fact_check([finding], chunk, neighbours, doc.index, support_model=_support_model())[0]
+
+
+def in_document(checked: list, at: int):
+    """``checked[at]`` after the support check's document-level part over all of ``checked`` (the
+    document's findings as the flow has them: :func:`tasks.check.support.relative_support`)."""
+    if SUPPORT_MODEL is None:
+        return checked[at]
+    from tasks.check.support import load_model, relative_support
+
+    model = _support_model()
+    return relative_support(checked, model if not isinstance(model, str) else load_model())[at]
 
 
 #: Support threshold replacing the model's stored one (``--support-threshold``), or None.
@@ -443,8 +462,11 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
     misses: dict[str, list[str]] = defaultdict(list)
     for doc in docs:
         counts: Counter = Counter()
-        for f, ci in doc.findings:
-            base = check(doc, f, ci)
+        # Every finding of the document, checked chunk by chunk, faithful ones first: a plant takes
+        # its original's place, and the document-level part of the support check sees them all.
+        context = [check(doc, f, ci) for f, ci in doc.findings + (doc.others or [])]
+        for n, (f, ci) in enumerate(doc.findings):
+            base = in_document(context, n)
             alarm = base.verdict is not Verdict.verified or base.finding.page != f.page
             faithful_total += 1
             faithful_alarms += alarm
@@ -489,6 +511,7 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
                     got = check(copy, p, where)
                 else:
                     got = check(doc, p, ci)
+                got = in_document(context[:n] + [got] + context[n + 1:], n)
                 if kind == "wrong_page":
                     caught = got.finding.page == base.finding.page and got.finding.page != p.page
                 else:

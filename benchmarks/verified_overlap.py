@@ -10,7 +10,9 @@ Data: the held-out split of the shared CUAD contracts (:func:`tasks.observe.eval
 SHA-1 of ``Filename`` ≡ 0 mod 3, 131 of 340; the support model never saw them), the annotators'
 TXT files cut into pseudo-pages and chunked at 4,000/600 characters as in
 :mod:`benchmarks.factcheck`, reviewed by the offline rules backend, every finding fact-checked in
-its chunk with its neighbours. Consistency (a document-level check) is not run here.
+its chunk with its neighbours, then the support check's document-level part
+(:func:`tasks.check.support.relative_support`) over each contract's findings. Consistency (a
+document-level check of stated values) is not run here.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def run(n_docs: int | None = None) -> dict:
     from benchmarks.factcheck import CUAD, load_document
     from schemas.findings import Verdict
     from tasks.check.factcheck import DocumentIndex, fact_check
+    from tasks.check.support import load_model, relative_support
     from tasks.observe.evaluate import evidence_overlaps, held_out, load_cuad, macro_f1, presence_scores
     from tasks.review.backends.rules import RulesBackend
     from tasks.review.chunk import chunk_text
@@ -41,20 +44,23 @@ def run(n_docs: int | None = None) -> dict:
         document = load_document(doc.filename, text)
         chunks = chunk_text(document.sha256, document.text, document.page_starts())
         index = DocumentIndex.build(document)
+        checked: dict[str, list] = {"before": [], "after": []}
         for chunk in chunks:
             findings = backend.review_chunk(chunk, doc.filename).findings
             if not findings:
                 continue
             neighbours = [c for c in chunks if abs(c.index - chunk.index) == 1]
             for key, model in (("before", None), ("after", "default")):
-                t = tallies[key]
-                for cf in fact_check(findings, chunk, neighbours, index, support_model=model):
-                    t["findings"] += 1
-                    if cf.verdict is not Verdict.verified:
-                        continue
-                    t["verified"] += 1
-                    t["overlap"] += evidence_overlaps(cf.finding.evidence, doc.spans.get(cf.finding.clause_type, []))
-                    t["predicted"][doc.filename].add(cf.finding.clause_type)
+                checked[key] += fact_check(findings, chunk, neighbours, index, support_model=model)
+        checked["after"] = relative_support(checked["after"], load_model())  # the document-level part
+        for key, t in tallies.items():
+            for cf in checked[key]:
+                t["findings"] += 1
+                if cf.verdict is not Verdict.verified:
+                    continue
+                t["verified"] += 1
+                t["overlap"] += evidence_overlaps(cf.finding.evidence, doc.spans.get(cf.finding.clause_type, []))
+                t["predicted"][doc.filename].add(cf.finding.clause_type)
     out: dict = {"benchmark": "verified_overlap", "contracts": len(docs), "split": "held_out (SHA-1(Filename) % 3 == 0)"}
     for key, t in tallies.items():
         out[key] = {"findings": t["findings"], "verified": t["verified"],

@@ -34,6 +34,7 @@ from schemas.review import ChunkReview, ReviewOutcome
 from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
 from tasks.check.factcheck import DocumentIndex, fact_check_findings
+from tasks.check.support import check_support_in_document
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
 from tasks.ingest.classify import classify_document, filing_company_key
 from tasks.ingest.extract import extract_document
@@ -277,12 +278,14 @@ def collect_checks(prepared: PreparedDocument, checks: list) -> None:
 
 
 def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> None:
-    """Check consistency across the document's findings, store them, and end the document:
+    """Weigh support across the document's findings (its strongest passage of a category), check
+    their consistency, store them, and end the document:
     ``reviewed`` when every deep chunk was reviewed, else ``failed`` (a problem no retry can fix)
     or ``deferred`` (the next run reviews it again)."""
     sha, model = prepared.document.outcome.sha256, run.reviewer.model
     outcome = prepared.document.outcome
     checked = sorted(prepared.checked, key=lambda c: (c.chunk_index, c.ordinal))
+    checked = check_support_in_document(quote(checked))
     checked = check_consistency(quote(checked), quote(prepared.index), sha, run.prompt_version, model)
     stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked))
     if not prepared.problems:

@@ -133,8 +133,9 @@ class Settings(BaseSettings):
         "`playbook` override it.")
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0, description="Replaces the support model's stored threshold (tasks/check/support.py): the "
-        "least probability of the claimed category that counts as supported; lower verifies more findings (more "
-        "recall, less precision). None keeps the stored one.")
+        "least probability of the claimed category that counts as supported for any finding (a document's strongest "
+        "finding of a category needs only the category's stored floor: relative_support); lower verifies more "
+        "findings (more recall, less precision). None keeps the stored one.")
     chunk_chars: int = Field(4000, gt=0, description="Target chunk size, characters.")
     chunk_overlap_chars: int = Field(600, ge=0, description="Overlap between consecutive chunks, characters "
                                      "(less than half of chunk_chars).")

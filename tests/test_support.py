@@ -355,3 +355,57 @@ def test_a_broken_support_model_file_is_named(tmp_path):
     bad.write_bytes(b"not xz at all")
     with pytest.raises(ValueError, match="broken.npz.xz is unreadable"):
         _read_model(str(bad))
+
+
+def _scored(quote: str, clause: ClauseType, score: float, model: SupportModel, ordinal: int = 0) -> CheckedFinding:
+    """A grounded finding whose support check gave ``score`` (verified at or above the threshold)."""
+    from schemas.findings import CheckedFinding
+
+    ok = score >= model.threshold
+    support = CheckResult(name="support", verdict=Verdict.verified if ok else Verdict.needs_review, score=score,
+                          reason="quote reads as X" if ok else f"quote reads as no CUAD clause, not X (support {score:.2f})")
+    checks = [CheckResult(name="grounding", verdict=Verdict.verified, reason="found"), support]
+    return CheckedFinding(finding=finding(quote, clause), chunk_index=0, ordinal=ordinal, stated_page=1,
+                          verdict=overall_verdict(checks), checks=checks)
+
+
+def _floors(**floors: float) -> SupportModel:
+    return SupportModel(classes=["audit_rights", "insurance", "none"], bias=[0, 0, 0], threshold=0.3,
+                        category_floor=floors)
+
+
+def test_the_strongest_passage_of_a_category_is_supported_above_its_floor():
+    from tasks.check.support import relative_support
+
+    model = _floors(audit_rights=0.05, insurance=0.2)
+    checked = [_scored("Licensee may inspect the books.", C.audit_rights, 0.12, model, 0),
+               _scored("Records shall be kept.", C.audit_rights, 0.08, model, 1),   # weaker: needs the threshold
+               _scored("Insurance as customary.", C.insurance, 0.1, model, 2)]      # strongest, below its floor
+    out = relative_support(checked, model)
+    assert [cf.verdict for cf in out] == [Verdict.verified, Verdict.needs_review, Verdict.needs_review]
+    support = checks_of(out[0])["support"]
+    assert support.reason.startswith("the passage of this document that reads most as Audit Rights (support 0.12;")
+    assert support.score == 0.12 and out[1] is checked[1] and out[2] is checked[2]
+
+
+def test_a_stronger_verified_passage_leaves_weaker_ones_to_the_threshold():
+    from tasks.check.support import relative_support
+
+    model = _floors(audit_rights=0.0)
+    checked = [_scored("Licensee may audit the books.", C.audit_rights, 0.6, model, 0),
+               _scored("Records shall be kept.", C.audit_rights, 0.2, model, 1)]
+    assert [cf.verdict for cf in relative_support(checked, model)] == [Verdict.verified, Verdict.needs_review]
+
+
+def test_headings_negations_and_models_without_floors_are_not_upgraded():
+    from tasks.check.support import relative_support
+
+    model = _floors(audit_rights=0.0)
+    heading = _scored("7.1 Audit.", C.audit_rights, 0.01, model)
+    heading.checks[1] = CheckResult(name="support", verdict=Verdict.needs_review, score=0.01,
+                                    reason="quote is a heading only")
+    heading.verdict = Verdict.needs_review
+    assert relative_support([heading], model)[0].verdict is Verdict.needs_review
+    plain = _floors()
+    weak = [_scored("Records shall be kept.", C.audit_rights, 0.01, plain)]
+    assert relative_support(weak, plain) is weak and relative_support(weak, None) is weak

@@ -25,6 +25,7 @@ Source of the labels: CUAD v1 ``master_clauses.csv`` (The Atticus Project, CC BY
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 import json
@@ -37,10 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from prefect import task
+from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
-from schemas.findings import CheckResult, Finding, Verdict
+from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
 from schemas.taxonomy import CUAD_LABELS, ClauseType
+from tasks.runnames import for_document
 from tasks.textnorm import match_form
 
 MODEL_FILE = Path(__file__).with_name("support_model.npz.xz")
@@ -153,8 +157,10 @@ class SupportModel(BaseModel):
 
     ``classes`` are CUAD category values (:class:`ClauseType`) and ``none``; ``bias`` holds one
     intercept per class. ``threshold`` is the least support score (probability of the claimed
-    class) that counts as supported; ``trained_on`` and ``held_out`` describe the split and its
-    figures.
+    class) that counts as supported for any finding; ``category_floor`` maps a category value to the
+    least score that still supports a document's *strongest* finding of that category
+    (:func:`relative_support`; categories not listed: no floor of their own, only ``threshold``);
+    ``trained_on`` and ``held_out`` describe the split and its figures.
 
     The vocabulary and weights live in arrays (``vocabulary_size`` terms × ``len(classes)``
     classes; weights in units of 1/:data:`WEIGHT_SCALE`, as ``int16``). Build a model either with
@@ -168,6 +174,7 @@ class SupportModel(BaseModel):
     bias: list[float]
     terms: dict[str, tuple[float, list[tuple[int, float]]]] = Field(default_factory=dict, exclude=True, repr=False)
     threshold: float = 0.1
+    category_floor: dict[str, float] = Field(default_factory=dict)
     trained_on: str = ""
     held_out: dict[str, float] = Field(default_factory=dict)
 
@@ -354,3 +361,70 @@ def check_support(finding: Finding, model: SupportModel | None | str = "default"
     reason = (f"quote reads as {_label(finding.clause_type.value)} (support {s.score:.2f})"
               if s.score is not None else "not a heading, not negated (no support model installed)")
     return CheckResult(name="support", verdict=Verdict.verified, reason=reason, score=s.score)
+
+
+#: Start of the reason of a support check that failed on the category model's score alone.
+_READS_AS = "quote reads as "
+
+
+def relative_support(checked: list[CheckedFinding], model: SupportModel | None) -> list[CheckedFinding]:
+    """The document-level part of the ``support`` check: a document's strongest passage of a category.
+
+    For each category with a floor in ``model.category_floor``, the finding(s) with the highest
+    support score among the document's findings whose quote was checked for support and is no
+    heading or negation are supported when the score reaches the floor, even below
+    ``model.threshold``: their ``support`` check becomes ``verified`` ("the passage of this document
+    that reads most as <category>") and the finding's verdict is recomputed. Every other finding
+    keeps its per-chunk result. The floors and threshold are chosen together on out-of-fold scores of
+    the training contracts (``python -m benchmarks.train_support``): a document's clearest statement
+    of a clause is good evidence even when the model is unsure, while a second, weaker passage of the
+    same category needs ``threshold``. Returns new objects for changed findings, the others as they
+    were, in input order; ``model=None`` or no floors: ``checked`` unchanged.
+    """
+    if model is None or not model.category_floor:
+        return checked
+    strongest: dict[str, float] = {}
+    for cf in checked:
+        s = _support_result(cf)
+        if s is not None and s.score is not None and (s.verdict is Verdict.verified or s.reason.startswith(_READS_AS)):
+            cat = cf.finding.clause_type.value
+            strongest[cat] = max(strongest.get(cat, s.score), s.score)
+    out = []
+    for cf in checked:
+        s = _support_result(cf)
+        cat = cf.finding.clause_type.value
+        floor = model.category_floor.get(cat)
+        if (s is None or s.score is None or s.verdict is not Verdict.needs_review or not s.reason.startswith(_READS_AS)
+                or floor is None or s.score < floor or s.score < strongest.get(cat, 1.0)):
+            out.append(cf)
+            continue
+        result = CheckResult(name="support", verdict=Verdict.verified, score=s.score,
+                             reason=f"the passage of this document that reads most as {_label(cat)} "
+                                    f"(support {s.score:.2f}; its strongest passage needs {floor:g}, "
+                                    f"any other {model.threshold:g})")
+        checks = [result if c.name == "support" else c for c in cf.checks]
+        out.append(dataclasses.replace(cf, checks=checks, verdict=_overall(checks)))
+    return out
+
+
+def _support_result(cf: CheckedFinding) -> CheckResult | None:
+    return next((c for c in cf.checks if c.name == "support"), None)
+
+
+def _overall(checks: list[CheckResult]) -> Verdict:
+    from tasks.check.factcheck import overall_verdict  # factcheck imports this module
+
+    return overall_verdict(checks)
+
+
+@task(name="check-support-in-document", task_run_name=for_document("check-support-in-document"), cache_policy=NO_CACHE)
+def check_support_in_document(checked: list[CheckedFinding]) -> list[CheckedFinding]:
+    """Prefect task: :func:`relative_support` over all checked findings of one document with the
+    shipped model (``DOCREVIEW_SUPPORT_THRESHOLD`` replaces its threshold, as in the fact-check)."""
+    from schemas.settings import Settings
+
+    model = load_model()
+    threshold = Settings().support_threshold
+    if model is not None and threshold is not None:
+        model = model.model_copy(update={"threshold": threshold})
+    return relative_support(checked, model)

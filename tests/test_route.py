@@ -223,6 +223,10 @@ def test_fast_scorer_equals_the_per_segment_scores_to_the_last_bit():
         expected = [m.score(t) for t in segment_terms(text, segments)]
         assert score_segments(m, text, segments).tolist() == expected
     assert score_segments(model, text, []).tolist() == []
+    # a text holding the separator the fast tokeniser joins segments with is tokenised segment by segment
+    odd = generate_samples_text() + " a\x00b \x00 pay\x00. Net 30 days."
+    segments = segment_text(odd)
+    assert score_segments(model, odd, segments).tolist() == [model.score(t) for t in segment_terms(odd, segments)]
 
 
 def generate_samples_text() -> str:
@@ -250,6 +254,23 @@ def test_fast_signal_scan_matches_a_case_insensitive_scan():
     for fast, slow in ((terms, TERM_SIGNALS), (obligations, OBLIGATION_SIGNALS)):
         for name in slow:
             assert [m.span() for m in fast[name].finditer(scan)] == [m.span() for m in slow[name].finditer(text)], name
+
+
+def test_scan_by_alternatives_finds_the_matches_of_the_whole_pattern():
+    # _chain (the patterns' alternatives searched one by one) yields the starts finditer yields, including
+    # where matches overlap and where one alternative's match hides another's start.
+    from tasks.review.route import _ALTERNATIVES, _OBLIGATION_LOWER, _TERM_LOWER, _chain
+
+    text = (generate_samples_text() + " terminate for convenience terminate without cause; days written notice "
+            "warranty of 90 days warranty period 12 months; %% 5% percent royalty; net 30 net 3000 shall pay "
+            "shall not disclose shall keep secret; co-own, jointly joint; assigned to it assign; the term of this "
+            "term; hire hired; records recordsx; license to affiliates affiliate license").lower()
+    patterns = [*_TERM_LOWER.values(), *_OBLIGATION_LOWER.values()]
+    assert all(p in _ALTERNATIVES for p in patterns)
+    for lo, before, hi in [(0, len(text), len(text)), (5, 200, 300), (0, 0, 10)]:
+        for p in patterns:
+            expected = [m.start() for m in p.finditer(text, lo, hi) if m.start() < before]
+            assert list(_chain(text, p, _ALTERNATIVES[p], lo, before, hi)) == expected, p.pattern
 
 
 def test_shipped_scorer_is_small_and_states_its_held_out_figures():

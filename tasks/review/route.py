@@ -42,11 +42,12 @@ stays right, and the chunk's ``char_start``/``char_end`` kept so the fact-check 
 in the chunk's range of the document. A quote cannot cross a seam and still be in the
 document, so a seam-crossing quote is caught as ``unsupported`` rather than passed.
 
-Speed. :func:`route_text` costs about 0.6 s of CPU per MB of text (``python -m benchmarks.router``):
-the scorer runs on numpy arrays (:func:`score_segments`, the same scores to the last bit as
-:meth:`ScorerModel.score`), the signal patterns scan the lower-cased text with rewritten, equivalent
-patterns, and with a scorer the ``term:`` vocabulary, which only explains deep segments, is scanned
-only around them (:func:`_deep_windows`).
+Speed. :func:`route_text` costs about 0.4 s of CPU per MB of text (``python -m benchmarks.router``):
+the scorer runs on numpy arrays over the document tokenised once (:func:`score_segments`, the same
+scores to the last bit as :meth:`ScorerModel.score`), the signal patterns scan the lower-cased text
+with rewritten, equivalent patterns whose alternatives are searched one by one for their literal
+prefixes (:func:`_chain`), and with a scorer the ``term:`` vocabulary, which only explains deep
+segments, is scanned only around them (:func:`_deep_windows`).
 
 The routing rate is weighted by characters: characters covered by the union of the deep
 ranges divided by characters covered by all chunks (:func:`routing_rate`).
@@ -220,6 +221,32 @@ def _for_lower_case(pattern: re.Pattern[str]) -> re.Pattern[str]:
 
 _TERM_LOWER = {k: _for_lower_case(p) for k, p in TERM_SIGNALS.items()}
 _OBLIGATION_LOWER = {k: _for_lower_case(p) for k, p in OBLIGATION_SIGNALS.items()}
+
+
+def _alternatives(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], ...] | None:
+    r"""The top-level alternatives of a :func:`_for_lower_case` pattern compiled one by one, each rewritten to
+    start with its whole leading run of letters (``t(?<!\wt)erm`` -> ``term(?<!\wterm)``, the same matches), so
+    the regex engine searches each for a literal prefix: the alternatives' scans take about half the time of the
+    pattern's own scan (see :func:`_scan_signals`). ``None`` when an alternative does not start with a literal
+    character (it could match the empty string or at any position)."""
+    out = []
+    for alt in _top_level(pattern.pattern)[0]:
+        m = re.match(r"([a-z])\(\?<!\\w\1\)([a-z]*)", alt)
+        if m:
+            run = m.group(2)
+            while run and alt[m.start(2) + len(run):][:1] in ("?", "*", "+", "{"):
+                run = run[:-1]  # a quantified last letter is not part of the literal
+            literal = m.group(1) + run
+            alt = f"{literal}(?<!\\w{literal})" + alt[m.start(2) + len(run):]
+        if not re.match(r"[a-z0-9%$-](?![?*+{])", alt):
+            return None
+        out.append(re.compile(alt))
+    return tuple(out)
+
+
+#: :func:`_alternatives` of the lower-case patterns (absent: scanned as a whole).
+_ALTERNATIVES = {p: alts for p in chain(_TERM_LOWER.values(), _OBLIGATION_LOWER.values())
+                 if (alts := _alternatives(p)) is not None}
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 #: No signal pattern can match a ``.`` or ``;`` (they hold only words, whitespace, ``%``, ``\w``,
@@ -303,10 +330,12 @@ def _scan_signals(scan: str, patterns: dict[str, re.Pattern[str]], starts: Seque
     """
     for name, pattern in patterns.items():
         signal = prefix + name
+        alternatives = _ALTERNATIVES.get(pattern)
         for lo, before, hi in windows:
             last = -1
-            for m in pattern.finditer(scan, lo, hi):
-                at = m.start()
+            matches = pattern.finditer(scan, lo, hi) if alternatives is None else \
+                _chain(scan, pattern, alternatives, lo, before, hi)
+            for at in matches:
                 if at >= before:
                     break
                 i = bisect.bisect_right(starts, at) - 1
@@ -315,6 +344,33 @@ def _scan_signals(scan: str, patterns: dict[str, re.Pattern[str]], starts: Seque
                     found = into[i]
                     if found is not None:
                         found.append(signal)
+
+
+def _chain(scan: str, pattern: re.Pattern[str], alternatives: Sequence[re.Pattern[str]], lo: int, before: int,
+           hi: int) -> Iterator[int]:
+    """The start offsets of ``pattern.finditer(scan, lo, hi)``'s matches, up to the first at or after ``before``,
+    found with the pattern's :func:`_alternatives`.
+
+    ``pattern`` matches at an offset exactly when one of its alternatives does, so the next match after the
+    previous one's end ``e`` starts at the least of the alternatives' first matches at or after ``e`` (each kept
+    until ``e`` passes it), and ``pattern.match`` there gives the match ``finditer`` finds and so the next ``e``.
+    No match is empty (every alternative starts with a literal character).
+    """
+    big = hi + 1
+    nxt = []
+    for alt in alternatives:
+        m = alt.search(scan, lo, hi)
+        nxt.append(m.start() if m else big)
+    while True:
+        at = min(nxt)
+        if at >= before:
+            return
+        yield at
+        end = pattern.match(scan, at, hi).end()
+        for k, pos in enumerate(nxt):
+            if pos < end:
+                m = alternatives[k].search(scan, end, hi)
+                nxt[k] = m.start() if m else big
 
 
 # --- segmentation ---------------------------------------------------------------------------
@@ -543,6 +599,7 @@ class ScorerModel(BaseModel):
     blocks: dict[str, ScorerBlock] = Field(default_factory=dict)
     trained_on: str = ""
     held_out: dict[str, float] = Field(default_factory=dict)
+    _word_rows: Any = PrivateAttr(default=None)  # cache of :func:`_word_table`
 
     def score(self, terms: dict[str, dict[str, int]]) -> float:
         """Log-odds score of one segment's :func:`segment_terms` entry."""
@@ -583,7 +640,7 @@ def _gram_ids(words: list[str], arrays: _BlockArrays) -> tuple[np.ndarray, np.nd
     per_n = [np.maximum(padded - n + 1, 0) for n in (3, 4, 5)]
     out_at = np.cumsum(per_n[0] + per_n[1] + per_n[2]) - (per_n[0] + per_n[1] + per_n[2])
     total = int((per_n[0] + per_n[1] + per_n[2]).sum())
-    packed = np.full(total, -1, dtype=np.int64)
+    packed = np.zeros(total, dtype=np.int64)
     owner = np.empty(total, dtype=np.int64)
     before = np.zeros(n_words, dtype=np.int64)  # n-grams of the shorter lengths, per word
     for n, count in zip((3, 4, 5), per_n):
@@ -593,7 +650,7 @@ def _gram_ids(words: list[str], arrays: _BlockArrays) -> tuple[np.ndarray, np.nd
         code = np.zeros(len(word), dtype=np.int64)
         for k in range(n):
             code = (code << bits) | char[start + k]
-        code[zeros[start + n] - zeros[start] > 0] = -1
+        code[zeros[start + n] - zeros[start] > 0] = 0  # no term's code is 0
         dest = out_at[word] + before[word] + i
         packed[dest] = code
         owner[dest] = word
@@ -606,75 +663,129 @@ def _gram_ids(words: list[str], arrays: _BlockArrays) -> tuple[np.ndarray, np.nd
 def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """``values[j]`` where ``keys[j] == q`` for each of ``queries``, ``-1`` where no key equals it (int64 arrays;
     ``keys`` sorted and distinct, shape of ``values``). Queries are looked up in sorted order (much faster
-    than a binary search per query in random order)."""
-    out = np.full(len(queries), -1, dtype=np.int64)
-    if not len(keys) or not len(queries):
+    than a binary search per query in random order); non-negative queries are sorted with their index packed
+    into the low bits of one int64 (a plain sort, about 3x faster than an argsort)."""
+    n = len(queries)
+    out = np.full(n, -1, dtype=np.int64)
+    if not len(keys) or not n:
         return out
-    order = np.argsort(queries)
-    ordered = queries[order]
+    ibits = n.bit_length()
+    if int(queries.min()) >= 0 and int(queries.max()).bit_length() + ibits <= 62:
+        packed = (queries << ibits) | np.arange(n, dtype=np.int64)
+        packed.sort()
+        order, ordered = packed & ((1 << ibits) - 1), packed >> ibits
+    else:
+        order = np.argsort(queries)
+        ordered = queries[order]
     at = np.minimum(np.searchsorted(keys, ordered), len(keys) - 1)
     hit = keys[at] == ordered
     out[order[hit]] = values[at[hit]]
     return out
 
 
-def _flat_tokens(lists: list[list[str]]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """Tokens of all segments at once: ``(vocab, ids, seg, pos)`` where ``vocab`` lists the distinct tokens in
-    order of first appearance and the int64 arrays (one entry per token, in document order) hold the
-    token's index in ``vocab``, its segment index and its position within its segment."""
-    lens = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    flat = list(chain.from_iterable(lists))
-    vocab = list(dict.fromkeys(flat))
+#: Separates the segments' texts when they are tokenised as one string: matched by :data:`_WORD_OR_SEP` as a
+#: token of its own and split off by ``str.split`` when written with a space each side; not a word character.
+_SEP = "\x00"
+_WORD_OR_SEP = re.compile(_WORD.pattern + "|" + _SEP)
+
+
+def _token_arrays(tokens: list[str], separator: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Tokens of all segments, segments separated by ``separator`` tokens: ``(vocab, ids, seg)`` where ``vocab``
+    lists the distinct tokens other than the separator in order of first appearance and the int64 arrays (one
+    entry per token other than the separator, in document order) hold the token's index in ``vocab`` and its
+    segment."""
+    vocab = list(dict.fromkeys(tokens))
     local = {t: i for i, t in enumerate(vocab)}
-    ids = np.fromiter(map(local.__getitem__, flat), dtype=np.int64, count=len(flat))
-    seg = np.repeat(np.arange(len(lists), dtype=np.int64), lens)
-    pos = np.arange(len(flat), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-    return vocab, ids, seg, pos
+    ids = np.fromiter(map(local.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    sep = local.get(separator)
+    if sep is None:
+        return vocab, ids, np.zeros(len(ids), dtype=np.int64)
+    is_sep = ids == sep
+    seg = np.cumsum(is_sep)[~is_sep]
+    ids = ids[~is_sep]
+    vocab.pop(sep)
+    ids -= ids > sep  # ids above the separator's move down by one
+    return vocab, ids, seg
 
 
-def _block_scores(n_segments: int, seg: np.ndarray, term: np.ndarray, pos: np.ndarray,
-                  arrays: _BlockArrays, scale: float) -> np.ndarray:
+def _segment_tokens(text: str, segments: Sequence[tuple[int, int]]
+                    ) -> tuple[tuple[list[str], np.ndarray, np.ndarray], tuple[list[str], np.ndarray, np.ndarray]]:
+    """The tokens of every segment for the scorer, as :func:`_token_arrays` ``(vocab, ids, seg)`` triples:
+    ``words``, the :func:`_words` of each segment (numbers still as digits: :func:`score_segments` maps them to
+    ``#``), and ``chars``, the whitespace-separated words of each segment's first :data:`CHAR_GRAM_CHARS`
+    characters (lower case), whose n-grams make the ``char`` block.
+
+    The segments' lower-cased texts are joined with :data:`_SEP` and split once (the same tokens as splitting
+    each segment on its own); a word never spans whitespace, so when no segment is cut to
+    :data:`CHAR_GRAM_CHARS` the words are found once per distinct whitespace-separated token and laid out per
+    occurrence with numpy. A text that holds ``_SEP`` itself is tokenised one segment at a time (the lists then
+    separated by ``" "``, which is never a token).
+    """
+    lows = [text[a:b].lower() for a, b in segments]
+    long = any(b - a > CHAR_GRAM_CHARS for a, b in segments)
+    shorts = [text[a:a + CHAR_GRAM_CHARS].lower() if b - a > CHAR_GRAM_CHARS else low
+              for low, (a, b) in zip(lows, segments)] if long else lows
+    if _SEP in text:
+        sep = [" "]
+        words = list(chain.from_iterable(chain.from_iterable(zip((_WORD.findall(low) for low in lows), repeat(sep)))))
+        chars = list(chain.from_iterable(chain.from_iterable(zip((short.split() for short in shorts), repeat(sep)))))
+        return _token_arrays(words, " "), _token_arrays(chars, " ")
+    chars = _token_arrays(f" {_SEP} ".join(shorts).split(), _SEP)
+    if long:
+        return _token_arrays(_WORD_OR_SEP.findall(f" {_SEP} ".join(lows)), _SEP), chars
+    cvocab, cid, cseg = chars
+    # the words of each distinct token: token k's are wid_of[starts[k]:][:counts[k]]
+    vocab, wid_of, owner = _token_arrays(_WORD_OR_SEP.findall(_SEP.join(cvocab)), _SEP)
+    counts = np.bincount(owner, minlength=len(cvocab))
+    occ = counts[cid]  # words of each token occurrence
+    ends = np.cumsum(occ)
+    at = np.repeat(np.cumsum(counts)[cid] - ends, occ) + np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+    return (vocab, wid_of[at], np.repeat(cseg, occ)), chars
+
+
+#: ``1 + ln(k)`` for term counts ``k`` (``math.log``, as :meth:`ScorerBlock.score`; index 0 unused).
+_LOG_TF = np.array([0.0] + [1.0 + math.log(k) for k in range(1, 4097)])
+
+
+def _log_tf(count: np.ndarray) -> np.ndarray:
+    """``1 + ln(count)`` per entry of the int64 array ``count`` (all >= 1), computed as :meth:`ScorerBlock.score`
+    computes it (``1.0`` for a count of 1, so ``v = idf`` exactly)."""
+    top = int(count.max()) if len(count) else 0
+    table = _LOG_TF if top < len(_LOG_TF) else np.array([0.0] + [1.0 + math.log(k) for k in range(1, top + 1)])
+    return table[count]
+
+
+def _block_scores(n_segments: int, seg: np.ndarray, term: np.ndarray, arrays: _BlockArrays,
+                  scale: float) -> np.ndarray:
     """One block's score of every segment, shape ``(n_segments,)``: :meth:`ScorerBlock.score` of the counts.
 
-    Entries are term occurrences, as int64 arrays of one length: segment index, term id (``-1``: unknown,
-    ignored) and position within the segment's term stream (the entries of one segment have distinct
-    positions below their number). Occurrences are counted per (segment, term) and the terms summed in the
-    order of their first occurrence, as :meth:`ScorerBlock.score` sums a :class:`~collections.Counter`'s
+    Entries are the known term occurrences (term ids >= 0) of all segments as two int64 arrays of one length,
+    segment index and term id, in term-stream order (by segment, and within a segment in the order
+    :meth:`ScorerBlock.score` sees the terms). Occurrences are counted per (segment, term) and the terms summed
+    in the order of their first occurrence, as :meth:`ScorerBlock.score` sums a :class:`~collections.Counter`'s
     terms, so the result is the same to the last bit.
     """
     out = np.zeros(n_segments)
     total = len(seg)
     if not total:
         return out
-    per_segment = np.bincount(seg, minlength=n_segments)
-    rank = (np.cumsum(per_segment) - per_segment)[seg] + pos  # distinct, increasing with (segment, position)
-    keep = term >= 0
-    if not keep.all():
-        seg, term, rank = seg[keep], term[keep], rank[keep]
-        if not len(seg):
-            return out
     size = max(len(arrays.idf), 1)
     rbits = total.bit_length()
-    if (n_segments * size) << rbits < 1 << 62:  # one packed int64 key: (segment, term, rank)
-        key = ((seg * size + term) << rbits) | rank
+    count = np.zeros(total, dtype=np.int64)  # at each (segment, term)'s first occurrence: its count
+    if (n_segments * size) << rbits < 1 << 62:  # one packed int64 key: (segment, term, occurrence index)
+        key = ((seg * size + term) << rbits) | np.arange(total, dtype=np.int64)
         key.sort()
         group = key >> rbits
-        first = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
-        s, t, r = group[first] // size, group[first] % size, key[first] & ((1 << rbits) - 1)
-        count = np.diff(np.append(first, len(key)))
-    else:  # a document too large to pack: sort on the three keys
-        by = np.lexsort((rank, term, seg))
-        seg, term, rank = seg[by], term[by], rank[by]
-        first = np.flatnonzero(np.concatenate(([True], (seg[1:] != seg[:-1]) | (term[1:] != term[:-1]))))
-        s, t, r = seg[first], term[first], rank[first]
-        count = np.diff(np.append(first, len(seg)))
-    slot = np.full(total, -1, dtype=np.int64)  # groups in order of first occurrence, without a sort
-    slot[r] = np.arange(len(r), dtype=np.int64)
-    order = slot[slot >= 0]
-    s, t, count = s[order], t[order], count[order]
-    idf = arrays.idf[t]
-    log_tf = np.array([0.0] + [1.0 + math.log(k) for k in range(1, int(count.max()) + 1)])  # math.log, as score
-    v = np.where(count == 1, idf, log_tf[count] * idf)
+        starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+        count[key[starts] & ((1 << rbits) - 1)] = np.diff(np.append(starts, total))
+    else:  # a document too large to pack: a stable sort on the two keys
+        by = np.lexsort((term, seg))
+        s, t = seg[by], term[by]
+        starts = np.flatnonzero(np.concatenate(([True], (s[1:] != s[:-1]) | (t[1:] != t[:-1]))))
+        count[by[starts]] = np.diff(np.append(starts, total))
+    first = np.flatnonzero(count)  # first occurrences in term-stream order, without a second sort
+    s, t = seg[first], term[first]
+    v = _log_tf(count[first]) * arrays.idf[t]
     num = np.bincount(s, weights=v * arrays.weight[t], minlength=n_segments)  # sums in array order
     sq = np.bincount(s, weights=v * v, minlength=n_segments)
     nz = sq != 0
@@ -682,69 +793,99 @@ def _block_scores(n_segments: int, seg: np.ndarray, term: np.ndarray, pos: np.nd
     return out
 
 
+#: The blocks over a segment's words (or a neighbour's), whose unigram ids :func:`_word_table` gathers.
+_WORD_BLOCKS = ("word", "prev", "next")
+
+
+def _word_table(model: ScorerModel) -> tuple[dict[str, int], np.ndarray]:
+    """``(rows, ids)``: one dictionary lookup per distinct word for every word block. ``ids`` (int64, shape
+    ``(R + 1, 4)``) holds, for the word of row ``rows[w]``, its term id in the ``word``, ``prev`` and ``next``
+    blocks and its id among the words of the ``word`` block's bigrams (:meth:`_BlockArrays.pairs`), ``-1``
+    where it has none (a block the model lacks: all ``-1``); row ``R`` is all ``-1``, for unknown words.
+    Built once per set of block arrays (cached on the model)."""
+    arrays = [model.blocks[b].arrays() if b in model.blocks else None for b in _WORD_BLOCKS]
+    cached = model._word_rows
+    if cached is not None and all(x is y for x, y in zip(cached[0], arrays)):
+        return cached[1], cached[2]
+    pair_words = arrays[0].pairs()[0] if arrays[0] is not None else {}
+    maps = [a.index if a is not None else {} for a in arrays] + [pair_words]
+    words = [w for w in dict.fromkeys(chain.from_iterable(maps)) if " " not in w]
+    rows = {w: r for r, w in enumerate(words)}
+    ids = np.full((len(words) + 1, 4), -1, dtype=np.int64)
+    for j, index in enumerate(maps):
+        for w, i in index.items():
+            r = rows.get(w)
+            if r is not None:
+                ids[r, j] = i
+    model._word_rows = (arrays, rows, ids)
+    return rows, ids
+
+
 def score_segments(model: ScorerModel, text: str, segments: Sequence[tuple[int, int]]) -> np.ndarray:
     """Log-odds scores of all ``segments`` of ``text`` at once: float64 array of shape ``(len(segments),)``,
     equal to ``[model.score(t) for t in segment_terms(text, segments)]`` to the last bit.
 
-    The fast path of :func:`route_text`: each distinct word's character n-grams are generated once per
-    document, and the tf-idf sums of every block are computed with numpy over flat (segment, term)
-    arrays instead of per-segment dictionaries (about 0.35 s of CPU per MB of text instead of 1.5).
+    The fast path of :func:`route_text`: the document is tokenised once (:func:`_segment_tokens`), each distinct
+    word is looked up once for all word blocks (:func:`_word_table`) and its character n-grams generated once,
+    and the tf-idf sums of every block are computed with numpy over flat (segment, term) arrays instead of
+    per-segment dictionaries.
     """
     n = len(segments)
     if not n:
         return np.zeros(0)
-    words = [_words(text[a:b]) for a, b in segments]
-    vocab, wid, wseg, wpos = _flat_tokens(words)
-    wlen = np.fromiter(map(len, words), dtype=np.int64, count=n)
-    chars = None
-    columns: list[list[float]] = []
+    (vocab, wid, wseg), (cvocab, cid, cseg) = _segment_tokens(text, segments)
+    rows, table = _word_table(model)
+    miss = len(table) - 1
+    # per token: its ids in the word, prev and next blocks and among the bigram words (numbers as "#")
+    word_ids = table[np.fromiter(map(rows.get, ["#" if w.isdigit() else w for w in vocab], repeat(miss)),
+                                 dtype=np.int64, count=len(vocab))][wid]
+    total = np.zeros(n)
     for name, block in model.blocks.items():
         arrays = block.arrays()
-        if name in ("word", "prev", "next"):
-            get = arrays.index.get
-            term = np.fromiter(map(get, vocab, repeat(-1)), dtype=np.int64, count=len(vocab))[wid]
-            if name == "word":
-                seg, pos = wseg, wpos
-                pair_words, keys, pair_terms = arrays.pairs()
-                if len(wid) > 1 and len(keys):
-                    get = pair_words.get
-                    pmap = np.fromiter(map(get, vocab, repeat(-1)), dtype=np.int64, count=len(vocab))
-                    x, y = pmap[wid[:-1]], pmap[wid[1:]]
-                    ok = (wseg[1:] == wseg[:-1]) & (x >= 0) & (y >= 0)
-                    bigram = np.full(len(wid) - 1, -1, dtype=np.int64)
-                    bigram[ok] = _lookup(keys, pair_terms, x[ok] * max(len(pair_words), 1) + y[ok])
-                    # a segment's Counter lists its unigrams first, then its bigrams
-                    seg = np.concatenate((wseg, wseg[:-1]))
-                    pos = np.concatenate((wpos, wlen[wseg[:-1]] + wpos[:-1]))
-                    term = np.concatenate((term, bigram))
-            elif name == "prev":
-                seg, pos = wseg + 1, wpos
-                term = np.where(seg < n, term, -1)
-                seg = np.minimum(seg, n - 1)
-            else:
-                seg, pos = wseg - 1, wpos
-                term = np.where(seg >= 0, term, -1)
-                seg = np.maximum(seg, 0)
+        if name == "word":
+            seg, term = _word_block(n, wseg, word_ids[:, 0], word_ids[:, 3], arrays)
+        elif name == "prev":  # segment i + 1 counts segment i's words
+            keep = (word_ids[:, 1] >= 0) & (wseg < n - 1)
+            seg, term = wseg[keep] + 1, word_ids[keep, 1]
+        elif name == "next":  # segment i - 1 counts segment i's words
+            keep = (word_ids[:, 2] >= 0) & (wseg > 0)
+            seg, term = wseg[keep] - 1, word_ids[keep, 2]
         elif name == "char":
-            if chars is None:
-                chars = _flat_tokens([text[a:min(b, a + CHAR_GRAM_CHARS)].lower().split() for a, b in segments])
-            cvocab, cid, cseg, _ = chars
             glen, gflat = _gram_ids(cvocab, arrays)
             occ = glen[cid]  # known n-grams of each token occurrence
             ends = np.cumsum(occ)
-            total = int(ends[-1]) if len(ends) else 0
-            flat_at = np.arange(total, dtype=np.int64)
-            term = gflat[np.repeat(np.cumsum(glen)[cid] - ends, occ) + flat_at]
             seg = np.repeat(cseg, occ)
-            seg_from = np.searchsorted(seg, np.arange(n, dtype=np.int64))  # first entry of each segment
-            pos = flat_at - seg_from[seg]
+            term = gflat[np.repeat(np.cumsum(glen)[cid] - ends, occ) + np.arange(len(seg), dtype=np.int64)]
         else:  # a block route_text has no terms for scores 0, as in ScorerModel.score
-            columns.append([0.0] * n)
+            total = total + 0.0
             continue
-        columns.append(_block_scores(n, seg, term, pos, arrays, block.scale).tolist())
-    if not columns:
-        return np.full(n, model.bias + 0)
-    return np.array([model.bias + sum(row) for row in zip(*columns)])  # the same additions as ScorerModel.score
+        total = total + _block_scores(n, seg, term, arrays, block.scale)  # the additions of ScorerModel.score
+    return model.bias + total
+
+
+def _word_block(n: int, wseg: np.ndarray, unigram: np.ndarray, pair_word: np.ndarray,
+                arrays: _BlockArrays) -> tuple[np.ndarray, np.ndarray]:
+    """The ``word`` block's known term occurrences in term-stream order, ``(seg, term)`` int64 arrays: each
+    segment's unigrams, then its bigrams (the order of a segment's :class:`~collections.Counter`). ``wseg`` is
+    each token's segment (document order), ``unigram`` its term id and ``pair_word`` its id among the words of
+    known bigrams (``-1``: none)."""
+    tokens = len(wseg)
+    per_seg = np.bincount(wseg, minlength=n)
+    entries = per_seg + np.maximum(per_seg - 1, 0)  # unigrams and bigrams of each segment
+    base = np.cumsum(entries) - entries
+    seg_start = np.cumsum(per_seg) - per_seg
+    pos = np.arange(tokens, dtype=np.int64) - seg_start[wseg]
+    stream = np.full(int(entries.sum()), -1, dtype=np.int64)
+    stream[base[wseg] + pos] = unigram
+    pair_words, keys, pair_terms = arrays.pairs()
+    if tokens > 1 and len(keys):
+        x, y = pair_word[:-1], pair_word[1:]
+        ok = np.flatnonzero((wseg[1:] == wseg[:-1]) & (x >= 0) & (y >= 0))
+        first = wseg[ok]
+        stream[base[first] + per_seg[first] + pos[ok]] = _lookup(keys, pair_terms, x[ok] * max(len(pair_words), 1) + y[ok])
+    seg = np.repeat(np.arange(n, dtype=np.int64), entries)
+    keep = stream >= 0
+    return seg[keep], stream[keep]
 
 
 @functools.lru_cache(maxsize=4)
@@ -804,6 +945,8 @@ def route_text(text: str, model: ScorerModel | None | Literal["default"] = "defa
         return segs
     starts = [a for a, _ in spans]
     for seg in segs:
+        if seg.start >= preamble_chars:  # segments are in order: no later one starts in the preamble
+            break
         body = text[seg.start:seg.end]
         if body.strip() and seg.start + len(body) - len(body.lstrip()) < preamble_chars:
             seg.signals.append("preamble")

@@ -335,6 +335,8 @@ def eval_cuad(
     from flows.eval import evaluate_cuad, print_table
     from tasks.store.persist import dispose_engines
 
+    handler = route_prefect_logs(out.with_suffix(".log"))  # Prefect's log beside the scores, not on the console
+
     try:
         result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
                                chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console,
@@ -344,8 +346,9 @@ def eval_cuad(
         raise typer.Exit(1) from None
     finally:
         dispose_engines()
+        handler.close()
     print_table(result, console)
-    console.print(f"Scores: [bold]{out}[/]")
+    console.print(f"Scores: [bold]{out}[/] (log: {out.with_suffix('.log')})")
 
 
 @eval_app.command("filings")
@@ -370,6 +373,8 @@ def eval_filings(
     from flows.eval_filings import evaluate_filings, print_filing_table
     from tasks.store.persist import dispose_engines
 
+    handler = route_prefect_logs(out.with_suffix(".log"))  # Prefect's log beside the scores, not on the console
+
     try:
         result = evaluate_filings(data_dir, backend=backend, out_file=out, names=only or None, limit=limit,
                                   console=console)
@@ -378,8 +383,9 @@ def eval_filings(
         raise typer.Exit(1) from None
     finally:
         dispose_engines()
+        handler.close()
     print_filing_table(result, console)
-    console.print(f"Scores: [bold]{out}[/]")
+    console.print(f"Scores: [bold]{out}[/] (log: {out.with_suffix('.log')})")
 
 
 from cli import db, deploy, monitor, queue, report, watch  # noqa: E402 - the other command groups

@@ -259,6 +259,26 @@ def test_a_run_over_the_samples_agrees_with_the_generator(tmp_path, db_url):
     assert m["playbook_deviations"] == seen["deviation"] and m["playbook_pass"] == seen["pass"]
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Deviations from the playbook “standard-positions”" in html
+    # A missing non-compete is what the no-non-compete rule wants: said so, not listed as missing.
+    wanted = [(doc, a) for doc in report["documents"] for a in doc["absences"] if a.get("wanted_by")]
+    assert any(a["wanted_by"] == "no-non-compete" for _, a in wanted), wanted
+    for doc, a in wanted:
+        assert any(r["rule"] == a["wanted_by"] and r["clause"] == a["clause_type"] and r["expect"] == "absent"
+                   and r["status"] == "pass" for r in doc["playbook"]), a
+    assert "Not found, as the playbook wants:</b>" in html and "(rule no-non-compete, <code>A" in html
+    missing_table = html.split("Missing high-risk clauses", 1)[1].split("</table>", 1)[0] if "Missing high-risk clauses" in html else ""
+    assert all(f"<code>{a['id']}</code>" not in missing_table for _, a in wanted)
+
+
+def test_an_absence_a_passing_rule_wants_is_marked():
+    from tasks.observe.report import wanted_absent
+
+    doc = {"playbook": [{"rule": "no-non-compete", "clause": "non_compete", "expect": "absent", "status": "pass"},
+                        {"rule": "cap", "clause": "cap_on_liability", "expect": "present", "status": "deviation"}],
+           "absences": [{"clause_type": "non_compete"}, {"clause_type": "cap_on_liability"}]}
+    wanted_absent(doc)
+    assert doc["absences"] == [{"clause_type": "non_compete", "wanted_by": "no-non-compete"},
+                               {"clause_type": "cap_on_liability"}]
 
 
 @pytest.mark.usefixtures("prefect_harness")

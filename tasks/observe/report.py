@@ -139,6 +139,7 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
             **filing_fields(profile, summary, d.status),
             **({"playbook": playbook_results(rules.get(d.sha256 or "", []))} if playbook else {}),
         ))
+        wanted_absent(documents[-1])
     return dict(
         run=dict(
             id=run.id, source=run.source, backend=run.backend, model=run.model, prompt_version=run.prompt_version,
@@ -191,6 +192,17 @@ def playbook_results(rows: list[Any]) -> list[dict[str, Any]]:
            for r in rows]
     out.sort(key=lambda r: (STATUS_ORDER.get(r["status"], 3), RISK_ORDER.get(r["severity"], 3), r["rule"]))
     return out
+
+
+def wanted_absent(document: dict[str, Any]) -> None:
+    """Mark each of ``document``'s absences that a playbook rule wants (``expect: absent``, status
+    ``pass``): ``absence["wanted_by"] = rule id``. The report then says the clause is not there as
+    the playbook wants, and leaves it out of "Needs attention"."""
+    passing = {r["clause"]: r["rule"] for r in document.get("playbook") or []
+               if r["expect"] == "absent" and r["status"] == "pass"}
+    for absence in document.get("absences", []):
+        if absence["clause_type"] in passing:
+            absence["wanted_by"] = passing[absence["clause_type"]]
 
 
 def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
@@ -377,7 +389,7 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
 <section class="contents"><h2>Documents</h2>
 <table><tr><th>Document</th><th>Status</th><th>Findings</th><th>High risk</th><th>To look at</th><th>Missing</th>{% if run.playbook %}<th>Deviations</th>{% endif %}</tr>
 {% for doc in documents %}<tr><td><a href="#doc-{{ doc.anchor }}">{{ doc.file_name }}</a></td><td><span class="badge {{ doc.status }}">{{ doc.status }}</span></td>
-<td>{{ doc.findings|length }}</td><td>{{ doc.counts.high }}</td><td>{{ doc.counts.attention }}</td><td>{{ doc.absences|length }}</td>{% if run.playbook %}<td>{{ (doc.playbook or [])|selectattr("status", "equalto", "deviation")|list|length }}</td>{% endif %}</tr>{% endfor %}</table>
+<td>{{ doc.findings|length }}</td><td>{{ doc.counts.high }}</td><td>{{ doc.counts.attention }}</td><td>{{ doc.absences|rejectattr("wanted_by")|list|length }}</td>{% if run.playbook %}<td>{{ (doc.playbook or [])|selectattr("status", "equalto", "deviation")|list|length }}</td>{% endif %}</tr>{% endfor %}</table>
 </section>
 {% if plots %}<section class="plots">{% for p in plots %}<figure><figcaption><b>{{ p.title }}</b> · {{ p.caption }}</figcaption><img alt="{{ p.title }}" src="{{ p.src }}"></figure>{% endfor %}</section>{% endif %}
 {% for doc in documents %}
@@ -396,7 +408,9 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
   <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
- {% if doc.absences %}<div class="notice"><b>Missing:</b>{% for a in doc.absences %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision }}d{% endif %}){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ doc.absences[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
+ {% set unwanted = doc.absences|rejectattr("wanted_by")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}
+ {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision }}d{% endif %}){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
+ {% if wanted %}<p class="sub"><b>Not found, as the playbook wants:</b>{% for a in wanted %} {{ a.clause_label }} (rule {{ a.wanted_by }}, <code>{{ a.id }}</code>){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ wanted[0].chunks_examined }} reviewed chunk(s).</p>{% endif %}
  {% if doc.playbook %}<table class="playbook"><tr><th>Playbook rule</th><th>Status</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
  {% for r in doc.playbook %}<tr><td>{{ r.rule }}<br><span class="sub">{{ r.clause_label }} · {{ r.expect|replace("_", " ") }}</span></td><td><span class="badge pb-{{ r.status }}">{{ r.status }}</span></td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 
@@ -473,7 +487,7 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
             for r in attention_rows(report, limit=None)]
     shown = rows[:MAX_ATTENTION_ROWS]
     missing = [dict(a, document=d["file_name"], anchor=d["anchor"]) for d in documents for a in d.get("absences", [])
-               if "decision" not in a]
+               if "decision" not in a and "wanted_by" not in a]
     deviations = [dict(r, document=d["file_name"], anchor=d["anchor"]) for d in documents
                   for r in d.get("playbook") or [] if r["status"] == "deviation"]
     deviations.sort(key=lambda r: (RISK_ORDER.get(r["severity"], 3), r["document"], r["rule"]))
@@ -582,7 +596,7 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
         f"Report: {report_url}",
     ]
     to_look_at = attention_rows(report, limit=None)
-    missing = sum(len(d.get("absences", [])) for d in report["documents"])
+    missing = sum(1 for d in report["documents"] for a in d.get("absences", []) if "wanted_by" not in a)
     not_done = sum(d["status"] != "reviewed" for d in report["documents"])
     lines[4:4] = ["## Needs attention", "",
                   f"- {len(to_look_at)} finding(s) to look at (high risk or not verified), "

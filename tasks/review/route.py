@@ -464,12 +464,7 @@ def _char_grams(text: str, low: int = 3, high: int = 5) -> list[str]:
     yields itself once."""
     out: list[str] = []
     for w in _SPACE.sub(" ", text.lower()).split():
-        w = f" {w} "
-        for n in range(low, high + 1):
-            if len(w) <= n:
-                out.append(w)
-                break
-            out.extend(w[i:i + n] for i in range(len(w) - n + 1))
+        out.extend(_padded_grams(w, low, high))
     return out
 
 

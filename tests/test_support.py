@@ -409,3 +409,11 @@ def test_headings_negations_and_models_without_floors_are_not_upgraded():
     plain = _floors()
     weak = [_scored("Records shall be kept.", C.audit_rights, 0.01, plain)]
     assert relative_support(weak, plain) is weak and relative_support(weak, None) is weak
+
+
+def test_a_weak_score_for_the_likeliest_class_says_so():
+    model = SupportModel(classes=["governing_law", "insurance", "none"], bias=[0.0, 0.0, 0.0], threshold=0.9,
+                         terms={"governed": (1.0, [(0, 1.0)])})
+    result = check_support(finding("This Agreement is governed by the laws of Ohio.", C.governing_law), model)
+    assert result.verdict is Verdict.needs_review
+    assert result.reason.startswith("quote reads as Governing Law only weakly (support 0.5") and "below 0.9" in result.reason

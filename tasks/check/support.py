@@ -344,6 +344,9 @@ def assess(finding: Finding, model: SupportModel | None | str = "default") -> Su
         if best == NONE_CLASS:
             return Support(score, best, f"quote reads as no CUAD clause, not {_label(cat.value)} "
                                         f"(support {score:.2f})")
+        if best == cat.value:  # the likeliest class, but not likely enough
+            return Support(score, best, f"quote reads as {_label(cat.value)} only weakly (support {score:.2f}, "
+                                        f"below {model.threshold:g})")
         return Support(score, best, f"quote reads as {_label(best or '')}, not {_label(cat.value)} "
                                     f"(support {score:.2f})")
     return Support(score, best, None)

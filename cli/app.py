@@ -31,8 +31,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from cli.checks import check_backend, check_database, check_playbook, load_settings
-from cli.common import console, err, prepare_environment, route_prefect_logs, serve_until_interrupted
+from cli.checks import check_backend, check_database, check_playbook, check_support_model, load_settings
+from cli.common import console, err, log_beside, prepare_environment, route_prefect_logs, serve_until_interrupted
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
 
@@ -86,7 +86,7 @@ def review(
                                       options={"backend": "--backend", "database_url": "--db"})
     problem = (problem or check_playbook(str(playbook) if playbook else settings.playbook,
                                          "--playbook" if playbook else "DOCREVIEW_PLAYBOOK")
-               or check_backend(settings) or check_database(settings.database_url))
+               or check_backend(settings) or check_database(settings.database_url) or check_support_model())
     if problem:  # before Prefect starts: a configuration error is exit 2 within seconds
         err.print(f"[red]error:[/] {escape(problem)}")
         raise typer.Exit(2)
@@ -326,7 +326,7 @@ def eval_cuad(
     if overlap_chars * 2 >= chunk_chars:
         err.print("[red]error:[/] --overlap-chars must be smaller than half of --chunk-chars")
         raise typer.Exit(2)
-    problem = check_playbook(str(playbook) if playbook else None, "--playbook")
+    problem = check_playbook(str(playbook) if playbook else None, "--playbook") or check_support_model()
     if problem:
         err.print(f"[red]error:[/] {escape(problem)}")
         raise typer.Exit(2)
@@ -335,7 +335,7 @@ def eval_cuad(
     from flows.eval import evaluate_cuad, print_table
     from tasks.store.persist import dispose_engines
 
-    handler = route_prefect_logs(out.with_suffix(".log"))  # Prefect's log beside the scores, not on the console
+    handler = route_prefect_logs(log_beside(out))  # Prefect's log beside the scores, not on the console
 
     try:
         result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
@@ -348,7 +348,7 @@ def eval_cuad(
         dispose_engines()
         handler.close()
     print_table(result, console)
-    console.print(f"Scores: [bold]{out}[/] (log: {out.with_suffix('.log')})")
+    console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
 @eval_app.command("filings")
@@ -368,12 +368,16 @@ def eval_filings(
     if not (data_dir / "documents.jsonl").is_file() or not (data_dir / "pdf").is_dir():
         err.print(f"[red]error:[/] {data_dir} lacks documents.jsonl or pdf/")
         raise typer.Exit(2)
+    problem = check_support_model()
+    if problem:
+        err.print(f"[red]error:[/] {escape(problem)}")
+        raise typer.Exit(2)
     prepare_environment(verbose)
 
     from flows.eval_filings import evaluate_filings, print_filing_table
     from tasks.store.persist import dispose_engines
 
-    handler = route_prefect_logs(out.with_suffix(".log"))  # Prefect's log beside the scores, not on the console
+    handler = route_prefect_logs(log_beside(out))  # Prefect's log beside the scores, not on the console
 
     try:
         result = evaluate_filings(data_dir, backend=backend, out_file=out, names=only or None, limit=limit,
@@ -385,7 +389,7 @@ def eval_filings(
         dispose_engines()
         handler.close()
     print_filing_table(result, console)
-    console.print(f"Scores: [bold]{out}[/] (log: {out.with_suffix('.log')})")
+    console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
 from cli import db, deploy, monitor, queue, report, watch  # noqa: E402 - the other command groups

@@ -121,3 +121,15 @@ def check_playbook(path: str | None, option: str = "--playbook / DOCREVIEW_PLAYB
     except PlaybookError as exc:
         return f"{option}: {exc}"
     return None
+
+
+def check_support_model() -> str | None:
+    """None when the fact-check's support model loads, else one line naming its file (missing: a
+    broken installation; unreadable: a damaged file)."""
+    from tasks.check.support import require_model
+
+    try:
+        require_model()
+    except ValueError as exc:
+        return str(exc)
+    return None

@@ -51,6 +51,13 @@ def prepare_environment(verbose: bool) -> None:
         os.environ.setdefault("PREFECT_LOGGING_HANDLERS_DEBUG_LEVEL", "CRITICAL")
 
 
+def log_beside(out: Path) -> Path:
+    """Where a command that writes ``out`` keeps Prefect's log: ``out`` with the suffix ``.log``
+    (``eval-cuad.json`` → ``eval-cuad.log``), or ``<out>.prefect.log`` when that is ``out`` itself."""
+    log = out.with_suffix(".log")
+    return log if log != out else out.with_name(out.name + ".prefect.log")
+
+
 def route_prefect_logs(log_file: Path) -> logging.Handler:
     """Also write Prefect's and docreview's logs (INFO and up) to ``log_file``."""
     from prefect.logging.configuration import setup_logging

@@ -321,7 +321,9 @@ def print_table(result: dict[str, Any], console: Console) -> None:
         ov = s.get("evidence_overlap")
         va = result["value_accuracy"].get(name)
         none = not s["support"]
-        table.add_row(name, f"{s['precision']:.2f}", "n/a" if none else f"{s['recall']:.2f}",
+        predicted = s.get("tp", 0) + s.get("fp", 0)
+        table.add_row(name, "n/a" if none and not predicted else f"{s['precision']:.2f}",
+                      "n/a" if none else f"{s['recall']:.2f}",
                       "n/a" if none else f"{s['f1']:.3f}", str(s["support"]),
                       "-" if ov is None else f"{ov:.2f}", "" if va is None else f"{va:.2f}")
     console.print(table)

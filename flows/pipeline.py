@@ -46,6 +46,7 @@ from schemas.settings import Settings
 from schemas.tables import utcnow
 from tasks.check.injection import TokenBudget
 from tasks.check.playbook import LoadedPlaybook, load_playbook
+from tasks.check.support import require_model as require_support_model
 from tasks.ingest.s3 import discard_download, remove_downloads
 from tasks.observe.events import emit_run_misconfigured, tag_flow_run
 from tasks.observe.metrics import compute_run_metrics
@@ -197,10 +198,12 @@ def open_run(source: str, out_dir: str, database_url: str | None, backend: str, 
 
     Raises ``ValueError`` for an unknown ``routing``, for ``batch`` without the anthropic backend,
     :class:`tasks.check.playbook.PlaybookError` for a playbook that cannot be used, and
-    :class:`tasks.review.reviewer.BackendConfigError` when the backend cannot be built.
+    :class:`tasks.review.reviewer.BackendConfigError` when the backend cannot be built, and
+    ``ValueError`` naming the support model's file when it is missing or unreadable.
     """
     if profile not in ("auto", "contract", "filing"):
         raise ValueError(f"unknown profile {profile!r} (choose auto, contract or filing)")
+    require_support_model()  # a missing or broken model file fails the run at once, not every document
     overrides: dict[str, Any] = {"backend": backend}
     if database_url:
         overrides["database_url"] = database_url

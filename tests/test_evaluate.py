@@ -222,7 +222,9 @@ def test_eval_table_fits_80_columns_and_marks_categories_without_labels():
     per_category = {c.value: {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "support": 4, "evidence_overlap": 0.5}
                     for c in ClauseType}
     per_category["price_restrictions"] = {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0,
-                                          "evidence_overlap": None}
+                                          "evidence_overlap": None, "tp": 0, "fp": 0, "fn": 0}
+    per_category["source_code_escrow"] = {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0,
+                                          "evidence_overlap": 0.0, "tp": 0, "fp": 2, "fn": 0}
     result = {"documents": 4, "backend": "rules", "per_category": per_category,
               "value_accuracy": {"governing_law": 0.75}, "presence_macro_f1": 0.3333, "evidence_overlap_rate": 0.5,
               "findings": 9, "router_recall": 0.9, "spans_located": 10, "spans_unlocated": 1, "routing_rate": 0.4,
@@ -233,7 +235,9 @@ def test_eval_table_fits_80_columns_and_marks_categories_without_labels():
     assert max(len(line) for line in lines) <= 80
     row = next(line for line in lines if line.startswith("non_transferable_license "))
     assert row.split() == ["non_transferable_license", "0.50", "0.25", "0.333", "4", "0.50"]
-    assert next(line for line in lines if line.startswith("price_restrictions ")).split()[1:4] == ["0.00", "n/a", "n/a"]
+    # nothing labelled and nothing found: no precision either; found where nothing is labelled: precision 0
+    assert next(line for line in lines if line.startswith("price_restrictions ")).split()[1:4] == ["n/a", "n/a", "n/a"]
+    assert next(line for line in lines if line.startswith("source_code_escrow ")).split()[1:4] == ["0.00", "n/a", "n/a"]
     assert next(line for line in lines if line.startswith("governing_law ")).split()[-1] == "0.75"
     assert {line.split()[0] for line in lines[3:3 + len(ClauseType)]} == {c.value for c in ClauseType}
 

@@ -165,3 +165,10 @@ def test_tables_written_to_a_pipe_are_wider_than_rich_default(monkeypatch):
     assert table_console().width == PIPE_WIDTH > 80
     monkeypatch.setenv("COLUMNS", "100")  # an explicit width still wins
     assert table_console().width == 100
+
+
+def test_a_command_log_never_overwrites_its_own_output():
+    from cli.common import log_beside
+
+    assert log_beside(Path("eval-cuad.json")) == Path("eval-cuad.log")
+    assert log_beside(Path("/tmp/x.log")) == Path("/tmp/x.log.prefect.log")

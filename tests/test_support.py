@@ -417,3 +417,39 @@ def test_a_weak_score_for_the_likeliest_class_says_so():
     result = check_support(finding("This Agreement is governed by the laws of Ohio.", C.governing_law), model)
     assert result.verdict is Verdict.needs_review
     assert result.reason.startswith("quote reads as Governing Law only weakly (support 0.5") and "below 0.9" in result.reason
+
+
+def test_a_strongest_passage_the_model_reads_as_something_else_is_not_supported():
+    from tasks.check.support import WEAK_SUPPORT_REASON, relative_support
+
+    model = SupportModel(classes=["most_favored_nation", "insurance", "none"], bias=[0.0, 0.0, 0.0], threshold=0.4,
+                         category_floor={"most_favored_nation": 0.0},
+                         terms={"lunch": (1.0, [(2, 9.0)]), "favored": (1.0, [(0, 2.0)])})
+    lunch = _scored("The parties shall meet for lunch on Tuesdays.", C.most_favored_nation, 0.0002, model)
+    assert model.probabilities(lunch.finding.evidence)["none"] > 0.9
+    assert relative_support([lunch], model)[0].verdict is Verdict.needs_review  # the model is sure: no clause
+    vague = _scored("Pricing terms are set out in Schedule B.", C.most_favored_nation, 0.01, model)
+    out = relative_support([vague], model)[0]
+    assert out.verdict is Verdict.verified and WEAK_SUPPORT_REASON in checks_of(out)["support"].reason
+
+
+def test_a_missing_or_broken_support_model_is_exit_2_before_the_run(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import tasks.check.support as support
+    from cli.app import app
+
+    (tmp_path / "inbox").mkdir()
+    args = ["review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), "--db", f"sqlite:///{tmp_path}/x.db"]
+    monkeypatch.setattr(support, "MODEL_FILE", tmp_path / "gone.npz.xz")
+    support._read_model.cache_clear()
+    try:
+        missing = CliRunner().invoke(app, args)
+        assert missing.exit_code == 2 and "gone.npz.xz is missing" in " ".join(missing.output.split())
+        (tmp_path / "gone.npz.xz").write_bytes(b"not a model")
+        support._read_model.cache_clear()
+        broken = CliRunner().invoke(app, args)
+        assert broken.exit_code == 2 and "gone.npz.xz is unreadable" in " ".join(broken.output.split())
+        assert not (tmp_path / "x.db").exists()
+    finally:
+        support._read_model.cache_clear()

@@ -23,6 +23,7 @@ from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
 from tasks.check.injection import report_flags
 from tasks.check.playbook import supported  # noqa: F401 - part of this module's interface (key terms, triage)
+from tasks.check.support import WEAK_SUPPORT_REASON
 from tasks.observe.monitoring import document_drift, observed_keys
 from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
 from tasks.store.profiles import load_profiles, profile_fields
@@ -123,6 +124,8 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
                     risk=r.risk, evidence=r.evidence, page=r.page, stated_page=r.stated_page, verdict=r.verdict,
                     values=dict(r.values), read_values=read_values(dict(r.values)), chunk_index=r.chunk_index,
                     checks=[dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])],
+                    weak_support=any(c.name == "support" and WEAK_SUPPORT_REASON in c.reason
+                                     for c in checks.get(r.finding_key, [])),
                     **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
                     **({"section": summary.section_at(r.page or 1)} if summary is not None else {}),
                 ))
@@ -339,6 +342,7 @@ _HTML = """<!doctype html>
  table.terms td:first-child{width:210px;color:#5b6675}
  blockquote{margin:4px 0;padding:4px 10px;border-left:3px solid #c9d1dc;color:#333;font-size:13.5px}
  .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
+ .weak{display:inline-block;margin-top:3px;font-size:11px;font-weight:600;color:#8a5a00}
  .verified{background:#dff3e4;color:#1e6b34}.unsupported{background:#fde2e1;color:#9b1c1c}
  .contradicted{background:#fbd5f0;color:#8a1467}.needs_review{background:#fff0c2;color:#7a5a00}
  .reviewed{background:#dff3e4;color:#1e6b34}.failed{background:#fde2e1;color:#9b1c1c}.deferred{background:#e4e9f7;color:#2b3f80}
@@ -432,7 +436,7 @@ Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
     {% if f.checks %}<ul class="checks">{% for c in f.checks %}<li><b>{{ c.name }}</b>: {{ c.verdict|replace("_", " ") }} — {{ c.reason }}</li>{% endfor %}</ul>{% endif %}
     {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision }}d</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
     {% else %}<div class="cmd"><code>docreview decide {{ f.id }} approve|reject</code></div>{% endif %}</td>
-   <td>{{ f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span></td></tr>
+   <td>{{ f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}</td></tr>
  {% endfor %}</table></details>
  {% endif %}
 </section>

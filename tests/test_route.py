@@ -418,3 +418,26 @@ def test_router_threshold_setting_must_be_finite(monkeypatch):
             Settings()
     monkeypatch.setenv("DOCREVIEW_ROUTER_THRESHOLD", "-3.4")
     assert Settings().router_threshold == -3.4
+
+
+def test_trainer_category_recall_keeps_a_category_with_one_covered_span():
+    """The trainer's per-document-category recall: a contract keeps a category when at least one of its
+    labelled spans is wholly inside deep segments (the per-span notion of covered)."""
+    from benchmarks.train_router import router_figures
+
+    segs = {"a": [(0, 10), (10, 20), (20, 30), (30, 40)], "b": [(0, 20), (20, 40)]}
+    docs = [
+        {"filename": "a", "text": "x" * 40, "pieces": [
+            ("audit_rights", [(2, 8)]),        # covered: segment 0 is deep
+            ("audit_rights", [(22, 28)]),      # not covered: the category is still kept
+            ("governing_law", [(8, 12)]),      # half in a skipped segment: not covered
+            ("insurance", [(25, 28), (32, 38)]),  # second occurrence covered
+        ]},
+        {"filename": "b", "text": "y" * 40, "pieces": [("governing_law", [(5, 15)])]},
+    ]
+    flags = {"a": [True, False, False, True], "b": [False, True]}
+    recall, rate, category_recall = router_figures(docs, flags, segs)
+    assert recall == pytest.approx(2 / 5)
+    assert rate == pytest.approx((10 + 10 + 20) / 80)
+    assert category_recall == pytest.approx(2 / 4)  # a: audit, insurance kept, governing_law not; b: not kept
+    assert router_figures(docs, flags, segs, rate_only=True) == (0.0, pytest.approx(0.5), 0.0)

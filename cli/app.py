@@ -12,6 +12,7 @@ settings; 130 when interrupted.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
@@ -167,8 +168,9 @@ INTERRUPTED = ("[yellow]Interrupted:[/] the run is marked interrupted in `docrev
 
 @contextlib.contextmanager
 def _interrupt_ends_within(grace_s: float):
-    """Ctrl-C stops the run as usual (the flow marks it interrupted and releases its documents),
-    and the process ends at most ``grace_s`` seconds later, or at once on a second Ctrl-C.
+    """Ctrl-C or SIGTERM stops the run as usual (the flow marks it interrupted and releases its
+    documents), and the process ends at most ``grace_s`` seconds later, or at once on a second
+    signal, stopping the temporary Prefect server either way.
 
     Without a ``PREFECT_API_URL`` the temporary Prefect server is in the terminal's process group
     and gets the same Ctrl-C; Prefect's client would then retry reporting the crash to it for
@@ -179,7 +181,10 @@ def _interrupt_ends_within(grace_s: float):
 
     def end_now() -> None:
         err.print(INTERRUPTED)
-        os._exit(130)
+        try:  # what a normal exit would run: it stops the temporary Prefect server (atexit in Prefect)
+            atexit._run_exitfuncs()
+        finally:
+            os._exit(130)
 
     def on_interrupt(signum: int, frame: object) -> None:
         if getattr(on_interrupt, "seen", False):
@@ -193,11 +198,14 @@ def _interrupt_ends_within(grace_s: float):
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, on_interrupt)
+    # SIGTERM (a service manager or container stop) ends the run like Ctrl-C. Python's default
+    # would end the process at once, leaving the temporary Prefect server running on its own.
+    previous = {sig: signal.signal(sig, on_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _policy(policy_file: Optional[Path], breaker_storage: Optional[str], on_open: Optional[str],
@@ -338,9 +346,13 @@ def eval_cuad(
     handler = route_prefect_logs(log_beside(out))  # Prefect's log beside the scores, not on the console
 
     try:
-        result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
-                               chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console,
-                               held_out_only=held_out_only, playbook=playbook)
+        with _interrupt_ends_within(INTERRUPT_GRACE_S):
+            result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
+                                   chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console,
+                                   held_out_only=held_out_only, playbook=playbook)
+    except KeyboardInterrupt:
+        err.print("[yellow]Interrupted:[/] no scores written.")
+        raise typer.Exit(130) from None
     except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
         err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
         raise typer.Exit(1) from None
@@ -380,8 +392,12 @@ def eval_filings(
     handler = route_prefect_logs(log_beside(out))  # Prefect's log beside the scores, not on the console
 
     try:
-        result = evaluate_filings(data_dir, backend=backend, out_file=out, names=only or None, limit=limit,
-                                  console=console)
+        with _interrupt_ends_within(INTERRUPT_GRACE_S):
+            result = evaluate_filings(data_dir, backend=backend, out_file=out, names=only or None, limit=limit,
+                                      console=console)
+    except KeyboardInterrupt:
+        err.print("[yellow]Interrupted:[/] no scores written.")
+        raise typer.Exit(130) from None
     except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
         err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
         raise typer.Exit(1) from None

@@ -293,3 +293,43 @@ def test_the_end_state_says_what_happened(counts, batch, waiting, expected):
                "documents_total": reviewed + deferred + failed}
     state = final_state({"metrics": metrics}, batch, waiting=waiting)
     assert state.name == expected
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_run_like_ctrl_c_and_stops_its_temporary_prefect_server(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from docreview_testing.samples import generate_workload
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    generate_workload(inbox, count=30, long_share=0.5)  # long enough to be stopped mid-run
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}  # a temporary server of its own
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    cli = str(Path(sys.executable).parent / "docreview")
+    proc = subprocess.Popen([cli, "review", str(inbox), "--out", str(tmp_path / "out"), "--db",
+                             f"sqlite:///{tmp_path}/x.db"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    children: set[int] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:  # wait for the server and some work
+        children = {int(p) for p in subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True,
+                                                   text=True).stdout.split()}
+        if children and (tmp_path / "x.db").exists():
+            time.sleep(3)
+            break
+        time.sleep(0.5)
+    assert children and proc.poll() is None, "the run ended before it could be stopped"
+    proc.send_signal(signal.SIGTERM)
+    out, errors = proc.communicate(timeout=90)
+    assert proc.returncode == 130, out + errors
+    assert "Interrupted" in errors and "Traceback" not in out + errors
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in children):
+        time.sleep(0.5)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in children), "a child of the run outlived it"

@@ -37,7 +37,11 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 #: Where each benchmark's JSON line is appended (gitignored, like the workload cache).
 RESULTS_FILE = RESULTS / "results.jsonl"
-CUAD_PDF = ROOT.parent / "shared" / "data" / "cuad" / "pdf"
+#: The shared data (``../shared/data`` beside the checkout; elsewhere ``DOCREVIEW_SHARED_DATA``, as in the tests).
+SHARED_DATA = ROOT.parent / "shared" / "data"
+if not SHARED_DATA.exists():
+    SHARED_DATA = Path(os.environ.get("DOCREVIEW_SHARED_DATA", "/work/shared/data"))
+CUAD_PDF = SHARED_DATA / "cuad" / "pdf"
 
 #: Prefect task name -> stage of the overhead split. Tasks not listed count as ``other``.
 STAGES: dict[str, str] = {

@@ -12,7 +12,8 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.findings import CheckedFinding, CheckResult, Verdict
 from schemas.taxonomy import ClauseType
-from tasks.check.factcheck import VERDICT_SEVERITY, DocumentIndex, overall_verdict
+from tasks.check.factcheck import DocumentIndex
+from tasks.check.verdicts import VERDICT_SEVERITY, overall_verdict
 from tasks.check.values import (
     DateOrder,
     Kind,

@@ -64,6 +64,7 @@ from tasks.check.values import (
 )
 from tasks.check.support import SupportModel, check_support
 from tasks.check.support import load_model as load_support_model
+from tasks.check.verdicts import RULE_REASONS, VERDICT_SEVERITY, overall_verdict  # noqa: F401 - also imported from here
 from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, verify_with_model
 from tasks.runnames import for_document
 from tasks.textnorm import match_form, numbers_in, squeeze_spaces
@@ -79,8 +80,6 @@ SEAM_GAP = 300
 #: running header, footer or page number a faithful quote leaves out.
 SEAM_MAX_LINES = 3
 SEAM_MAX_LINE_CHARS = 120
-
-VERDICT_SEVERITY = {Verdict.verified: 0, Verdict.needs_review: 1, Verdict.unsupported: 2, Verdict.contradicted: 3}
 
 #: Heading lines whose number a section reference may name ("12.3 Term", "Section 5.", "ARTICLE IV").
 _HEADING_LINE = re.compile(
@@ -495,29 +494,6 @@ def check_arithmetic(finding: Finding, index: DocumentIndex | None = None) -> Ch
         return None
     verdict = Verdict.contradicted if wrong else (Verdict.needs_review if quote_unsure else Verdict.verified)
     return CheckResult(name="arithmetic", verdict=verdict, reason="; ".join(reasons))
-
-
-# --------------------------------------------------------------------------------------------
-# overall
-# --------------------------------------------------------------------------------------------
-
-
-#: Reasons of ``support`` checks that no verifier answer settles: they are read off the quote itself.
-RULE_REASONS = ("quote is a heading only", "quote negates the clause")
-
-
-def overall_verdict(checks: list[CheckResult]) -> Verdict:
-    """Worst verdict among ``checks`` (verified when there are none).
-
-    A ``verifier`` check with verdict ``verified`` settles ``needs_review`` checks: when every
-    other non-verified check is ``needs_review`` (and none is a heading-only or negation
-    ``support`` result, :data:`RULE_REASONS`), the result is ``verified``.
-    """
-    worst = max((c.verdict for c in checks), key=VERDICT_SEVERITY.__getitem__, default=Verdict.verified)
-    if worst is Verdict.needs_review and any(c.name == "verifier" and c.verdict is Verdict.verified for c in checks):
-        if not any(c.name == "support" and c.reason.startswith(RULE_REASONS) for c in checks):
-            return Verdict.verified
-    return worst
 
 
 #: Support score below which a grounded finding is sent to the model verifier (when it runs).

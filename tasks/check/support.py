@@ -44,6 +44,7 @@ from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
 from schemas.taxonomy import CUAD_LABELS, ClauseType
+from tasks.check.verdicts import overall_verdict
 from tasks.runnames import for_document
 from tasks.textnorm import match_form
 
@@ -440,7 +441,7 @@ def relative_support(checked: list[CheckedFinding], model: SupportModel | None) 
                                     f"(support {s.score:.2f}; its strongest passage needs {floor:g}, "
                                     f"any other {model.threshold:g}){weak}")
         checks = [result if c.name == "support" else c for c in cf.checks]
-        out.append(dataclasses.replace(cf, checks=checks, verdict=_overall(checks)))
+        out.append(dataclasses.replace(cf, checks=checks, verdict=overall_verdict(checks)))
     return out
 
 
@@ -448,10 +449,6 @@ def _support_result(cf: CheckedFinding) -> CheckResult | None:
     return next((c for c in cf.checks if c.name == "support"), None)
 
 
-def _overall(checks: list[CheckResult]) -> Verdict:
-    from tasks.check.factcheck import overall_verdict  # factcheck imports this module
-
-    return overall_verdict(checks)
 
 
 @task(name="check-support-in-document", task_run_name=for_document("check-support-in-document"), cache_policy=NO_CACHE)

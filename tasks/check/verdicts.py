@@ -1,0 +1,29 @@
+"""One verdict from a finding's checks: the order of verdicts and how a model verifier settles a doubt.
+
+Shared by the per-chunk fact-check (:mod:`tasks.check.factcheck`) and the checks that revisit a
+finding later, over a whole document (:mod:`tasks.check.support`, :mod:`tasks.check.consistency`).
+"""
+
+from __future__ import annotations
+
+from schemas.findings import CheckResult, Verdict
+
+#: Verdicts from best to worst; a finding's verdict is the worst of its checks'.
+VERDICT_SEVERITY = {Verdict.verified: 0, Verdict.needs_review: 1, Verdict.unsupported: 2, Verdict.contradicted: 3}
+
+#: Reasons of ``support`` checks that no verifier answer settles: they are read off the quote itself.
+RULE_REASONS = ("quote is a heading only", "quote negates the clause")
+
+
+def overall_verdict(checks: list[CheckResult]) -> Verdict:
+    """Worst verdict among ``checks`` (verified when there are none).
+
+    A ``verifier`` check with verdict ``verified`` settles ``needs_review`` checks: when every
+    other non-verified check is ``needs_review`` (and none is a heading-only or negation
+    ``support`` result, :data:`RULE_REASONS`), the result is ``verified``.
+    """
+    worst = max((c.verdict for c in checks), key=VERDICT_SEVERITY.__getitem__, default=Verdict.verified)
+    if worst is Verdict.needs_review and any(c.name == "verifier" and c.verdict is Verdict.verified for c in checks):
+        if not any(c.name == "support" and c.reason.startswith(RULE_REASONS) for c in checks):
+            return Verdict.verified
+    return worst

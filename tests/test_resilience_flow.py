@@ -106,7 +106,7 @@ def _rows(db_url: str) -> dict:
 @pytest.mark.slow
 def test_sigkill_halfway_then_restart_equals_one_clean_run(tmp_path):
     inbox = tmp_path / "inbox"
-    generate_samples(inbox, count=4)
+    generate_samples(inbox, count=8)  # enough that a kill lands between documents
     with StubLLMServer(stub=StubLLM(ttft_ms=200, token_ms=1)) as server:
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key-not-secret",
                "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6"}
@@ -126,19 +126,19 @@ def test_sigkill_halfway_then_restart_equals_one_clean_run(tmp_path):
         try:
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline:  # kill once some documents are stored, before all are
-                time.sleep(0.5)
+                time.sleep(0.1)
                 if killed_db.exists():
                     try:
                         done = _rows(f"sqlite:///{killed_db}")["reviews"]
                     except OperationalError:  # the run is still creating its tables
                         continue
-                    if 1 <= len(done) < 4:
+                    if 1 <= len(done) < 8:
                         break
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
         partial = _rows(f"sqlite:///{killed_db}")
-        assert len(partial["reviews"]) < 4, "the run must be killed halfway"
+        assert len(partial["reviews"]) < 8, "the run must be killed halfway"
         assert cli(killed_db, tmp_path / "restart").wait(timeout=600) == 0
 
     assert _rows(f"sqlite:///{killed_db}") == _rows(f"sqlite:///{clean_db}")

@@ -63,7 +63,7 @@ from tasks.check.values import (
     section_refs,
 )
 from tasks.check.support import SupportModel, check_support
-from tasks.check.support import load_model as load_support_model
+from tasks.check.support import configured_model as configured_support_model
 from tasks.check.verdicts import RULE_REASONS, VERDICT_SEVERITY, overall_verdict  # noqa: F401 - also imported from here
 from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, verify_with_model
 from tasks.runnames import for_document
@@ -611,9 +611,7 @@ def fact_check_findings(
 
     settings = Settings()
     calls: list[LLMCallRecord] = []
-    model = load_support_model()
-    if model is not None and settings.support_threshold is not None:
-        model = model.model_copy(update={"threshold": settings.support_threshold})
+    model = configured_support_model(settings.support_threshold)
     out = fact_check(findings, chunk, neighbours, index, verifier=_configured_verifier(backend, settings),
                      support_model=model if model is not None else "rules", calls=calls, weak_support=settings.verifier_weak_support)
     if calls and database_url and run_id:

@@ -457,8 +457,13 @@ def check_support_in_document(checked: list[CheckedFinding]) -> list[CheckedFind
     shipped model (``DOCREVIEW_SUPPORT_THRESHOLD`` replaces its threshold, as in the fact-check)."""
     from schemas.settings import Settings
 
+    return relative_support(checked, configured_model(Settings().support_threshold))
+
+
+def configured_model(threshold: float | None) -> SupportModel | None:
+    """The shipped model with ``threshold`` (``DOCREVIEW_SUPPORT_THRESHOLD``; probability 0..1) in
+    place of its stored one when given; ``None`` when the model file is absent."""
     model = load_model()
-    threshold = Settings().support_threshold
     if model is not None and threshold is not None:
         model = model.model_copy(update={"threshold": threshold})
-    return relative_support(checked, model)
+    return model

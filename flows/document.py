@@ -2,6 +2,10 @@
 
 ``fingerprint → claim → extract → chunk → route → review chunks → fact-check → conclude``
 
+A model backend's chunks are reviewed one task run each (retried, bounded by the run's LLM
+concurrency) and each chunk's findings fact-checked as soon as its review returns; the offline
+``rules`` backend reviews a document's chunks in one task run and fact-checks them in one more.
+
 :func:`review_document` runs them in order for one source object (the flow runs many side by
 side in a :class:`flows.pipeline.DocumentPool`); in batch mode the flow runs
 :func:`prepare_document` for every document, reviews all their deep chunks in one Message Batch
@@ -33,7 +37,7 @@ from schemas.findings import CheckedFinding
 from schemas.review import ChunkReview, ReviewOutcome
 from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
-from tasks.check.factcheck import DocumentIndex, fact_check_findings
+from tasks.check.factcheck import DocumentIndex, fact_check_document, fact_check_findings
 from tasks.check.support import check_support_in_document
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
 from tasks.ingest.classify import classify_document, filing_company_key
@@ -44,7 +48,7 @@ from tasks.review.batches import review_batch
 from tasks.review.chunk import chunk_document
 from tasks.review.filing import chunk_filing, summarize_document
 from tasks.review.resilience import misconfiguration
-from tasks.review.reviewer import cached_review, store_review
+from tasks.review.reviewer import cached_review, review_chunks_offline, store_review
 from tasks.review.route import review_unit, route_chunks
 from tasks.runnames import document_scope
 from tasks.store.claims import ClaimState, claim_document
@@ -227,25 +231,62 @@ def profile_and_chunk(run: Run, text: ExtractedDocument) -> tuple[list[Chunk], s
 
 def review_chunks(run: Run, prepared: PreparedDocument) -> None:
     """Review the deep chunks (at most the run's review slots at a time across documents) and
-    fact-check each chunk's findings as soon as its review returns."""
+    fact-check each chunk's findings as soon as its review returns. The offline backend reviews
+    a document's chunks in one task run instead (:func:`review_offline`)."""
+    if not run.uses_model:
+        review_offline(run, prepared)
+        return
     name = prepared.document.name
     calls = [((quote(run.reviewer), quote(chunk), name, run.db, run.id, quote(run.policy)), {})
              for chunk in prepared.deep]
     reviews = dict(zip(run.review_slots.submit_in_turn(run.review_task, calls), prepared.deep))
     checks = []
     for future in as_completed(list(reviews)):
+        chunk = reviews[future]
         value, error = result_or_error(future)
-        check = record_review(run, prepared, reviews[future], value, error)
-        if check is not None:
-            checks.append(check)
+        findings = record_review(run, prepared, chunk, value, error)
+        if findings:
+            checks.append(fact_check_chunk(run, prepared, chunk, findings))
     collect_checks(prepared, checks)
 
 
+def review_offline(run: Run, prepared: PreparedDocument) -> None:
+    """The offline backend's review of the deep chunks in one task run, then one fact-check task
+    run over all their findings (:func:`tasks.review.reviewer.review_chunks_offline`)."""
+    if not prepared.deep:
+        return
+    future = run.review_slots.submit(review_chunks_offline, quote(run.reviewer), quote(prepared.deep),
+                                     prepared.document.name)
+    value, error = result_or_error(future)
+    if error is not None:
+        prepared.problems.append(f"chunks {prepared.deep[0].index + 1}-{prepared.deep[-1].index + 1}: {error}")
+        return
+    reviewed = []
+    for chunk, (review, chunk_error) in zip(prepared.deep, value):
+        findings = record_review(run, prepared, chunk, review, chunk_error)
+        if findings:
+            reviewed.append((findings, chunk, neighbours(prepared, chunk)))
+    if reviewed:
+        collect_checks(prepared, [fact_check_document.submit(quote(reviewed), quote(prepared.index), run.reviewer.name,
+                                                             run.db, run.id)])
+
+
+def fact_check_chunk(run: Run, prepared: PreparedDocument, chunk: Chunk, findings: list):
+    """Start the fact-check of one reviewed chunk's findings; returns its future."""
+    return fact_check_findings.submit(quote(findings), quote(chunk), quote(neighbours(prepared, chunk)),
+                                      quote(prepared.index), run.reviewer.name, run.db, run.id)
+
+
+def neighbours(prepared: PreparedDocument, chunk: Chunk) -> list[Chunk]:
+    """The chunks right before and after ``chunk`` (a quote may run across a chunk's edge)."""
+    return [c for c in prepared.chunks if abs(c.index - chunk.index) == 1]
+
+
 def record_review(run: Run, prepared: PreparedDocument, chunk: Chunk, review: ChunkReview | None,
-                  error: str | None):
-    """Store one chunk's review (its calls, its reusable result) and start the fact-check of its
-    findings; returns that fact-check's future, or None. A failed review becomes a problem of the
-    document (``cached``: the stored result of the same chunk content is used instead, if any)."""
+                  error: str | None) -> list | None:
+    """Store one chunk's review (its calls, its reusable result); returns its findings for the
+    fact-check, or None. A failed review becomes a problem of the document (``cached``: the
+    stored result of the same chunk content is used instead, if any)."""
     if error is not None and run.uses_model and run.policy.on_open == "cached":
         review = cached_review(run.db, quote(chunk), run.prompt_version, run.reviewer.model)
         error = None if review is not None else error  # same content, prompt version and model
@@ -260,11 +301,7 @@ def record_review(run: Run, prepared: PreparedDocument, chunk: Chunk, review: Ch
         prepared.problems.append(f"chunk {chunk.index + 1}: {review.outcome.value} ({review.detail})")
         prepared.terminal_problem |= review.outcome in TERMINAL_OUTCOMES
         return None
-    if not review.findings:
-        return None
-    neighbours = [c for c in prepared.chunks if abs(c.index - chunk.index) == 1]
-    return fact_check_findings.submit(quote(review.findings), quote(chunk), quote(neighbours), quote(prepared.index),
-                                      run.reviewer.name, run.db, run.id)
+    return review.findings or None
 
 
 def collect_checks(prepared: PreparedDocument, checks: list) -> None:
@@ -338,8 +375,8 @@ def check_and_conclude(run: Run, book: RunBook, prepared: PreparedDocument,
         checks = []
         for chunk in prepared.deep:
             review, error = reviews.get((chunk.document_sha256, chunk.index), (None, "no result in the batch"))
-            check = record_review(run, prepared, chunk, review, error)
-            if check is not None:
-                checks.append(check)
+            findings = record_review(run, prepared, chunk, review, error)
+            if findings:
+                checks.append(fact_check_chunk(run, prepared, chunk, findings))
         collect_checks(prepared, checks)
         conclude_document(run, book, prepared)

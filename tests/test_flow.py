@@ -73,6 +73,43 @@ def test_samples_reviewed_with_ground_truth(samples, tmp_path, db_url):
     assert Path(result["report_html"]).exists()
 
 
+def test_the_offline_review_is_one_task_run_per_document_and_a_failing_chunk_is_its_document_s_problem(
+        samples, tmp_path, db_url, monkeypatch):
+    """The rules backend reviews a document's chunks in one task run (and fact-checks them in one
+    more); a chunk whose review raises defers its document with the chunk named, while its other
+    chunks' findings are still checked and stored and the other documents are reviewed."""
+    from tasks.check.factcheck import fact_check_document
+    from tasks.review.backends.rules import RulesBackend
+    from tasks.review.reviewer import review_chunks_offline
+
+    inbox, _ = samples
+    broken = sorted(p.name for p in inbox.glob("*.pdf"))[0]
+    calls: dict[str, int] = {"review": 0, "fact-check": 0}
+    for name, task_ in (("review", review_chunks_offline), ("fact-check", fact_check_document)):
+        def counted(*args, _fn=task_.fn, _name=name, **kwargs):
+            calls[_name] += 1
+            return _fn(*args, **kwargs)
+        monkeypatch.setattr(task_, "fn", counted)
+    original = RulesBackend.review_chunk
+
+    def review_chunk(self, chunk, document_name):
+        if document_name == broken and chunk.index == 1:
+            raise RuntimeError("boom")
+        return original(self, chunk, document_name)
+
+    monkeypatch.setattr(RulesBackend, "review_chunk", review_chunk)
+    run_review(inbox, tmp_path / "out", db_url)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert calls == {"review": 3, "fact-check": 3}
+    by_name = {d["file_name"]: d for d in report["documents"]}
+    assert by_name[broken]["status"] == "deferred"
+    assert "chunk 2: RuntimeError: boom" in by_name[broken]["reason"]
+    with Session(get_engine(db_url)) as session:  # the other chunks' findings were checked and stored
+        kept = session.exec(select(FindingRow).where(FindingRow.sha256 == by_name[broken]["sha256"])).all()
+    assert kept and {f.chunk_index for f in kept} - {1}
+    assert all(d["status"] == "reviewed" for name, d in by_name.items() if name != broken)
+
+
 def test_rerun_adds_no_rows_and_reviews_nothing(samples, tmp_path, db_url):
     inbox, _ = samples
     run_review(inbox, tmp_path / "a", db_url)

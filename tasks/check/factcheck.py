@@ -607,17 +607,42 @@ def fact_check_findings(
     model backends and off for ``rules``), selected findings also get the ``verifier`` check; its
     calls are stored in ``llm_calls`` (``database_url``, ``run_id``) like the review's own.
     """
+    return _fact_check_chunks([(findings, chunk, neighbours)], index, backend, database_url, run_id)
+
+
+@task(name="fact-check-document", cache_policy=NO_CACHE,
+      task_run_name=for_document("fact-check", lambda p: f"{len(p['reviewed'])} chunks"))
+def fact_check_document(
+    reviewed: list[tuple[list[Finding], Chunk, list[Chunk]]], index: DocumentIndex,
+    backend: str = "rules", database_url: str | None = None, run_id: str | None = None,
+) -> list[CheckedFinding]:
+    """Prefect task: :func:`fact_check_findings` for every reviewed chunk of one document at once.
+
+    ``reviewed`` holds ``(findings, chunk, neighbouring chunks)`` per chunk with findings. Used
+    after the offline review (:func:`tasks.review.reviewer.review_chunks_offline`), which
+    returns all of a document's chunks together; the checks, the verifier and the stored calls
+    are those of :func:`fact_check_findings`, chunk by chunk.
+    """
+    return _fact_check_chunks(reviewed, index, backend, database_url, run_id)
+
+
+def _fact_check_chunks(reviewed: list[tuple[list[Finding], Chunk, list[Chunk]]], index: DocumentIndex,
+                       backend: str, database_url: str | None, run_id: str | None) -> list[CheckedFinding]:
     from schemas.settings import Settings
 
     settings = Settings()
-    calls: list[LLMCallRecord] = []
     model = configured_support_model(settings.support_threshold)
-    out = fact_check(findings, chunk, neighbours, index, verifier=_configured_verifier(backend, settings),
-                     support_model=model if model is not None else "rules", calls=calls, weak_support=settings.verifier_weak_support)
-    if calls and database_url and run_id:
-        from tasks.store.persist import save_llm_calls
+    verifier = _configured_verifier(backend, settings)
+    out: list[CheckedFinding] = []
+    for findings, chunk, neighbours in reviewed:
+        calls: list[LLMCallRecord] = []
+        out += fact_check(findings, chunk, neighbours, index, verifier=verifier,
+                          support_model=model if model is not None else "rules", calls=calls,
+                          weak_support=settings.verifier_weak_support)
+        if calls and database_url and run_id:
+            from tasks.store.persist import save_llm_calls
 
-        save_llm_calls.fn(database_url, run_id, chunk.document_sha256, chunk.index, calls)
+            save_llm_calls.fn(database_url, run_id, chunk.document_sha256, chunk.index, calls)
     return out
 
 

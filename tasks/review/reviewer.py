@@ -2,7 +2,8 @@
 
 The ``review-chunk`` task is where LLM I/O happens, so it is the one retry layer: exponential
 backoff with jitter, and a condition (:func:`tasks.review.retry.retry_condition`) that refuses to retry
-what cannot succeed. Backends themselves never retry.
+what cannot succeed. Backends themselves never retry. The offline ``rules`` backend does no I/O:
+``review-chunks-offline`` reviews all of one document's chunks in one task run, never retried.
 """
 
 from __future__ import annotations
@@ -173,3 +174,25 @@ def cached_review(database_url: str, chunk: Chunk, prompt_version: str, model: s
     kind = FilingFinding if chunk.profile == "filing" else Finding
     return ChunkReview(chunk_index=chunk.index, findings=[kind.model_validate(f) for f in stored], cached=True,
                        detail="reused a stored review: the model call failed")
+
+
+@task(name="review-chunks-offline", cache_policy=NO_CACHE,
+      task_run_name=for_document("review", lambda p: f"{len(p['chunks'])} chunks, offline"))
+def review_chunks_offline(backend: ReviewBackend, chunks: list[Chunk],
+                          document_name: str) -> list[tuple[ChunkReview | None, str | None]]:
+    """Prefect task: the offline backend's review of every chunk of one document, in order.
+
+    Returns one ``(review, None)`` or ``(None, "ErrorType: message")`` per chunk of ``chunks``: a
+    chunk whose review raised is that chunk's problem, as a failed ``review-chunk`` run is for a
+    model backend, and the other chunks are still reviewed. One task run per document, not per
+    chunk: the offline review is local CPU work of about 1 ms per chunk, so a task run per chunk
+    (several ms of orchestration each, and an event stream to the Prefect server) cost more than
+    the review itself. Never retried: the same input gives the same result.
+    """
+    out: list[tuple[ChunkReview | None, str | None]] = []
+    for chunk in chunks:
+        try:
+            out.append((backend.review_chunk(chunk, document_name), None))
+        except Exception as exc:  # noqa: BLE001 - one chunk's failure is recorded, the others go on
+            out.append((None, f"{type(exc).__name__}: {str(exc)[:300]}"))
+    return out

@@ -48,8 +48,9 @@ STAGES: dict[str, str] = {
     "list-source-objects": "ingest", "fingerprint-document": "ingest", "extract-document": "ingest",
     "chunk-document": "chunk",
     "route-chunks": "route", "screen-document": "route",
-    "review-chunk": "review", "review-batch": "review", "cached-review": "review",
-    "fact-check-findings": "fact_check", "check-consistency": "fact_check",
+    "review-chunk": "review", "review-chunks-offline": "review", "review-batch": "review", "cached-review": "review",
+    "fact-check-findings": "fact_check", "fact-check-document": "fact_check",
+    "check-support-in-document": "fact_check", "check-consistency": "fact_check",
     "start-run": "persist", "save-document-outcome": "persist", "save-chunks": "persist",
     "save-findings": "persist", "save-llm-calls": "persist", "save-absences": "persist",
     "mark-document-reviewed": "persist", "store-review": "persist", "save-source-object": "persist",
@@ -161,14 +162,84 @@ class StubProcess:
                 "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6"}
 
 
+class PrefectServer:
+    """``prefect server start`` on a free port with a fresh ``PREFECT_HOME`` in ``home``, as a
+    deployment has it running before any flow starts. Use as a context manager; :attr:`api_url`
+    is the API URL (``PREFECT_API_URL``). On entry it waits for ``/api/health`` and then until the
+    server is idle (its CPU time grows by under 0.05 s in a second, at most 30 s), so a measured
+    run does not share the machine with the server's start-up. Started through
+    :func:`docreview_testing.reaper.start_owned`: a killed benchmark does not leave it behind.
+    Raises ``RuntimeError`` when it does not answer within 120 s.
+    """
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.port = free_port()
+        self.api_url = f"http://127.0.0.1:{self.port}/api"
+        self._proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "PrefectServer":
+        import httpx
+
+        from docreview_testing.reaper import start_owned
+
+        self.home.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "PREFECT_HOME": str(self.home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+               "PREFECT_SERVER_LOGGING_LEVEL": "WARNING"}
+        env.pop("PREFECT_API_URL", None)
+        self._log = (self.home / "server.log").open("wb")
+        self._proc = start_owned([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host",
+                                  "127.0.0.1", "--port", str(self.port)], env=env, stdout=self._log,
+                                 stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while True:
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                self.__exit__()
+                raise RuntimeError(f"prefect server did not start: {(self.home / 'server.log').read_text()[-1000:]}")
+            try:
+                if httpx.get(f"{self.api_url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        idle_by = time.monotonic() + 30
+        before = self.cpu_s()
+        while time.monotonic() < idle_by:
+            time.sleep(1)
+            now = self.cpu_s()
+            if now - before < 0.05:
+                break
+            before = now
+        return self
+
+    def cpu_s(self) -> float:
+        """CPU seconds the server's process has used so far (0.0 where ``/proc`` is not readable)."""
+        try:
+            fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, AttributeError, IndexError):
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGTERM)
+                self._proc.wait(timeout=30)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.wait()
+        if getattr(self, "_log", None) is not None:
+            self._log.close()
+
+
 def run_review(source: Path, workdir: Path, backend: str, routing: str = "auto", concurrency: int = 16,
                env: dict[str, str] | None = None, profile: bool = False, timeout_s: float = 3600,
-               rss_every: int = RSS_EVERY) -> dict[str, Any]:
+               rss_every: int = RSS_EVERY, prefect_api_url: str | None = None) -> dict[str, Any]:
     """Run the ``review-documents`` flow over ``source`` in a child process; return its figures.
 
     The child uses a fresh SQLite database in ``workdir`` and a temporary Prefect server whose
-    home is ``benchmarks/results/prefect-home`` (or the Prefect API named by
-    ``DOCREVIEW_BENCH_PREFECT_API_URL``). LLM calls are bounded by the in-process semaphore
+    home is ``benchmarks/results/prefect-home`` (or the running Prefect API ``prefect_api_url``,
+    else the one named by ``DOCREVIEW_BENCH_PREFECT_API_URL``). LLM calls are bounded by the in-process semaphore
     (``concurrency_scope="process"``) at ``concurrency`` calls. Returns the child's
     JSON (see :func:`_child`) plus ``process_wall_s`` (seconds, child start to exit) and
     ``db_url``. ``profile=True`` also writes a pyinstrument text profile to
@@ -186,8 +257,8 @@ def run_review(source: Path, workdir: Path, backend: str, routing: str = "auto",
                  "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
                  "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL"}
     child_env.pop("PREFECT_API_URL", None)  # a temporary Prefect server of the child's own ...
-    if os.environ.get("DOCREVIEW_BENCH_PREFECT_API_URL"):  # ... unless one is named (smoke tests)
-        child_env["PREFECT_API_URL"] = os.environ["DOCREVIEW_BENCH_PREFECT_API_URL"]
+    if prefect_api_url or os.environ.get("DOCREVIEW_BENCH_PREFECT_API_URL"):  # ... unless one is named
+        child_env["PREFECT_API_URL"] = prefect_api_url or os.environ["DOCREVIEW_BENCH_PREFECT_API_URL"]
     child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "benchmarks._harness", str(source), "--out", str(workdir / "out"), "--db", db_url,
            "--backend", backend, "--routing", routing, "--policy", str(policy), "--stats", str(stats),

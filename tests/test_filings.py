@@ -229,3 +229,32 @@ def test_sentence_spans_match_the_sentence_pattern_on_any_text():
     texts.append("Revenue was $1.47 billion. Net income rose!\n\nItem 7.\nA table\n12.5 13.1\nno stop here")
     for text in texts:
         assert list(_sentences(text)) == [m.span() for m in _SENTENCE.finditer(text)], text[:80]
+
+
+def test_needed_words_skip_only_the_sentences_no_rule_can_match(shared_data, monkeypatch):
+    """A sentence is tried only against the rules whose needed words it holds
+    (``SENTENCE_RULE_WORDS``): over the pages of real filings (PDFium text), the findings are
+    exactly those of trying every rule on every sentence."""
+    import pypdfium2
+
+    from tasks.review.backends import filing_rules
+
+    chunks = []
+    for name in ("3M_2018_10K.pdf", "BESTBUY_2024Q2_10Q.pdf", "FOOTLOCKER_2022_8K_dated_2022-08-19.pdf",
+                 "AMCOR_2023Q4_EARNINGS.pdf"):
+        pdf = pypdfium2.PdfDocument(str(shared_data / "filings" / "pdf" / name))
+        try:
+            for i in range(len(pdf)):
+                page = pdf[i]
+                text = page.get_textpage().get_text_range().replace("\r\n", "\n")
+                chunks.append(Chunk(document_sha256=name, index=len(chunks), char_start=0, char_end=len(text),
+                                    page_start=i + 1, page_end=i + 1, text=text, page_offsets=[], profile="filing"))
+        finally:
+            pdf.close()
+    assert len(chunks) > 200
+    gated = [FilingRules().review_chunk(c).model_dump() for c in chunks]
+    monkeypatch.setattr(filing_rules, "SENTENCE_RULE_WORDS", {t: ("",) for t in filing_rules.SENTENCE_RULE_WORDS})
+    every = [FilingRules().review_chunk(c).model_dump() for c in chunks]
+    assert gated == every
+    topics = {f["clause_type"] for review in gated for f in review["findings"]}
+    assert len(topics) >= 6, topics

@@ -89,6 +89,23 @@ SENTENCE_RULES: list[tuple[FilingTopic, re.Pattern[str], re.Pattern[str] | None]
                                       r"Indenture|Merger)\b", re.S), None),
 ]
 
+#: Words (casefolded) one of which every match of a topic's :data:`SENTENCE_RULES` pattern contains:
+#: a sentence holding none of them is not searched with that pattern (a substring test is far
+#: cheaper than a regular-expression scan; most sentences of a filing match no rule).
+SENTENCE_RULE_WORDS: dict[FilingTopic, tuple[str, ...]] = {
+    T.going_concern: ("doubt",), T.material_weakness: ("weakness", "effective"),
+    T.restatement: ("restate", "relied", "non-reliance"), T.auditor_change: ("independent",),
+    T.auditor_opinion: ("opinion",), T.legal_proceedings: ("action", "complaint", "litigation", "suit"),
+    T.regulatory_investigation: ("subpoena", "investigative", "investigation", "inquir"),
+    T.cybersecurity: ("security", "breach", "ransomware", "unauthorized", "ciso"),
+    T.related_party_transactions: ("related",), T.debt_covenants: ("covenant",), T.impairment: ("impairment",),
+    T.subsequent_events: ("subsequent",),
+    T.executive_change: ("announced", "notified", "informed", "appointed", "named", "elected"),
+    T.acquisition_disposition: ("completed", "closed", "consummated", "connection"),
+    T.dividends_and_repurchases: ("board", "directors", "dividend", "repurchase"),
+    T.material_agreement: ("entered",),
+}
+
 #: Form 8-K Items and the topic each one reports (Form 8-K, General Instructions B and Items).
 ITEMS_8K: dict[str, FilingTopic] = {
     "1.01": T.material_agreement, "1.02": T.material_agreement, "2.01": T.acquisition_disposition, "2.03": T.debt_covenants,
@@ -212,13 +229,19 @@ class FilingRules:
                         seen.add((T.risk_factor, a + s))
             for m in items:
                 section = f"Item {m.group(1).upper()}"
-        for a, b in _sentences(text):
+        folded_chunk = text.casefold()
+        rules = [(topic, rx, exclude, SENTENCE_RULE_WORDS[topic]) for topic, rx, exclude in SENTENCE_RULES
+                 if any(w in folded_chunk for w in SENTENCE_RULE_WORDS[topic])]
+        for a, b in _sentences(text) if rules else ():
             while a < b and text[a].isspace():
                 a += 1
             sentence = text[a:b]
             if len(sentence) < 40 or any(i in statement_pages for i in [_page_index(starts, a)]):
                 continue
-            for topic, rx, exclude in SENTENCE_RULES:
+            folded = sentence.casefold()
+            for topic, rx, exclude, words in rules:
+                if not any(w in folded for w in words):
+                    continue
                 hit = rx.search(sentence)
                 if hit is None or (exclude is not None and exclude.search(sentence)) or (topic, a) in seen:
                     continue

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from prefect import task
@@ -70,6 +71,10 @@ class _Rule:
     reason: str
     pattern: re.Pattern[str]
     raw: bool = False  # match the original text (case-sensitive markers) instead of the matching form
+    #: Literal words one of which every match contains. The pattern is run only around their
+    #: occurrences (:func:`_matches`): a substring search is far cheaper than running the pattern
+    #: at every position of a long document.
+    needs: tuple[str, ...] = ()
 
 
 def _n(pattern: str) -> re.Pattern[str]:
@@ -83,46 +88,49 @@ _PRIOR = r"(?:previous|prior|preceding|earlier|above|foregoing|original|initial|
 RULES: tuple[_Rule, ...] = (
     _Rule("override_instructions", "tells the reader to ignore or replace its instructions",
           _n(rf"\b(?:ignore|disregard|forget|override|bypass|discard|skip|neglect)\s+(?:all\s+|any\s+|of\s+)?"
-             rf"(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:{_PRIOR}\s+)?(?:and\s+{_PRIOR}\s+)?{_OBJ}\b")),
+             rf"(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:{_PRIOR}\s+)?(?:and\s+{_PRIOR}\s+)?{_OBJ}\b"), needs=("ignore", "disregard", "forget", "override", "bypass", "discard", "skip", "neglect")),
     _Rule("override_instructions", "tells the reader to disregard what came before",
           _n(r"\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?|everything\s+)?(?:the\s+)?(?:above|previous|preceding)"
              r"(?!\s+(?:section|sections|paragraph|clause|article|sentence|provision|provisions|limitation|obligation|"
-             r"amount|sum|price|terms?)\b)")),
+             r"amount|sum|price|terms?)\b)"), needs=("ignore", "disregard", "forget")),
     _Rule("override_instructions", "announces new instructions",
           _n(rf"\b(?:new|updated|revised|real|actual|true|secret|hidden|important|additional)\s+(?:system\s+)?"
-             rf"(?:instructions?|prompts?)\s*(?::|for\s+(?:the\s+)?(?:ai|assistant|model|llm|reviewer))")),
+             rf"(?:instructions?|prompts?)\s*(?::|for\s+(?:the\s+)?(?:ai|assistant|model|llm|reviewer))"), needs=("instruction", "prompt")),
     _Rule("override_instructions", "speaks about the system prompt",
           _n(r"\b(?:(?:your|reveal|print|show|repeat|override|ignore|new|updated)\s+(?:the\s+)?system\s+prompt|"
-             r"developer\s+mode|jailbreak|do\s+anything\s+now|prompt\s+injection)\b")),
+             r"developer\s+mode|jailbreak|do\s+anything\s+now|prompt\s+injection)\b"), needs=("prompt", "developer", "jailbreak", "anything")),
     _Rule("suppress_findings", "asks the reviewer to report nothing or approve the document",
           _n(r"\b(?:report|return|output|record|flag|list|find|raise|mention|produce|give)\s+(?:no|zero|nothing|none)"
              r"(?:\s+(?:material|further|other|additional))?\s+(?:issues?|findings?|risks?|problems?|concerns?|red\s+flags?|"
-             r"clauses?|results?)\b")),
+             r"clauses?|results?)\b"), needs=tuple(f"{verb} {no}" for verb in ("report", "return", "output", "record", "flag", "list", "find", "raise",
+                                                   "mention", "produce", "give") for no in ("no", "zero"))),
     _Rule("suppress_findings", "asks the reviewer to leave something out",
           _n(r"\b(?:do\s+not|don't|never)\s+(?:report|flag|mention|record|include|list|highlight|raise)\s+"
              r"(?:this|these|that|those|any|the\s+following|anything)(?:\s+(?:clause|clauses|section|sections|"
-             r"finding|findings|issue|issues|risk|risks|paragraph|text))?\s*(?:\.|,|;|:|to|in|as|$)")),
+             r"finding|findings|issue|issues|risk|risks|paragraph|text))?\s*(?:\.|,|;|:|to|in|as|$)"), needs=tuple(f"{neg} {verb}" for neg in ("do not", "don't", "never") for verb in ("report", "flag", "mention", "record",
+                                                                              "include", "list", "highlight", "raise"))),
     _Rule("suppress_findings", "tells the reviewer what its verdict must be",
           _n(r"\b(?:this|the)\s+(?:contract|document|agreement)\s+(?:is|has\s+been)\s+(?:already\s+)?"
              r"(?:fully\s+)?(?:approved|pre-?approved|verified|cleared)\s+(?:by|for)\s+(?:legal|compliance|the\s+reviewer|"
-             r"review)\b.{0,40}?\b(?:no|skip|without)\b")),
+             r"review)\b.{0,40}?\b(?:no|skip|without)\b"), needs=("approved", "verified", "cleared")),
     _Rule("role_play", "tries to change who the reader is",
           _n(r"\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?\s+)?"
-             r"(?:ai|assistant|chatbot|language\s+model|llm|unrestricted|different)|roleplay\s+as|role-?play\s+as)\b")),
+             r"(?:ai|assistant|chatbot|language\s+model|llm|unrestricted|different)|roleplay\s+as|role-?play\s+as)\b"), needs=("you are now", "now on", "pretend", "act as", "roleplay as", "role-play as")),
     _Rule("role_play", "addresses an AI model",
           _n(r"\b(?:as\s+an\s+ai|as\s+a\s+(?:large\s+)?language\s+model|dear\s+(?:ai|assistant|claude|chatgpt|gpt|llm|"
              r"model|reviewer)|(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|llm|language\s+model|"
-             r"claude|chatgpt|gpt|review(?:ing)?\s+(?:model|bot|system|ai)))\b")),
+             r"claude|chatgpt|gpt|review(?:ing)?\s+(?:model|bot|system|ai)))\b"), needs=("as an ai", "language model", "dear ", "note to", "note for", "message to", "message for", "instruction to",
+                 "instruction for", "instructions to", "instructions for")),
     _Rule("role_marker", "contains a chat-role marker",
-          re.compile(r"(?:^|(?<=[\"'>\]]))[ \t]*(?:Human|Assistant|HUMAN|ASSISTANT)[ \t]*:(?=[ \t]*\S)", re.M), raw=True),
+          re.compile(r"(?:^|(?<=[\"'>\]]))[ \t]*(?:Human|Assistant|HUMAN|ASSISTANT)[ \t]*:(?=[ \t]*\S)", re.M), raw=True, needs=("Human", "Assistant", "HUMAN", "ASSISTANT")),
     _Rule("role_marker", "contains a chat-template token",
           _n(r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>|"
-             r"\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|instructions?|admin|user_query|document)\s*>")),
+             r"\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|instructions?|admin|user_query|document)\s*>"), needs=("<", "inst]")),
     _Rule("role_marker", "contains a role heading",
-          _n(r"#{2,}\s*(?:system|assistant|human|user|instructions?|developer)\b")),
+          _n(r"#{2,}\s*(?:system|assistant|human|user|instructions?|developer)\b"), needs=("##",)),
     _Rule("tool_call", "imitates a tool call",
           _n(r"<\s*/?\s*(?:tool_use|tool_result|function_calls?|invoke|tool_call)\b|\"type\"\s*:\s*\"tool_(?:use|result)\"|"
-             r"\btool_choice\b|\brecord_findings\b")),
+             r"\btool_choice\b|\brecord_findings\b"), needs=("<", "tool_", "record_findings")),
 )
 
 
@@ -141,6 +149,41 @@ class InjectionFlag(BaseModel):
     matched: str
 
 
+#: Characters on each side of an occurrence of a rule's needed word that hold every match
+#: containing it: on the matching form (whitespace runs are one space) no pattern but a run of
+#: ``#`` (itself made of needed ``##``) matches more than about 250 characters.
+NEED_WINDOW = 400
+
+
+def _matches(rule: _Rule, hay: str) -> Iterator[re.Match[str]]:
+    """``rule.pattern.finditer(hay)``, run only where a match can be: in windows of
+    :data:`NEED_WINDOW` characters around each occurrence of one of ``rule.needs`` (a raw rule:
+    the whole text once one occurs). Every match contains a needed word, so none is missed; an
+    overlapping match found in two windows is reported once by the caller."""
+    if not rule.needs:
+        yield from rule.pattern.finditer(hay)
+        return
+    if rule.raw:
+        if any(word in hay for word in rule.needs):
+            yield from rule.pattern.finditer(hay)
+        return
+    spans: list[tuple[int, int]] = []
+    for word in rule.needs:
+        at = hay.find(word)
+        while at >= 0:
+            spans.append((max(0, at - NEED_WINDOW), min(len(hay), at + len(word) + NEED_WINDOW)))
+            at = hay.find(word, at + 1)
+    spans.sort()
+    lo = hi = -1
+    for a, b in spans + [(len(hay) + 1, len(hay) + 1)]:
+        if a > hi:
+            if hi > lo:
+                yield from rule.pattern.finditer(hay, lo, hi)
+            lo, hi = a, b
+        else:
+            hi = max(hi, b)
+
+
 def detect_injection(text: str) -> list[InjectionFlag]:
     """Flags of instruction-like text aimed at the reviewer in ``text``, ordered by offset.
 
@@ -148,14 +191,14 @@ def detect_injection(text: str) -> list[InjectionFlag]:
     """
     if not text:
         return []
-    stripped = text.translate(_ZERO_WIDTH)
+    stripped = text.translate(_ZERO_WIDTH) if any(chr(z) in text for z in _ZERO_WIDTH) else text
     # Offsets of ``stripped`` back into ``text`` (zero-width characters removed).
     back = [i for i, ch in enumerate(text) if ord(ch) not in _ZERO_WIDTH] if len(stripped) != len(text) else None
     norm, offs = match_form(stripped)
     found: list[InjectionFlag] = []
     for rule in RULES:
         hay = stripped if rule.raw else norm
-        for m in rule.pattern.finditer(hay):
+        for m in _matches(rule, hay):
             a, b = m.span()
             if rule.raw:  # skip the leading blanks the pattern consumed
                 while a < b and stripped[a] in " \t":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import compress
 
 #: First line of the text of a page whose words stay glued with both extractors: tells a model
 #: why its words run together (quotes from it are matched ignoring spaces, see tasks.check.factcheck).
@@ -151,8 +152,10 @@ def squeeze_spaces(normalised: str, offsets: list[int]) -> tuple[str, list[int]]
 
     Used to ground quotes on pages whose words are glued together in the text layer.
     """
-    keep = [k for k, ch in enumerate(normalised) if ch != " "]
-    return "".join(normalised[k] for k in keep), [offsets[k] for k in keep]
+    squeezed = normalised.replace(" ", "")
+    if len(squeezed) == len(normalised):
+        return squeezed, list(offsets)
+    return squeezed, list(compress(offsets, map(" ".__ne__, normalised)))
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")

@@ -108,6 +108,9 @@ def upsert(
 ) -> None:
     """``INSERT … ON CONFLICT (keys) DO UPDATE SET update`` (or ``DO NOTHING``) for ``rows``.
 
+    ``rows`` all have the same keys. One statement executed with every row as its parameters
+    (SQLAlchemy's "executemany", batched by the dialect's insertmanyvalues): compiled once and
+    cached, where a VALUES list of the rows would be compiled anew for every call.
     Works on SQLite and PostgreSQL. Raises ``NotImplementedError`` for other dialects.
     """
     if not rows:
@@ -115,9 +118,9 @@ def upsert(
     table = model.__table__  # type: ignore[attr-defined]
     dialect = session.get_bind().dialect.name
     if dialect == "sqlite":
-        stmt = sqlite.insert(table).values(list(rows))
+        stmt = sqlite.insert(table)
     elif dialect == "postgresql":
-        stmt = postgresql.insert(table).values(list(rows))
+        stmt = postgresql.insert(table)
     else:  # pragma: no cover - guarded by configuration
         raise NotImplementedError(f"upsert is not implemented for {dialect}")
     update = list(update)
@@ -127,7 +130,7 @@ def upsert(
         )
     else:
         stmt = stmt.on_conflict_do_nothing(index_elements=list(keys))
-    session.execute(stmt)
+    session.execute(stmt, [dict(r) for r in rows])
 
 
 def finding_key(sha256: str, prompt_version: str, model: str, clause_type: str, evidence: str) -> str:

@@ -16,7 +16,12 @@
   plain PDFium extraction of the same files in the same run; ``ratio`` = flow seconds / PDFium
   seconds (target: at most 4), ``cpu_ratio`` the same in CPU seconds (the flow's process and its
   extraction children; steadier than wall time on a shared machine), with the flow's busy
-  seconds per stage.
+  seconds per stage. The flow reports to a Prefect server started for the benchmark and idle
+  before the run (:class:`benchmarks._harness.PrefectServer`), as in a deployment, whose CPU
+  seconds during the run are ``prefect_server_cpu_s`` (on this machine's cores too). The same
+  review then runs as ``docreview review`` does without ``PREFECT_API_URL``, starting a temporary
+  server of its own: ``review_flow_temporary_server_s`` and ``ratio_temporary_server`` include
+  that server's start.
 
 Every line carries the machine's load average (``os.getloadavg()``, 1/5/15 min) at the start and
 end, since the machine is shared. Nothing here is a timed test.
@@ -44,6 +49,8 @@ NAMED = {
 }
 #: Four 10-Ks of different companies and sizes (136-160 pages) for the review comparison.
 REVIEW_10KS = ("3M_2018_10K.pdf", "BOEING_2018_10K.pdf", "JOHNSON_JOHNSON_2022_10K.pdf", "NIKE_2021_10K.pdf")
+#: A small filing reviewed once before the measured review, so the Prefect server is warm.
+WARM_UP = FILINGS_PDF / "FOOTLOCKER_2022_8K_dated-2022-05-20.pdf"
 
 
 def _load() -> list[float]:
@@ -129,12 +136,12 @@ def extraction(filings: int, cuad: int, timeout_s: float) -> dict[str, Any]:
 
 def review_vs_extraction(timeout_s: float = 3600) -> dict[str, Any]:
     """The ``review_vs_extraction`` line (see the module docstring)."""
-    from benchmarks._harness import RESULTS, run_review
+    from benchmarks._harness import RESULTS, PrefectServer, run_review
 
     (RESULTS / "prefect-home").mkdir(parents=True, exist_ok=True)  # the child's Prefect home must exist
 
     files = [FILINGS_PDF / name for name in REVIEW_10KS]
-    missing = [p.name for p in files if not p.exists()]
+    missing = [p.name for p in files + [WARM_UP] if not p.exists()]
     if missing:
         return {"benchmark": "review_vs_extraction", "skipped": f"not found: {missing}"}
     load_start = _load()
@@ -150,7 +157,17 @@ def review_vs_extraction(timeout_s: float = 3600) -> dict[str, Any]:
         inbox.mkdir()
         for path in files:
             (inbox / path.name).symlink_to(path)
-        run = run_review(inbox, work / "run", backend="rules", timeout_s=timeout_s)
+        warm = work / "warm-up"
+        warm.mkdir()
+        (warm / WARM_UP.name).symlink_to(WARM_UP)
+        with PrefectServer(work / "prefect-server") as server:
+            # A deployment's server has served runs before: one small review first, not measured.
+            run_review(warm, work / "run-warm-up", backend="rules", timeout_s=timeout_s, prefect_api_url=server.api_url)
+            server_cpu = server.cpu_s()
+            run = run_review(inbox, work / "run", backend="rules", timeout_s=timeout_s,
+                             prefect_api_url=server.api_url)
+            server_cpu = server.cpu_s() - server_cpu
+        temporary = run_review(inbox, work / "run-temporary-server", backend="rules", timeout_s=timeout_s)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     flow_s = run["flow_wall_s"]
@@ -159,7 +176,10 @@ def review_vs_extraction(timeout_s: float = 3600) -> dict[str, Any]:
             "pdfium_s": round(pdfium_s, 2), "review_flow_s": flow_s, "ratio": round(flow_s / pdfium_s, 2),
             "target_ratio": 4, "pdfium_cpu_s": round(pdfium_cpu, 2), "review_flow_cpu_s": run.get("flow_cpu_s"),
             "cpu_ratio": round(run["flow_cpu_s"] / pdfium_cpu, 2) if run.get("flow_cpu_s") and pdfium_cpu else None,
-            "busy_s": run["busy_s"],
+            "prefect_server_cpu_s": round(server_cpu, 2),
+            "review_flow_temporary_server_s": temporary["flow_wall_s"],
+            "ratio_temporary_server": round(temporary["flow_wall_s"] / pdfium_s, 2),
+            "busy_s": run["busy_s"], "task_runs": sum(run.get("task_runs", {}).values()),
             "reviewed": m.get("documents_reviewed"), "failed": m.get("documents_failed"),
             "findings": m.get("findings_total"), "chunks": m.get("chunks_total"),
             "load_avg": {"start": load_start, "end": _load()}}

@@ -113,3 +113,28 @@ def test_router_line(shared_data):
         assert got["documents"] == (3 if corpus == "cuad" else 1) and got["mb"] > 0
         assert got["s_per_mb"] == pytest.approx(got["cpu_s"] / got["mb"], rel=0.05, abs=0.01)
         assert 0 < got["deep_share"] < 1
+
+
+@flow_runs
+def test_the_benchmark_prefect_server_serves_a_review_and_is_gone_after(tmp_path):
+    """``PrefectServer`` starts a fresh server (its own home), a review reports to it, its CPU
+    time is readable, and leaving the block stops it."""
+    import os
+
+    import httpx
+
+    from benchmarks._harness import PrefectServer, run_review
+    from docreview_testing.samples import generate_samples
+
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=1)
+    with PrefectServer(tmp_path / "home") as server:
+        before = server.cpu_s()
+        result = run_review(inbox, tmp_path / "run", backend="rules", prefect_api_url=server.api_url)
+        assert result["metrics"]["documents_reviewed"] == 1
+        assert server.cpu_s() > before > 0
+        runs = httpx.post(f"{server.api_url}/flow_runs/filter", json={"limit": 5}, timeout=10).json()
+        assert [r["id"] for r in runs] and (tmp_path / "home" / "prefect.db").exists()
+        pid = server._proc.pid
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

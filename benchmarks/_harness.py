@@ -177,10 +177,9 @@ class PrefectServer:
         self.port = free_port()
         self.api_url = f"http://127.0.0.1:{self.port}/api"
         self._proc: subprocess.Popen | None = None
+        self._log: Any = None
 
     def __enter__(self) -> "PrefectServer":
-        import httpx
-
         from docreview_testing.reaper import start_owned
 
         self.home.mkdir(parents=True, exist_ok=True)
@@ -188,13 +187,22 @@ class PrefectServer:
                "PREFECT_SERVER_LOGGING_LEVEL": "WARNING"}
         env.pop("PREFECT_API_URL", None)
         self._log = (self.home / "server.log").open("wb")
-        self._proc = start_owned([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host",
-                                  "127.0.0.1", "--port", str(self.port)], env=env, stdout=self._log,
-                                 stderr=subprocess.STDOUT)
+        try:
+            self._proc = start_owned([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host",
+                                      "127.0.0.1", "--port", str(self.port)], env=env, stdout=self._log,
+                                     stderr=subprocess.STDOUT)
+            self._wait_until_idle()
+        except BaseException:  # Ctrl-C or a server that did not start: stop it, close the log
+            self.__exit__()
+            raise
+        return self
+
+    def _wait_until_idle(self) -> None:
+        import httpx
+
         deadline = time.monotonic() + 120
         while True:
             if self._proc.poll() is not None or time.monotonic() > deadline:
-                self.__exit__()
                 raise RuntimeError(f"prefect server did not start: {(self.home / 'server.log').read_text()[-1000:]}")
             try:
                 if httpx.get(f"{self.api_url}/health", timeout=2).status_code == 200:
@@ -210,7 +218,6 @@ class PrefectServer:
             if now - before < 0.05:
                 break
             before = now
-        return self
 
     def cpu_s(self) -> float:
         """CPU seconds the server's process has used so far (0.0 where ``/proc`` is not readable)."""
@@ -221,11 +228,13 @@ class PrefectServer:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def __exit__(self, *exc: Any) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            try:
+        if self._proc is not None:
+            try:  # the whole process group, even when its leader has already exited
                 os.killpg(self._proc.pid, signal.SIGTERM)
                 self._proc.wait(timeout=30)
-            except (subprocess.TimeoutExpired, ProcessLookupError):
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
                 os.killpg(self._proc.pid, signal.SIGKILL)
                 self._proc.wait()
         if getattr(self, "_log", None) is not None:

@@ -259,7 +259,7 @@ def review_offline(run: Run, prepared: PreparedDocument) -> None:
                                      prepared.document.name)
     value, error = result_or_error(future)
     if error is not None:
-        prepared.problems.append(f"chunks {prepared.deep[0].index + 1}-{prepared.deep[-1].index + 1}: {error}")
+        prepared.problems.append(f"offline review of {len(prepared.deep)} chunk(s): {error}")
         return
     reviewed = []
     for chunk, (review, chunk_error) in zip(prepared.deep, value):

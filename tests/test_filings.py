@@ -258,3 +258,17 @@ def test_needed_words_skip_only_the_sentences_no_rule_can_match(shared_data, mon
     assert gated == every
     topics = {f["clause_type"] for review in gated for f in review["findings"]}
     assert len(topics) >= 6, topics
+
+
+def test_needed_words_are_found_as_the_patterns_fold_case():
+    """``re.IGNORECASE`` matches ``İ`` and ``ı`` to ``i`` (text upper-cased under a Turkish
+    locale, OCR): the needed-word filter folds them the same way, so these sentences still reach
+    their rules."""
+    text = ("İN OUR OPİNİON, THE CONSOLİDATED FİNANCİAL STATEMENTS PRESENT FAİRLY, in all material respects, the "
+            "financial position of the Company.\n\nManagement concluded that our internal control over financial "
+            "reporting was not effectıve as of December 31, 2024.\n\nWe received a subpoena and an İNQUİRY FROM "
+            "THE SEC regarding our revenue recognition practices last year.\n")
+    chunk = Chunk(document_sha256="x", index=0, char_start=0, char_end=len(text), page_start=1, page_end=1, text=text,
+                  page_offsets=[], profile="filing")
+    topics = {f.clause_type for f in FilingRules().review_chunk(chunk).findings}
+    assert {FilingTopic.auditor_opinion, FilingTopic.material_weakness, FilingTopic.regulatory_investigation} <= topics

@@ -106,6 +106,15 @@ SENTENCE_RULE_WORDS: dict[FilingTopic, tuple[str, ...]] = {
     T.material_agreement: ("entered",),
 }
 
+def _fold(text: str) -> str:
+    """``text`` casefolded as far as ``re.IGNORECASE`` folds it for :data:`SENTENCE_RULE_WORDS`:
+    ``casefold()``, then dotless ``ı`` to ``i`` and the combining dot that ``İ`` casefolds to
+    dropped (the ``re`` module matches both ``ı`` and ``İ`` to ``i``; ``ſ`` and the Kelvin sign
+    casefold to ``s`` and ``k`` already). Only a filter: dropping a character can only let more
+    sentences through to the patterns."""
+    return text.casefold().replace("\u0131", "i").replace("\u0307", "")
+
+
 #: Form 8-K Items and the topic each one reports (Form 8-K, General Instructions B and Items).
 ITEMS_8K: dict[str, FilingTopic] = {
     "1.01": T.material_agreement, "1.02": T.material_agreement, "2.01": T.acquisition_disposition, "2.03": T.debt_covenants,
@@ -229,7 +238,7 @@ class FilingRules:
                         seen.add((T.risk_factor, a + s))
             for m in items:
                 section = f"Item {m.group(1).upper()}"
-        folded_chunk = text.casefold()
+        folded_chunk = _fold(text)
         rules = [(topic, rx, exclude, SENTENCE_RULE_WORDS[topic]) for topic, rx, exclude in SENTENCE_RULES
                  if any(w in folded_chunk for w in SENTENCE_RULE_WORDS[topic])]
         for a, b in _sentences(text) if rules else ():
@@ -238,7 +247,7 @@ class FilingRules:
             sentence = text[a:b]
             if len(sentence) < 40 or any(i in statement_pages for i in [_page_index(starts, a)]):
                 continue
-            folded = sentence.casefold()
+            folded = _fold(sentence)
             for topic, rx, exclude, words in rules:
                 if not any(w in folded for w in words):
                     continue

@@ -63,6 +63,7 @@ CHARS_PER_TOKEN = 4
 #: Characters of an excerpt kept around a match in stored flags.
 _EXCERPT_CONTEXT = 60
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
+_DOTTED_I = {0x130: "I", 0x131: "i"}
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,11 @@ def detect_injection(text: str) -> list[InjectionFlag]:
     stripped = text.translate(_ZERO_WIDTH) if any(chr(z) in text for z in _ZERO_WIDTH) else text
     # Offsets of ``stripped`` back into ``text`` (zero-width characters removed).
     back = [i for i, ch in enumerate(text) if ord(ch) not in _ZERO_WIDTH] if len(stripped) != len(text) else None
-    norm, offs = match_form(stripped)
+    # Dotted İ casefolds to "i" plus a combining dot, dotless ı to itself: both read as "i" to a
+    # model ("İGNORE ALL PREVIOUS INSTRUCTIONS"), so both are "i" here (one character for one:
+    # offsets are unchanged).
+    norm, offs = match_form(stripped.translate(_DOTTED_I) if "\u0130" in stripped or "\u0131" in stripped
+                            else stripped)
     found: list[InjectionFlag] = []
     for rule in RULES:
         hay = stripped if rule.raw else norm

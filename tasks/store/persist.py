@@ -109,8 +109,9 @@ def upsert(
     """``INSERT … ON CONFLICT (keys) DO UPDATE SET update`` (or ``DO NOTHING``) for ``rows``.
 
     ``rows`` all have the same keys. One statement executed with every row as its parameters
-    (SQLAlchemy's "executemany", batched by the dialect's insertmanyvalues): compiled once and
-    cached, where a VALUES list of the rows would be compiled anew for every call.
+    (SQLAlchemy's "executemany": the driver's executemany on SQLite, insertmanyvalues batches on
+    PostgreSQL): compiled once and cached, where a VALUES list of the rows would be compiled anew
+    for every call.
     Works on SQLite and PostgreSQL. Raises ``NotImplementedError`` for other dialects.
     """
     if not rows:

@@ -345,25 +345,33 @@ def test_sigterm_ends_a_run_like_ctrl_c_and_stops_its_temporary_prefect_server(t
 
     inbox = tmp_path / "inbox"
     inbox.mkdir()
-    generate_workload(inbox, count=30, long_share=0.5)  # long enough to be stopped mid-run
+    generate_workload(inbox, count=40, long_share=0.5)  # long enough to be stopped mid-run
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}  # a temporary server of its own
     env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
     cli = str(Path(sys.executable).parent / "docreview")
     proc = subprocess.Popen([cli, "review", str(inbox), "--out", str(tmp_path / "out"), "--db",
                              f"sqlite:///{tmp_path}/x.db"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
-    children: set[int] = set()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:  # wait for the server and some work
-        children = {int(p) for p in subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True,
-                                                   text=True).stdout.split()}
-        if children and (tmp_path / "x.db").exists():
-            time.sleep(3)
-            break
-        time.sleep(0.5)
-    assert children and proc.poll() is None, "the run ended before it could be stopped"
-    proc.send_signal(signal.SIGTERM)
-    out, errors = proc.communicate(timeout=90)
+    try:
+        children: set[int] = set()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:  # wait for the server and the run's start
+            children = {int(p) for p in subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)],
+                                                       capture_output=True, text=True).stdout.split()}
+            if children and (tmp_path / "x.db").exists():
+                time.sleep(1)
+                break
+            time.sleep(0.2)
+        if proc.poll() is not None:
+            out, errors = proc.communicate()
+            pytest.fail(f"the run ended (exit {proc.returncode}) before it could be stopped: {out[-800:]} {errors[-800:]}")
+        assert children, "no temporary Prefect server or no run database within 120 s"
+        proc.send_signal(signal.SIGTERM)
+        out, errors = proc.communicate(timeout=90)
+    finally:  # never leave the run (or its pipes) behind when an assertion fails
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, out + errors
     assert "Interrupted" in errors and "Traceback" not in out + errors
     deadline = time.monotonic() + 20

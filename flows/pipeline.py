@@ -61,7 +61,7 @@ from tasks.review.resilience import (
     misconfiguration,
     retry_options,
 )
-from tasks.review.reviewer import make_backend, review_chunk
+from tasks.review.reviewer import error_text, make_backend, review_chunk
 from tasks.review.route import resolve_mode
 from tasks.store.claims import LeaseKeeper, release_claim, release_claims, worker_name
 from tasks.store.persist import (
@@ -527,4 +527,4 @@ def result_or_error(future: Any) -> tuple[Any, str | None]:
     try:
         return future.result(), None
     except Exception as exc:  # noqa: BLE001 - a failed task is an outcome to record, not a crash
-        return None, f"{type(exc).__name__}: {str(exc)[:300]}"
+        return None, error_text(exc)

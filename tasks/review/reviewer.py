@@ -194,5 +194,11 @@ def review_chunks_offline(backend: ReviewBackend, chunks: list[Chunk],
         try:
             out.append((backend.review_chunk(chunk, document_name), None))
         except Exception as exc:  # noqa: BLE001 - one chunk's failure is recorded, the others go on
-            out.append((None, f"{type(exc).__name__}: {str(exc)[:300]}"))
+            out.append((None, error_text(exc)))
     return out
+
+
+def error_text(exc: BaseException) -> str:
+    """How a failed review is recorded as a document's problem: ``"ErrorType: message"``, the
+    message cut to 300 characters."""
+    return f"{type(exc).__name__}: {str(exc)[:300]}"

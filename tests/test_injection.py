@@ -207,6 +207,7 @@ def test_flags_survive_a_rerun_that_reuses_the_reviews(hostile_corpus, tmp_path,
     _check_flags(again, docs, clean)
 
 
+@pytest.mark.slow  # every hostile PDF reviewed end to end through the SDK: about 30 s
 @pytest.mark.usefixtures("prefect_harness")
 def test_planted_injections_through_the_messages_api_test_server(hostile_corpus, tmp_path, db_url, monkeypatch):
     stub_llm = pytest.importorskip("docreview_testing.stub_llm", reason="the local Messages-API test server is not in this build")

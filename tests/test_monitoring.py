@@ -327,6 +327,7 @@ def test_prometheus_exporter_reports_the_golden_metrics_of_the_run(inbox, tmp_pa
         assert ("docreview_last_run_routing_ratio", ()) not in got
 
 
+@pytest.mark.slow  # three reviews of the samples through the Messages API test server: about 30 s
 @pytest.mark.usefixtures("prefect_harness")
 def test_rereview_measures_drift_and_a_changed_answer_is_listed_and_alerted(inbox, tmp_path, db_url, stub_server,
                                                                             monkeypatch):

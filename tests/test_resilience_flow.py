@@ -53,6 +53,7 @@ FAST = dict(attempts=2, backoff_base_s=0.05, backoff_cap_s=0.1, jitter_factor=0,
             breaker_reset_timeout_s=300)
 
 
+@pytest.mark.slow  # two flow runs through the Messages API test server: about 30 s
 def test_outage_defers_then_next_run_reviews_deferred_first(stub_env, inbox, tmp_path, db_url):
     stub_env.stub.outage(seconds=600)
     policy = ResiliencePolicy(**FAST, breaker_name="t-defer", on_open="cached")
@@ -69,6 +70,7 @@ def test_outage_defers_then_next_run_reviews_deferred_first(stub_env, inbox, tmp
     assert all(d["findings"] for d in up["documents"])
 
 
+@pytest.mark.slow  # two flow runs through the Messages API test server: about 30 s
 def test_breaker_open_uses_cached_result_for_same_content(stub_env, inbox, tmp_path, db_url):
     first = review(inbox, tmp_path / "first", db_url, ResiliencePolicy(**FAST, breaker_name="t-cache-1"))
     assert first["run"]["metrics"]["documents_reviewed"] == 2

@@ -198,6 +198,7 @@ def _leaks(haystack: str) -> list[str]:
     return [n for n in needles if n in haystack]
 
 
+@pytest.mark.slow  # four reviews in child processes (rules, two refusing APIs, the test server): about 40 s
 @pytest.mark.integration
 @pytest.mark.usefixtures("prefect_harness")
 def test_no_secret_reaches_logs_artifacts_reports_or_the_database(hostile, tmp_path):

@@ -12,7 +12,7 @@ from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue,
 from schemas.taxonomy import ClauseType
 from tasks.check.consistency import consistency
 from tasks.check.factcheck import DocumentIndex, check_values, fact_check, needs_verifier, overall_verdict
-from tasks.check.support import SupportModel, check_support, heading_only, load_model, negation
+from tasks.check.support import NAME_CATEGORIES, SupportModel, check_support, heading_only, load_model, negation
 from tasks.check.values import Kind, extract_values
 from tasks.review.chunk import chunk_text
 
@@ -428,9 +428,30 @@ def test_a_strongest_passage_the_model_reads_as_something_else_is_not_supported(
     lunch = _scored("The parties shall meet for lunch on Tuesdays.", C.most_favored_nation, 0.0002, model)
     assert model.probabilities(lunch.finding.evidence)["none"] > 0.9
     assert relative_support([lunch], model)[0].verdict is Verdict.needs_review  # the model is sure: no clause
-    vague = _scored("Pricing terms are set out in Schedule B.", C.most_favored_nation, 0.01, model)
-    out = relative_support([vague], model)[0]
+    worded = _scored("Prices shall be no less favorable than those given to others.", C.most_favored_nation, 0.01, model)
+    out = relative_support([worded], model)[0]
     assert out.verdict is Verdict.verified and WEAK_SUPPORT_REASON in checks_of(out)["support"].reason
+
+
+def test_a_category_the_model_cannot_judge_needs_its_own_wording():
+    """Floor 0 (too few labelled contracts to judge the category): the strongest passage is supported
+    only when the quote uses the clause's wording, so a quote of another clause claimed as it is not."""
+    from tasks.check.support import CATEGORY_WORDING, relative_support
+
+    model = SupportModel(classes=["most_favored_nation", "source_code_escrow", "none"], bias=[0.0, 0.0, 0.0],
+                         threshold=0.4, category_floor={"most_favored_nation": 0.0, "source_code_escrow": 0.0})
+    vague = _scored("Pricing terms are set out in Schedule B.", C.most_favored_nation, 0.01, model)
+    support = checks_of(relative_support([vague], model)[0])["support"]
+    assert support.verdict is Verdict.needs_review
+    assert support.reason.startswith("quote does not use the wording of Most Favored Nation (favourable, lowest")
+    assignment = _scored("Developer hereby assigns to Company all right, title and interest in the Work Product.",
+                         C.source_code_escrow, 0.002, model)
+    assert relative_support([assignment], model)[0].verdict is Verdict.needs_review
+    escrow = _scored("Licensor shall deposit the Source Code with the Escrow Agent within thirty days.",
+                     C.source_code_escrow, 0.002, model)
+    assert relative_support([escrow], model)[0].verdict is Verdict.verified
+    assert set(CATEGORY_WORDING) == {c for c, f in load_model().category_floor.items()
+                                     if f == 0.0 and ClauseType(c) not in NAME_CATEGORIES}
 
 
 def test_a_missing_or_broken_support_model_is_exit_2_before_the_run(tmp_path, monkeypatch):

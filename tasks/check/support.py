@@ -387,6 +387,7 @@ _READS_AS = "quote reads as "
 #: held-out contracts this withholds 5 of 1,797 verified findings at a cost of 0.002 macro-F1.
 CONFIDENT_OTHER = 0.9
 
+
 #: A strongest passage supported with a score below this says so in its reason (and the report
 #: marks it): the model barely recognises the category there — for the eight categories with few
 #: labelled training contracts (Most Favored Nation, ROFR/ROFO/ROFN, Source Code Escrow, …) it
@@ -395,6 +396,28 @@ WEAK_RELATIVE = 0.05
 
 #: What the reason of such a passage says (the report marks these findings "weak support").
 WEAK_SUPPORT_REASON = "the model barely recognises it"
+
+
+#: The wording a clause of a category the support model cannot judge (floor 0: too few labelled training
+#: contracts) uses, written from the CUAD v1 category definitions (The Atticus Project): a document's
+#: strongest passage of such a category is supported only when its quote has this wording. A quote
+#: claimed as Source Code Escrow that never mentions escrow or source code is not taken on trust.
+_WORDING: dict[str, tuple[str, str]] = {
+    C.most_favored_nation.value: (r"favou?r|most[\s-]+favou?red|\bequal(?:ly)?\s+to\b|\blowest\b|\bbest\b|\bno\s+(?:less|more|higher|greater|lower)\b|"
+                                  r"\bmatch", "favourable, lowest, best, no less/more than, match"),
+    C.non_disparagement.value: (r"disparag|derogat|defam|\bnegative\b|reputation|goodwill|critici", "disparage, derogatory, reputation"),
+    C.no_solicit_of_customers.value: (r"solicit|entic|induc|divert|\bcontact|circumvent|persuad|interfer|call\s+(?:on|upon)",
+                                      "solicit, entice, induce, divert"),
+    C.rofr_rofo_rofn.value: (r"\bfirst\b|\blast\b|\brof|\boption|\bmatch|right\s+to\s+(?:negotiate|purchase|acquire|buy)",
+                             "first refusal/offer/negotiation, option, match"),
+    C.price_restrictions.value: (r"pric|\bfees?\b|\brates?\b|\bcharges?\b|\bcosts?\b|tariff", "price, fees, rates, charges"),
+    C.unlimited_all_you_can_eat_license.value: (r"unlimited|enterprise|all[\s-]+you[\s-]+can|without\s+(?:limit|restriction|charge|additional)|"
+                                                r"any\s+number|\bfree\s+of\s+charge", "unlimited, enterprise-wide, any number"),
+    C.source_code_escrow.value: (r"escrow|source\s+code", "escrow, source code"),
+    C.affiliate_license_licensor.value: (r"affiliat|subsidiar|\bgroup\b|parent", "affiliates, subsidiaries, group"),
+}
+CATEGORY_WORDING: dict[str, re.Pattern[str]] = {c: re.compile(p, re.I) for c, (p, _) in _WORDING.items()}
+WORDING_HINT: dict[str, str] = {c: hint for c, (_, hint) in _WORDING.items()}
 
 
 def relative_support(checked: list[CheckedFinding], model: SupportModel | None) -> list[CheckedFinding]:
@@ -409,7 +432,9 @@ def relative_support(checked: list[CheckedFinding], model: SupportModel | None) 
     the training contracts (``python -m benchmarks.train_support``): a document's clearest statement
     of a clause is good evidence even when the model is unsure, while a second, weaker passage of the
     same category needs ``threshold``. A passage the model gives another class at least
-    :data:`CONFIDENT_OTHER` is never supported this way; one supported below :data:`WEAK_RELATIVE`
+    :data:`CONFIDENT_OTHER` is never supported this way; in a category with floor 0 (the model
+    cannot judge it) the quote must use the category's wording (:data:`CATEGORY_WORDING`), else
+    its ``support`` check says so and stays ``needs_review``; one supported below :data:`WEAK_RELATIVE`
     says "the model barely recognises it". Returns new objects for changed findings, the others as
     they were, in input order; ``model=None`` or no floors: ``checked`` unchanged.
     """
@@ -434,6 +459,14 @@ def relative_support(checked: list[CheckedFinding], model: SupportModel | None) 
         other = max((c for c in probs if c != cat), key=probs.__getitem__)
         if probs[other] >= CONFIDENT_OTHER:  # the model is sure it is something else: no benefit of the doubt
             out.append(cf)
+            continue
+        if floor == 0.0 and cat in CATEGORY_WORDING and not CATEGORY_WORDING[cat].search(cf.finding.evidence):
+            # the model cannot judge this category, and the quote does not use the clause's own wording
+            result = CheckResult(name="support", verdict=Verdict.needs_review, score=s.score,
+                                 reason=f"quote does not use the wording of {_label(cat)} ({WORDING_HINT[cat]}), "
+                                        f"and the support model cannot judge that category (support {s.score:.2f})")
+            checks = [result if c.name == "support" else c for c in cf.checks]
+            out.append(dataclasses.replace(cf, checks=checks, verdict=overall_verdict(checks)))
             continue
         weak = f" — {WEAK_SUPPORT_REASON}: confirm the clause" if s.score < WEAK_RELATIVE else ""
         result = CheckResult(name="support", verdict=Verdict.verified, score=s.score,

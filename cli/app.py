@@ -42,7 +42,7 @@ def review(
     source: str = typer.Argument(..., help="Folder (or single file) of documents to review."),
     out: Path = typer.Option(Path("out"), "--out", help="Folder for report.json, report.html and the log."),
     db: Optional[str] = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
-    backend: str = typer.Option("auto", "--backend", help="auto | anthropic | bedrock | rules"),
+    backend: Optional[str] = typer.Option(None, "--backend", help="auto | anthropic | bedrock | rules (default: DOCREVIEW_BACKEND, else auto)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
     rereview: bool = typer.Option(False, "--rereview", help="Review unchanged documents again (nightly mode: measures drift)."),
     routing: str = typer.Option("auto", "--routing", help="auto | all | decision-points (auto: decision-points for LLM backends, all for rules)"),
@@ -60,7 +60,7 @@ def review(
     profile: str = typer.Option("auto", "--profile", help="auto | contract | filing: the review profile (auto: each document classified from its cover page)."),
 ) -> None:
     """Review every document in SOURCE (a folder, a file, s3://bucket/prefix or s3://bucket/key) and write a report."""
-    if backend not in ("auto", "anthropic", "bedrock", "rules"):
+    if backend is not None and backend not in ("auto", "anthropic", "bedrock", "rules"):
         err.print(f"[red]error:[/] unknown backend {backend!r} (choose auto, anthropic, bedrock or rules)")
         raise typer.Exit(2)
     try:
@@ -80,11 +80,11 @@ def review(
     if not source.startswith(("s3://", "file://")) and not Path(source).exists():
         err.print(f"[red]error:[/] source not found: {source}")
         raise typer.Exit(2)
-    if batch and backend != "anthropic":
-        err.print("[red]error:[/] --batch needs --backend anthropic")
-        raise typer.Exit(2)
-    settings, problem = load_settings({"backend": backend, **({"database_url": db} if db else {})},
-                                      options={"backend": "--backend", "database_url": "--db"})
+    overrides = {**({"backend": backend} if backend else {}), **({"database_url": db} if db else {})}
+    settings, problem = load_settings(overrides, options={k: v for k, v in (("backend", "--backend"), ("database_url", "--db"))
+                                                          if k in overrides})
+    if settings is not None and batch and settings.backend != "anthropic":
+        problem = problem or "--batch needs --backend anthropic (or DOCREVIEW_BACKEND=anthropic)"
     problem = (problem or check_playbook(str(playbook) if playbook else settings.playbook,
                                          "--playbook" if playbook else "DOCREVIEW_PLAYBOOK")
                or check_backend(settings) or check_database(settings.database_url) or check_support_model())

@@ -7,9 +7,11 @@ Prefect's start-up with exit status 1. Nothing here imports Prefect.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from schemas.settings import Limits, Settings
 
@@ -54,6 +56,10 @@ def load_settings(overrides: dict[str, Any], options: dict[str, str] | None = No
         return Settings(**overrides), None
     except ValidationError as exc:
         return None, describe_validation_error(exc, options)
+    except SettingsError as exc:  # a value the settings source cannot even parse (malformed JSON)
+        match = re.search(r'field "(\w+)"', str(exc))
+        where = env_variable(match.group(1)) if match else "a DOCREVIEW_ setting"
+        return None, f"{where}: cannot be parsed (JSON expected for a mapping or list)"
 
 
 def check_database(url: str, option: str = "--db") -> str | None:

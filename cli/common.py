@@ -11,7 +11,8 @@ from typing import Any
 from rich.console import Console
 
 console = Console(stderr=False)
-err = Console(stderr=True)
+#: Errors are one line each, never wrapped at a pipe's 80 columns (a log or a CI job greps them whole).
+err = Console(stderr=True, soft_wrap=True)
 
 #: Width of tables written to a pipe or file (no terminal to measure, ``COLUMNS`` unset): wide enough
 #: that ``docreview queue | less`` or a saved listing keeps evidence and reasons on few lines.

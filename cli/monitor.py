@@ -26,7 +26,7 @@ from rich.table import Table
 from cli.common import table_console
 
 console = table_console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 metrics_app = typer.Typer(add_completion=False, no_args_is_help=True,
                           help="Metrics of a run (show) and the Prometheus exporter (serve).")

@@ -34,7 +34,7 @@ QUEUE_VERDICTS = ("unsupported", "contradicted", "needs_review")
 DECISIONS = ("approve", "reject")
 
 console = table_console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 def _db(url: str | None) -> str:

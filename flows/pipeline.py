@@ -188,7 +188,7 @@ class Run:
         return [self.out_dir] + ([db.split(":///", 1)[1]] if db.startswith("sqlite:///") else [])
 
 
-def open_run(source: str, out_dir: str, database_url: str | None, backend: str, rereview: bool,
+def open_run(source: str, out_dir: str, database_url: str | None, backend: str | None, rereview: bool,
              policy: ResiliencePolicy | None, routing: str, batch: tuple[float, float] | None = None,
              playbook: str | None = None, profile: str = "auto") -> Run:
     """Settings, backend and policy for a new run, its ``runs`` row and its concurrency bounds.
@@ -204,7 +204,7 @@ def open_run(source: str, out_dir: str, database_url: str | None, backend: str, 
     if profile not in ("auto", "contract", "filing"):
         raise ValueError(f"unknown profile {profile!r} (choose auto, contract or filing)")
     require_support_model()  # a missing or broken model file fails the run at once, not every document
-    overrides: dict[str, Any] = {"backend": backend}
+    overrides: dict[str, Any] = {"backend": backend} if backend else {}  # None: DOCREVIEW_BACKEND
     if database_url:
         overrides["database_url"] = database_url
     settings = Settings(**overrides)

@@ -83,7 +83,7 @@ def review_documents(
     source: str,
     out_dir: str = "out",
     database_url: str | None = None,
-    backend: str = "auto",
+    backend: str | None = None,
     rereview: bool = False,
     policy: ResiliencePolicy | None = None,
     routing: str = "auto",
@@ -99,7 +99,8 @@ def review_documents(
 
     ``source``: a folder, a file, ``s3://bucket/prefix`` or ``s3://bucket/exact-key``
     (``endpoint_url``: an S3-compatible endpoint; ``suffix``: the key ending listed, default
-    ``.pdf``). ``rereview``: review unchanged documents again (nightly drift). ``routing``:
+    ``.pdf``). ``backend``: ``auto``, ``anthropic``, ``bedrock`` or ``rules``; ``None`` takes
+    ``DOCREVIEW_BACKEND`` (default ``auto``: anthropic with a key, else rules). ``rereview``: review unchanged documents again (nightly drift). ``routing``:
     ``all``, ``decision-points`` or ``auto`` (:mod:`tasks.review.route`). ``batch``: the deep
     chunks of every document in one Message Batch (anthropic only), polled every
     ``batch_poll_s`` s for at most ``batch_timeout_s`` s (:mod:`tasks.review.batches`).

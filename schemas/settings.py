@@ -75,7 +75,7 @@ class Settings(BaseSettings):
     )
     anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
     anthropic_model: str = Field(
-        "claude-sonnet-5-5", description="Claude model id (tasks/review/backends/models.py: DEFAULT_MODEL says why "
+        "claude-sonnet-5-5", min_length=1, description="Claude model id (tasks/review/backends/models.py: DEFAULT_MODEL says why "
         "this default; the legacy default claude-sonnet-4-6 stays selectable). An id outside the capability table "
         "runs with a warning naming the assumptions made.")
     bedrock_model_id: str | None = Field(
@@ -86,10 +86,10 @@ class Settings(BaseSettings):
         "apac, ...; empty for the on-demand base id anthropic.<model>.")
     bedrock_region: str = Field("us-east-1", validation_alias=AliasChoices("DOCREVIEW_BEDROCK_REGION", "AWS_REGION"))
     bedrock_endpoint_url: str | None = None
-    llm_timeout_s: float = Field(120.0, description="Per-call timeout for LLM requests, seconds.")
-    llm_max_tokens: int = Field(4096, description="max_tokens for one review call, tokens.")
+    llm_timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False, description="Per-call timeout for LLM requests, seconds.")
+    llm_max_tokens: int = Field(4096, ge=1, description="max_tokens for one review call, tokens.")
     llm_max_tokens_ceiling: int = Field(
-        16_384, description="Largest max_tokens a truncated review is retried with before the chunk is split, tokens."
+        16_384, ge=1, description="Largest max_tokens a truncated review is retried with before the chunk is split, tokens."
     )
     llm_stream: bool = Field(True, description="Stream LLM calls (measures first-token latency).")
     llm_prices: dict[str, tuple[float, float, float, float]] = Field(
@@ -104,7 +104,7 @@ class Settings(BaseSettings):
         None, description="Prompt-cache lifetime of the cached prefix; None = the API default (5 minutes). Batch "
         "mode always uses 1h.")
     llm_thinking_budget_tokens: int = Field(
-        0, description="Extended-thinking budget, tokens; must stay 0 (a forced tool_choice rejects thinking and the "
+        0, ge=0, le=0, description="Extended-thinking budget, tokens; must stay 0 (a forced tool_choice rejects thinking and the "
         "5.x models take only adaptive thinking; up-front thinking is turned off where the model allows it)."
     )
     llm_count_tokens_preflight: bool = Field(
@@ -118,8 +118,8 @@ class Settings(BaseSettings):
     verifier_weak_support: float = Field(
         0.5, ge=0.0, le=1.0, description="Support score (probability of the claimed category, tasks.check.support) "
         "below which a grounded finding goes to the verifier.")
-    verifier_model: str = Field("claude-haiku-4-5", description="Model id of the verifier.")
-    verifier_max_tokens: int = Field(512, description="max_tokens for one verifier call, tokens.")
+    verifier_model: str = Field("claude-haiku-4-5", min_length=1, description="Model id of the verifier.")
+    verifier_max_tokens: int = Field(512, ge=1, description="max_tokens for one verifier call, tokens.")
     report_url_base: str | None = Field(
         None, description="Base URL where the report folder is published (a bucket website or static server): "
         "the Prefect artifact then links <base>/runs/<run id>/report.html, which opens on any machine."
@@ -151,11 +151,11 @@ class Settings(BaseSettings):
     )
     limits: Limits = Field(default_factory=Limits)
     # Alert thresholds, checked at the end of every run (tasks/observe/monitoring.py: Prefect events).
-    alert_routing_rate_min: float = Field(0.08, description="Alert when the routing rate is below this, ratio.")
-    alert_cache_hit_ratio_min: float = Field(0.5, description="Alert when the prompt-cache hit ratio is below this.")
-    alert_unsupported_rate_max: float = Field(0.10, description="Alert when unsupported/findings is above this.")
-    alert_latency_p95_ms_max: float = Field(60_000.0, description="Alert when call latency p95 is above this, ms.")
-    alert_drift_max: float = Field(0.2, description="Alert when the run's mean drift is above this (0..1).")
+    alert_routing_rate_min: float = Field(0.08, ge=0.0, le=1.0, description="Alert when the routing rate is below this, ratio.")
+    alert_cache_hit_ratio_min: float = Field(0.5, ge=0.0, le=1.0, description="Alert when the prompt-cache hit ratio is below this.")
+    alert_unsupported_rate_max: float = Field(0.10, ge=0.0, le=1.0, description="Alert when unsupported/findings is above this.")
+    alert_latency_p95_ms_max: float = Field(60_000.0, gt=0, description="Alert when call latency p95 is above this, ms.")
+    alert_drift_max: float = Field(0.2, ge=0.0, le=1.0, description="Alert when the run's mean drift is above this (0..1).")
 
     def verifier_on(self, backend: str) -> bool:
         """Whether the model verifier runs for a review with ``backend`` (``rules``, ``anthropic``,
@@ -166,10 +166,14 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _overlap_below_half_a_chunk(self) -> "Settings":
-        """The chunker needs an overlap smaller than half a chunk (tasks/review/chunk.py)."""
+        """The chunker needs an overlap smaller than half a chunk (tasks/review/chunk.py), and the
+        max_tokens ceiling a truncated review is retried with cannot be below the first max_tokens."""
         if self.chunk_overlap_chars * 2 >= self.chunk_chars:
             raise ValueError(f"DOCREVIEW_CHUNK_OVERLAP_CHARS ({self.chunk_overlap_chars}) must be less than half "
                              f"of DOCREVIEW_CHUNK_CHARS ({self.chunk_chars})")
+        if self.llm_max_tokens_ceiling < self.llm_max_tokens:  # a truncated review is retried with more, never less
+            raise ValueError(f"DOCREVIEW_LLM_MAX_TOKENS_CEILING ({self.llm_max_tokens_ceiling}) must be at least "
+                             f"DOCREVIEW_LLM_MAX_TOKENS ({self.llm_max_tokens})")
         return self
 
     def resolved_backend(self) -> Literal["anthropic", "bedrock", "rules"]:

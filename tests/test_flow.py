@@ -220,6 +220,14 @@ def test_an_unusable_database_url_is_one_line_and_exit_2(tmp_path):
     ({"DOCREVIEW_ROUTER_THRESHOLD": ""}, "DOCREVIEW_ROUTER_THRESHOLD"),
     ({"DOCREVIEW_CLAIM_LEASE_S": "-1"}, "DOCREVIEW_CLAIM_LEASE_S"),
     ({"DOCREVIEW_MAX_PAGES": "many"}, "DOCREVIEW_MAX_PAGES"),
+    ({"DOCREVIEW_BACKEND": "foo"}, "DOCREVIEW_BACKEND"),
+    ({"DOCREVIEW_LLM_PRICES": "notjson"}, "DOCREVIEW_LLM_PRICES: cannot be parsed"),
+    ({"DOCREVIEW_LLM_TIMEOUT_S": "0"}, "DOCREVIEW_LLM_TIMEOUT_S"),
+    ({"DOCREVIEW_LLM_MAX_TOKENS": "-5"}, "DOCREVIEW_LLM_MAX_TOKENS"),
+    ({"DOCREVIEW_LLM_MAX_TOKENS_CEILING": "1"}, "DOCREVIEW_LLM_MAX_TOKENS_CEILING (1) must be at least"),
+    ({"DOCREVIEW_LLM_THINKING_BUDGET_TOKENS": "5000"}, "DOCREVIEW_LLM_THINKING_BUDGET_TOKENS"),
+    ({"DOCREVIEW_ANTHROPIC_MODEL": ""}, "DOCREVIEW_ANTHROPIC_MODEL"),
+    ({"DOCREVIEW_ALERT_ROUTING_RATE_MIN": "-5"}, "DOCREVIEW_ALERT_ROUTING_RATE_MIN"),
 ])
 def test_a_bad_setting_is_exit_2_naming_the_variable_before_anything_starts(tmp_path, env, expected):
     import os
@@ -234,7 +242,37 @@ def test_a_bad_setting_is_exit_2_naming_the_variable_before_anything_starts(tmp_
                           env={**os.environ, **env})
     assert done.returncode == 2, done.stdout + done.stderr
     assert expected in done.stderr and "Traceback" not in done.stderr + done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # one line, never wrapped at 80 columns
     assert not (tmp_path / "x.db").exists()  # neither Prefect nor the database was started
+
+
+def test_docreview_backend_is_the_default_of_backend(samples, tmp_path, db_url, monkeypatch):
+    """DOCREVIEW_BACKEND=rules keeps a run offline even with an API key set; --backend (the flow's
+    ``backend``) overrides it; DOCREVIEW_BACKEND=anthropic without a key is exit 2 before the run."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from flows.review import review_documents
+
+    inbox, _ = samples
+    monkeypatch.setenv("DOCREVIEW_BACKEND", "rules")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-used")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # nothing listens: a model call would fail
+    try:
+        result = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url)
+    finally:
+        dispose_engines()
+    assert result["backend"] == "rules" and result["metrics"]["documents_reviewed"] == 3
+
+    (tmp_path / "empty").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run([cli, "review", str(tmp_path / "empty"), "--out", str(tmp_path / "o2"),
+                           "--db", f"sqlite:///{tmp_path}/y.db"], capture_output=True, text=True, timeout=120,
+                          env={**env, "DOCREVIEW_BACKEND": "anthropic"})
+    assert done.returncode == 2 and "needs ANTHROPIC_API_KEY" in " ".join(done.stderr.split()), done.stderr
 
 
 @pytest.mark.parametrize("args, expected", [

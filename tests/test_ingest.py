@@ -123,6 +123,15 @@ def test_memory_limit_is_enforced(tmp_path, pdf_maker):
     assert result["ok"] is False and result["kind"] == FailureKind.memory_limit.value
 
 
+def test_a_limit_too_small_to_start_names_the_setting_not_the_document(tmp_path, pdf_maker):
+    """At 1 MiB the loader cannot map Python's libraries: a memory-limit failure naming the
+    setting, not a corrupt PDF."""
+    path = pdf_maker(tmp_path / "d.pdf", [CONTRACT])
+    result = run_extraction(str(path), Limits(extraction_memory_mb=1))
+    assert result["ok"] is False and result["kind"] == FailureKind.memory_limit.value
+    assert "DOCREVIEW_EXTRACTION_MEMORY_MB=1 MiB" in result["reason"]
+
+
 def test_listing_keeps_non_pdfs_and_skips_hidden(tmp_path, pdf_maker):
     pdf_maker(tmp_path / "a.pdf", [CONTRACT])
     (tmp_path / "notes.txt").write_text("x")

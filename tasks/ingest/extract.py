@@ -53,6 +53,10 @@ def _progress_and_result(stdout: bytes) -> tuple[list[int], dict | None]:
     return started, result
 
 
+#: What the dynamic loader prints when the address-space limit leaves no room for a shared library.
+_LOADER_OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "Cannot allocate memory")
+
+
 def run_extraction(path: str, limits: Limits) -> dict:
     """Run :mod:`tasks.ingest.extract_worker` on ``path`` under ``limits``; return its JSON result.
 
@@ -117,6 +121,16 @@ def run_extraction(path: str, limits: Limits) -> dict:
             crashes.append(f"the extractor stopped before the first page (exit status {proc.returncode})")
             pypdf_only = True
             continue
+        if not started and any(m in err for m in _LOADER_OUT_OF_MEMORY):
+            # The dynamic loader could not map Python's own libraries: the limit is a setting too small to
+            # start any extraction, not a property of this document.
+            return {
+                "ok": False,
+                "kind": FailureKind.memory_limit.value,
+                "reason": f"the extraction process cannot start within DOCREVIEW_EXTRACTION_MEMORY_MB="
+                          f"{limits.extraction_memory_mb} MiB (raise it; default 1536)",
+                "attempts": attempt,
+            }
         if "MemoryError" in err or proc.returncode in (-9, -6):
             return {
                 "ok": False,

@@ -95,6 +95,21 @@ def ligature_pdf(path: Path, marker: str = "private_use", actual_text: bool = Tr
     return raw_pdf(path, [content], tounicode=_tounicode(targets))
 
 
+#: What :func:`split_ligature_pdf` says, read right (each "ff"/"ffi" is drawn as "f" and a gap).
+SPLIT_LIGATURE_TEXT = ("The effects of the change have affected our offerings, and the Officer of the set "
+                       "shall report them.")
+
+
+def split_ligature_pdf(path: Path) -> Path:
+    """One page reading :data:`SPLIT_LIGATURE_TEXT` as fonts that map an ff or ffi ligature glyph to a
+    lone "f" draw it: the "f", then the rest of the glyph's width as empty space, where PDFium adds a
+    space ("The ef ects of …", as in the 2015-2022 3M 10-Ks). "of the set" is set normally."""
+    gap = b") -300 ("
+    line = (b"(The ef" + gap + b"ects of the change have af" + gap + b"ected our of" + gap + b"erings, and the Of"
+            + gap + b"icer of the set shall report them.)")
+    return raw_pdf(path, [b"BT /F1 11 Tf 72 700 Td [" + line + b"] TJ ET"])
+
+
 class _FooterPDF(FPDF):
     def __init__(self, header_text: str) -> None:
         super().__init__(format="A4")

@@ -16,7 +16,9 @@ from docreview_testing.extraction import (
     bomb_pdf,
     footer_seam_pdf,
     glued_pdf,
+    SPLIT_LIGATURE_TEXT,
     ligature_pdf,
+    split_ligature_pdf,
 )
 from schemas.documents import ExtractedDocument, FailureKind, PageText, SourceObject
 from schemas.findings import Finding, Verdict
@@ -284,6 +286,27 @@ def test_instructions_in_a_removed_footer_are_still_flagged():
     flags = [f for f in document_flags(doc, chunks, 50_000) if f.kind == KIND_INJECTION]
     assert flags and {f.page for f in flags} == {2}
     assert all("running header or footer" in f.reason and f.chunk_indices == [0] for f in flags)
+
+
+def test_words_pdfium_splits_at_a_ligature_drawn_as_f_are_rejoined_and_quotes_ground(tmp_path):
+    out = ingest(split_ligature_pdf(tmp_path / "split.pdf"))
+    page = out.document.pages[0]
+    assert page.text.strip() == SPLIT_LIGATURE_TEXT and page.quality.ligatures_restored == 4
+    _, check = grounding(out.document, "the change have affected our offerings")
+    assert check.verdict is Verdict.verified, check.reason
+
+
+def test_rejoining_needs_a_word_and_leaves_real_word_pairs_alone():
+    from collections import Counter
+
+    from tasks.ingest.ligatures import free_words, rejoin_split_ligatures
+
+    assert rejoin_split_ligatures("the ef ects of the suf icient ef orts", Counter()) == (
+        "the effects of the sufficient efforts", 3)
+    assert rejoin_split_ligatures("Jef rey signed", Counter({"jeffrey": 2})) == ("Jeffrey signed", 1)
+    kept = "one of each, if any, of set-off, of ice and of the form"
+    assert rejoin_split_ligatures(kept, Counter({"office": 1}), free_words(["the set and the ice"])) == (kept, 0)
+    assert free_words(["the ef ects of ice", "Ef ects"]) == {"the": 1, "ef": 2, "of": 1}  # "ice" follows "of "
 
 
 def test_word_ligatures_ti_tt_ft_expand_to_words_of_the_document():

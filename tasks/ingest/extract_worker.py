@@ -394,19 +394,25 @@ def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pd
 
 
 def finish_pages(pages: list[dict]) -> list[dict]:
-    """Restore ligatures, clean, strip running lines and flag every page (pages of :func:`_read_page`).
+    """Restore ligatures (and rejoin PDFium's words split at one), clean, strip running lines and flag
+    every page (pages of :func:`_read_page`).
 
     Returns ``[{"number", "text", "quality", "running"}]`` (``running``: the removed lines).
     """
     from tasks.ingest.furniture import strip_running_lines
-    from tasks.ingest.ligatures import actual_text_replacements, restore_ligatures, vocabulary
+    from tasks.ingest.ligatures import (actual_text_replacements, free_words, rejoin_split_ligatures, restore_ligatures,
+                                        vocabulary)
     from tasks.textnorm import GLUED_PAGE_NOTE, clean_page_text
 
     vocab = vocabulary([p["raw"] for p in pages])
+    free = free_words([p["raw"] for p in pages if p["extractor"] == "pdfium"])
     cleaned, restored = [], []
     for p in pages:
         actual = actual_text_replacements(p["actual"]) if p["actual"] else None
         text, n = restore_ligatures(p["raw"], actual, vocab)
+        if p["extractor"] == "pdfium":  # PDFium splits words at ligatures some fonts map to a lone "f"
+            text, rejoined = rejoin_split_ligatures(text, vocab, free)
+            n += rejoined
         cleaned.append(p["clean"] if not n and p.get("clean") is not None else clean_page_text(text))
         restored.append(n)
     texts, removed = strip_running_lines(cleaned)

@@ -156,3 +156,59 @@ def restore_ligatures(text: str, actual: list[str | None] | None = None,
         last = pos + 1
     pieces.append(text[last:])
     return "".join(pieces), len(fills)
+
+
+#: A word PDFium split after an ``f``: the font maps the ff/fi/fl/ffi/ffl ligature glyph to a plain
+#: "f" and PDFium adds a space for the rest of the glyph's width ("ef ects", "af ected", "of erings").
+_SPLIT_AFTER_F = re.compile(r"\b([A-Za-z]*f) ([a-z]+)\b")
+
+#: What the lost letters after the "f" can be, for ff, fi, fl, ffi, ffl.
+_LOST_AFTER_F = ("f", "i", "l", "fi", "fl")
+
+
+def free_words(texts: list[str]) -> Counter[str]:
+    """Lower-case words of ``texts`` that do not follow a word ending in "f" and one space: where a
+    fragment such as "ects" occurs on its own, it is a word, not the rest of a split one."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        for m in re.finditer(r"(?<![A-Za-z])([A-Za-z]+)", text):
+            start = m.start()
+            if start >= 2 and text[start - 1] == " " and text[start - 2] in "fF":
+                continue
+            counts[m.group(1).lower()] += 1
+    return counts
+
+
+def rejoin_split_ligatures(text: str, vocab: Counter[str] | None = None,
+                           free: Counter[str] | None = None) -> tuple[str, int]:
+    """Rejoin words PDFium split at a ligature the font maps to a lone "f" (the 2015 3M 10-K:
+    "the ef ects of" for "the effects of").
+
+    A ``<letters>f <letters>`` pair is rejoined when putting back the lost letters (one of
+    :data:`_LOST_AFTER_F`) makes a word of ``vocab`` (the document's words, :func:`vocabulary`) or
+    of :data:`COMMON_WORDS`, and the second part is neither a word of :data:`COMMON_WORDS` nor found
+    on its own anywhere in the document (``free``, :func:`free_words`: "of set" stays when the
+    document also says "the set"); several candidates: the most frequent in ``vocab``. Returns
+    ``(text, rejoined)``, the count of words rejoined.
+    """
+    vocab = vocab or Counter()
+    free = free or Counter()
+    count = 0
+
+    def fix(m: re.Match[str]) -> str:
+        nonlocal count
+        left, right = m.group(1), m.group(2)
+        if right in COMMON_WORDS or free.get(right, 0):
+            return m.group(0)
+        best, best_score = None, 0
+        for lost in _LOST_AFTER_F:
+            word = (left + lost + right).lower()
+            score = vocab.get(word, 0) * 2 + (1 if word in COMMON_WORDS else 0)
+            if score > best_score:
+                best, best_score = left + lost + right, score
+        if best is None:
+            return m.group(0)
+        count += 1
+        return best
+
+    return _SPLIT_AFTER_F.sub(fix, text), count

@@ -161,7 +161,7 @@ def final_state(result: dict[str, Any], batch: bool = False, waiting: int = 0) -
     if not failed and not deferred:
         return result
     parts = [f"{failed} of {total} failed"] if failed else []
-    parts += [f"{deferred} deferred (the next run takes them first)"] if deferred else []
+    parts += [f"{deferred} deferred (the next run takes them first, or once a stated back-off ends)"] if deferred else []
     if not int(m["documents_reviewed"]) and (failed or (not batch and deferred > waiting)):
         message = "nothing reviewed: " + "; ".join(parts)
         return Failed(message=message, data=NothingReviewed(message, result))

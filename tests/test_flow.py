@@ -143,6 +143,11 @@ def test_bad_files_fail_with_reasons_and_the_batch_goes_on(samples, tmp_path, db
     assert sum(1 for _, reason in pair if reason and reason.startswith("same content as")) == 1
     for name in ("zero.pdf", "notes.txt", "truncated.pdf", "scan.pdf"):
         assert status[name][0] == "failed" and status[name][1], name
+    profiles = {d["file_name"]: d["profile"] for d in report["documents"]}
+    assert profiles["zero.pdf"] is None and profiles["notes.txt"] is None  # never read, never classified
+    assert profiles[good.name] == "contract"
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "reviewed before document profiles were recorded" not in html
     with Session(get_engine(db_url)) as s:
         rows = s.exec(select(RunDocumentRow)).all()
     assert len(rows) == 6  # every object has exactly one terminal row for the run

@@ -171,7 +171,10 @@ def filing_fields(profile: Any, summary: FilingSummary | None, status: str) -> d
     """A document's profile fields (:func:`tasks.store.profiles.profile_fields`) and, for a
     reviewed filing, ``key_figures`` (``[{name, value, unit, period, page, statement, line}]``),
     ``sections`` (``[[first page, Item]]``), ``flags``, ``changes`` since the previous filing
-    (:class:`schemas.filings.FilingChange` dicts) and ``previous_sha256``."""
+    (:class:`schemas.filings.FilingChange` dicts) and ``previous_sha256``. A document that was never
+    classified (it failed before its text was read) has no profile: those fields are ``None``."""
+    if profile is None and status != "reviewed":
+        return {"profile": None, "document_type": None, "profile_reason": None, "company": None, "period": None}
     out = profile_fields(profile)
     if summary is not None and status == "reviewed":
         out.update(key_figures=[f.model_dump(mode="json") for f in summary.key_figures],

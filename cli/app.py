@@ -37,6 +37,15 @@ from cli.common import console, err, log_beside, prepare_environment, route_pref
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
 
+def _local_path(source: str) -> Path:
+    """The local path of a folder, file or ``file://`` URL source."""
+    if source.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(source).path))
+    return Path(source)
+
+
 @app.command()
 def review(
     source: str = typer.Argument(..., help="Folder (or single file) of documents to review."),
@@ -77,8 +86,8 @@ def review(
     if task_runner not in ("thread", "dask") or (dask_address and task_runner != "dask"):
         err.print("[red]error:[/] --task-runner must be thread or dask; --dask-address needs --task-runner dask")
         raise typer.Exit(2)
-    if not source.startswith(("s3://", "file://")) and not Path(source).exists():
-        err.print(f"[red]error:[/] source not found: {source}")
+    if not source.startswith("s3://") and not _local_path(source).exists():
+        err.print(f"[red]error:[/] source not found: {escape(source)}")
         raise typer.Exit(2)
     overrides = {**({"backend": backend} if backend else {}), **({"database_url": db} if db else {})}
     settings, problem = load_settings(overrides, options={k: v for k, v in (("backend", "--backend"), ("database_url", "--db"))

@@ -7,6 +7,7 @@ Prefect's start-up with exit status 1. Nothing here imports Prefect.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -62,9 +63,23 @@ def load_settings(overrides: dict[str, Any], options: dict[str, str] | None = No
         return None, f"{where}: cannot be parsed (JSON expected for a mapping or list)"
 
 
+def _not_sqlite(file: Any) -> str | None:
+    """None when ``file`` opens as a SQLite database (read-only), else why not ("is not a SQLite
+    database", the driver's message for anything else)."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{file}?mode=ro", uri=True)) as conn:
+            conn.execute("pragma schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return "is not a SQLite database" if "not a database" in str(exc) else f"cannot be opened: {exc}"
+    return None
+
+
 def check_database(url: str, option: str = "--db") -> str | None:
-    """None when ``url`` can be opened (a SQLite file's folder exists; a server accepts a
-    connection within :data:`CONNECT_TIMEOUT_S` seconds), else one line saying why."""
+    """None when ``url`` can be opened (a SQLite file's folder exists and the file, when it exists, is
+    a SQLite database; a server accepts a connection within :data:`CONNECT_TIMEOUT_S` seconds), else
+    one line saying why."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
@@ -78,9 +93,15 @@ def check_database(url: str, option: str = "--db") -> str | None:
         if database and database != ":memory:" and not database.startswith("file:"):
             from pathlib import Path
 
-            folder = Path(database).expanduser().resolve().parent
-            if not folder.is_dir():
-                return f"{option} / DATABASE_URL: the folder {folder} of the SQLite file does not exist"
+            file = Path(database).expanduser().resolve()
+            if not file.parent.is_dir():
+                return f"{option} / DATABASE_URL: the folder {file.parent} of the SQLite file does not exist"
+            if file.is_dir():
+                return f"{option} / DATABASE_URL: {file} is a folder, not a SQLite file"
+            if file.is_file() and file.stat().st_size:
+                problem = _not_sqlite(file)
+                if problem:
+                    return f"{option} / DATABASE_URL: {file} {problem}"
         return None
     args = {"connect_timeout": CONNECT_TIMEOUT_S} if parsed.get_backend_name() == "postgresql" else {}
     try:

@@ -219,6 +219,35 @@ def test_an_unusable_database_url_is_one_line_and_exit_2(tmp_path):
         assert "cannot use the database" in done.stderr and "Traceback" not in done.stderr + done.stdout
 
 
+def test_a_missing_file_url_source_is_exit_2_before_the_run(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run([cli, "review", f"file://{tmp_path}/no%20such", "--db", f"sqlite:///{tmp_path}/x.db"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "source not found: file://" in done.stderr, done.stdout + done.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize("name, expected", [("junk.db", "junk.db is not a SQLite database"),
+                                              ("afolder", "afolder is a folder, not a SQLite file")])
+def test_a_sqlite_url_that_is_no_database_is_exit_2_before_the_run(tmp_path, name, expected):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "junk.db").write_text("not a database")
+    (tmp_path / "afolder").mkdir()
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"),
+                           "--db", f"sqlite:///{tmp_path / name}"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and expected in done.stderr, done.stdout + done.stderr
+    assert (tmp_path / "junk.db").read_text() == "not a database"  # left as it was
+
+
 @pytest.mark.parametrize("env, expected", [
     ({"DOCREVIEW_ROUTER_THRESHOLD": "abc"}, "DOCREVIEW_ROUTER_THRESHOLD"),
     ({"DOCREVIEW_ROUTER_THRESHOLD": "nan"}, "DOCREVIEW_ROUTER_THRESHOLD"),

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -32,7 +33,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from cli.checks import check_backend, check_database, check_playbook, check_support_model, load_settings
+from cli.checks import (check_backend, check_database, check_playbook, check_support_model,
+                        describe_validation_error, load_settings)
 from cli.common import console, err, log_beside, prepare_environment, route_prefect_logs, serve_until_interrupted
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
@@ -234,7 +236,13 @@ def _policy(policy_file: Optional[Path], breaker_storage: Optional[str], on_open
     overrides = {"breaker_storage": breaker_storage, "on_open": on_open, "attempts": attempts,
                  "llm_concurrency": llm_concurrency}
     data.update({k: v for k, v in overrides.items() if v is not None})
-    return ResiliencePolicy(**data) if data else None
+    try:
+        return ResiliencePolicy(**data) if data else None
+    except ValidationError as exc:  # one line per field: "--on-open: Input should be 'defer' or 'cached' (got 'maybe')"
+        options = {k: "--" + k.replace("_", "-") for k, v in overrides.items() if v is not None}
+        fields = [str(e["loc"][-1]) for e in exc.errors() if e.get("loc")]
+        where = {f: options.get(f, f"{policy_file}: {f}") for f in fields}
+        raise ValueError(describe_validation_error(exc, where)) from None
 
 
 def _print_summary(result: dict) -> None:

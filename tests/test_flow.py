@@ -219,6 +219,23 @@ def test_an_unusable_database_url_is_one_line_and_exit_2(tmp_path):
         assert "cannot use the database" in done.stderr and "Traceback" not in done.stderr + done.stdout
 
 
+def test_an_invalid_resilience_policy_is_one_line_naming_the_option_or_field(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "policy.json").write_text('{"attempts": "x"}')
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--policy", str(tmp_path / "policy.json"),
+                           "--on-open", "maybe", "--db", f"sqlite:///{tmp_path}/x.db"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert f"{tmp_path / 'policy.json'}: attempts: Input should be a valid integer" in done.stderr
+    assert "--on-open: Input should be 'defer' or 'cached' (got 'maybe')" in done.stderr
+    assert "errors.pydantic.dev" not in done.stderr
+
+
 def test_a_missing_file_url_source_is_exit_2_before_the_run(tmp_path):
     import subprocess
     import sys

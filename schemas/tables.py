@@ -424,7 +424,8 @@ class ExtractionBackoffRow(SQLModel, table=True):
 
     One row per document (sha256); ``timeouts`` counts consecutive timeouts (the wait doubles
     with each, see :mod:`tasks.ingest.backoff`); ``last_reason`` is the last timeout's reason;
-    times are UTC. The row is deleted when an extraction of the document finishes.
+    times are UTC; ``timeout_s`` is the extraction timeout it timed out under. The row is deleted
+    when an extraction of the document finishes.
     """
 
     __tablename__ = "extraction_backoff"
@@ -434,6 +435,9 @@ class ExtractionBackoffRow(SQLModel, table=True):
     last_reason: str = Field(sa_column=Column(Text, nullable=False))
     last_failed_at: datetime = Field(default_factory=utcnow)
     retry_after: datetime = Field(default_factory=utcnow)
+    #: ``Limits.extraction_timeout_s`` of the last timeout, seconds (None: recorded before it was kept);
+    #: a run with a higher limit does not wait for ``retry_after``.
+    timeout_s: float | None = None
 
 
 class PlaybookResultRow(SQLModel, table=True):

@@ -218,6 +218,12 @@ def test_a_timed_out_document_waits_with_backoff_before_the_next_attempt(tmp_pat
     assert backoff.backoff_reason(db_url, first.sha256, now=later + timedelta(hours=1.5)) is not None
     assert backoff.backoff_reason(db_url, first.sha256, now=later + timedelta(hours=2, minutes=1)) is None
     assert [backoff.backoff_delay_s(n, limits) for n in (1, 2, 3, 4)] == [3600, 7200, 14400, 14400]
+    # A raised extraction timeout (the fix for a limit set too low) ends the wait at once; the same one does not.
+    soon = later + timedelta(minutes=5)
+    assert backoff.backoff_reason(db_url, first.sha256, now=soon, limits=limits) is not None
+    raised = limits.model_copy(update={"extraction_timeout_s": 300.0})
+    assert backoff.backoff_reason(db_url, first.sha256, now=soon, limits=raised) is None
+    assert backoff.backoff_until(db_url, first.sha256, now=soon, limits=raised) is None
     # A finished extraction forgets the timeouts.
     backoff.record_extraction(db_url, first.sha256, {"ok": True, "pages": []}, limits)
     assert backoff.backoff_reason(db_url, first.sha256) is None

@@ -157,8 +157,9 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
     Never retried within a run: none of these failures can succeed on a second attempt.
 
     With ``database_url``, timeouts are remembered across runs (:mod:`tasks.ingest.backoff`): a
-    document whose extraction timed out is not extracted again before its back-off ends (it
-    fails at once, ``timeout``, and the reason says when it will be tried again); a success
+    document whose extraction timed out is not extracted again before its back-off ends or the
+    extraction timeout is raised (it fails at once, ``timeout``, and the reason says when it will be
+    tried again); a success
     forgets its timeouts. A backed-off outcome carries ``retry_after`` (UTC), so the caller may
     end it ``deferred`` rather than ``failed``.
     """
@@ -167,10 +168,11 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
     if database_url and fingerprinted.sha256:
         from tasks.ingest.backoff import backoff_reason, backoff_until
 
-        waiting = backoff_reason(database_url, fingerprinted.sha256)
+        waiting = backoff_reason(database_url, fingerprinted.sha256, limits=limits)
         if waiting:
             return fingerprinted.model_copy(update={"failure": FailureKind.timeout, "reason": waiting,
-                                                    "retry_after": backoff_until(database_url, fingerprinted.sha256)})
+                                                    "retry_after": backoff_until(database_url, fingerprinted.sha256,
+                                                                                 limits=limits)})
     result = run_extraction(obj.local_path, limits)
     if database_url and fingerprinted.sha256:
         from tasks.ingest.backoff import backoff_until, record_extraction

@@ -18,6 +18,15 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 COUNTED = (DocumentRow, ChunkRow, FindingRow, CheckRow, DocumentReviewRow, LLMCallRow)
 
 
+def docreview(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120):
+    """The installed ``docreview`` command run with ``args``: its CompletedProcess, output captured as text."""
+    import subprocess
+    import sys
+
+    cli = str(Path(sys.executable).parent / "docreview")
+    return subprocess.run([cli, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+
+
 def row_counts(db_url: str) -> dict[str, int]:
     with Session(get_engine(db_url)) as s:
         return {m.__tablename__: s.exec(select(func.count()).select_from(m)).one() for m in COUNTED}
@@ -193,43 +202,29 @@ def test_prefect_internal_errors_go_to_the_run_log_not_the_console(tmp_path):
 
 
 def test_an_unwritable_report_folder_is_one_line_and_exit_2(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
 
     (tmp_path / "inbox").mkdir()
     (tmp_path / "taken").write_text("a file where the report folder should go")
-    cli = str(Path(sys.executable).parent / "docreview")
-    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "taken"),
-                           "--db", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True, timeout=120)
+    done = docreview("review", str(tmp_path / "inbox"), "--out", str(tmp_path / "taken"), "--db", f"sqlite:///{tmp_path}/x.db")
     assert done.returncode == 2
     assert "cannot write the report folder" in done.stderr and "Traceback" not in done.stderr + done.stdout
     assert not (tmp_path / "x.db").exists()  # nothing started
 
 
 def test_an_unusable_database_url_is_one_line_and_exit_2(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
 
-    cli = str(Path(sys.executable).parent / "docreview")
     for url in ("notaurl", f"sqlite:///{tmp_path}/missing/dir/x.db"):
-        done = subprocess.run([cli, "runs", "--db", url], capture_output=True, text=True, timeout=120)
+        done = docreview("runs", "--db", url)
         assert done.returncode == 2, done.stderr
         assert "cannot use the database" in done.stderr and "Traceback" not in done.stderr + done.stdout
 
 
 def test_an_invalid_resilience_policy_is_one_line_naming_the_option_or_field(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
 
     (tmp_path / "inbox").mkdir()
     (tmp_path / "policy.json").write_text('{"attempts": "x"}')
-    cli = str(Path(sys.executable).parent / "docreview")
-    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--policy", str(tmp_path / "policy.json"),
-                           "--on-open", "maybe", "--db", f"sqlite:///{tmp_path}/x.db"],
-                          capture_output=True, text=True, timeout=120)
+    done = docreview("review", str(tmp_path / "inbox"), "--policy", str(tmp_path / "policy.json"), "--on-open", "maybe",
+                     "--db", f"sqlite:///{tmp_path}/x.db")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert f"{tmp_path / 'policy.json'}: attempts: Input should be a valid integer" in done.stderr
     assert "--on-open: Input should be 'defer' or 'cached' (got 'maybe')" in done.stderr
@@ -237,13 +232,8 @@ def test_an_invalid_resilience_policy_is_one_line_naming_the_option_or_field(tmp
 
 
 def test_a_missing_file_url_source_is_exit_2_before_the_run(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
 
-    cli = str(Path(sys.executable).parent / "docreview")
-    done = subprocess.run([cli, "review", f"file://{tmp_path}/no%20such", "--db", f"sqlite:///{tmp_path}/x.db"],
-                          capture_output=True, text=True, timeout=120)
+    done = docreview("review", f"file://{tmp_path}/no%20such", "--db", f"sqlite:///{tmp_path}/x.db")
     assert done.returncode == 2 and "source not found: file://" in done.stderr, done.stdout + done.stderr
     assert not (tmp_path / "x.db").exists()
 
@@ -251,16 +241,11 @@ def test_a_missing_file_url_source_is_exit_2_before_the_run(tmp_path):
 @pytest.mark.parametrize("name, expected", [("junk.db", "junk.db is not a SQLite database"),
                                               ("afolder", "afolder is a folder, not a SQLite file")])
 def test_a_sqlite_url_that_is_no_database_is_exit_2_before_the_run(tmp_path, name, expected):
-    import subprocess
-    import sys
-    from pathlib import Path
 
     (tmp_path / "inbox").mkdir()
     (tmp_path / "junk.db").write_text("not a database")
     (tmp_path / "afolder").mkdir()
-    cli = str(Path(sys.executable).parent / "docreview")
-    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"),
-                           "--db", f"sqlite:///{tmp_path / name}"], capture_output=True, text=True, timeout=120)
+    done = docreview("review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), "--db", f"sqlite:///{tmp_path / name}")
     assert done.returncode == 2 and expected in done.stderr, done.stdout + done.stderr
     assert (tmp_path / "junk.db").read_text() == "not a database"  # left as it was
 
@@ -282,15 +267,10 @@ def test_a_sqlite_url_that_is_no_database_is_exit_2_before_the_run(tmp_path, nam
 ])
 def test_a_bad_setting_is_exit_2_naming_the_variable_before_anything_starts(tmp_path, env, expected):
     import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
     (tmp_path / "inbox").mkdir()
-    cli = str(Path(sys.executable).parent / "docreview")
-    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"),
-                           "--db", f"sqlite:///{tmp_path}/x.db"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env})
+    done = docreview("review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), "--db", f"sqlite:///{tmp_path}/x.db",
+                     env={**os.environ, **env})
     assert done.returncode == 2, done.stdout + done.stderr
     assert expected in done.stderr and "Traceback" not in done.stderr + done.stdout
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # one line, never wrapped at 80 columns
@@ -301,9 +281,6 @@ def test_docreview_backend_is_the_default_of_backend(samples, tmp_path, db_url, 
     """DOCREVIEW_BACKEND=rules keeps a run offline even with an API key set; --backend (the flow's
     ``backend``) overrides it; DOCREVIEW_BACKEND=anthropic without a key is exit 2 before the run."""
     import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from flows.review import review_documents
 
@@ -319,10 +296,8 @@ def test_docreview_backend_is_the_default_of_backend(samples, tmp_path, db_url, 
 
     (tmp_path / "empty").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    cli = str(Path(sys.executable).parent / "docreview")
-    done = subprocess.run([cli, "review", str(tmp_path / "empty"), "--out", str(tmp_path / "o2"),
-                           "--db", f"sqlite:///{tmp_path}/y.db"], capture_output=True, text=True, timeout=120,
-                          env={**env, "DOCREVIEW_BACKEND": "anthropic"})
+    done = docreview("review", str(tmp_path / "empty"), "--out", str(tmp_path / "o2"), "--db", f"sqlite:///{tmp_path}/y.db",
+                     env={**env, "DOCREVIEW_BACKEND": "anthropic"})
     assert done.returncode == 2 and "needs ANTHROPIC_API_KEY" in " ".join(done.stderr.split()), done.stderr
 
 
@@ -334,17 +309,12 @@ def test_docreview_backend_is_the_default_of_backend(samples, tmp_path, db_url, 
 ])
 def test_an_unusable_database_or_backend_is_exit_2_before_the_run(tmp_path, args, expected):
     import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
     (tmp_path / "inbox").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "ANTHROPIC_"))}
     env.update({"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
                 "AWS_EC2_METADATA_DISABLED": "true"})
-    cli = str(Path(sys.executable).parent / "docreview")
-    done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), *args],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    done = docreview("review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), *args, env=env, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert expected in " ".join(done.stderr.split()) and "Traceback" not in done.stderr + done.stdout
     assert not (tmp_path / "docreview.db").exists()
@@ -376,8 +346,6 @@ def test_a_run_that_reviews_nothing_ends_failed_and_the_cli_exits_1(prefect_harn
     """Every document failed: the flow run is Failed ("nothing reviewed: …"), calling the flow
     raises NothingReviewed with the run's result, and the CLI prints the summary, the reasons and
     the report path, then exits 1."""
-    import subprocess
-    import sys
 
     from flows.pipeline import NothingReviewed
     from flows.review import review_documents
@@ -394,9 +362,8 @@ def test_a_run_that_reviews_nothing_ends_failed_and_the_cli_exits_1(prefect_harn
     assert raised.value.result["metrics"]["documents_failed"] == 2
     assert (tmp_path / "out" / "report.html").is_file()
 
-    cli = str(Path(sys.executable).parent / "docreview")
-    done = subprocess.run([cli, "review", str(inbox), "--out", str(tmp_path / "cli-out"), "--backend", "rules",
-                           "--db", f"sqlite:///{tmp_path}/cli.db"], capture_output=True, text=True, timeout=300)
+    done = docreview("review", str(inbox), "--out", str(tmp_path / "cli-out"), "--backend", "rules",
+                     "--db", f"sqlite:///{tmp_path}/cli.db", timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Nothing was reviewed: 2 of 2 failed" in " ".join(done.stderr.split())
     assert "broken.pdf" in done.stdout and "Report:" in done.stdout

@@ -265,7 +265,9 @@ def _print_summary(result: dict) -> None:
         table.add_row("Throughput", "no document needed a new review")
     elif m["documents_total"]:
         table.add_row("Throughput", "no document was reviewed in this run")
-    table.add_row("Backend", f"{result['backend']} ({result['model']})")
+    table.add_row("Backend", f"{result['backend']} ({result['model']})"
+                  + (f" via {result['endpoint']}: not the vendor's API, figures below are that server's"
+                     if result.get("endpoint") else ""))
     if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
         table.add_row("Routing", f"{m['routing_rate'] * 100:.1f}% of the text sent to the deep review "
                       f"({int(m.get('chunks_deep', 0))} of {int(m['chunks_total'])} chunks)")

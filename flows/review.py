@@ -109,8 +109,9 @@ def review_documents(
     a contract or an SEC filing (:mod:`tasks.ingest.classify`); ``contract`` or ``filing`` forces
     that review profile.
 
-    Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "metrics",
-    "documents"}``. Raises ``ValueError`` for an empty or unrendered-template ``source``, an
+    Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "endpoint",
+    "metrics", "documents"}`` (``endpoint``: where the model calls went when not the vendor's own
+    API, else None). Raises ``ValueError`` for an empty or unrendered-template ``source``, an
     unknown ``routing`` or ``batch`` without the anthropic backend, and
     :class:`tasks.ingest.local.SourceError` when the source cannot be listed, and
     :class:`tasks.review.resilience.RunMisconfigured` (the run ends Failed, after its report) when
@@ -175,7 +176,8 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     offline = run.reviewer.name == "rules"
     compare_filings(run.db, run.id)  # each filing of the run against the previous one of its company and form
     playbook = {"name": run.playbook.name, "source": run.playbook.source} if run.playbook else None
-    report = write_report(run.db, run.id, run.out_dir, offline, playbook)
+    endpoint = run.settings.model_endpoint(run.reviewer.name)
+    report = write_report(run.db, run.id, run.out_dir, offline, playbook, endpoint)
     report_html = str(Path(run.out_dir) / "report.html")
     publish_artifacts(quote(report), report_link(run.out_dir, run.id, run.settings.report_url_base))
     publish_deviations(report)  # the playbook's deviations table artifact
@@ -191,6 +193,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
         "backend": run.reviewer.name,
         "model": run.reviewer.model,
         "offline": offline,
+        "endpoint": endpoint,
         "metrics": report["run"]["metrics"],
         "documents": [{k: d[k] for k in ("file_name", "status", "reason")} for d in report["documents"]],
     }

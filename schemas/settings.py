@@ -176,6 +176,18 @@ class Settings(BaseSettings):
                              f"DOCREVIEW_LLM_MAX_TOKENS ({self.llm_max_tokens})")
         return self
 
+    def model_endpoint(self, backend: str) -> str | None:
+        """The endpoint the ``backend``'s model calls go to when it is not the vendor's own API
+        (``ANTHROPIC_BASE_URL`` for anthropic, ``DOCREVIEW_BEDROCK_ENDPOINT_URL`` for bedrock), else
+        None: the report then says whose figures its calls, tokens and cost are (a proxy's or a test
+        double's, not necessarily Anthropic's or AWS's)."""
+        if backend == "anthropic":
+            url = self.anthropic_base_url
+            return url if url and url.rstrip("/") != "https://api.anthropic.com" else None
+        if backend == "bedrock":
+            return self.bedrock_endpoint_url or None
+        return None
+
     def resolved_backend(self) -> Literal["anthropic", "bedrock", "rules"]:
         """The backend actually used: ``auto`` becomes ``anthropic`` with a key, else ``rules``."""
         if self.backend != "auto":

@@ -54,7 +54,7 @@ def test_samples_reviewed_with_ground_truth(samples, tmp_path, db_url):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     m = report["run"]["metrics"]
     assert m["documents_total"] == 3 and m["documents_reviewed"] == 3 and m["documents_failed"] == 0
-    assert report["run"]["backend"] == "rules" and report["run"]["offline"] is True
+    assert report["run"]["backend"] == "rules" and report["run"]["offline"] is True and report["run"]["endpoint"] is None
     # Since the support check (issue 17), findings citing a bare heading or a clause of another category
     # are needs_review: the generated samples have such findings, so fewer are verified than before (0.95).
     assert 0.5 <= m["verification_rate"] < 0.95, m

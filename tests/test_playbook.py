@@ -311,6 +311,10 @@ def test_the_playbook_party_reaches_the_model_backend_and_keys_its_reviews(stub_
     assert versions[first["run_id"]].startswith(f"{PROMPT_VERSION}+party-") and versions[second["run_id"]] == PROMPT_VERSION
     assert stored == {versions[first["run_id"]], PROMPT_VERSION}
     assert second["metrics"]["documents_skipped"] == 0  # not reused across parties
+    # The calls went to the local test double, not the Anthropic API: the result and the report say so.
+    assert first["endpoint"] == stub_env.url
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["run"]["endpoint"] == stub_env.url
+    assert f"Model calls went to <code>{stub_env.url}</code>, not the vendor" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_a_clause_the_support_model_doubts_still_counts_but_says_so(sample_playbook, tmp_path):

@@ -89,8 +89,12 @@ def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None,
+                 endpoint: str | None = None) -> dict[str, Any]:
     """The report of run ``run_id`` as a JSON-safe dict (shape documented in the README).
+
+    ``endpoint``: where the model calls went when that is not the vendor's own API
+    (:meth:`schemas.settings.Settings.model_endpoint`), reported as ``run.endpoint``.
 
     ``playbook`` (``{name, source}``) names the playbook the run applied; each reviewed document
     then carries its results (``playbook``: ``[{rule, clause, expect, status, severity, reason,
@@ -146,7 +150,7 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
     return dict(
         run=dict(
             id=run.id, source=run.source, backend=run.backend, model=run.model, prompt_version=run.prompt_version,
-            offline=offline, flow_run_id=run.flow_run_id, playbook=playbook,
+            offline=offline, endpoint=endpoint, flow_run_id=run.flow_run_id, playbook=playbook,
             started_at=run.started_at.isoformat() if run.started_at else None,
             finished_at=run.finished_at.isoformat() if run.finished_at else None,
             metrics=_metrics_out(metrics),
@@ -369,6 +373,9 @@ _HTML = """<!doctype html>
 <main>
 {% if run.offline %}<div class="notice">Reviewed with the offline <b>rules</b> backend (deterministic clause patterns, no language model).
 Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
+{% if run.endpoint %}<div class="notice">Model calls went to <code>{{ run.endpoint }}</code>, not the vendor's own API:
+the findings, calls, tokens and cost below are what that server returned (a proxy, or a test double such as
+<code>docreview stub-llm</code>, which answers from the rules backend).</div>{% endif %}
 <div class="metrics">
 {% for name, value in headline %}<div class="metric"><b>{{ value }}</b><span>{{ name }}</span></div>{% endfor %}
 </div>
@@ -509,13 +516,13 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
 
 @task(name="write-report", cache_policy=NO_CACHE)
 def write_report(database_url: str, run_id: str, out_dir: str, offline: bool,
-                 playbook: dict[str, Any] | None = None) -> dict[str, Any]:
+                 playbook: dict[str, Any] | None = None, endpoint: str | None = None) -> dict[str, Any]:
     """Prefect task: write the run's ``report.json`` and ``report.html`` into
     ``out_dir/runs/<run id>/`` (kept: an older run's report is never overwritten) and copy them to
     ``out_dir/report.json`` / ``out_dir/report.html`` (the latest run's); returns the report."""
     import shutil
 
-    report = build_report(database_url, run_id, offline, playbook)
+    report = build_report(database_url, run_id, offline, playbook, endpoint)
     out = Path(out_dir)
     kept = run_report_dir(out_dir, run_id)
     kept.mkdir(parents=True, exist_ok=True)

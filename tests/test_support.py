@@ -91,6 +91,46 @@ def test_right_values_verify_and_wrong_ones_are_contradicted():
     assert check_values(finding(q2, C.agreement_date, [("date", "June 23, 2021")])).verdict is Verdict.contradicted
 
 
+HOSTING_TERM = ("The initial term of this Agreement shall commence upon April 1, 1999 and shall continue for a period "
+                "of six (6) months. Thereafter it shall automatically renew for successive one (1) month periods unless "
+                "either party gives the other at least fifteen (15) days prior written notice.")
+
+
+@pytest.mark.parametrize("clause, value, verdict, reason", [
+    (C.expiration_date, ("date", "April 1, 1999"), Verdict.needs_review, "gives this date as a start"),
+    (C.effective_date, ("date", "April 1, 1999"), Verdict.verified, "agree with the quote"),
+    (C.notice_period_to_terminate_renewal, ("notice", "one (1) month"), Verdict.needs_review,
+     "gives this period as a term or renewal length"),
+    (C.notice_period_to_terminate_renewal, ("notice", "fifteen (15) days"), Verdict.verified, "agree with the quote"),
+    (C.renewal_term, ("renewal", "one (1) month"), Verdict.verified, "agree with the quote"),
+])
+def test_a_value_found_in_the_quote_must_play_the_claimed_part(clause, value, verdict, reason):
+    """A start date is no expiration date, a renewal length no notice period, though the quote holds both."""
+    got = check_values(finding(HOSTING_TERM, clause, [value]))
+    assert got.verdict is verdict and reason in got.reason
+
+
+def test_dates_of_a_term_from_and_until_keep_their_parts():
+    quote = "This Agreement is effective from January 1, 2020 until December 31, 2022."
+    assert check_values(finding(quote, C.effective_date, [("date", "January 1, 2020")])).verdict is Verdict.verified
+    assert check_values(finding(quote, C.expiration_date, [("date", "December 31, 2022")])).verdict is Verdict.verified
+    assert check_values(finding(quote, C.effective_date, [("date", "December 31, 2022")])).verdict is Verdict.needs_review
+    notice = "Either party may terminate at least six (6) months prior to the expiration of the then-current term."
+    assert check_values(finding(notice, C.notice_period_to_terminate_renewal, [("n", "six (6) months")])).verdict \
+        is Verdict.verified
+
+
+def test_key_terms_leave_out_values_the_check_doubts():
+    from tasks.observe.report import key_terms
+
+    def row(date: str, values_verdict: str) -> dict:
+        return {"clause_type": "expiration_date", "verdict": "needs_review", "values": {"date": date},
+                "checks": [{"name": "support", "verdict": "verified"}, {"name": "values", "verdict": values_verdict}]}
+
+    assert key_terms([row("April 1, 1999", "needs_review"), row("October 1, 1999", "verified")]) == {
+        "Expiration date": ["October 1, 1999"]}
+
+
 def test_unparseable_value_needs_review_never_contradicted():
     quote = "The purchase price shall be paid in accordance with Schedule B."
     got = check_values(finding(quote, C.minimum_commitment, [("amount", "1.2.3 units per annum ~ 4")]))

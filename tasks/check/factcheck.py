@@ -40,6 +40,7 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from decimal import Decimal
 
 from prefect import task
@@ -317,6 +318,82 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9][a-z0-9.&'-]*", match_form(text)[0]) if w.strip(".") not in _GENERIC_WORDS}
 
 
+#: Words that make the date after them a start ("commence upon April 1, 1999") or an end
+#: ("expire on", "until"); the nearest one before the date, within :data:`_ROLE_WINDOW` characters, decides.
+_START_CUE = re.compile(r"\b(?:commenc\w*|begin\w*|start\w*|effective|effect|dated|made|entered|from)\b", re.I)
+_END_CUE = re.compile(r"\b(?:expir\w*|terminat\w*|end|ends|ending|until|through|thru|last\s+day)\b", re.I)
+#: A period that is a term or renewal length: right after "renew for (successive)", "for a period of",
+#: "term of" …, or right before "periods", "terms", "renewal" ("one (1) month periods") — unless a
+#: notice follows it ("sixty (60) days prior to", "30 days' written notice").
+_TERM_BEFORE = re.compile(r"(?:\b(?:renew\w*|extend\w*|continue\w*)\s+(?:automatically\s+)?(?:for\s+)?(?:an?\s+|one\s+or\s+more\s+)?"
+                          r"(?:(?:additional|successive|further|consecutive|subsequent)\s+)?(?:(?:periods?|terms?)\s+of\s+)?"
+                          r"|\b(?:term|period)\s+of\s+)$", re.I)
+_TERM_AFTER = re.compile(r"^\s*(?:periods?|terms?|renewal|increments?)\b", re.I)
+_NOTICE_AFTER = re.compile(r"^[^.;]{0,40}?\b(?:prior|before|in\s+advance|notice|written|notif\w*)\b", re.I)
+_ROLE_WINDOW = 60
+
+#: Claimed categories whose date is an end (expiration) or a start (effective, agreement).
+_END_DATES = frozenset({"expiration_date"})
+_START_DATES = frozenset({"effective_date", "agreement_date"})
+
+
+def _nearest(cues: dict[str, re.Pattern[str]], text: str, at: int, end: int) -> str | None:
+    """Which cue occurs nearest the value at ``text[at:end]``: the last match in the
+    :data:`_ROLE_WINDOW` characters before it (dates), or either side of it (``end`` > 0: periods)."""
+    best, best_d = None, None
+    before = text[max(0, at - _ROLE_WINDOW):at]
+    after = text[end:end + _ROLE_WINDOW] if end else ""
+    for name, rx in cues.items():
+        for m in rx.finditer(before):
+            d = len(before) - m.end()
+            if best_d is None or d < best_d:
+                best, best_d = name, d
+        for m in rx.finditer(after):
+            d = m.start()
+            if best_d is None or d < best_d:
+                best, best_d = name, d
+    return best
+
+
+def _excerpt(quote: str, start: int, end: int, before: int = 30, after: int = 0) -> str:
+    """``quote[start:end]`` with about ``before``/``after`` characters around it, cut at spaces."""
+    lo = quote.rfind(" ", 0, max(0, start - before)) + 1 if start > before else 0
+    hi = quote.find(" ", end + after) if after else end
+    return quote[lo:hi if hi >= 0 else len(quote)].strip()
+
+
+def value_role_problem(category: Any, stated: Any, matches: list, quote: str) -> str | None:
+    """Why a stated value that equals a value of the quote plays another part there, else None.
+
+    Equality is not enough: "the initial term ends on April 1, 1999" is not supported by a quote
+    saying the term "shall commence upon April 1, 1999". For an Expiration Date whose every equal
+    date in ``quote`` follows a start word (commence, begin, effective, dated, from …) nearer than
+    an end word (expire, terminate, end, until, through …), and for an Effective or Agreement Date
+    whose every equal date follows an end word, and for a Notice Period To Terminate Renewal
+    whose every equal period is a term or renewal length ("renew for successive one (1) month
+    periods") with no notice after it ("… days prior to"), returns the
+    reason (the finding is ``needs_review``). ``matches`` are the quote's values equal to
+    ``stated`` (:func:`tasks.check.values.extract_values` offsets)."""
+    cat = getattr(category, "value", category)
+    kind = getattr(stated.kind, "value", stated.kind)
+    if kind == "date" and cat in _END_DATES | _START_DATES:
+        roles = {_nearest({"start": _START_CUE, "end": _END_CUE}, quote, q.start, 0) for q in matches}
+        wrong = "start" if cat in _END_DATES else "end"
+        if roles == {wrong}:
+            return (f"the quote gives this date as {'a start' if wrong == 'start' else 'an end'} "
+                    f"({_excerpt(quote, matches[0].start, matches[0].end)!r}), not as the claimed "
+                    f"{'end' if wrong == 'start' else 'start'}")
+    if kind == "duration" and cat == "notice_period_to_terminate_renewal":
+        def term_length(q: Any) -> bool:
+            before, after = quote[max(0, q.start - _ROLE_WINDOW):q.start], quote[q.end:q.end + _ROLE_WINDOW]
+            return bool(_TERM_BEFORE.search(before) or _TERM_AFTER.search(after)) and not _NOTICE_AFTER.search(after)
+
+        if all(term_length(q) for q in matches):
+            return (f"the quote gives this period as a term or renewal length "
+                    f"({_excerpt(quote, matches[0].start, matches[0].end, after=20)!r}), not as a notice period")
+    return None
+
+
 def check_values(
     finding: Finding, index: DocumentIndex | None = None, offset: int | None = None
 ) -> CheckResult:
@@ -327,7 +404,8 @@ def check_values(
     quote or be the section (or a parent of the section) the quote sits in. Without ``index``
     numeric dates stay ambiguous and section references must be in the quote. Returns ``contradicted``
     when a value disagrees with the quote, ``needs_review`` when it agrees only under an
-    undecided day/month order or the quote's own words and figures disagree, else ``verified``.
+    undecided day/month order, the quote's own words and figures disagree or the equal value plays
+    another part in the quote (:func:`value_role_problem`), else ``verified``.
     """
     order = index.date_order if index else DateOrder.unknown
     heads = index.sections_at(offset) if index else set()
@@ -367,6 +445,10 @@ def check_values(
             equal = [q for r, q in results if r is Match.equal]
             maybe = [q for r, q in results if r is Match.ambiguous]
             if equal:
+                role = value_role_problem(finding.clause_type, v, equal, quote)
+                if role:
+                    unsure.append(f"{label}: {role}")
+                    continue
                 flawed = [q for q in equal if q.problem]
                 # A stated value cut out of a sound quote value ("five percent (25%)" from
                 # "twenty-five percent (25%)") is that value.

@@ -56,13 +56,15 @@ _KEY_TERMS: list[tuple[str, list[ClauseType], list[str]]] = [
 
 
 def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Key terms of a document from its supported findings (:func:`supported`): ``{term: [distinct values]}``."""
+    """Key terms of a document from its supported findings (:func:`supported`) whose ``values``
+    check (when they have one) is ``verified``: a date the quote gives as a start is no expiration
+    date to list. Returns ``{term: [distinct values]}``."""
     out: dict[str, list[str]] = {}
     for term, types, names in _KEY_TERMS:
         wanted = {t.value for t in types}
         seen: list[str] = []
         for f in findings:
-            if f["clause_type"] not in wanted or not supported(f):
+            if f["clause_type"] not in wanted or not supported(f) or not _values_verified(f):
                 continue
             for name in names:
                 raw = f["values"].get(name)
@@ -72,6 +74,10 @@ def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
         if seen:
             out[term] = seen[:6]
     return out
+
+
+def _values_verified(finding: dict[str, Any]) -> bool:
+    return all(c["verdict"] == "verified" for c in finding.get("checks") or [] if c["name"] == "values")
 
 
 def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -514,3 +514,13 @@ def test_a_missing_or_broken_support_model_is_exit_2_before_the_run(tmp_path, mo
         assert not (tmp_path / "x.db").exists()
     finally:
         support._read_model.cache_clear()
+
+
+def test_a_category_outside_the_model_says_what_decides_it():
+    model = SupportModel(classes=["audit_rights", "none"], bias=[0.0, 0.0], threshold=0.4)
+    got = check_support(finding("This Agreement is governed by the laws of Ohio.", C.governing_law), model)
+    assert got.verdict is Verdict.verified and got.score is None
+    assert got.reason == ("not a heading, not negated; the support model covers CUAD clause categories, not "
+                          "Governing Law: grounding and values decide")
+    bare = check_support(finding("This Agreement is governed by the laws of Ohio.", C.governing_law), None)
+    assert bare.reason == "not a heading, not negated (no support model installed)"

@@ -374,8 +374,13 @@ def check_support(finding: Finding, model: SupportModel | None | str = "default"
     s = assess(finding, model)
     if s.problem:
         return CheckResult(name="support", verdict=Verdict.needs_review, reason=s.problem, score=s.score)
-    reason = (f"quote reads as {_label(finding.clause_type.value)} (support {s.score:.2f})"
-              if s.score is not None else "not a heading, not negated (no support model installed)")
+    if s.score is not None:
+        reason = f"quote reads as {_label(finding.clause_type.value)} (support {s.score:.2f})"
+    elif isinstance(model, SupportModel) or (model == "default" and load_model() is not None):
+        reason = (f"not a heading, not negated; the support model covers CUAD clause categories, not "
+                  f"{_label(finding.clause_type.value)}: grounding and values decide")
+    else:
+        reason = "not a heading, not negated (no support model installed)"
     return CheckResult(name="support", verdict=Verdict.verified, reason=reason, score=s.score)
 
 

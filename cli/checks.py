@@ -76,6 +76,28 @@ def _not_sqlite(file: Any) -> str | None:
     return None
 
 
+def missing_database(url: str, option: str = "--db") -> str | None:
+    """For commands that only read or annotate stored runs: one line when ``url`` is a SQLite file
+    that does not exist (a mistyped ``--db`` would otherwise create an empty database and report
+    "nothing here"), else None."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None  # the command's own error handling names a malformed URL
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    file = Path(database).expanduser()
+    if file.exists():
+        return None
+    return f"{option} / DATABASE_URL: no database at {file.resolve()} (nothing has been reviewed into it; check the path)"
+
+
 def check_database(url: str, option: str = "--db") -> str | None:
     """None when ``url`` can be opened (a SQLite file's folder exists and the file, when it exists, is
     a SQLite database; a server accepts a connection within :data:`CONNECT_TIMEOUT_S` seconds), else

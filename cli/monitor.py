@@ -19,6 +19,7 @@ import time
 from typing import Optional
 
 import typer
+from rich.markup import escape
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -34,12 +35,18 @@ metrics_app = typer.Typer(add_completion=False, no_args_is_help=True,
 _DB_HELP = "Database URL (default: sqlite:///docreview.db or DATABASE_URL)."
 
 
-def _database_url(db: Optional[str]) -> str:
-    if db:
-        return db
+def _database_url(db: Optional[str], must_exist: bool = True) -> str:
+    """``--db`` or the configured URL; with ``must_exist``, a SQLite file that does not exist is
+    exit 2 with one line (read-only commands do not create an empty database)."""
+    from cli.checks import missing_database
     from schemas.settings import Settings
 
-    return Settings().database_url
+    url = db or Settings().database_url
+    problem = missing_database(url) if must_exist else None
+    if problem:
+        err.print(f"[red]error:[/] {escape(problem)}")
+        raise typer.Exit(2)
+    return url
 
 
 def _pct(value: float | None) -> str:
@@ -147,7 +154,7 @@ def serve(
     from tasks.observe.monitoring import start_exporter
 
     try:
-        server, _thread = start_exporter(_database_url(db), port, addr)
+        server, _thread = start_exporter(_database_url(db, must_exist=False), port, addr)
     except OSError as exc:
         err.print(f"[red]error:[/] cannot listen on {addr}:{port}: {exc}")
         raise typer.Exit(2) from None

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 from rich.table import Table
 from sqlmodel import Session, select
@@ -38,11 +39,17 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def _db(url: str | None) -> str:
-    if url:
-        return url
+    """``--db`` or the configured URL; a SQLite file that does not exist is exit 2 with one line
+    (the queue and decisions need a reviewed database, they never create an empty one)."""
+    from cli.checks import missing_database
     from schemas.settings import Settings
 
-    return Settings().database_url
+    url = url or Settings().database_url
+    problem = missing_database(url)
+    if problem:
+        err.print(f"[red]error:[/] {escape(problem)}")
+        raise typer.Exit(2)
+    return url
 
 
 def queue_items(database_url: str, pending_only: bool = False) -> list[dict[str, Any]]:

@@ -212,11 +212,15 @@ def test_an_unwritable_report_folder_is_one_line_and_exit_2(tmp_path):
 
 
 def test_an_unusable_database_url_is_one_line_and_exit_2(tmp_path):
-
-    for url in ("notaurl", f"sqlite:///{tmp_path}/missing/dir/x.db"):
-        done = docreview("runs", "--db", url)
-        assert done.returncode == 2, done.stderr
-        assert "cannot use the database" in done.stderr and "Traceback" not in done.stderr + done.stdout
+    done = docreview("runs", "--db", "notaurl")
+    assert done.returncode == 2, done.stderr
+    assert "cannot use the database" in done.stderr and "Traceback" not in done.stderr + done.stdout
+    # Commands that read stored runs never create an empty database for a mistyped path.
+    for args in (["runs"], ["queue"], ["decide", "13", "approve"], ["metrics", "show", "abcd"], ["db", "current"]):
+        for url in (f"sqlite:///{tmp_path}/missing/dir/x.db", f"sqlite:///{tmp_path}/typo.db"):
+            done = docreview(*args, "--db", url)
+            assert done.returncode == 2 and "no database at" in done.stderr, (args, done.stdout + done.stderr)
+    assert not (tmp_path / "typo.db").exists()
 
 
 def test_an_invalid_resilience_policy_is_one_line_naming_the_option_or_field(tmp_path):

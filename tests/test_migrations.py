@@ -188,10 +188,12 @@ def test_db_commands(tmp_path):
 
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     runner = CliRunner()
-    current = runner.invoke(app, ["db", "current", "--db", url])
-    assert current.exit_code == 0 and "no revision" in current.output
+    missing = runner.invoke(app, ["db", "current", "--db", url])
+    assert missing.exit_code == 2 and "no database at" in missing.output and not (tmp_path / "cli.db").exists()
     upgraded = runner.invoke(app, ["db", "upgrade", "--db", url])
-    assert upgraded.exit_code == 0 and f"→ {head_revision()}" in upgraded.output
+    assert upgraded.exit_code == 0 and f"no revision → {head_revision()}" in upgraded.output
+    current = runner.invoke(app, ["db", "current", "--db", url])
+    assert current.exit_code == 0 and f"{head_revision()} (newest: {head_revision()})" in current.output
     checked = runner.invoke(app, ["db", "check", "--db", url])
     assert checked.exit_code == 0 and "match" in checked.output
     nothing = runner.invoke(app, ["db", "revision", "-m", "nothing"])

@@ -296,7 +296,14 @@ def samples(
     """Generate sample contract PDFs with known ground truth (for a first run and tests)."""
     from docreview_testing.samples import generate_samples, write_ground_truth
 
-    made = generate_samples(out, count=count)
+    if out.exists() and not out.is_dir():
+        err.print(f"[red]error:[/] {escape(str(out))} is a file, not a folder")
+        raise typer.Exit(2)
+    try:
+        made = generate_samples(out, count=count)
+    except OSError as exc:
+        err.print(f"[red]error:[/] cannot write samples to {escape(str(out))}: {escape(exc.strerror or str(exc))}")
+        raise typer.Exit(2) from None
     truth = out.parent / f"{out.name}-ground-truth.json"
     write_ground_truth(made, truth)
     console.print(f"Wrote {len(made)} sample contract(s) to {out}/ (ground truth: {truth})")
@@ -306,8 +313,8 @@ def samples(
 def stub_llm(
     port: int = typer.Option(8765, "--port", help="TCP port (0 picks a free one)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-    ttft_ms: float = typer.Option(0.0, "--ttft-ms", help="Injected latency before the first content delta, ms."),
-    token_ms: float = typer.Option(0.0, "--token-ms", help="Injected latency per output token, ms."),
+    ttft_ms: float = typer.Option(0.0, "--ttft-ms", min=0.0, help="Injected latency before the first content delta, ms."),
+    token_ms: float = typer.Option(0.0, "--token-ms", min=0.0, help="Injected latency per output token, ms."),
     fault: list[str] = typer.Option([], "--fault", help="Fault for every request: NAME, NAME:ARG, NAME@PROBABILITY (repeatable)."),
     seed: int = typer.Option(0, "--seed", help="Seed for probabilistic faults."),
 ) -> None:
@@ -319,7 +326,11 @@ def stub_llm(
     except ValueError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
-    server = StubLLMServer(host, port, StubLLM(ttft_ms=ttft_ms, token_ms=token_ms, faults=faults, seed=seed))
+    try:
+        server = StubLLMServer(host, port, StubLLM(ttft_ms=ttft_ms, token_ms=token_ms, faults=faults, seed=seed))
+    except OSError as exc:  # the port is taken, or the host is not ours
+        err.print(f"[red]error:[/] cannot listen on {escape(host)}:{port}: {escape(exc.strerror or str(exc))}")
+        raise typer.Exit(2) from None
     console.print(f"stub-llm (test double, answers from the rules backend, not a model) on {server.url}\n"
                   f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test   |   DOCREVIEW_BEDROCK_ENDPOINT_URL={server.url}\n"
                   f"  faults: {', '.join(f'{f.name}@{f.p}' for f in faults) or 'none'} (known: {', '.join(FAULTS)})")

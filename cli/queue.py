@@ -24,6 +24,7 @@ import typer
 from rich.markup import escape
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy import or_
 from sqlmodel import Session, select
 
 from cli.common import table_console
@@ -52,17 +53,21 @@ def _db(url: str | None) -> str:
     return url
 
 
-def queue_items(database_url: str, pending_only: bool = False) -> list[dict[str, Any]]:
+def queue_items(database_url: str, pending_only: bool = False, include: list[str] | None = None) -> list[dict[str, Any]]:
     """Queued items, findings first (by document, page), then absences.
 
     Each item: ``{id, kind (finding|absence), key, sha256, file_name, clause_type, verdict,
     page, evidence, reasons: [str], decision: {decision, note, decided_at, seq} | None}``.
-    ``pending_only`` drops items that already have a decision.
+    ``pending_only`` drops items that already have a decision; ``include`` adds the findings with
+    these keys whatever their verdict (a reviewer may decide on a verified finding too).
     """
     from tasks.store.persist import get_engine, latest_decisions
 
     with Session(get_engine(database_url)) as session:
-        findings = session.exec(select(FindingRow).where(FindingRow.verdict.in_(QUEUE_VERDICTS))
+        queued = FindingRow.verdict.in_(QUEUE_VERDICTS)
+        if include:
+            queued = or_(queued, FindingRow.finding_key.in_(include))
+        findings = session.exec(select(FindingRow).where(queued)
                                 .order_by(FindingRow.sha256, FindingRow.page, FindingRow.id)).all()
         absences = session.exec(select(AbsenceRow).order_by(AbsenceRow.sha256, AbsenceRow.clause_type)).all()
         shas = {f.sha256 for f in findings} | {a.sha256 for a in absences}
@@ -169,10 +174,14 @@ def record_decision(database_url: str, item_id: str, decision: str, note: str | 
 
 
 def gold_set(database_url: str) -> list[dict[str, Any]]:
-    """Every decided queue item with its latest decision and full history (JSON-safe)."""
+    """Every decided item — queued findings and absences, and findings decided although they were
+    not queued (a verified finding a reviewer rejected) — with its latest decision and full history
+    (JSON-safe)."""
     from tasks.store.persist import get_engine
 
-    items = [i for i in queue_items(database_url) if i["decision"] is not None]
+    with Session(get_engine(database_url)) as session:
+        decided_keys = list(session.exec(select(ReviewerDecision.target_key).distinct()).all())
+    items = [i for i in queue_items(database_url, include=decided_keys) if i["decision"] is not None]
     keys = [i["key"] for i in items]
     history: dict[str, list[dict[str, Any]]] = {}
     with Session(get_engine(database_url)) as session:
@@ -193,8 +202,11 @@ def queue(
     """List findings that are unsupported, contradicted or need review, absent high-risk clauses, and playbook deviations."""
     url = _db(db)
     if gold is not None:
+        if gold.is_dir() or not gold.parent.is_dir():
+            err.print(f"[red]error:[/] --gold {escape(str(gold))}: "
+                      + ("is a folder, not a file" if gold.is_dir() else f"the folder {escape(str(gold.parent))} does not exist"))
+            raise typer.Exit(2)
         items = gold_set(url)
-        gold.parent.mkdir(parents=True, exist_ok=True)
         gold.write_text(json.dumps(items, indent=2, ensure_ascii=False), encoding="utf-8")
         console.print(f"Wrote {len(items)} decided item(s) to {gold}")
         return

@@ -109,7 +109,8 @@ class Fault:
 
 
 def parse_faults(spec: str | None) -> list[Fault]:
-    """Parse ``"name[:arg][@p], …"``. Raises ``ValueError`` for an unknown fault name."""
+    """Parse ``"name[:arg][@p], …"``. Raises ``ValueError`` for an unknown fault name or a
+    probability that is not a number in 0..1."""
     out: list[Fault] = []
     for item in (spec or "").split(","):
         item = item.strip()
@@ -118,7 +119,12 @@ def parse_faults(spec: str | None) -> list[Fault]:
         p = 1.0
         if "@" in item:
             item, prob = item.rsplit("@", 1)
-            p = float(prob)
+            try:
+                p = float(prob)
+            except ValueError:
+                raise ValueError(f"fault {item!r}: probability {prob!r} is not a number") from None
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"fault {item!r}: probability {prob} is outside 0..1")
         name, _, arg = item.partition(":")
         if name not in FAULTS:
             raise ValueError(f"unknown fault {name!r} (known: {', '.join(FAULTS)})")

@@ -111,11 +111,24 @@ def test_cli_queue_decide_and_gold(stored, tmp_path):
     assert runner.invoke(app, ["decide", "A999999", "approve", "--db", stored]).exit_code == 2
     listed = runner.invoke(app, ["queue", "--db", stored])
     assert listed.exit_code == 0 and "2 finding(s) and 5 absence(s)" in listed.output
+    # A verified finding is not queued, but a reviewer may still reject it: the gold set keeps that too.
+    from sqlmodel import Session, select
+
+    from schemas.tables import FindingRow
+    from tasks.store.persist import get_engine
+
+    with Session(get_engine(stored)) as session:
+        verified = session.exec(select(FindingRow).where(FindingRow.verdict == "verified")).one()
+    assert runner.invoke(app, ["decide", str(verified.id), "reject", "--note", "wrong clause", "--db", stored]).exit_code == 0
     gold = tmp_path / "gold.json"
     assert runner.invoke(app, ["queue", "--db", stored, "--gold", str(gold)]).exit_code == 0
-    data = json.loads(gold.read_text())
-    assert len(data) == 1 and data[0]["kind"] == "absence"
-    assert data[0]["decision"]["note"] == "no cap clause: confirmed"
+    data = {d["kind"]: d for d in json.loads(gold.read_text())}
+    assert len(data) == 2 and data["absence"]["decision"]["note"] == "no cap clause: confirmed"
+    assert data["finding"]["verdict"] == "verified" and data["finding"]["decision"]["decision"] == "reject"
+    for bad, why in ((tmp_path, "is a folder"), (tmp_path / "no" / "g.json", "does not exist")):
+        done = runner.invoke(app, ["queue", "--db", stored, "--gold", str(bad)])
+        assert done.exit_code == 2 and why in done.output
+    assert not (tmp_path / "no").exists()
 
 
 pytestmark_flow = pytest.mark.usefixtures("prefect_harness")

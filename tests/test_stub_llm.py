@@ -196,3 +196,24 @@ def test_injected_first_token_latency_is_observed(server, stub):
                 if line == "event: content_block_delta" and first_delta is None:
                     first_delta = (time.perf_counter() - started) * 1000
     assert first_delta is not None and first_delta >= 300
+
+
+def test_stub_llm_and_samples_commands_refuse_bad_arguments_in_one_line(tmp_path):
+    import socket
+
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    runner = CliRunner()
+    for args, why in ((["stub-llm", "--fault", "overloaded@2"], "outside 0..1"),
+                      (["stub-llm", "--fault", "rate_limit@x"], "is not a number"),
+                      (["samples", str(tmp_path / "f.txt")], "is a file, not a folder")):
+        (tmp_path / "f.txt").write_text("x")
+        done = runner.invoke(app, args)
+        assert done.exit_code == 2 and why in done.output and "Traceback" not in done.output, (args, done.output)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        done = runner.invoke(app, ["stub-llm", "--port", str(busy.getsockname()[1])])
+    assert done.exit_code == 2 and "cannot listen on 127.0.0.1:" in done.output

@@ -410,6 +410,13 @@ def eval_filings(
     if not (data_dir / "documents.jsonl").is_file() or not (data_dir / "pdf").is_dir():
         err.print(f"[red]error:[/] {data_dir} lacks documents.jsonl or pdf/")
         raise typer.Exit(2)
+    if only:
+        known = {json.loads(line).get("doc_name") for line in
+                 (data_dir / "documents.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()}
+        unknown = [name for name in only if name not in known]
+        if unknown:
+            err.print(f"[red]error:[/] --only: no filing {escape(', '.join(unknown))} in {escape(str(data_dir))}/documents.jsonl")
+            raise typer.Exit(2)
     problem = check_support_model()
     if problem:
         err.print(f"[red]error:[/] {escape(problem)}")

@@ -222,6 +222,18 @@ def test_the_cli_refuses_an_unknown_profile(tmp_path):
     assert result.exit_code == 2 and "unknown profile" in result.output
 
 
+def test_eval_filings_refuses_a_filing_name_that_is_not_in_the_set(tmp_path):
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    (tmp_path / "pdf").mkdir()
+    (tmp_path / "documents.jsonl").write_text('{"doc_name": "ACME_2022_10K"}\n')
+    result = CliRunner().invoke(app, ["eval", "filings", str(tmp_path), "--only", "NOPE", "--out", str(tmp_path / "e.json")])
+    assert result.exit_code == 2 and "--only: no filing NOPE" in result.output
+    assert not (tmp_path / "e.json").exists()
+
+
 def test_sentence_spans_match_the_sentence_pattern_on_any_text():
     rnd = random.Random(7)
     texts = ["".join(rnd.choice("ab .!?\n1") for _ in range(rnd.randint(0, 80))) for _ in range(2000)]

@@ -452,3 +452,25 @@ def test_plots_render_offline_and_with_calls():
     assert findings_plot(docs).caption == "3 findings in 2 categories"
     svg = base64.b64decode(findings_plot(docs).src.split(",", 1)[1])
     assert b"<svg" in svg and b"<script" not in svg
+
+
+def test_find_run_takes_a_literal_prefix_of_at_least_four_characters(db_url):
+    from sqlmodel import Session
+
+    from schemas.tables import RunRow
+    from tasks.observe.monitoring import find_run
+    from tasks.store.persist import dispose_engines, get_engine
+
+    with Session(get_engine(db_url)) as session:
+        session.add(RunRow(id="0e2579fd-1111-4222-8333-444455556666", source="in", backend="rules", model="rules",
+                           prompt_version="p"))
+        session.commit()
+    try:
+        assert find_run(db_url, "0e25").id.startswith("0e2579fd")
+        for wildcard in ("____", "0e25%", "%%%%"):  # LIKE wildcards are characters of the prefix
+            with pytest.raises(KeyError, match="no run"):
+                find_run(db_url, wildcard)
+        with pytest.raises(KeyError, match="at least 4 characters"):
+            find_run(db_url, "0e2")
+    finally:
+        dispose_engines()

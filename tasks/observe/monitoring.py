@@ -383,8 +383,10 @@ def find_run(database_url: str, run_id: str) -> RunSummary:
     """
     with Session(get_engine(database_url)) as session:
         run = session.get(RunRow, run_id)
-        if run is None and len(run_id) >= 4:
-            found = session.exec(select(RunRow).where(RunRow.id.startswith(run_id)).limit(2)).all()
+        if run is None and len(run_id) < 4:
+            raise KeyError(f"no run {run_id!r} (a prefix needs at least 4 characters)")
+        if run is None:  # "%" and "_" are characters of the prefix, not LIKE wildcards
+            found = session.exec(select(RunRow).where(RunRow.id.startswith(run_id, autoescape=True)).limit(2)).all()
             if len(found) > 1:
                 raise KeyError(f"run id prefix {run_id!r} is ambiguous")
             run = found[0] if found else None

@@ -485,3 +485,15 @@ def test_review_unit_seam_is_never_evidence():
     for f in findings:
         assert "omitted" not in f.evidence
         assert any(f.evidence in part for part in parts), f.evidence
+
+
+def test_a_notice_period_reads_as_english_in_the_summary():
+    from schemas.findings import FindingValue
+    from schemas.taxonomy import ClauseType
+    from tasks.review.backends.rules import summarize
+
+    def said(period: str) -> str:
+        return summarize(ClauseType.termination_for_convenience, [FindingValue(name="duration", value=period)])
+
+    assert said("thirty (30) days") == "A party may terminate without cause on thirty (30) days' notice."
+    assert said("one (1) month") == "A party may terminate without cause on one (1) month's notice."

@@ -940,6 +940,11 @@ def default_risk(category: ClauseType) -> Risk:
     return Risk.low
 
 
+def _possessive(period: str) -> str:
+    """``period`` as a possessive: "thirty (30) days'", "one (1) month's"."""
+    return f"{period}'" if period.rstrip().endswith("s") else f"{period}'s"
+
+
 def summarize(category: ClauseType, values: list[FindingValue]) -> str:
     """One plain-English sentence for a finding of ``category`` with ``values`` filled in."""
     vd = {v.name: v.value for v in values}
@@ -955,7 +960,7 @@ def summarize(category: ClauseType, values: list[FindingValue]) -> str:
         "for_duration": f"for {dur}" if dur else "",
         "duration_before": f"{dur} before the term ends" if dur else "before the term ends",
         "jurisdiction": vd.get("jurisdiction", "the stated jurisdiction"),
-        "by_notice": f" on {dur}'s notice" if dur else "",
+        "by_notice": f" on {_possessive(dur)} notice" if dur else "",
         "at_rate": f" at {amount}" if amount else "",
         "of_amount": f" of {amount}" if amount else "",
         "to_amount": f" to {amount}" if amount else "",

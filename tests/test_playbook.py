@@ -150,6 +150,24 @@ def test_deviations_unknowns_and_decisions(sample_playbook):
     assert evaluate_document(sample_playbook, filing) == []  # a contract playbook does not judge an SEC filing
 
 
+def test_a_finding_a_reviewer_approved_counts_as_confirmed_evidence(sample_playbook):
+    """The fact-check doubted the quote (support not verified), a reviewer approved it: the rule judges it
+    (the 120 days break the 90-day limit) instead of waiting for a reviewer again."""
+    notice = ("renews for successive one (1) year terms unless either party gives notice of non-renewal at least "
+              "one hundred twenty (120) days prior to the end of the term")
+    doubted = statuses(sample_playbook, [finding(3, "notice_period_to_terminate_renewal", notice,
+                                                 verdict="needs_review", support="needs_review")])
+    approved = statuses(sample_playbook, [finding(3, "notice_period_to_terminate_renewal", notice,
+                                                  verdict="needs_review", support="needs_review", decision="approve")])
+    assert doubted["renewal-notice"][0] == "deviation" and "did not confirm" in doubted["renewal-notice"][2]
+    assert approved["renewal-notice"][:2] == ("deviation", [3]) and "did not confirm" not in approved["renewal-notice"][2]
+    short = notice.replace("one hundred twenty (120)", "sixty (60)")
+    assert statuses(sample_playbook, [finding(3, "notice_period_to_terminate_renewal", short, verdict="needs_review",
+                                              support="needs_review")])["renewal-notice"][0] == "unknown"
+    assert statuses(sample_playbook, [finding(3, "notice_period_to_terminate_renewal", short, verdict="contradicted",
+                                              support="needs_review", decision="approve")])["renewal-notice"][0] == "pass"
+
+
 @pytest.mark.parametrize("text, expected", [
     ("governed by the laws of the State of Delaware and the federal laws of the United States", "Delaware"),
     ("This Agreement shall be governed by NY law.", "New York"),

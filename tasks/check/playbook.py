@@ -285,6 +285,10 @@ def _rejected_by_reviewer(finding: dict[str, Any]) -> bool:
     return str((finding.get("decision") or {}).get("decision", "")).startswith("reject")
 
 
+def _approved_by_reviewer(finding: dict[str, Any]) -> bool:
+    return str((finding.get("decision") or {}).get("decision", "")).startswith("approve")
+
+
 def _text_of(finding: dict[str, Any], names: tuple[str, ...]) -> str:
     """The finding's named values when it has them (the reviewer's reading), else its quote."""
     values = finding.get("values") or {}
@@ -341,7 +345,8 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
     checks, values, evidence, page, decision?}], absences: [...]}``).
 
     Evidence: the findings of the rule's clause that neither the fact-check nor a reviewer
-    rejected and that are :func:`supported`; when there are none, those that :func:`_stands`.
+    rejected and that are :func:`supported` or a reviewer approved (whatever the fact-check said);
+    when there are none, those that :func:`_stands`.
     Such unconfirmed evidence may show a ``deviation`` (the reason says the support check did not
     confirm the quote, and a reviewer looks at it anyway) but never a ``pass``: that becomes
     ``unknown``, so no rule passes on a quote nobody confirmed. Findings that are only headings
@@ -354,9 +359,9 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
     clause, name = rule.clause.value, label(rule.clause)
     rejected = [f["id"] for f in document.get("findings") or []
                 if f["clause_type"] == clause and _rejected_by_reviewer(f)]
-    mine = [f for f in document.get("findings") or []
-            if f["clause_type"] == clause and f["verdict"] in _TRUSTED and not _rejected_by_reviewer(f)]
-    evidence = [f for f in mine if supported(f)]
+    mine = [f for f in document.get("findings") or [] if f["clause_type"] == clause and not _rejected_by_reviewer(f)
+            and (f["verdict"] in _TRUSTED or _approved_by_reviewer(f))]
+    evidence = [f for f in mine if supported(f) or _approved_by_reviewer(f)]
     caveat = ""
     if not evidence:
         evidence = [f for f in mine if _stands(f)]

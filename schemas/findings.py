@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.taxonomy import ClauseType
 from dataclasses import dataclass
@@ -58,13 +58,21 @@ class FindingValue(BaseModel):
     """One named value a finding states, as written in the contract.
 
     ``name`` is a short key such as ``jurisdiction``, ``amount``, ``date``, ``party``,
-    ``duration``; ``value`` is the text as it appears in the evidence (e.g. ``"$1,000,000"``).
+    ``duration``; ``value`` is the text as it appears in the evidence (e.g. ``"$1,000,000"``), its
+    whitespace collapsed to single spaces.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="Short key, e.g. 'jurisdiction', 'amount', 'date', 'party', 'duration'.")
     value: str = Field(description="The value exactly as written in the evidence quote.")
+
+    @field_validator("value")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        """Line breaks and runs of spaces from the page layout become one space ("6th day\\nof April,
+        1999" reads "6th day of April, 1999"); the words stay as written."""
+        return " ".join(value.split())
 
 
 class Finding(BaseModel):

@@ -524,3 +524,10 @@ def test_a_category_outside_the_model_says_what_decides_it():
                           "Governing Law: grounding and values decide")
     bare = check_support(finding("This Agreement is governed by the laws of Ohio.", C.governing_law), None)
     assert bare.reason == "not a heading, not negated (no support model installed)"
+
+
+def test_a_value_broken_over_lines_reads_as_one_line_and_still_verifies():
+    value = FindingValue(name="date", value="6th day\nof  April, 1999")
+    assert value.value == "6th day of April, 1999"
+    quote = "made and entered into this 6th day\nof April, 1999 by and between the parties"
+    assert check_values(finding(quote, C.agreement_date, [("date", "6th day\nof April, 1999")])).verdict is Verdict.verified

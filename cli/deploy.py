@@ -23,6 +23,8 @@ def register(app: Any) -> None:
     import os
 
     import typer
+    from rich.markup import escape
+
     deployments_app = typer.Typer(no_args_is_help=True, help="Prefect deployments of the review flow.")
     app.add_typer(deployments_app, name="deployments")
 
@@ -33,6 +35,17 @@ def register(app: Any) -> None:
             err.print("[red]error:[/] PREFECT_API_URL is not set: deployments need a running Prefect server "
                       "(`prefect server start`, then PREFECT_API_URL=http://127.0.0.1:4200/api)")
             raise typer.Exit(2)
+
+    def unreachable(exc: Exception) -> None:
+        """Exit 2 naming PREFECT_API_URL when ``exc`` says the Prefect API cannot be reached (a setting
+        to fix, like the other configuration errors); return otherwise."""
+        import httpx
+        from prefect.settings import PREFECT_API_URL
+
+        if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError)):
+            err.print(f"[red]error:[/] PREFECT_API_URL: cannot reach the Prefect API at "
+                      f"{escape(str(os.environ.get('PREFECT_API_URL') or PREFECT_API_URL.value()))} ({escape(str(exc) or type(exc).__name__)})")
+            raise typer.Exit(2) from None
 
     def print_check(result: CheckResult) -> None:
         for name, line in result.details.items():
@@ -76,6 +89,7 @@ def register(app: Any) -> None:
             failed = serve(build_deployments(settings, endpoint_url=endpoint_url, database_url=db), check=check,
                            limit=limit, on_ready=ready)
         except Exception as exc:  # noqa: BLE001 - e.g. the API went away: say why, no traceback
+            unreachable(exc)
             err.print(f"[red]serve failed:[/] {type(exc).__name__}: {exc}")
             raise typer.Exit(1) from None
         if failed is not None:
@@ -94,6 +108,7 @@ def register(app: Any) -> None:
         try:
             result = check_deployments()
         except Exception as exc:  # noqa: BLE001 - the API cannot be reached
+            unreachable(exc)
             err.print(f"[red]check failed:[/] {type(exc).__name__}: {exc}")
             raise typer.Exit(1) from None
         print_check(result)

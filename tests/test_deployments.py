@@ -356,3 +356,19 @@ def test_serve_passes_a_process_limit_only_when_given(monkeypatch, limit, expect
         with pytest.raises(Stop):
             serve([], check=False, limit=limit)
     assert built[0].limit == expected
+
+
+def test_an_unreachable_prefect_api_is_exit_2_naming_the_setting():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port(47000, 47999)}/api"  # nothing listens there
+    env = {**os.environ, "PREFECT_API_URL": url, "PREFECT_CLIENT_MAX_RETRIES": "0"}
+    done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "deployments", "check"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"PREFECT_API_URL: cannot reach the Prefect API at {url}" in done.stderr and "Traceback" not in done.stderr

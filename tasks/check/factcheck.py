@@ -359,7 +359,7 @@ def _excerpt(quote: str, start: int, end: int, before: int = 30, after: int = 0)
     """``quote[start:end]`` with about ``before``/``after`` characters around it, cut at spaces."""
     lo = quote.rfind(" ", 0, max(0, start - before)) + 1 if start > before else 0
     hi = quote.find(" ", end + after) if after else end
-    return quote[lo:hi if hi >= 0 else len(quote)].strip()
+    return " ".join(quote[lo:hi if hi >= 0 else len(quote)].split())
 
 
 def value_role_problem(category: Any, stated: Any, matches: list, quote: str) -> str | None:

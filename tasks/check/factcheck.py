@@ -40,7 +40,6 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 from decimal import Decimal
 
 from prefect import task
@@ -50,6 +49,7 @@ from rapidfuzz import fuzz
 from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, page_for_offset
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
 from schemas.review import LLMCallRecord
+from schemas.taxonomy import ClauseType
 from tasks.check.values import (
     NUMBER_WORDS,
     DateOrder,
@@ -337,22 +337,14 @@ _END_DATES = frozenset({"expiration_date"})
 _START_DATES = frozenset({"effective_date", "agreement_date"})
 
 
-def _nearest(cues: dict[str, re.Pattern[str]], text: str, at: int, end: int) -> str | None:
-    """Which cue occurs nearest the value at ``text[at:end]``: the last match in the
-    :data:`_ROLE_WINDOW` characters before it (dates), or either side of it (``end`` > 0: periods)."""
-    best, best_d = None, None
+def _date_role(text: str, at: int) -> str | None:
+    """``"start"`` or ``"end"``: which cue (:data:`_START_CUE`, :data:`_END_CUE`) ends nearest before
+    ``text[at]`` within :data:`_ROLE_WINDOW` characters; None when neither occurs there."""
     before = text[max(0, at - _ROLE_WINDOW):at]
-    after = text[end:end + _ROLE_WINDOW] if end else ""
-    for name, rx in cues.items():
-        for m in rx.finditer(before):
-            d = len(before) - m.end()
-            if best_d is None or d < best_d:
-                best, best_d = name, d
-        for m in rx.finditer(after):
-            d = m.start()
-            if best_d is None or d < best_d:
-                best, best_d = name, d
-    return best
+    ends = {role: max((m.end() for m in rx.finditer(before)), default=-1)
+            for role, rx in (("start", _START_CUE), ("end", _END_CUE))}
+    role = max(ends, key=ends.__getitem__)
+    return role if ends[role] >= 0 else None
 
 
 def _excerpt(quote: str, start: int, end: int, before: int = 30, after: int = 0) -> str:
@@ -362,7 +354,7 @@ def _excerpt(quote: str, start: int, end: int, before: int = 30, after: int = 0)
     return " ".join(quote[lo:hi if hi >= 0 else len(quote)].split())
 
 
-def value_role_problem(category: Any, stated: Any, matches: list, quote: str) -> str | None:
+def value_role_problem(category: ClauseType, stated: Value, matches: list[Value], quote: str) -> str | None:
     """Why a stated value that equals a value of the quote plays another part there, else None.
 
     Equality is not enough: "the initial term ends on April 1, 1999" is not supported by a quote
@@ -374,17 +366,16 @@ def value_role_problem(category: Any, stated: Any, matches: list, quote: str) ->
     periods") with no notice after it ("… days prior to"), returns the
     reason (the finding is ``needs_review``). ``matches`` are the quote's values equal to
     ``stated`` (:func:`tasks.check.values.extract_values` offsets)."""
-    cat = getattr(category, "value", category)
-    kind = getattr(stated.kind, "value", stated.kind)
-    if kind == "date" and cat in _END_DATES | _START_DATES:
-        roles = {_nearest({"start": _START_CUE, "end": _END_CUE}, quote, q.start, 0) for q in matches}
+    cat = category.value
+    if stated.kind is Kind.date and cat in _END_DATES | _START_DATES:
+        roles = {_date_role(quote, q.start) for q in matches}
         wrong = "start" if cat in _END_DATES else "end"
         if roles == {wrong}:
             return (f"the quote gives this date as {'a start' if wrong == 'start' else 'an end'} "
                     f"({_excerpt(quote, matches[0].start, matches[0].end)!r}), not as the claimed "
                     f"{'end' if wrong == 'start' else 'start'}")
-    if kind == "duration" and cat == "notice_period_to_terminate_renewal":
-        def term_length(q: Any) -> bool:
+    if stated.kind is Kind.duration and cat == "notice_period_to_terminate_renewal":
+        def term_length(q: Value) -> bool:
             before, after = quote[max(0, q.start - _ROLE_WINDOW):q.start], quote[q.end:q.end + _ROLE_WINDOW]
             return bool(_TERM_BEFORE.search(before) or _TERM_AFTER.search(after)) and not _NOTICE_AFTER.search(after)
 

@@ -81,7 +81,9 @@ def test_two_workers_split_a_batch_without_reviewing_a_document_twice(tmp_path, 
                   "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_UI_ENABLED": "false",
                   "PREFECT_SERVER_LOGGING_LEVEL": "WARNING"}
     procs: list[subprocess.Popen] = []
-    with StubLLMServer(stub=StubLLM(ttft_ms=150)) as llm:  # slow enough for the two runs to overlap
+    # 400 ms to the first token: slow enough for the two runs to overlap even when one flow run starts
+    # seconds after the other on a loaded machine (at 150 ms one run once reviewed the whole batch first)
+    with StubLLMServer(stub=StubLLM(ttft_ms=400)) as llm:
         client_env = {**base, "PREFECT_HOME": str(home), "PREFECT_API_URL": api,
                       "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_LOGGING_LEVEL": "INFO",
                       "ANTHROPIC_BASE_URL": llm.url, "ANTHROPIC_API_KEY": "test-key-not-secret",

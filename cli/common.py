@@ -81,3 +81,21 @@ def serve_until_interrupted(server: Any) -> None:
         pass
     finally:
         server.server_close()
+
+
+def stored_database(db: str | None) -> str:
+    """``db`` (``--db``) or the configured database URL, for commands that read stored runs. A SQLite
+    file that does not exist ends the command with one line and exit code 2
+    (:func:`cli.checks.missing_database`): a mistyped path never becomes an empty database."""
+    import typer
+    from rich.markup import escape
+
+    from cli.checks import missing_database
+    from schemas.settings import Settings
+
+    url = db or Settings().database_url
+    problem = missing_database(url)
+    if problem:
+        err.print(f"[red]error:[/] {escape(problem)}")
+        raise typer.Exit(2)
+    return url

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Optional
 
 import typer
-from rich.markup import escape
 from rich.console import Console
 
 db_app = typer.Typer(no_args_is_help=True, help="Database migrations: upgrade, check, revision, current.")
@@ -18,12 +17,6 @@ console = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 _DB_HELP = "Database URL (default: sqlite:///docreview.db or DATABASE_URL)."
-
-
-def _engine_url(db: Optional[str]) -> str:
-    from schemas.settings import Settings
-
-    return db or Settings().database_url
 
 
 def _engine(db: Optional[str]):
@@ -53,13 +46,10 @@ def upgrade(db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP)) -> No
 @db_app.command("current")
 def current(db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP)) -> None:
     """Print the database's revision and the newest one (exit 2 for a SQLite file that does not exist)."""
-    from cli.checks import missing_database
+    from cli.common import stored_database
     from schemas.migrations import current_revision, head_revision
 
-    problem = missing_database(_engine_url(db))
-    if problem:
-        err.print(f"[red]error:[/] {escape(problem)}")
-        raise typer.Exit(2)
+    stored_database(db)
     url, engine = _engine(db)
     try:
         found = current_revision(engine)

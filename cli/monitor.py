@@ -19,12 +19,11 @@ import time
 from typing import Optional
 
 import typer
-from rich.markup import escape
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from cli.common import table_console
+from cli.common import stored_database, table_console
 
 console = table_console()
 err = Console(stderr=True, soft_wrap=True)
@@ -36,17 +35,12 @@ _DB_HELP = "Database URL (default: sqlite:///docreview.db or DATABASE_URL)."
 
 
 def _database_url(db: Optional[str], must_exist: bool = True) -> str:
-    """``--db`` or the configured URL; with ``must_exist``, a SQLite file that does not exist is
-    exit 2 with one line (read-only commands do not create an empty database)."""
-    from cli.checks import missing_database
+    """``--db`` or the configured URL; with ``must_exist``, :func:`cli.common.stored_database`."""
+    if must_exist:
+        return stored_database(db)
     from schemas.settings import Settings
 
-    url = db or Settings().database_url
-    problem = missing_database(url) if must_exist else None
-    if problem:
-        err.print(f"[red]error:[/] {escape(problem)}")
-        raise typer.Exit(2)
-    return url
+    return db or Settings().database_url
 
 
 def _pct(value: float | None) -> str:

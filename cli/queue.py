@@ -27,7 +27,7 @@ from rich.table import Table
 from sqlalchemy import or_
 from sqlmodel import Session, select
 
-from cli.common import table_console
+from cli.common import stored_database, table_console
 
 from schemas.tables import AbsenceRow, CheckRow, DocumentRow, FindingRow, ReviewerDecision, utcnow
 
@@ -40,17 +40,8 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def _db(url: str | None) -> str:
-    """``--db`` or the configured URL; a SQLite file that does not exist is exit 2 with one line
-    (the queue and decisions need a reviewed database, they never create an empty one)."""
-    from cli.checks import missing_database
-    from schemas.settings import Settings
-
-    url = url or Settings().database_url
-    problem = missing_database(url)
-    if problem:
-        err.print(f"[red]error:[/] {escape(problem)}")
-        raise typer.Exit(2)
-    return url
+    """``--db`` or the configured URL of a reviewed database (:func:`cli.common.stored_database`)."""
+    return stored_database(url)
 
 
 def queue_items(database_url: str, pending_only: bool = False, include: list[str] | None = None) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-slow test-all bench install clean
+.PHONY: run test test-slow test-all bench install clean docs docs-build
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,18 @@ bench: install
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null 2>&1) || \
 		echo "pdftotext not installed (apt-get install poppler-utils): its ingestion column is skipped"
 	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# The documentation site (mkdocs.yml, docs/): `make docs` serves it at http://127.0.0.1:8000 with
+# live reload; `make docs-build` builds it into site/ in strict mode (a broken link or a page left out of
+# the nav fails the build), printing mkdocs' output only when it fails (--quiet would hide the warnings
+# that strict mode counts).
+docs: install
+	$(PY) -m pip install -qq -e '.[dev,docs]'
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+docs-build: install
+	@$(PY) -m pip install -qq -e '.[dev,docs]'
+	@out=$$(NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site 2>&1) || { echo "$$out"; exit 1; }
 
 clean:
 	rm -rf out inbox inbox-ground-truth.json docreview.db docreview.db-wal docreview.db-shm

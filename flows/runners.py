@@ -134,7 +134,7 @@ def register_pickling() -> None:
       captured by the review task's retry condition) and
       :data:`tasks.review.resilience.misconfiguration` (the stop on refused requests) unpickle as
       the receiving process's own. Retries made on a Dask worker are therefore counted in that worker, not in the
-      run's ``retries`` metric (see README, "Scaling out").
+      run's ``retries`` metric (see docs/scaling.md, "Dask").
     - Model backends (anthropic, bedrock) unpickle as the receiving process's own backend of the
       same name and model (:func:`_worker_backend`): neither the SDK client nor the API key is
       sent.

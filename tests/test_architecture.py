@@ -1,4 +1,4 @@
-"""The package layering of ARCHITECTURE.md holds: a module imports only its own layer or those
+"""The package layering of docs/architecture.md holds: a module imports only its own layer or those
 below it, the CLI is imported by nothing of the pipeline, and there is no import cycle."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("cli", "flows", "tasks", "schemas", "docreview_testing")
 
-#: Layer of each package prefix (longest prefix wins); see ARCHITECTURE.md.
+#: Layer of each package prefix (longest prefix wins); see docs/architecture.md.
 LAYERS = {
     "schemas": -1,
     "tasks.textnorm": 0,

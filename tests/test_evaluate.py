@@ -246,8 +246,8 @@ def test_eval_table_fits_80_columns_and_marks_categories_without_labels():
 def test_eval_cuad_command_on_real_contracts(shared_data, tmp_path):
     """`docreview eval cuad --limit 20` on the shared CUAD set: the command a user runs, end to end.
 
-    The floors sit below the figures measured on these 20 contracts (see README "Routing" and
-    "Evaluation"); the full 340-contract run is part of `make bench`.
+    The floors sit below the figures measured on these 20 contracts (see docs/routing.md and
+    docs/evaluation.md); the full 340-contract run is part of `make bench`.
     """
     import subprocess
     import sys

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 #: Total wall-clock bound for the robustness corpus (40 files), seconds. Generous: the bound is
 #: there to prove nothing hangs, not to time the pipeline (benchmarks do that).
 ROBUSTNESS_BOUND_S = 600
-#: CUAD contracts reviewed in the regular test run (the full 340 run is documented in the README).
+#: CUAD contracts reviewed in the regular test run (the full 340 run is documented in docs/evaluation.md).
 CUAD_SAMPLE = int(os.environ.get("DOCREVIEW_TEST_CUAD_SAMPLE", "12"))
 
 
@@ -83,7 +83,7 @@ def test_real_contracts_are_reviewed_and_quotes_sit_on_their_page(shared_data, t
     verified = [(d, f) for d, f in findings if f["verdict"] == "verified"]
     # Since the support check (issue 17) a quote that is only a heading, reads as another category or
     # negates the clause is needs_review: on CUAD about 45 % of the offline backend's findings stay
-    # verified (README "Fact-check"); quotes not found in the document stay rare.
+    # verified (docs/fact-check.md); quotes not found in the document stay rare.
     assert len(verified) >= 0.3 * len(findings)
     assert sum(f["verdict"] == "unsupported" for _, f in findings) <= 0.05 * len(findings)
 

@@ -20,7 +20,7 @@ this module adds what the pipeline itself can check before any model sees the te
   turns the verdict of every finding from a flagged chunk into ``needs_review``.
 
 The detector is a pattern list, not a classifier: it catches the common phrasings and
-markers, not a determined paraphrase (see the README's security model). Detection never
+markers, not a determined paraphrase (see docs/security.md). Detection never
 removes text: a flagged passage is still reviewed, and a person is asked to look.
 """
 

@@ -528,7 +528,7 @@ class DocreviewCollector:
     Metric names follow the Prometheus naming conventions (base units: seconds, ratios;
     counters end in ``_total``; https://prometheus.io/docs/practices/naming/). ``last_run``
     metrics describe the latest finished run; counters and histograms cover every run in the
-    database. See the README ("Monitoring") for the list. A database that cannot be read yields
+    database. See docs/monitoring.md for the list. A database that cannot be read yields
     ``docreview_up 0`` and nothing else.
     """
 

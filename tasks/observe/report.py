@@ -97,7 +97,7 @@ def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None,
                  endpoint: str | None = None) -> dict[str, Any]:
-    """The report of run ``run_id`` as a JSON-safe dict (shape documented in the README).
+    """The report of run ``run_id`` as a JSON-safe dict (shape documented in docs/report-json.md).
 
     ``endpoint``: where the model calls went when that is not the vendor's own API
     (:meth:`schemas.settings.Settings.model_endpoint`), reported as ``run.endpoint``.

@@ -31,7 +31,7 @@ the labelled spans at a routing rate of 0.47):
   above its threshold. It is trained by ``python -m benchmarks.train_router`` on a fixed
   two-thirds of the shared CUAD contracts (split by a hash of the file name), its threshold is
   set from out-of-fold scores, and its figures are reported on the held-out third only (see
-  README, "Routing").
+  docs/routing.md).
 
 Review units. A chunk is ``deep`` when at least one segment assigned to it is; each deep
 segment belongs to exactly one chunk (the one whose own part, before the next chunk starts,
@@ -1155,7 +1155,7 @@ def route_chunks(chunks: list[Chunk], mode: str, threshold: float | None = None)
     """Prefect task: :func:`route_all` over one document's chunks.
 
     ``threshold`` (log-odds; ``DOCREVIEW_ROUTER_THRESHOLD``) replaces the stored scorer's
-    threshold: lower sends more text deep for more recall (see the README's held-out table;
+    threshold: lower sends more text deep for more recall (see the held-out table in docs/routing.md;
     about −3.4 gives recall 0.95 at a routing rate of 0.59). None keeps it.
     """
     if mode != "decision-points":  # ``all`` evaluates no signal: the scorer is not needed

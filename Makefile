@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-slow test-all bench install clean docs docs-build
+.PHONY: run test test-slow test-all bench install clean docs docs-build lint format
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,16 @@ run: install
 	$(BIN)/docreview samples inbox
 	$(BIN)/docreview review inbox --out out --playbook deployments/playbook.yaml
 
+# The gates a change must pass, in seconds: ruff's lint and format check ([tool.ruff] in pyproject.toml).
+lint: install
+	@$(BIN)/ruff check --quiet .
+	@$(BIN)/ruff format --check --quiet .
+
+# Apply ruff's fixes and format in place.
+format: install
+	$(BIN)/ruff check --fix --quiet .
+	$(BIN)/ruff format --quiet .
+
 # The default tier; the slow tier (real CUAD contracts, Prefect servers, Dask and worker clusters, the
 # robustness corpus) is `make test-slow`; `make test-all` runs both, as CI does.
 test: install
@@ -28,7 +38,7 @@ test-slow: install
 
 test-all: test test-slow
 
-# Benchmarks (see README "Benchmarks"): the bench extra (pyinstrument, the router's training) and, for the
+# Benchmarks (docs/benchmarks.md): the bench extra (pyinstrument, the router's training) and, for the
 # ingestion comparison, pdftotext from Debian's poppler-utils (installed here when apt-get can;
 # otherwise that column is skipped with a note). `make bench BENCH_ARGS=--quick` for a smoke run.
 BENCH_ARGS ?=

@@ -27,9 +27,22 @@ from pathlib import Path
 
 from benchmarks._harness import CUAD_PDF, emit
 
-ALL = ("throughput", "overhead", "ingestion", "extraction", "review_vs_extraction", "cost", "router", "memory",
-       "s3_source",
-       "factcheck", "verified_overlap", "faults", "cuad_eval", "filings_eval")
+ALL = (
+    "throughput",
+    "overhead",
+    "ingestion",
+    "extraction",
+    "review_vs_extraction",
+    "cost",
+    "router",
+    "memory",
+    "s3_source",
+    "factcheck",
+    "verified_overlap",
+    "faults",
+    "cuad_eval",
+    "filings_eval",
+)
 
 
 def cuad_eval(data_dir: Path, limit: int | None = None) -> dict:
@@ -38,9 +51,15 @@ def cuad_eval(data_dir: Path, limit: int | None = None) -> dict:
 
     kwargs = {"limit": limit} if limit else {}
     r = evaluate_cuad(data_dir, backend="rules", out_file=None, **kwargs)
-    return {"benchmark": "cuad_eval", "documents": r["documents"], "presence_macro_f1": round(r["presence_macro_f1"], 4),
-            "evidence_overlap_rate": round(r["evidence_overlap_rate"], 4), "router_recall": round(r["router_recall"], 4),
-            "routing_rate": round(r["routing_rate"], 4), "wall_s": r["wall_s"]}
+    return {
+        "benchmark": "cuad_eval",
+        "documents": r["documents"],
+        "presence_macro_f1": round(r["presence_macro_f1"], 4),
+        "evidence_overlap_rate": round(r["evidence_overlap_rate"], 4),
+        "router_recall": round(r["router_recall"], 4),
+        "routing_rate": round(r["routing_rate"], 4),
+        "wall_s": r["wall_s"],
+    }
 
 
 def filings_eval(data_dir: Path, limit: int | None = None) -> dict:
@@ -49,8 +68,20 @@ def filings_eval(data_dir: Path, limit: int | None = None) -> dict:
     from flows.eval_filings import evaluate_filings
 
     r = evaluate_filings(data_dir, backend="rules", limit=limit)
-    keys = ("filings", "reviewed", "recognised_as_filing", "form_accuracy", "evidence_page_recall", "evidence_pages",
-            "key_figure_accuracy", "key_figure_questions", "findings_per_page", "pages", "pages_per_s", "review_wall_s")
+    keys = (
+        "filings",
+        "reviewed",
+        "recognised_as_filing",
+        "form_accuracy",
+        "evidence_page_recall",
+        "evidence_pages",
+        "key_figure_accuracy",
+        "key_figure_questions",
+        "findings_per_page",
+        "pages",
+        "pages_per_s",
+        "review_wall_s",
+    )
     return {"benchmark": "filings_eval", **{k: round(r[k], 4) if isinstance(r[k], float) else r[k] for k in keys}}
 
 
@@ -123,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                     emit({"benchmark": "filings_eval", "skipped": f"{filings} not found"})
                 else:
                     emit(filings_eval(filings, limit=8 if q else None))
-        except Exception as exc:  # noqa: BLE001 - one broken benchmark must not hide the others
+        except Exception as exc:
             failed += 1
             print(json.dumps({"benchmark": name, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}), flush=True)
     return 1 if failed else 0

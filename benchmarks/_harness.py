@@ -45,18 +45,37 @@ CUAD_PDF = SHARED_DATA / "cuad" / "pdf"
 
 #: Prefect task name -> stage of the overhead split. Tasks not listed count as ``other``.
 STAGES: dict[str, str] = {
-    "list-source-objects": "ingest", "fingerprint-document": "ingest", "extract-document": "ingest",
+    "list-source-objects": "ingest",
+    "fingerprint-document": "ingest",
+    "extract-document": "ingest",
     "chunk-document": "chunk",
-    "route-chunks": "route", "screen-document": "route",
-    "review-chunk": "review", "review-chunks-offline": "review", "review-batch": "review", "cached-review": "review",
-    "fact-check-findings": "fact_check", "fact-check-document": "fact_check",
-    "check-support-in-document": "fact_check", "check-consistency": "fact_check",
-    "start-run": "persist", "save-document-outcome": "persist", "save-chunks": "persist",
-    "save-findings": "persist", "save-llm-calls": "persist", "save-absences": "persist",
-    "mark-document-reviewed": "persist", "store-review": "persist", "save-source-object": "persist",
-    "record-drift": "persist", "claim-document": "persist", "finish-run": "persist",
-    "write-report": "report", "publish-artifacts": "report", "evaluate-alerts": "report",
-    "emit-document-events": "report", "tag-flow-run": "report",
+    "route-chunks": "route",
+    "screen-document": "route",
+    "review-chunk": "review",
+    "review-chunks-offline": "review",
+    "review-batch": "review",
+    "cached-review": "review",
+    "fact-check-findings": "fact_check",
+    "fact-check-document": "fact_check",
+    "check-support-in-document": "fact_check",
+    "check-consistency": "fact_check",
+    "start-run": "persist",
+    "save-document-outcome": "persist",
+    "save-chunks": "persist",
+    "save-findings": "persist",
+    "save-llm-calls": "persist",
+    "save-absences": "persist",
+    "mark-document-reviewed": "persist",
+    "store-review": "persist",
+    "save-source-object": "persist",
+    "record-drift": "persist",
+    "claim-document": "persist",
+    "finish-run": "persist",
+    "write-report": "report",
+    "publish-artifacts": "report",
+    "evaluate-alerts": "report",
+    "emit-document-events": "report",
+    "tag-flow-run": "report",
 }
 #: RSS is recorded when this many documents have ended (and every multiple of it), by default.
 RSS_EVERY = 250
@@ -127,13 +146,27 @@ class StubProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self._proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "StubProcess":
+    def __enter__(self) -> StubProcess:
         import httpx
 
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "cli", "stub-llm", "--port", str(self.port), "--ttft-ms", str(self.ttft_ms),
-             "--token-ms", str(self.token_ms)],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "cli",
+                "stub-llm",
+                "--port",
+                str(self.port),
+                "--ttft-ms",
+                str(self.ttft_ms),
+                "--token-ms",
+                str(self.token_ms),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -158,8 +191,11 @@ class StubProcess:
 
     def env(self) -> dict[str, str]:
         """Environment for a review run against this double (anthropic backend)."""
-        return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": "test-key-not-secret",
-                "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6"}
+        return {
+            "ANTHROPIC_BASE_URL": self.url,
+            "ANTHROPIC_API_KEY": "test-key-not-secret",
+            "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6",
+        }
 
 
 class PrefectServer:
@@ -179,18 +215,33 @@ class PrefectServer:
         self._proc: subprocess.Popen | None = None
         self._log: Any = None
 
-    def __enter__(self) -> "PrefectServer":
+    def __enter__(self) -> PrefectServer:
         from docreview_testing.reaper import start_owned
 
         self.home.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "PREFECT_HOME": str(self.home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-               "PREFECT_SERVER_LOGGING_LEVEL": "WARNING"}
+        env = {
+            **os.environ,
+            "PREFECT_HOME": str(self.home),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
+        }
         env.pop("PREFECT_API_URL", None)
         self._log = (self.home / "server.log").open("wb")
         try:
-            self._proc = start_owned([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host",
-                                      "127.0.0.1", "--port", str(self.port)], env=env, stdout=self._log,
-                                     stderr=subprocess.STDOUT)
+            self._proc = start_owned(
+                [
+                    str(Path(sys.executable).parent / "prefect"),
+                    "server",
+                    "start",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                ],
+                env=env,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+            )
             self._wait_until_idle()
         except BaseException:  # Ctrl-C or a server that did not start: stop it, close the log
             self.__exit__()
@@ -241,9 +292,18 @@ class PrefectServer:
             self._log.close()
 
 
-def run_review(source: Path, workdir: Path, backend: str, routing: str = "auto", concurrency: int = 16,
-               env: dict[str, str] | None = None, profile: bool = False, timeout_s: float = 3600,
-               rss_every: int = RSS_EVERY, prefect_api_url: str | None = None) -> dict[str, Any]:
+def run_review(
+    source: Path,
+    workdir: Path,
+    backend: str,
+    routing: str = "auto",
+    concurrency: int = 16,
+    env: dict[str, str] | None = None,
+    profile: bool = False,
+    timeout_s: float = 3600,
+    rss_every: int = RSS_EVERY,
+    prefect_api_url: str | None = None,
+) -> dict[str, Any]:
     """Run the ``review-documents`` flow over ``source`` in a child process; return its figures.
 
     The child uses a fresh SQLite database in ``workdir`` and a temporary Prefect server whose
@@ -258,20 +318,45 @@ def run_review(source: Path, workdir: Path, backend: str, routing: str = "auto",
     db_url = f"sqlite:///{workdir / 'bench.db'}"
     stats = workdir / "stats.json"
     policy = workdir / "policy.json"
-    policy.write_text(json.dumps({"llm_concurrency": concurrency, "attempts": 4, "backoff_base_s": 0.5,
-                                  "concurrency_scope": "process"}))
+    policy.write_text(
+        json.dumps(
+            {"llm_concurrency": concurrency, "attempts": 4, "backoff_base_s": 0.5, "concurrency_scope": "process"}
+        )
+    )
     # One Prefect home for every benchmark run: its database is migrated once, not per run.
-    child_env = {**os.environ, **(env or {}), "PREFECT_HOME": str(RESULTS / "prefect-home"),
-                 "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
-                 "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
-                 "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL"}
+    child_env = {
+        **os.environ,
+        **(env or {}),
+        "PREFECT_HOME": str(RESULTS / "prefect-home"),
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+        "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL",
+    }
     child_env.pop("PREFECT_API_URL", None)  # a temporary Prefect server of the child's own ...
     if prefect_api_url or os.environ.get("DOCREVIEW_BENCH_PREFECT_API_URL"):  # ... unless one is named
         child_env["PREFECT_API_URL"] = prefect_api_url or os.environ["DOCREVIEW_BENCH_PREFECT_API_URL"]
     child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-m", "benchmarks._harness", str(source), "--out", str(workdir / "out"), "--db", db_url,
-           "--backend", backend, "--routing", routing, "--policy", str(policy), "--stats", str(stats),
-           "--rss-every", str(rss_every)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks._harness",
+        str(source),
+        "--out",
+        str(workdir / "out"),
+        "--db",
+        db_url,
+        "--backend",
+        backend,
+        "--routing",
+        routing,
+        "--policy",
+        str(policy),
+        "--stats",
+        str(stats),
+        "--rss-every",
+        str(rss_every),
+    ]
     if profile:
         cmd += ["--profile", str(workdir / "profile.txt")]
     started = time.perf_counter()
@@ -298,11 +383,16 @@ def llm_stats(db_url: str, run_id: str) -> dict[str, float]:
     dispose_engines()
     calls = len(rows)
     busy = sum(r.latency_ms for r in rows) / 1000
-    return {"calls": calls, "mean_call_s": busy / calls if calls else 0.0, "busy_s": busy,
-            "input_tokens": sum(r.input_tokens for r in rows),
-            "cache_read_tokens": sum(r.cache_read_input_tokens for r in rows),
-            "cache_write_tokens": sum(r.cache_creation_input_tokens for r in rows),
-            "output_tokens": sum(r.output_tokens for r in rows), "cost_usd": sum(r.cost_usd for r in rows)}
+    return {
+        "calls": calls,
+        "mean_call_s": busy / calls if calls else 0.0,
+        "busy_s": busy,
+        "input_tokens": sum(r.input_tokens for r in rows),
+        "cache_read_tokens": sum(r.cache_read_input_tokens for r in rows),
+        "cache_write_tokens": sum(r.cache_creation_input_tokens for r in rows),
+        "output_tokens": sum(r.output_tokens for r in rows),
+        "cost_usd": sum(r.cost_usd for r in rows),
+    }
 
 
 # ------------------------------------------------------------------------------------------
@@ -369,7 +459,8 @@ class _Meter:
                 while frame is not None and depth < 12:
                     code = frame.f_code
                     if code.co_name in ("get", "wait") and code.co_filename.endswith(
-                            ("queue.py", "threading.py", "_base.py")):
+                        ("queue.py", "threading.py", "_base.py")
+                    ):
                         stage = "idle"
                         break
                     frame, depth = frame.f_back, depth + 1
@@ -443,8 +534,14 @@ def _child(argv: list[str]) -> int:
     sampler.start()
     cpu_before = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    result = review_documents(source=args.source, out_dir=args.out, database_url=args.db, backend=args.backend,
-                              routing=args.routing, policy=policy)
+    result = review_documents(
+        source=args.source,
+        out_dir=args.out,
+        database_url=args.db,
+        backend=args.backend,
+        routing=args.routing,
+        policy=policy,
+    )
     wall = time.perf_counter() - started
     cpu_after = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     flow_cpu = sum(a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime for a, b in zip(cpu_after, cpu_before))
@@ -455,14 +552,23 @@ def _child(argv: list[str]) -> int:
         Path(args.profile).write_text(profiler.output_text(unicode=False, color=False, show_all=False))
     total = sum(meter.main_samples.values()) or 1
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    Path(args.stats).write_text(json.dumps({
-        "run_id": result["run_id"], "metrics": result["metrics"], "flow_wall_s": round(wall, 3),
-        "flow_cpu_s": round(flow_cpu, 3),
-        "busy_s": {k: round(v, 4) for k, v in sorted(meter.busy.items())}, "task_runs": dict(meter.runs),
-        "main_thread": {k: round(v / total, 4) for k, v in sorted(meter.main_samples.items())},
-        "rss": meter.rss, "rss_end": _rss_mb(), "documents_ended": meter.ended,
-        "children_peak_rss_mb": round(children, 1),
-    }))
+    Path(args.stats).write_text(
+        json.dumps(
+            {
+                "run_id": result["run_id"],
+                "metrics": result["metrics"],
+                "flow_wall_s": round(wall, 3),
+                "flow_cpu_s": round(flow_cpu, 3),
+                "busy_s": {k: round(v, 4) for k, v in sorted(meter.busy.items())},
+                "task_runs": dict(meter.runs),
+                "main_thread": {k: round(v / total, 4) for k, v in sorted(meter.main_samples.items())},
+                "rss": meter.rss,
+                "rss_end": _rss_mb(),
+                "documents_ended": meter.ended,
+                "children_peak_rss_mb": round(children, 1),
+            }
+        )
+    )
     from tasks.store.persist import dispose_engines
 
     dispose_engines()

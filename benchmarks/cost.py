@@ -38,10 +38,14 @@ def _chars_sent(db_url: str, run_id: str) -> int:
     from tasks.store.persist import dispose_engines, get_engine
 
     with Session(get_engine(db_url)) as session:
-        value = session.exec(text(
-            "SELECT COALESCE(SUM(LENGTH(c.text)), 0) FROM chunks c JOIN "
-            "(SELECT DISTINCT sha256, chunk_index FROM llm_calls WHERE run_id = :run) k "
-            "ON c.sha256 = k.sha256 AND c.chunk_index = k.chunk_index"), params={"run": run_id}).one()[0]
+        value = session.exec(
+            text(
+                "SELECT COALESCE(SUM(LENGTH(c.text)), 0) FROM chunks c JOIN "
+                "(SELECT DISTINCT sha256, chunk_index FROM llm_calls WHERE run_id = :run) k "
+                "ON c.sha256 = k.sha256 AND c.chunk_index = k.chunk_index"
+            ),
+            params={"run": run_id},
+        ).one()[0]
     dispose_engines()
     return int(value)
 
@@ -59,11 +63,16 @@ def _one(source: Path, routing: str, uncached: bool) -> dict[str, Any]:
     if uncached:
         pin, pout, _, _ = price_for(MODEL)
         cost = (all_input * pin + calls["output_tokens"] * pout) / 1_000_000
-    return {"routing": routing, "calls": calls["calls"], "documents": docs,
-            "chars_per_doc": round(chars / docs, 1), "input_tokens_per_doc": round(all_input / docs, 1),
-            "cache_read_tokens_per_doc": round(calls["cache_read_tokens"] / docs, 1) if not uncached else 0.0,
-            "output_tokens_per_doc": round(calls["output_tokens"] / docs, 1),
-            "cost_usd_per_doc": round(cost / docs, 5)}
+    return {
+        "routing": routing,
+        "calls": calls["calls"],
+        "documents": docs,
+        "chars_per_doc": round(chars / docs, 1),
+        "input_tokens_per_doc": round(all_input / docs, 1),
+        "cache_read_tokens_per_doc": round(calls["cache_read_tokens"] / docs, 1) if not uncached else 0.0,
+        "output_tokens_per_doc": round(calls["output_tokens"] / docs, 1),
+        "cost_usd_per_doc": round(cost / docs, 5),
+    }
 
 
 def measure(docs: int, long_share: float = 0.2, cache: bool = True) -> dict[str, Any]:
@@ -79,9 +88,16 @@ def measure(docs: int, long_share: float = 0.2, cache: bool = True) -> dict[str,
     def ratio(key: str) -> float:
         return round(routed[key] / everything[key], 3) if everything[key] else 0.0
 
-    return {"benchmark": "cost", "documents": docs, "model": MODEL, "routed_cached": routed,
-            "all_uncached": everything, "chars_ratio": ratio("chars_per_doc"),
-            "input_tokens_ratio": ratio("input_tokens_per_doc"), "cost_ratio": ratio("cost_usd_per_doc")}
+    return {
+        "benchmark": "cost",
+        "documents": docs,
+        "model": MODEL,
+        "routed_cached": routed,
+        "all_uncached": everything,
+        "chars_ratio": ratio("chars_per_doc"),
+        "input_tokens_ratio": ratio("input_tokens_per_doc"),
+        "cost_ratio": ratio("cost_usd_per_doc"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

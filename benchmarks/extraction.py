@@ -102,12 +102,20 @@ def measure_corpus(files: list[Path], timeout_s: float) -> dict[str, Any]:
         stage_s += wall
         for k, v in (result.get("engines") or {}).items():
             engines[k] = engines.get(k, 0) + v
-    per_s = {"pdfium": pages / pdfium_s if pdfium_s else None, "pypdf": pages / pypdf_s if pypdf_s else None,
-             "docreview_stage": pages / stage_s if stage_s else None}
-    return {"documents": len(kept), "pages": pages,
-            "pages_per_s": {k: round(v, 1) if v else v for k, v in per_s.items()},
-            "seconds": {"pdfium": round(pdfium_s, 2), "pypdf": round(pypdf_s, 2), "docreview_stage": round(stage_s, 2)},
-            "stage_pages_by_extractor": engines, "skipped": skipped, "files": [p.name for p in kept]}
+    per_s = {
+        "pdfium": pages / pdfium_s if pdfium_s else None,
+        "pypdf": pages / pypdf_s if pypdf_s else None,
+        "docreview_stage": pages / stage_s if stage_s else None,
+    }
+    return {
+        "documents": len(kept),
+        "pages": pages,
+        "pages_per_s": {k: round(v, 1) if v else v for k, v in per_s.items()},
+        "seconds": {"pdfium": round(pdfium_s, 2), "pypdf": round(pypdf_s, 2), "docreview_stage": round(stage_s, 2)},
+        "stage_pages_by_extractor": engines,
+        "skipped": skipped,
+        "files": [p.name for p in kept],
+    }
 
 
 def extraction(filings: int, cuad: int, timeout_s: float) -> dict[str, Any]:
@@ -115,8 +123,11 @@ def extraction(filings: int, cuad: int, timeout_s: float) -> dict[str, Any]:
     load_start = _load()
     out: dict[str, Any] = {"benchmark": "extraction", "cpu_count": os.cpu_count(), "timeout_s": timeout_s}
     for name, folder, n in (("filings", FILINGS_PDF, filings), ("cuad", CUAD_PDF, cuad)):
-        out[name] = measure_corpus(pick_files(folder, n), timeout_s) if folder.is_dir() and n else \
-            {"skipped": f"{folder} not found" if not folder.is_dir() else "sample size 0"}
+        out[name] = (
+            measure_corpus(pick_files(folder, n), timeout_s)
+            if folder.is_dir() and n
+            else {"skipped": f"{folder} not found" if not folder.is_dir() else "sample size 0"}
+        )
     named: dict[str, Any] = {}
     for name, path in NAMED.items():
         if not path.exists():
@@ -125,10 +136,14 @@ def extraction(filings: int, cuad: int, timeout_s: float) -> dict[str, Any]:
         pages, pdfium_s = _pdfium_s(path)
         got = _pypdf_timed(str(path), timeout_s)
         stage_s, result = _stage_s(path, 300)
-        named[name] = {"pages": pages, "pdfium_s": round(pdfium_s, 2),
-                       "pypdf_s": round(got[2], 2) if got else f"over {timeout_s:g} s",
-                       "docreview_stage_s": round(stage_s, 2), "stage_ok": result.get("ok"),
-                       "stage_pages_by_extractor": result.get("engines")}
+        named[name] = {
+            "pages": pages,
+            "pdfium_s": round(pdfium_s, 2),
+            "pypdf_s": round(got[2], 2) if got else f"over {timeout_s:g} s",
+            "docreview_stage_s": round(stage_s, 2),
+            "stage_ok": result.get("ok"),
+            "stage_pages_by_extractor": result.get("engines"),
+        }
     out["named"] = named
     out["load_avg"] = {"start": load_start, "end": _load()}
     return out
@@ -164,25 +179,35 @@ def review_vs_extraction(timeout_s: float = 3600) -> dict[str, Any]:
             # A deployment's server has served runs before: one small review first, not measured.
             run_review(warm, work / "run-warm-up", backend="rules", timeout_s=timeout_s, prefect_api_url=server.api_url)
             server_cpu = server.cpu_s()
-            run = run_review(inbox, work / "run", backend="rules", timeout_s=timeout_s,
-                             prefect_api_url=server.api_url)
+            run = run_review(inbox, work / "run", backend="rules", timeout_s=timeout_s, prefect_api_url=server.api_url)
             server_cpu = server.cpu_s() - server_cpu
         temporary = run_review(inbox, work / "run-temporary-server", backend="rules", timeout_s=timeout_s)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     flow_s = run["flow_wall_s"]
     m = run["metrics"]
-    return {"benchmark": "review_vs_extraction", "documents": [p.name for p in files], "pages": pages,
-            "pdfium_s": round(pdfium_s, 2), "review_flow_s": flow_s, "ratio": round(flow_s / pdfium_s, 2),
-            "target_ratio": 4, "pdfium_cpu_s": round(pdfium_cpu, 2), "review_flow_cpu_s": run.get("flow_cpu_s"),
-            "cpu_ratio": round(run["flow_cpu_s"] / pdfium_cpu, 2) if run.get("flow_cpu_s") and pdfium_cpu else None,
-            "prefect_server_cpu_s": round(server_cpu, 2),
-            "review_flow_temporary_server_s": temporary["flow_wall_s"],
-            "ratio_temporary_server": round(temporary["flow_wall_s"] / pdfium_s, 2),
-            "busy_s": run["busy_s"], "task_runs": sum(run.get("task_runs", {}).values()),
-            "reviewed": m.get("documents_reviewed"), "failed": m.get("documents_failed"),
-            "findings": m.get("findings_total"), "chunks": m.get("chunks_total"),
-            "load_avg": {"start": load_start, "end": _load()}}
+    return {
+        "benchmark": "review_vs_extraction",
+        "documents": [p.name for p in files],
+        "pages": pages,
+        "pdfium_s": round(pdfium_s, 2),
+        "review_flow_s": flow_s,
+        "ratio": round(flow_s / pdfium_s, 2),
+        "target_ratio": 4,
+        "pdfium_cpu_s": round(pdfium_cpu, 2),
+        "review_flow_cpu_s": run.get("flow_cpu_s"),
+        "cpu_ratio": round(run["flow_cpu_s"] / pdfium_cpu, 2) if run.get("flow_cpu_s") and pdfium_cpu else None,
+        "prefect_server_cpu_s": round(server_cpu, 2),
+        "review_flow_temporary_server_s": temporary["flow_wall_s"],
+        "ratio_temporary_server": round(temporary["flow_wall_s"] / pdfium_s, 2),
+        "busy_s": run["busy_s"],
+        "task_runs": sum(run.get("task_runs", {}).values()),
+        "reviewed": m.get("documents_reviewed"),
+        "failed": m.get("documents_failed"),
+        "findings": m.get("findings_total"),
+        "chunks": m.get("chunks_total"),
+        "load_avg": {"start": load_start, "end": _load()},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

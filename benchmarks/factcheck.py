@@ -70,16 +70,27 @@ from pathlib import Path
 from schemas.documents import ExtractedDocument, PageText, SourceObject
 from schemas.findings import Finding, FindingValue, Verdict
 from schemas.taxonomy import ClauseType
+from tasks.check.factcheck import DocumentIndex, fact_check
+from tasks.check.values import Kind, extract_values
 from tasks.review.backends.rules import RulesBackend
 from tasks.review.chunk import chunk_text
-from tasks.check.factcheck import DocumentIndex, fact_check
 from tasks.textnorm import clean_page_text, match_form
-from tasks.check.values import Kind, extract_values
 
 #: Pseudo-page size for the TXT contracts, characters.
 PAGE_CHARS = 3000
-KINDS = ("number", "date", "party", "currency", "duration", "foreign_quote", "wrong_page", "fabricated", "reversal",
-         "other_category", "negated")
+KINDS = (
+    "number",
+    "date",
+    "party",
+    "currency",
+    "duration",
+    "foreign_quote",
+    "wrong_page",
+    "fabricated",
+    "reversal",
+    "other_category",
+    "negated",
+)
 CUAD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cuad"
 if not CUAD.is_dir():
     CUAD = Path("/work/shared/data/cuad")
@@ -114,8 +125,9 @@ def load_document(name: str, text: str) -> ExtractedDocument:
     cleaned = [p for p in cleaned if p] or [""]
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     src = SourceObject(uri=name, name=name, local_path=name, size_bytes=len(text))
-    return ExtractedDocument(sha256=sha, source=src,
-                             pages=[PageText(number=i + 1, text=t) for i, t in enumerate(cleaned)])
+    return ExtractedDocument(
+        sha256=sha, source=src, pages=[PageText(number=i + 1, text=t) for i, t in enumerate(cleaned)]
+    )
 
 
 def _labels_by_txt() -> dict[str, dict[ClauseType, list[str]]]:
@@ -191,10 +203,35 @@ def _support_model():
 # planted errors
 # --------------------------------------------------------------------------------------------
 
-_MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-                "October", "November", "December"]
-_WORDS = {1: "one", 2: "two", 3: "three", 5: "five", 7: "seven", 10: "ten", 15: "fifteen", 30: "thirty",
-          45: "forty-five", 60: "sixty", 90: "ninety", 120: "one hundred twenty", 180: "one hundred eighty"}
+_MONTH_NAMES = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_WORDS = {
+    1: "one",
+    2: "two",
+    3: "three",
+    5: "five",
+    7: "seven",
+    10: "ten",
+    15: "fifteen",
+    30: "thirty",
+    45: "forty-five",
+    60: "sixty",
+    90: "ninety",
+    120: "one hundred twenty",
+    180: "one hundred eighty",
+}
 
 
 def _replace_value(f: Finding, i: int, new: str) -> Finding:
@@ -215,7 +252,7 @@ def plant_number(f: Finding, rng: random.Random) -> Finding | None:
         new_d = (d + rng.randint(1, 8)) % 10 or 1
         if new_d == d:
             new_d = 9 if d != 9 else 8
-        return _replace_value(f, i, v.value[:m.start()] + str(new_d) + v.value[m.end():])
+        return _replace_value(f, i, v.value[: m.start()] + str(new_d) + v.value[m.end() :])
     return None
 
 
@@ -232,11 +269,11 @@ def plant_date(f: Finding, rng: random.Random) -> Finding | None:
         year = re.search(r"(?:19|20)\d{2}", raw)
         if choice == "month" and months:
             k = _MONTH_NAMES.index(months.group(0))
-            return _replace_value(f, i, raw[:months.start()] + _MONTH_NAMES[(k + 1) % 12] + raw[months.end():])
+            return _replace_value(f, i, raw[: months.start()] + _MONTH_NAMES[(k + 1) % 12] + raw[months.end() :])
         if choice == "day" and day and 1 <= int(day.group(1)) <= 27:
-            return _replace_value(f, i, raw[:day.start(1)] + str(int(day.group(1)) + 1) + raw[day.end(1):])
+            return _replace_value(f, i, raw[: day.start(1)] + str(int(day.group(1)) + 1) + raw[day.end(1) :])
         if year:
-            return _replace_value(f, i, raw[:year.start()] + str(int(year.group(0)) + 1) + raw[year.end():])
+            return _replace_value(f, i, raw[: year.start()] + str(int(year.group(0)) + 1) + raw[year.end() :])
     return None
 
 
@@ -248,15 +285,28 @@ def plant_party(f: Finding, rng: random.Random, pool: list[str]) -> Finding | No
             continue
         for _ in range(20):
             other = rng.choice(pool)
-            words = [w for w in re.findall(r"[a-z]{4,}", match_form(other)[0])
-                     if w not in ("corporation", "company", "limited", "incorporated", "holdings")]
+            words = [
+                w
+                for w in re.findall(r"[a-z]{4,}", match_form(other)[0])
+                if w not in ("corporation", "company", "limited", "incorporated", "holdings")
+            ]
             if words and not any(w in q for w in words):
                 return _replace_value(f, i, other)
     return None
 
 
-_CURRENCY_SWAP = [("US$", "EUR "), ("USD", "EUR"), ("$", "€"), ("€", "$"), ("EUR", "USD"), ("£", "$"),
-                  ("GBP", "USD"), ("U.S. dollars", "euros"), ("dollars", "euros"), ("Dollars", "Euros")]
+_CURRENCY_SWAP = [
+    ("US$", "EUR "),
+    ("USD", "EUR"),
+    ("$", "€"),
+    ("€", "$"),
+    ("EUR", "USD"),
+    ("£", "$"),
+    ("GBP", "USD"),
+    ("U.S. dollars", "euros"),
+    ("dollars", "euros"),
+    ("Dollars", "Euros"),
+]
 
 
 def plant_currency(f: Finding, rng: random.Random) -> Finding | None:
@@ -272,8 +322,16 @@ def plant_currency(f: Finding, rng: random.Random) -> Finding | None:
 
 def plant_duration(f: Finding, rng: random.Random) -> Finding | None:
     """Change a duration's count (words and figures together) or its unit."""
-    units = {"day": "month", "days": "months", "month": "year", "months": "years", "year": "month", "years": "months",
-             "week": "month", "weeks": "months"}
+    units = {
+        "day": "month",
+        "days": "months",
+        "month": "year",
+        "months": "years",
+        "year": "month",
+        "years": "months",
+        "week": "month",
+        "weeks": "months",
+    }
     for i, v in enumerate(f.values):
         durs = [x for x in extract_values(v.value) if x.kind is Kind.duration]
         if not durs:
@@ -285,33 +343,39 @@ def plant_duration(f: Finding, rng: random.Random) -> Finding | None:
                 new_unit = units[m.group(1).lower()]
                 if m.group(1)[0].isupper():
                     new_unit = new_unit.capitalize()
-                return _replace_value(f, i, raw[:m.start()] + new_unit + raw[m.end():])
+                return _replace_value(f, i, raw[: m.start()] + new_unit + raw[m.end() :])
         n = int(durs[0].amount) if durs[0].amount is not None else 1
         choices = [k for k in _WORDS if k != n]
         new = rng.choice(choices)
         m = re.search(r"\((\d+)\)", raw)
         out = raw
         if m:
-            out = out[:m.start(1)] + str(new) + out[m.end(1):]
+            out = out[: m.start(1)] + str(new) + out[m.end(1) :]
             w = re.match(r"\s*([A-Za-z][A-Za-z\s-]*?)\s*\(", out)
             if w:
-                out = out[:w.start(1)] + _WORDS[new] + out[w.end(1):]
+                out = out[: w.start(1)] + _WORDS[new] + out[w.end(1) :]
         else:
             d = re.search(r"\d+", out)
             if d:
-                out = out[:d.start()] + str(new) + out[d.end():]
+                out = out[: d.start()] + str(new) + out[d.end() :]
             else:
-                w = re.search(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|"
-                              r"forty|forty-five|fifty|sixty|ninety|a|an)\b", out, re.I)
+                w = re.search(
+                    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|"
+                    r"forty|forty-five|fifty|sixty|ninety|a|an)\b",
+                    out,
+                    re.I,
+                )
                 if not w:
                     continue
-                out = out[:w.start()] + _WORDS[new] + out[w.end():]
+                out = out[: w.start()] + _WORDS[new] + out[w.end() :]
         if out != raw:
             return _replace_value(f, i, out)
     return None
 
 
-def plant_foreign(f: Finding, doc: Doc, rng: random.Random, pool: dict[ClauseType, list[tuple[str, Finding]]]) -> Finding | None:
+def plant_foreign(
+    f: Finding, doc: Doc, rng: random.Random, pool: dict[ClauseType, list[tuple[str, Finding]]]
+) -> Finding | None:
     """Quote (and values) of another contract's finding of the same clause type, absent here."""
     cands = [g for name, g in pool.get(f.clause_type, []) if name != doc.name]
     rng.shuffle(cands)
@@ -344,16 +408,28 @@ _STATES = ["Oregon", "Vermont", "Wyoming", "Nebraska", "Kansas", "Idaho"]
 def plant_fabricated(f: Finding, doc: Doc, rng: random.Random) -> Finding | None:
     """A made-up clause, written with this contract's party names and plausible values."""
     parties = [v.value for g, _ in doc.findings for v in g.values if v.name == "party"] or ["the Company"]
-    text = rng.choice(_FABRICATED).format(p=rng.choice(parties), n=rng.choice([10, 30, 45, 60, 90]),
-                                          amt=f"{rng.randint(1, 99) * 10_000:,}", state=rng.choice(_STATES))
+    text = rng.choice(_FABRICATED).format(
+        p=rng.choice(parties),
+        n=rng.choice([10, 30, 45, 60, 90]),
+        amt=f"{rng.randint(1, 99) * 10_000:,}",
+        state=rng.choice(_STATES),
+    )
     if match_form(text)[0] in doc.index.norm:
         return None
     return f.model_copy(update={"evidence": text, "values": []})
 
 
-_FLIPS = [(r"\bshall not\b", "shall"), (r"\bwill not\b", "will"), (r"\bmay not\b", "may"), (r"\bcannot\b", "can"),
-          (r"\bshall\b", "shall not"), (r"\bwill\b", "will not"), (r"\bmay\b", "may not"), (r"\bis not\b", "is"),
-          (r"\bis\b", "is not")]
+_FLIPS = [
+    (r"\bshall not\b", "shall"),
+    (r"\bwill not\b", "will"),
+    (r"\bmay not\b", "may"),
+    (r"\bcannot\b", "can"),
+    (r"\bshall\b", "shall not"),
+    (r"\bwill\b", "will not"),
+    (r"\bmay\b", "may not"),
+    (r"\bis not\b", "is"),
+    (r"\bis\b", "is not"),
+]
 
 
 def plant_reversal(f: Finding, doc: Doc, rng: random.Random) -> Finding | None:
@@ -361,7 +437,7 @@ def plant_reversal(f: Finding, doc: Doc, rng: random.Random) -> Finding | None:
     for pat, rep in _FLIPS:
         m = re.search(pat, f.evidence)
         if m:
-            text = f.evidence[:m.start()] + rep + f.evidence[m.end():]
+            text = f.evidence[: m.start()] + rep + f.evidence[m.end() :]
             if match_form(text)[0] in doc.index.norm:
                 return None
             return f.model_copy(update={"evidence": text})
@@ -374,8 +450,13 @@ def plant_other_category(f: Finding, doc: Doc, rng: random.Random) -> Finding | 
 
     if f.clause_type in (ClauseType.document_name, ClauseType.parties):
         return None
-    others = [c for c in CATEGORIES if c is not f.clause_type and c not in (ClauseType.document_name, ClauseType.parties)
-              and not evidence_overlaps(f.evidence, (doc.spans or {}).get(c, []))]
+    others = [
+        c
+        for c in CATEGORIES
+        if c is not f.clause_type
+        and c not in (ClauseType.document_name, ClauseType.parties)
+        and not evidence_overlaps(f.evidence, (doc.spans or {}).get(c, []))
+    ]
     if not others:
         return None
     return f.model_copy(update={"clause_type": rng.choice(others), "values": []})
@@ -404,7 +485,7 @@ def plant_negated(f: Finding, doc: Doc, rng: random.Random) -> tuple[Finding, Do
         pat, rep_ = rng.choice(_NEGATE)
         new = re.sub(pat, rep_, quote, count=1)
         if pat == "^":
-            new = new[:len(new) - len(quote)] + quote[:1].lower() + quote[1:]
+            new = new[: len(new) - len(quote)] + quote[:1].lower() + quote[1:]
     if new == quote:
         return None
     pages = []
@@ -474,8 +555,9 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
                 bad = [c for c in base.checks if c.verdict is not Verdict.verified]
                 faithful_reasons[(bad[0].name if bad else "page")] += 1
                 if len(misses["_false_alarms"]) < 12:
-                    misses["_false_alarms"].append(f"{doc.name[:40]} | {f.clause_type.value} | "
-                                                   f"{bad[0].reason[:200] if bad else 'page moved'}")
+                    misses["_false_alarms"].append(
+                        f"{doc.name[:40]} | {f.clause_type.value} | {bad[0].reason[:200] if bad else 'page moved'}"
+                    )
             for kind in KINDS:
                 if counts[kind] >= per_kind:
                     continue
@@ -511,7 +593,7 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
                     got = check(copy, p, where)
                 else:
                     got = check(doc, p, ci)
-                got = in_document(context[:n] + [got] + context[n + 1:], n)
+                got = in_document(context[:n] + [got] + context[n + 1 :], n)
                 if kind == "wrong_page":
                     caught = got.finding.page == base.finding.page and got.finding.page != p.page
                 else:
@@ -524,15 +606,19 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
                 if not caught and len(misses[kind]) < 5:
                     changed = [f"{a.value!r}->{b.value!r}" for a, b in zip(f.values, p.values) if a.value != b.value]
                     claim = f.clause_type.value + (f"->{p.clause_type.value}" if p.clause_type != f.clause_type else "")
-                    misses[kind].append(f"{doc.name[:40]} | {claim} | {'; '.join(changed)[:160]} | "
-                                        f"{p.evidence[:120]!r}")
+                    misses[kind].append(
+                        f"{doc.name[:40]} | {claim} | {'; '.join(changed)[:160]} | {p.evidence[:120]!r}"
+                    )
     total_plants = sum(v[0] for v in planted.values())
     total_caught = sum(v[1] for v in planted.values())
     per_kind_out = {
-        k: {"planted": planted[k][0], "caught": planted[k][1],
+        k: {
+            "planted": planted[k][0],
+            "caught": planted[k][1],
             "catch_rate": round(planted[k][1] / planted[k][0], 4) if planted[k][0] else None,
             "false_alarm_rate": round(kind_alarms[k][1] / kind_alarms[k][0], 4) if kind_alarms[k][0] else None,
-            "verdicts": dict(verdicts[k])}
+            "verdicts": dict(verdicts[k]),
+        }
         for k in KINDS
     }
     return {
@@ -560,8 +646,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-kind", type=int, default=3, help="most plants per kind per contract")
     ap.add_argument("--misses", action="store_true", help="include examples of misses and false alarms")
     ap.add_argument("--before", action="store_true", help="fact-check without the support check")
-    ap.add_argument("--support-threshold", type=float, default=None,
-                    help="replace the support model's stored threshold (probability of the claimed category)")
+    ap.add_argument(
+        "--support-threshold",
+        type=float,
+        default=None,
+        help="replace the support model's stored threshold (probability of the claimed category)",
+    )
     args = ap.parse_args(argv)
     global SUPPORT_MODEL, SUPPORT_THRESHOLD
     SUPPORT_MODEL = None if args.before else "default"

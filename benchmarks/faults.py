@@ -62,7 +62,7 @@ def _reviewed(db_url: str) -> int:
     try:
         with Session(get_engine(db_url)) as s:
             return s.exec(select(func.count()).select_from(DocumentReviewRow)).one()
-    except Exception:  # noqa: BLE001 - the database may not exist yet
+    except Exception:
         return 0
     finally:
         dispose_engines()
@@ -72,9 +72,9 @@ def run(documents: int, outage_s: float, p529: float, workdir: Path) -> dict:
     """Run the scenario in ``workdir``; returns the result line as a dict."""
     import httpx
 
+    from docreview_testing.samples import generate_samples
     from schemas.tables import DocumentReviewRow, FindingRow, RunDocumentRow, RunMetricRow, RunRow
     from tasks.store.persist import dispose_engines, get_engine
-    from docreview_testing.samples import generate_samples
 
     inbox = workdir / "inbox"
     generate_samples(inbox, count=documents)
@@ -82,21 +82,73 @@ def run(documents: int, outage_s: float, p529: float, workdir: Path) -> dict:
     port = _free_port()
     stub_url = f"http://127.0.0.1:{port}"
     stub = subprocess.Popen(
-        [sys.executable, "-m", "cli", "stub-llm", "--port", str(port), "--ttft-ms", "50", "--token-ms", "0.2",
-         "--fault", f"overloaded@{p529}", "--fault", "spike:1500@0.02", "--seed", "11"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "stub-llm",
+            "--port",
+            str(port),
+            "--ttft-ms",
+            "50",
+            "--token-ms",
+            "0.2",
+            "--fault",
+            f"overloaded@{p529}",
+            "--fault",
+            "spike:1500@0.02",
+            "--seed",
+            "11",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     policy = workdir / "policy.json"
-    policy.write_text(json.dumps({"attempts": 5, "backoff_base_s": 0.2, "backoff_cap_s": 2.0, "jitter_factor": 0.5,
-                                  "breaker_failure_threshold": 8, "breaker_reset_timeout_s": 5.0,
-                                  "on_open": "cached", "llm_concurrency": 16}))
-    env = {**os.environ, "ANTHROPIC_BASE_URL": stub_url, "ANTHROPIC_API_KEY": "test-key-not-secret",
-           "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6", "DOCREVIEW_LLM_TIMEOUT_S": "30"}
+    policy.write_text(
+        json.dumps(
+            {
+                "attempts": 5,
+                "backoff_base_s": 0.2,
+                "backoff_cap_s": 2.0,
+                "jitter_factor": 0.5,
+                "breaker_failure_threshold": 8,
+                "breaker_reset_timeout_s": 5.0,
+                "on_open": "cached",
+                "llm_concurrency": 16,
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": stub_url,
+        "ANTHROPIC_API_KEY": "test-key-not-secret",
+        "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6",
+        "DOCREVIEW_LLM_TIMEOUT_S": "30",
+    }
 
     def review(out: str) -> subprocess.Popen:
         return subprocess.Popen(
-            [sys.executable, "-m", "cli", "review", str(inbox), "--out", str(workdir / out), "--db", db_url,
-             "--backend", "anthropic", "--policy", str(policy)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "cli",
+                "review",
+                str(inbox),
+                "--out",
+                str(workdir / out),
+                "--db",
+                db_url,
+                "--backend",
+                "anthropic",
+                "--policy",
+                str(policy),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     started = time.monotonic()
     runs = 0
@@ -142,13 +194,20 @@ def run(documents: int, outage_s: float, p529: float, workdir: Path) -> dict:
         last_run = s.exec(select(RunRow.id).order_by(RunRow.started_at.desc())).first()
         final = s.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == last_run)).all()
         metrics = s.exec(select(RunMetricRow)).all()
-        dup_findings = s.exec(text(
-            "SELECT COUNT(*) FROM (SELECT finding_key FROM findings GROUP BY finding_key HAVING COUNT(*) > 1)")).one()[0]
-        dup_run_docs = s.exec(text(
-            "SELECT COUNT(*) FROM (SELECT run_id, source FROM run_documents GROUP BY run_id, source HAVING COUNT(*) > 1)")).one()[0]
-        dup_reviews = s.exec(text(
-            "SELECT COUNT(*) FROM (SELECT sha256, prompt_version, model FROM document_reviews "
-            "GROUP BY sha256, prompt_version, model HAVING COUNT(*) > 1)")).one()[0]
+        dup_findings = s.exec(
+            text("SELECT COUNT(*) FROM (SELECT finding_key FROM findings GROUP BY finding_key HAVING COUNT(*) > 1)")
+        ).one()[0]
+        dup_run_docs = s.exec(
+            text(
+                "SELECT COUNT(*) FROM (SELECT run_id, source FROM run_documents GROUP BY run_id, source HAVING COUNT(*) > 1)"
+            )
+        ).one()[0]
+        dup_reviews = s.exec(
+            text(
+                "SELECT COUNT(*) FROM (SELECT sha256, prompt_version, model FROM document_reviews "
+                "GROUP BY sha256, prompt_version, model HAVING COUNT(*) > 1)"
+            )
+        ).one()[0]
         reviewed_docs = s.exec(select(func.count()).select_from(DocumentReviewRow)).one()
         findings = s.exec(select(func.count()).select_from(FindingRow)).one()
     dispose_engines()

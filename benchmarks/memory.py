@@ -51,11 +51,18 @@ def measure(docs: int, every: int, backend: str = "rules", cache: bool = True, b
     rss = {int(k): v for k, v in run["rss"].items()}
     first, last = (rss[min(rss)], rss[max(rss)]) if rss else ({}, {})
     growth = round(last["peak_rss_mb"] / first["peak_rss_mb"], 3) if rss else None
-    return {"benchmark": "memory", "documents": docs, "backend": backend,
-            "reviewed": int(run["metrics"]["documents_reviewed"]),
-            "pages": int(run["metrics"]["pages_total"]), "rss_mb": {str(k): v for k, v in sorted(rss.items())},
-            "rss_end": run["rss_end"], "growth": growth, "children_peak_rss_mb": run["children_peak_rss_mb"],
-            "wall_s": run["metrics"]["wall_s"]}
+    return {
+        "benchmark": "memory",
+        "documents": docs,
+        "backend": backend,
+        "reviewed": int(run["metrics"]["documents_reviewed"]),
+        "pages": int(run["metrics"]["pages_total"]),
+        "rss_mb": {str(k): v for k, v in sorted(rss.items())},
+        "rss_end": run["rss_end"],
+        "growth": growth,
+        "children_peak_rss_mb": run["children_peak_rss_mb"],
+        "wall_s": run["metrics"]["wall_s"],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

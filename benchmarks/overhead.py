@@ -28,8 +28,7 @@ from typing import Any
 from benchmarks._harness import emit
 from benchmarks.throughput import measure as measure_throughput
 
-STAGE_ORDER = ("ingest", "chunk", "route", "review_client", "fact_check", "persist", "report", "orchestration",
-               "other")
+STAGE_ORDER = ("ingest", "chunk", "route", "review_client", "fact_check", "persist", "report", "orchestration", "other")
 
 
 def measure(docs: int, concurrency: int, long_share: float = 0.2, cache: bool = True) -> dict[str, Any]:
@@ -43,16 +42,28 @@ def split(run: dict[str, Any]) -> dict[str, Any]:
     busy["review_client"] = max(0.0, busy.pop("review", 0.0) - run["llm_busy_s"])
     busy["orchestration"] = run["main_thread"].get("orchestration", 0.0) * run["wall_s"]
     pages, reviewed = max(1, run["pages"]), max(1, run["reviewed"])
-    stages = {name: {"ms_per_page": round(busy.get(name, 0.0) * 1000 / pages, 2),
-                     "ms_per_doc": round(busy.get(name, 0.0) * 1000 / reviewed, 1)}
-              for name in STAGE_ORDER if name in busy}
+    stages = {
+        name: {
+            "ms_per_page": round(busy.get(name, 0.0) * 1000 / pages, 2),
+            "ms_per_doc": round(busy.get(name, 0.0) * 1000 / reviewed, 1),
+        }
+        for name in STAGE_ORDER
+        if name in busy
+    }
     total = sum(busy.get(name, 0.0) for name in STAGE_ORDER)
     return {
-        "benchmark": "overhead", "documents": run["documents"], "reviewed": run["reviewed"], "pages": run["pages"],
-        "llm_calls": run["llm_calls"], "wall_s": run["wall_s"],
-        "non_llm_ms_per_page": round(total * 1000 / pages, 2), "non_llm_ms_per_doc": round(total * 1000 / reviewed, 1),
+        "benchmark": "overhead",
+        "documents": run["documents"],
+        "reviewed": run["reviewed"],
+        "pages": run["pages"],
+        "llm_calls": run["llm_calls"],
+        "wall_s": run["wall_s"],
+        "non_llm_ms_per_page": round(total * 1000 / pages, 2),
+        "non_llm_ms_per_doc": round(total * 1000 / reviewed, 1),
         "llm_ms_per_call": round(run["llm_busy_s"] * 1000 / max(1, run["llm_calls"]), 1),
-        "stages": stages, "main_thread": run["main_thread"], "docs_per_min": run["docs_per_min"],
+        "stages": stages,
+        "main_thread": run["main_thread"],
+        "docs_per_min": run["docs_per_min"],
     }
 
 

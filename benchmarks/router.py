@@ -58,8 +58,13 @@ def measure(texts: list[str]) -> dict[str, Any]:
         cpu += time.process_time() - started
         deep += sum(s.end - s.start for s in segments if s.deep)
     mb = chars / 1e6
-    return {"documents": len(texts), "mb": round(mb, 3), "cpu_s": round(cpu, 3),
-            "s_per_mb": round(cpu / mb, 3) if mb else None, "deep_share": round(deep / chars, 4) if chars else None}
+    return {
+        "documents": len(texts),
+        "mb": round(mb, 3),
+        "cpu_s": round(cpu, 3),
+        "s_per_mb": round(cpu / mb, 3) if mb else None,
+        "deep_share": round(deep / chars, 4) if chars else None,
+    }
 
 
 def router(cuad: int | None, filings: list[str]) -> dict[str, Any]:

@@ -36,8 +36,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from schemas.taxonomy import ClauseType
 from flows.eval import VALUE_NAMES  # the value names the eval reads, per value category
+from schemas.taxonomy import ClauseType
 from tasks.observe.evaluate import (
     CATEGORIES,
     VALUE_CATEGORIES,
@@ -89,8 +89,15 @@ def review_text(name: str, text: str) -> list[dict[str, Any]]:
             values: dict[str, list[str]] = {}
             for v in f.values:
                 values.setdefault(v.name, []).append(v.value)
-            out.append({"category": f.clause_type.value, "chunk": chunk.index, "page": f.page,
-                        "evidence": f.evidence, "values": values})
+            out.append(
+                {
+                    "category": f.clause_type.value,
+                    "chunk": chunk.index,
+                    "page": f.page,
+                    "evidence": f.evidence,
+                    "values": values,
+                }
+            )
     return out
 
 
@@ -131,8 +138,9 @@ def score(docs: list[LabelledDoc], findings: dict[str, list[dict[str, Any]]]) ->
     }
 
 
-def run(data_dir: Path, jobs: int = 1, limit: int | None = None) -> tuple[list[LabelledDoc], dict[str, int],
-                                                                           dict[str, list[dict[str, Any]]], float]:
+def run(
+    data_dir: Path, jobs: int = 1, limit: int | None = None
+) -> tuple[list[LabelledDoc], dict[str, int], dict[str, list[dict[str, Any]]], float]:
     """Review the labelled TXT contracts of ``data_dir``; returns ``(docs, split index, findings, wall_s)``."""
     docs = load_cuad(data_dir, limit)
     index = manifest_index(data_dir)
@@ -151,8 +159,10 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [f"{'category':36} {'P':>5} {'R':>5} {'F1':>6} {'supp':>5} {'TP':>4} {'FP':>4} {'FN':>4} {'value':>6}"]
     for name, s in sorted(result["per_category"].items(), key=lambda kv: (kv[1]["f1"], kv[0])):
         va = result["value_accuracy"].get(name)
-        lines.append(f"{name:36} {s['precision']:5.2f} {s['recall']:5.2f} {s['f1']:6.3f} {s['support']:5d} "
-                     f"{s['tp']:4d} {s['fp']:4d} {s['fn']:4d} {'' if va is None else f'{va:6.2f}':>6}")
+        lines.append(
+            f"{name:36} {s['precision']:5.2f} {s['recall']:5.2f} {s['f1']:6.3f} {s['support']:5d} "
+            f"{s['tp']:4d} {s['fp']:4d} {s['fn']:4d} {'' if va is None else f'{va:6.2f}':>6}"
+        )
     lines.append(f"macro-F1 {result['macro_f1']:.4f} over {result['documents']} contracts")
     return "\n".join(lines)
 
@@ -172,26 +182,48 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"benchmark": "rules_presence", "skipped": f"{args.data / 'txt'} not found"}))
         return 0
     docs, index, findings, wall = run(args.data, args.jobs, args.limit)
-    by_split = {"all": docs, "dev": [d for d in docs if split_of(index[d.filename]) == "dev"],
-                "held": [d for d in docs if split_of(index[d.filename]) == "held"]}
+    by_split = {
+        "all": docs,
+        "dev": [d for d in docs if split_of(index[d.filename]) == "dev"],
+        "held": [d for d in docs if split_of(index[d.filename]) == "held"],
+    }
     results = {name: score(subset, findings) for name, subset in by_split.items()}
     chosen = results[args.split]
     from tasks.review.backends.rules import RULES_VERSION
 
-    out = {"benchmark": "rules_presence", "rules_version": RULES_VERSION, "split": args.split,
-           "documents": chosen["documents"], "chunk_chars": CHUNK_CHARS, "overlap_chars": OVERLAP_CHARS,
-           "macro_f1": {name: round(r["macro_f1"], 4) for name, r in results.items()},
-           "wall_s": round(wall, 1)}
+    out = {
+        "benchmark": "rules_presence",
+        "rules_version": RULES_VERSION,
+        "split": args.split,
+        "documents": chosen["documents"],
+        "chunk_chars": CHUNK_CHARS,
+        "overlap_chars": OVERLAP_CHARS,
+        "macro_f1": {name: round(r["macro_f1"], 4) for name, r in results.items()},
+        "wall_s": round(wall, 1),
+    }
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({**out, "per_category": chosen["per_category"],
-                                        "value_accuracy": chosen["value_accuracy"]}, indent=2), encoding="utf-8")
+        args.out.write_text(
+            json.dumps(
+                {**out, "per_category": chosen["per_category"], "value_accuracy": chosen["value_accuracy"]}, indent=2
+            ),
+            encoding="utf-8",
+        )
     if args.dump:
         args.dump.parent.mkdir(parents=True, exist_ok=True)
         with open(args.dump, "w", encoding="utf-8") as fh:
             for d in docs:
-                fh.write(json.dumps({"filename": d.filename, "txt_file": d.txt_file,
-                                     "split": split_of(index[d.filename]), "findings": findings[d.filename]}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "filename": d.filename,
+                            "txt_file": d.txt_file,
+                            "split": split_of(index[d.filename]),
+                            "findings": findings[d.filename],
+                        }
+                    )
+                    + "\n"
+                )
     if args.table:
         print(format_table(chosen), file=sys.stderr)
     print(json.dumps(out))

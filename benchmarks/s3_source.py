@@ -45,9 +45,9 @@ def measure(keys: int, big_mb: int) -> dict[str, Any]:
         host, port = server.get_host_and_port()
         url = f"http://{host}:{port}"
         from schemas.settings import Limits
-        from tasks.store.persist import dispose_engines
         from tasks.ingest.s3 import fetch_s3_object, list_s3_source, remove_downloads, s3_client
         from tasks.ingest.watch import WatchTarget, sweep
+        from tasks.store.persist import dispose_engines
 
         client = s3_client(url)
         client.create_bucket(Bucket="bench")
@@ -83,11 +83,17 @@ def measure(keys: int, big_mb: int) -> dict[str, Any]:
             sweep(target)
             repeat_s = time.perf_counter() - started
             dispose_engines()
-        return {"benchmark": "s3_source", "keys": keys, "list_s": round(list_s, 2),
-                "list_keys_per_s": round(keys / list_s, 1), "big_mb": round(obj.size_bytes / 1e6, 1),
-                "download_mb_per_s": round(obj.size_bytes / 1e6 / download_s, 1),
-                "download_rss_growth_mib": round((rss_after - rss_before) / 1024, 1),
-                "sweep_first_s": round(first_s, 2), "sweep_repeat_s": round(repeat_s, 2)}
+        return {
+            "benchmark": "s3_source",
+            "keys": keys,
+            "list_s": round(list_s, 2),
+            "list_keys_per_s": round(keys / list_s, 1),
+            "big_mb": round(obj.size_bytes / 1e6, 1),
+            "download_mb_per_s": round(obj.size_bytes / 1e6 / download_s, 1),
+            "download_rss_growth_mib": round((rss_after - rss_before) / 1024, 1),
+            "sweep_first_s": round(first_s, 2),
+            "sweep_repeat_s": round(repeat_s, 2),
+        }
     finally:
         server.stop()
 

@@ -35,9 +35,17 @@ from typing import Any
 from benchmarks._harness import StubProcess, emit, llm_stats, run_review, workload
 
 
-def measure(docs: int, concurrency: int, ttft_ms: float, token_ms: float, long_share: float = 0.2,
-            workdir: Path | None = None, cache: bool = True, name: str = "throughput",
-            profile: bool = False) -> dict[str, Any]:
+def measure(
+    docs: int,
+    concurrency: int,
+    ttft_ms: float,
+    token_ms: float,
+    long_share: float = 0.2,
+    workdir: Path | None = None,
+    cache: bool = True,
+    name: str = "throughput",
+    profile: bool = False,
+) -> dict[str, Any]:
     """Run the benchmark and return its result line (see the module docstring for each key).
 
     ``profile=True`` writes a pyinstrument profile of the flow's main thread to
@@ -48,8 +56,9 @@ def measure(docs: int, concurrency: int, ttft_ms: float, token_ms: float, long_s
         with tempfile.TemporaryDirectory(prefix="docreview-bench-") as tmp:
             work = workdir or Path(tmp)
             with StubProcess(ttft_ms, token_ms) as stub:
-                run = run_review(source, work, "anthropic", routing="auto", concurrency=concurrency, env=stub.env(),
-                                 profile=profile)
+                run = run_review(
+                    source, work, "anthropic", routing="auto", concurrency=concurrency, env=stub.env(), profile=profile
+                )
             calls = llm_stats(run["db_url"], run["run_id"])
     finally:
         if not cache:
@@ -62,16 +71,28 @@ def measure(docs: int, concurrency: int, ttft_ms: float, token_ms: float, long_s
     docs_per_min = reviewed * 60 / wall if wall else 0.0
     bound_time = calls["busy_s"] / concurrency
     return {
-        "benchmark": name, "documents": docs, "reviewed": reviewed, "failed": int(m["documents_failed"]),
-        "deferred": int(m["documents_deferred"]), "pages": int(m["pages_total"]), "concurrency": concurrency,
-        "ttft_ms": ttft_ms, "token_ms": token_ms, "llm_calls": calls["calls"],
-        "calls_per_doc": round(calls_per_doc, 3), "mean_call_s": round(calls["mean_call_s"], 3),
-        "docs_per_min": round(docs_per_min, 2), "bound_docs_per_min": round(bound, 2),
+        "benchmark": name,
+        "documents": docs,
+        "reviewed": reviewed,
+        "failed": int(m["documents_failed"]),
+        "deferred": int(m["documents_deferred"]),
+        "pages": int(m["pages_total"]),
+        "concurrency": concurrency,
+        "ttft_ms": ttft_ms,
+        "token_ms": token_ms,
+        "llm_calls": calls["calls"],
+        "calls_per_doc": round(calls_per_doc, 3),
+        "mean_call_s": round(calls["mean_call_s"], 3),
+        "docs_per_min": round(docs_per_min, 2),
+        "bound_docs_per_min": round(bound, 2),
         "ratio": round(docs_per_min / bound, 3) if bound else 0.0,
         "overhead_share": round((wall - bound_time) / wall, 3) if wall else 0.0,
-        "wall_s": round(wall, 2), "process_wall_s": run["process_wall_s"],
+        "wall_s": round(wall, 2),
+        "process_wall_s": run["process_wall_s"],
         "main_thread_busy_share": round(1 - run["main_thread"].get("idle", 0.0), 3),
-        "llm_busy_s": round(calls["busy_s"], 3), "main_thread": run["main_thread"], "busy_s": run["busy_s"],
+        "llm_busy_s": round(calls["busy_s"], 3),
+        "main_thread": run["main_thread"],
+        "busy_s": run["busy_s"],
     }
 
 
@@ -86,8 +107,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="keep the run's database, report and profile here")
     parser.add_argument("--profile", action="store_true", help="pyinstrument profile of the flow's main thread")
     args = parser.parse_args(argv)
-    emit(measure(args.docs, args.concurrency, args.ttft_ms, args.token_ms, args.long_share, args.workdir,
-                 profile=args.profile))
+    emit(
+        measure(
+            args.docs,
+            args.concurrency,
+            args.ttft_ms,
+            args.token_ms,
+            args.long_share,
+            args.workdir,
+            profile=args.profile,
+        )
+    )
     return 0
 
 

@@ -118,8 +118,9 @@ def pdf_texts(data_dir: Path, labelled: list, cache: Path, jobs: int) -> dict[st
     return texts
 
 
-def router_figures(docs: list[dict], flags: dict[str, list[bool]], segs: dict[str, list[tuple[int, int]]],
-                   rate_only: bool = False) -> tuple[float, float, float]:
+def router_figures(
+    docs: list[dict], flags: dict[str, list[bool]], segs: dict[str, list[tuple[int, int]]], rate_only: bool = False
+) -> tuple[float, float, float]:
     """``(recall, rate, category_recall)``: labelled spans wholly inside deep segments; deep characters / all
     characters; and per document and category, the share of (contract, CUAD category labelled in it) pairs
     with at least one labelled span of that category wholly inside deep segments (a contract *keeps* a
@@ -143,8 +144,11 @@ def router_figures(docs: list[dict], flags: dict[str, list[bool]], segs: dict[st
             by_category[cat] = by_category.get(cat, False) or hit
         categories += len(by_category)
         kept += sum(by_category.values())
-    return ((routed / located if located else 0.0), (deep / total if total else 0.0),
-            (kept / categories if categories else 0.0))
+    return (
+        (routed / located if located else 0.0),
+        (deep / total if total else 0.0),
+        (kept / categories if categories else 0.0),
+    )
 
 
 def build_vocab(train_terms: list[dict], min_df: int, char_features: int) -> dict[str, dict[str, float]]:
@@ -162,8 +166,14 @@ def build_vocab(train_terms: list[dict], min_df: int, char_features: int) -> dic
     return {"word": word, "char": char, "prev": unigrams, "next": unigrams}
 
 
-def matrix(np, sp, terms: list[dict], vocab: dict[str, dict[str, float]], index: dict[str, dict[str, int]],
-           scales: dict[str, float]):
+def matrix(
+    np,
+    sp,
+    terms: list[dict],
+    vocab: dict[str, dict[str, float]],
+    index: dict[str, dict[str, int]],
+    scales: dict[str, float],
+):
     """CSR matrix of the normalised tf-idf blocks (columns from ``index``), one row per segment."""
     data, cols, indptr = [], [], [0]
     for t in terms:
@@ -175,8 +185,9 @@ def matrix(np, sp, terms: list[dict], vocab: dict[str, dict[str, float]], index:
                 data.append(scales[b] * v / norm)
         indptr.append(len(cols))
     width = sum(len(i) for i in index.values())
-    return sp.csr_matrix((np.array(data), np.array(cols, dtype=np.int64), np.array(indptr, dtype=np.int64)),
-                         shape=(len(terms), width))
+    return sp.csr_matrix(
+        (np.array(data), np.array(cols, dtype=np.int64), np.array(indptr, dtype=np.int64)), shape=(len(terms), width)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,8 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--char-features", type=int, default=30000, help="character n-grams kept (most frequent)")
     ap.add_argument("--neighbour-scale", type=float, default=0.5)
     ap.add_argument("--C", type=float, default=1.0, help="inverse L2 regularisation strength")
-    ap.add_argument("--text", choices=("pdf", "txt"), default="pdf",
-                    help="train on the pipeline's PDF text (default) or on the annotators' TXT files")
+    ap.add_argument(
+        "--text",
+        choices=("pdf", "txt"),
+        default="pdf",
+        help="train on the pipeline's PDF text (default) or on the annotators' TXT files",
+    )
     ap.add_argument("--pdf-cache", type=Path, default=Path(".router-pdf-text"), help="extracted PDF text cache")
     ap.add_argument("--jobs", type=int, default=2, help="PDF extractions at once")
     args = ap.parse_args(argv)
@@ -215,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         y = np.zeros(len(spans))
         for _, hits in d["pieces"]:
             a, b = hits[0]
-            y[max(0, bisect.bisect_right(starts, a) - 1):bisect.bisect_left(starts, b)] = 1
+            y[max(0, bisect.bisect_right(starts, a) - 1) : bisect.bisect_left(starts, b)] = 1
         labels[d["filename"]] = y
         forced[d["filename"]] = [s.deep for s in route_text(d["text"], model=never)]
 
@@ -241,7 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     coef = clf.coef_[0]
     blocks = {}
     for b, voc in vocab.items():
-        blocks[b] = {"scale": scales[b], "terms": {k: [voc[k], round(float(coef[index[b][k]]), 4)] for k in sorted(voc)}}
+        blocks[b] = {
+            "scale": scales[b],
+            "terms": {k: [voc[k], round(float(coef[index[b][k]]), 4)] for k in sorted(voc)},
+        }
     model = ScorerModel(threshold=0.0, bias=round(float(clf.intercept_[0]), 4), blocks=blocks)
     # The shipped scorer re-implements the matrix in pure Python: it must agree with the fitted model
     # (up to the rounding of the stored weights), else the threshold chosen below would not carry over.
@@ -254,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         out, k = {}, 0
         for d in subset:
             n = len(segs[d["filename"]])
-            out[d["filename"]] = values[k:k + n]
+            out[d["filename"]] = values[k : k + n]
             k += n
         return out
 
@@ -266,9 +284,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> None:
     """Choose the threshold for the training rate (out-of-fold), print held-out figures, write the file."""
+
     def flags_at(threshold, subset, scores):
-        return {d["filename"]: [v or s >= threshold for v, s in zip(forced[d["filename"]], scores[d["filename"]])]
-                for d in subset}
+        return {
+            d["filename"]: [v or s >= threshold for v, s in zip(forced[d["filename"]], scores[d["filename"]])]
+            for d in subset
+        }
 
     def threshold_for(rate, subset, scores):
         lo, hi = -20.0, 20.0  # rate falls as the threshold rises: bisect
@@ -280,19 +301,43 @@ def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> N
 
     threshold = threshold_for(args.rate, train, oof_scores)
     r, rate, cr = router_figures(test, {d["filename"]: forced[d["filename"]] for d in test}, segs)
-    print(json.dumps({"router": "preamble+obligations", "held_out_docs": len(test), "recall": round(r, 4),
-                      "category_recall": round(cr, 4), "rate": round(rate, 4)}))
+    print(
+        json.dumps(
+            {
+                "router": "preamble+obligations",
+                "held_out_docs": len(test),
+                "recall": round(r, 4),
+                "category_recall": round(cr, 4),
+                "rate": round(rate, 4),
+            }
+        )
+    )
     held = {}
     for t in sorted({threshold - 1.0, threshold - 0.5, threshold, threshold + 0.5}):
         r, rate, cr = router_figures(test, flags_at(t, test, test_scores), segs)
         tr, trate, tcr = router_figures(train, flags_at(t, train, oof_scores), segs)
-        print(json.dumps({"router": "preamble+obligations+scorer", "threshold": round(t, 3), "chosen": t == threshold,
-                          "held_out_recall": round(r, 4), "held_out_category_recall": round(cr, 4),
-                          "held_out_rate": round(rate, 4), "train_out_of_fold_recall": round(tr, 4),
-                          "train_out_of_fold_category_recall": round(tcr, 4), "train_out_of_fold_rate": round(trate, 4)}))
+        print(
+            json.dumps(
+                {
+                    "router": "preamble+obligations+scorer",
+                    "threshold": round(t, 3),
+                    "chosen": t == threshold,
+                    "held_out_recall": round(r, 4),
+                    "held_out_category_recall": round(cr, 4),
+                    "held_out_rate": round(rate, 4),
+                    "train_out_of_fold_recall": round(tr, 4),
+                    "train_out_of_fold_category_recall": round(tcr, 4),
+                    "train_out_of_fold_rate": round(trate, 4),
+                }
+            )
+        )
         if t == threshold:
-            held = {"recall": round(r, 4), "category_recall": round(cr, 4), "rate": round(rate, 4),
-                    "documents": len(test)}
+            held = {
+                "recall": round(r, 4),
+                "category_recall": round(cr, 4),
+                "rate": round(rate, 4),
+                "documents": len(test),
+            }
     for metric, want in (("recall", 0.95), ("recall", 0.98), ("category_recall", 0.98)):
         # the held-out rate a given recall (per span, or per contract and category) would cost
         lo, hi = -20.0, 20.0
@@ -301,17 +346,38 @@ def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> N
             r, _, cr = router_figures(test, flags_at(mid, test, test_scores), segs)
             lo, hi = (mid, hi) if (r if metric == "recall" else cr) >= want else (lo, mid)
         r, rate, cr = router_figures(test, flags_at(lo, test, test_scores), segs)
-        print(json.dumps({f"held_out_{metric}_wanted": want, "threshold": round(lo, 3), "held_out_recall": round(r, 4),
-                          "held_out_category_recall": round(cr, 4), "held_out_rate": round(rate, 4)}))
-    model = model.model_copy(update={
-        "threshold": threshold, "held_out": held,
-        "trained_on": f"{len(train)} shared CUAD contracts ({args.text} text), held out: SHA-1(Filename) % 3 == 0; "
-                      f"threshold for an out-of-fold training rate of {args.rate}; C={args.C}"})
+        print(
+            json.dumps(
+                {
+                    f"held_out_{metric}_wanted": want,
+                    "threshold": round(lo, 3),
+                    "held_out_recall": round(r, 4),
+                    "held_out_category_recall": round(cr, 4),
+                    "held_out_rate": round(rate, 4),
+                }
+            )
+        )
+    model = model.model_copy(
+        update={
+            "threshold": threshold,
+            "held_out": held,
+            "trained_on": f"{len(train)} shared CUAD contracts ({args.text} text), held out: SHA-1(Filename) % 3 == 0; "
+            f"threshold for an out-of-fold training rate of {args.rate}; C={args.C}",
+        }
+    )
     payload = json.dumps(model.model_dump(), sort_keys=True, separators=(",", ":")) + "\n"
     with open(args.out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fh:
         fh.write(payload.encode("utf-8"))
-    print(json.dumps({"model": args.out, "bytes": Path(args.out).stat().st_size,
-                      "terms": sum(len(b.terms) for b in model.blocks.values()), "threshold": threshold}))
+    print(
+        json.dumps(
+            {
+                "model": args.out,
+                "bytes": Path(args.out).stat().st_size,
+                "terms": sum(len(b.terms) for b in model.blocks.values()),
+                "threshold": threshold,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

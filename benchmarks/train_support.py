@@ -111,8 +111,15 @@ def load(data_dir: Path) -> list[dict]:
             examples.extend((f.evidence, c.value) for c in cats)
             if not cats:
                 examples.append((f.evidence, "none"))
-        out.append({"filename": doc.filename, "held_out": held_out(doc.filename), "doc": doc,
-                    "examples": examples, "findings": findings})
+        out.append(
+            {
+                "filename": doc.filename,
+                "held_out": held_out(doc.filename),
+                "doc": doc,
+                "examples": examples,
+                "findings": findings,
+            }
+        )
     return out
 
 
@@ -128,9 +135,14 @@ FLOOR_GRID = (0.0, 0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3)
 MIN_LABELLED_CONTRACTS = 10
 
 
-def choose_floors(records: list[dict], docs: list, max_f1_drop: float = 0.01,
-                  min_documents: int = MIN_LABELLED_CONTRACTS,
-                  thresholds: tuple[float, ...] = THRESHOLD_GRID, floors: tuple[float, ...] = FLOOR_GRID) -> dict:
+def choose_floors(
+    records: list[dict],
+    docs: list,
+    max_f1_drop: float = 0.01,
+    min_documents: int = MIN_LABELLED_CONTRACTS,
+    thresholds: tuple[float, ...] = THRESHOLD_GRID,
+    floors: tuple[float, ...] = FLOOR_GRID,
+) -> dict:
     """Choose the support rule's ``threshold`` and per-category ``category_floor`` on scored findings.
 
     ``records``: one per finding, ``{doc (filename), cat (ClauseType), score (0..1), overlap (bool),
@@ -159,8 +171,11 @@ def choose_floors(records: list[dict], docs: list, max_f1_drop: float = 0.01,
         kept = hits = 0
         found = set()
         for r in by_cat.get(cat, []):
-            ok = not r["flagged"] and (floor is None or r["score"] >= threshold
-                                       or (r["score"] >= floor and r["score"] == best[(r["doc"], cat)]))
+            ok = not r["flagged"] and (
+                floor is None
+                or r["score"] >= threshold
+                or (r["score"] >= floor and r["score"] == best[(r["doc"], cat)])
+            )
             if ok:
                 kept += 1
                 hits += r["overlap"]
@@ -175,12 +190,12 @@ def choose_floors(records: list[dict], docs: list, max_f1_drop: float = 0.01,
     by_cat: dict[object, list[dict]] = {}
     for r in records:
         by_cat.setdefault(r["cat"], []).append(r)
-    cats = [c for c in CATEGORIES]
+    cats = list(CATEGORIES)
     reference = macro({c: table(0.0, c, None) for c in cats})
     outcome = None
     for threshold in thresholds:
         tables = {c: {f: table(threshold, c, f) for f in floors} for c in cats}
-        chosen = {c: floors[0] for c in cats}
+        chosen = dict.fromkeys(cats, floors[0])
         rows = {c: tables[c][chosen[c]] for c in cats}
 
         def overlap(rows: dict) -> float:
@@ -207,10 +222,16 @@ def choose_floors(records: list[dict], docs: list, max_f1_drop: float = 0.01,
                 break
             chosen[step[1]] = step[2]
             rows[step[1]] = tables[step[1]][step[2]]
-        result = {"threshold": threshold, "category_floor": {c.value: f for c, f in chosen.items()},
-                  "overlap_precision": round(overlap(rows), 4), "presence_macro_f1": round(macro(rows), 4),
-                  "presence_macro_f1_all": round(reference, 4)}
-        print(json.dumps({"out_of_fold": True, **{k: v for k, v in result.items() if k != "category_floor"}}), flush=True)
+        result = {
+            "threshold": threshold,
+            "category_floor": {c.value: f for c, f in chosen.items()},
+            "overlap_precision": round(overlap(rows), 4),
+            "presence_macro_f1": round(macro(rows), 4),
+            "presence_macro_f1_all": round(reference, 4),
+        }
+        print(
+            json.dumps({"out_of_fold": True, **{k: v for k, v in result.items() if k != "category_floor"}}), flush=True
+        )
         if outcome is None or result["overlap_precision"] > outcome["overlap_precision"]:
             outcome = result
     return outcome
@@ -231,14 +252,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--C", type=float, default=4.0, help="inverse L2 regularisation strength")
     ap.add_argument("--min-df", type=int, default=3)
     ap.add_argument("--prune", type=float, default=0.02, help="stored weights below this (absolute) are dropped")
-    ap.add_argument("--precision", type=float, default=0.88,
-                    help="overlap precision of the single-threshold rule printed for comparison (oof_threshold)")
-    ap.add_argument("--oof-records", type=Path, default=None,
-                    help="pickle the out-of-fold records (score, overlap, flagged per finding) here")
-    ap.add_argument("--max-f1-drop", type=float, default=0.01,
-                    help="presence macro-F1 the per-category floors may cost on out-of-fold scores")
-    ap.add_argument("--cache", type=Path, default=None,
-                    help="pickle of the loaded examples and rules findings (written when absent, read when present)")
+    ap.add_argument(
+        "--precision",
+        type=float,
+        default=0.88,
+        help="overlap precision of the single-threshold rule printed for comparison (oof_threshold)",
+    )
+    ap.add_argument(
+        "--oof-records",
+        type=Path,
+        default=None,
+        help="pickle the out-of-fold records (score, overlap, flagged per finding) here",
+    )
+    ap.add_argument(
+        "--max-f1-drop",
+        type=float,
+        default=0.01,
+        help="presence macro-F1 the per-category floors may cost on out-of-fold scores",
+    )
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="pickle of the loaded examples and rules findings (written when absent, read when present)",
+    )
     args = ap.parse_args(argv)
 
     if args.cache is not None and args.cache.is_file():
@@ -306,10 +343,12 @@ def main(argv: list[str] | None = None) -> int:
             for f in d["findings"]:
                 p = m.probabilities(f.evidence)[f.clause_type.value] if f.clause_type.value in cls_index else 1.0
                 flagged = (f.clause_type not in NAME_CATEGORIES and heading_only(f.evidence)) or bool(
-                    negation(f.evidence, f.clause_type))
+                    negation(f.evidence, f.clause_type)
+                )
                 oof.append((p, evidence_overlaps(f.evidence, d["doc"].spans.get(f.clause_type, [])), flagged))
-                records.append({"doc": d["filename"], "cat": f.clause_type, "score": p, "overlap": oof[-1][1],
-                                "flagged": flagged})
+                records.append(
+                    {"doc": d["filename"], "cat": f.clause_type, "score": p, "overlap": oof[-1][1], "flagged": flagged}
+                )
     threshold = 1.0
     for t in sorted({round(s, 3) for s, _, _ in oof}):
         kept = [o for s, o, fl in oof if s >= t and not fl]
@@ -328,10 +367,22 @@ def main(argv: list[str] | None = None) -> int:
     # The stored, pruned model (weights rounded to 3 decimals): check it agrees with the fitted one.
     sample = [t for d in train[:20] for t, _ in d["examples"]][:1500]
     full = clf.predict_proba(matrix(sample, idf, index))
-    drift = max(abs(full[r, k] - model.probabilities(text)[classes[int(c)]])
-                for r, text in enumerate(sample) for k, c in enumerate(clf.classes_))
-    print(json.dumps({"examples_train": sum(len(d["examples"]) for d in train), "terms": model.vocabulary_size,
-                      "oof_threshold": threshold, "pruned_drift_max": round(float(drift), 4)}), flush=True)
+    drift = max(
+        abs(full[r, k] - model.probabilities(text)[classes[int(c)]])
+        for r, text in enumerate(sample)
+        for k, c in enumerate(clf.classes_)
+    )
+    print(
+        json.dumps(
+            {
+                "examples_train": sum(len(d["examples"]) for d in train),
+                "terms": model.vocabulary_size,
+                "oof_threshold": threshold,
+                "pruned_drift_max": round(float(drift), 4),
+            }
+        ),
+        flush=True,
+    )
 
     scored = {}  # (contract, finding position) -> (score, flagged)
     strongest: dict[tuple[str, object], float] = {}
@@ -339,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         for i, f in enumerate(d["findings"]):
             p = model.probabilities(f.evidence).get(f.clause_type.value, 1.0)
             flagged = (f.clause_type not in NAME_CATEGORIES and heading_only(f.evidence)) or bool(
-                negation(f.evidence, f.clause_type))
+                negation(f.evidence, f.clause_type)
+            )
             scored[(d["filename"], i)] = (p, flagged)
             if not flagged:
                 key = (d["filename"], f.clause_type)
@@ -361,10 +413,15 @@ def main(argv: list[str] | None = None) -> int:
                     hits += evidence_overlaps(f.evidence, d["doc"].spans.get(f.clause_type, []))
                     predicted.setdefault(d["filename"], set()).add(f.clause_type)
         labelled = [d["doc"] for d in test]
-        return {"threshold": t, "floors": floors is not None, "findings": total, "supported": kept,
-                "overlap_precision": round(hits / kept, 4) if kept else None,
-                "presence_macro_f1": round(macro_f1(presence_scores(labelled, predicted)), 4),
-                "presence_macro_f1_all_findings": round(macro_f1(presence_scores(labelled, predicted_all)), 4)}
+        return {
+            "threshold": t,
+            "floors": floors is not None,
+            "findings": total,
+            "supported": kept,
+            "overlap_precision": round(hits / kept, 4) if kept else None,
+            "presence_macro_f1": round(macro_f1(presence_scores(labelled, predicted)), 4),
+            "presence_macro_f1_all_findings": round(macro_f1(presence_scores(labelled, predicted_all)), 4),
+        }
 
     for t in sorted({0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, threshold}):
         print(json.dumps({"held_out": True, **held_out_row(t), "chosen": False}), flush=True)
@@ -372,10 +429,15 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"held_out": True, **chosen, "chosen": True}), flush=True)
     model.threshold = rule["threshold"]
     model.category_floor = rule["category_floor"]
-    model.trained_on = (f"{len(train)} shared CUAD contracts with SHA-1(Filename) % 3 != 0 (TXT files), "
-                        f"C={args.C}, min_df={args.min_df}, prune={args.prune}")
-    model.held_out = {"documents": float(len(test)), "overlap_precision": chosen["overlap_precision"] or 0.0,
-                      "presence_macro_f1": chosen["presence_macro_f1"]}
+    model.trained_on = (
+        f"{len(train)} shared CUAD contracts with SHA-1(Filename) % 3 != 0 (TXT files), "
+        f"C={args.C}, min_df={args.min_df}, prune={args.prune}"
+    )
+    model.held_out = {
+        "documents": float(len(test)),
+        "overlap_precision": chosen["overlap_precision"] or 0.0,
+        "presence_macro_f1": chosen["presence_macro_f1"],
+    }
     print(json.dumps({"model": args.out, "bytes": model.save(args.out)}))
     return 0
 

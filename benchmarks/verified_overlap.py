@@ -38,7 +38,9 @@ def run(n_docs: int | None = None) -> dict:
     started = time.perf_counter()
     docs = [d for d in load_cuad(CUAD) if held_out(d.filename)][:n_docs]
     backend = RulesBackend()
-    tallies = {k: {"findings": 0, "verified": 0, "overlap": 0, "predicted": defaultdict(set)} for k in ("before", "after")}
+    tallies = {
+        k: {"findings": 0, "verified": 0, "overlap": 0, "predicted": defaultdict(set)} for k in ("before", "after")
+    }
     for doc in docs:
         text = (CUAD / doc.txt_file).read_text(encoding="utf-8", errors="replace")
         document = load_document(doc.filename, text)
@@ -61,11 +63,18 @@ def run(n_docs: int | None = None) -> dict:
                 t["verified"] += 1
                 t["overlap"] += evidence_overlaps(cf.finding.evidence, doc.spans.get(cf.finding.clause_type, []))
                 t["predicted"][doc.filename].add(cf.finding.clause_type)
-    out: dict = {"benchmark": "verified_overlap", "contracts": len(docs), "split": "held_out (SHA-1(Filename) % 3 == 0)"}
+    out: dict = {
+        "benchmark": "verified_overlap",
+        "contracts": len(docs),
+        "split": "held_out (SHA-1(Filename) % 3 == 0)",
+    }
     for key, t in tallies.items():
-        out[key] = {"findings": t["findings"], "verified": t["verified"],
-                    "verified_evidence_overlap": round(t["overlap"] / t["verified"], 4) if t["verified"] else None,
-                    "presence_macro_f1_verified": round(macro_f1(presence_scores(docs, t["predicted"])), 4)}
+        out[key] = {
+            "findings": t["findings"],
+            "verified": t["verified"],
+            "verified_evidence_overlap": round(t["overlap"] / t["verified"], 4) if t["verified"] else None,
+            "presence_macro_f1_verified": round(macro_f1(presence_scores(docs, t["predicted"])), 4),
+        }
     out["wall_s"] = round(time.perf_counter() - started, 1)
     return out
 

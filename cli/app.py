@@ -19,7 +19,6 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from pydantic import ValidationError
@@ -33,11 +32,18 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from cli.checks import (check_backend, check_database, check_playbook, check_support_model,
-                        describe_validation_error, load_settings)
+from cli.checks import (
+    check_backend,
+    check_database,
+    check_playbook,
+    check_support_model,
+    describe_validation_error,
+    load_settings,
+)
 from cli.common import console, err, log_beside, prepare_environment, route_prefect_logs, serve_until_interrupted
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
+
 
 def _local_path(source: str) -> Path:
     """The local path of a folder, file or ``file://`` URL source."""
@@ -52,23 +58,55 @@ def _local_path(source: str) -> Path:
 def review(
     source: str = typer.Argument(..., help="Folder (or single file) of documents to review."),
     out: Path = typer.Option(Path("out"), "--out", help="Folder for report.json, report.html and the log."),
-    db: Optional[str] = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="auto | anthropic | bedrock | rules (default: DOCREVIEW_BACKEND, else auto)."),
+    db: str | None = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
+    backend: str | None = typer.Option(
+        None, "--backend", help="auto | anthropic | bedrock | rules (default: DOCREVIEW_BACKEND, else auto)."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
-    rereview: bool = typer.Option(False, "--rereview", help="Review unchanged documents again (nightly mode: measures drift)."),
-    routing: str = typer.Option("auto", "--routing", help="auto | all | decision-points (auto: decision-points for LLM backends, all for rules)"),
-    policy_file: Optional[Path] = typer.Option(None, "--policy", help="Resilience policy JSON (see schemas/policy.py)."),
-    breaker_storage: Optional[str] = typer.Option(None, "--breaker-storage", help="memory | redis://host:port/db (shared breaker)."),
-    on_open: Optional[str] = typer.Option(None, "--on-open", help="While the breaker is open: cached | defer."),
-    attempts: Optional[int] = typer.Option(None, "--attempts", min=1, max=20, help="Attempts per chunk review (1 = no retry)."),
-    llm_concurrency: Optional[int] = typer.Option(None, "--llm-concurrency", min=1, help="Global limit on simultaneous LLM calls."),
-    batch: bool = typer.Option(False, "--batch", help="One Message Batch for the run (half price, up to 24 h; --backend anthropic only)."),
-    endpoint_url: Optional[str] = typer.Option(None, "--endpoint-url", help="S3-compatible endpoint for s3:// sources (default: DOCREVIEW_S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3 or AWS)."),
-    suffix: Optional[str] = typer.Option(None, "--suffix", help="s3:// prefixes: only keys ending in this, case-insensitive (default .pdf; '' = all)."),
+    rereview: bool = typer.Option(
+        False, "--rereview", help="Review unchanged documents again (nightly mode: measures drift)."
+    ),
+    routing: str = typer.Option(
+        "auto", "--routing", help="auto | all | decision-points (auto: decision-points for LLM backends, all for rules)"
+    ),
+    policy_file: Path | None = typer.Option(None, "--policy", help="Resilience policy JSON (see schemas/policy.py)."),
+    breaker_storage: str | None = typer.Option(
+        None, "--breaker-storage", help="memory | redis://host:port/db (shared breaker)."
+    ),
+    on_open: str | None = typer.Option(None, "--on-open", help="While the breaker is open: cached | defer."),
+    attempts: int | None = typer.Option(
+        None, "--attempts", min=1, max=20, help="Attempts per chunk review (1 = no retry)."
+    ),
+    llm_concurrency: int | None = typer.Option(
+        None, "--llm-concurrency", min=1, help="Global limit on simultaneous LLM calls."
+    ),
+    batch: bool = typer.Option(
+        False, "--batch", help="One Message Batch for the run (half price, up to 24 h; --backend anthropic only)."
+    ),
+    endpoint_url: str | None = typer.Option(
+        None,
+        "--endpoint-url",
+        help="S3-compatible endpoint for s3:// sources (default: DOCREVIEW_S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3 or AWS).",
+    ),
+    suffix: str | None = typer.Option(
+        None, "--suffix", help="s3:// prefixes: only keys ending in this, case-insensitive (default .pdf; '' = all)."
+    ),
     task_runner: str = typer.Option("thread", "--task-runner", help="thread | dask: where the flow's tasks run."),
-    dask_address: Optional[str] = typer.Option(None, "--dask-address", help="Dask scheduler (tcp://HOST:8786) for --task-runner dask (default: a temporary local cluster)."),
-    playbook: Optional[Path] = typer.Option(None, "--playbook", help="The team's playbook (YAML): check every reviewed document against its rules (default: DOCREVIEW_PLAYBOOK)."),
-    profile: str = typer.Option("auto", "--profile", help="auto | contract | filing: the review profile (auto: each document classified from its cover page)."),
+    dask_address: str | None = typer.Option(
+        None,
+        "--dask-address",
+        help="Dask scheduler (tcp://HOST:8786) for --task-runner dask (default: a temporary local cluster).",
+    ),
+    playbook: Path | None = typer.Option(
+        None,
+        "--playbook",
+        help="The team's playbook (YAML): check every reviewed document against its rules (default: DOCREVIEW_PLAYBOOK).",
+    ),
+    profile: str = typer.Option(
+        "auto",
+        "--profile",
+        help="auto | contract | filing: the review profile (auto: each document classified from its cover page).",
+    ),
 ) -> None:
     """Review every document in SOURCE (a folder, a file, s3://bucket/prefix or s3://bucket/key) and write a report."""
     if backend is not None and backend not in ("auto", "anthropic", "bedrock", "rules"):
@@ -92,13 +130,20 @@ def review(
         err.print(f"[red]error:[/] source not found: {escape(source)}")
         raise typer.Exit(2)
     overrides = {**({"backend": backend} if backend else {}), **({"database_url": db} if db else {})}
-    settings, problem = load_settings(overrides, options={k: v for k, v in (("backend", "--backend"), ("database_url", "--db"))
-                                                          if k in overrides})
+    settings, problem = load_settings(
+        overrides, options={k: v for k, v in (("backend", "--backend"), ("database_url", "--db")) if k in overrides}
+    )
     if settings is not None and batch and settings.backend != "anthropic":
         problem = problem or "--batch needs --backend anthropic (or DOCREVIEW_BACKEND=anthropic)"
-    problem = (problem or check_playbook(str(playbook) if playbook else settings.playbook,
-                                         "--playbook" if playbook else "DOCREVIEW_PLAYBOOK")
-               or check_backend(settings) or check_database(settings.database_url) or check_support_model())
+    problem = (
+        problem
+        or check_playbook(
+            str(playbook) if playbook else settings.playbook, "--playbook" if playbook else "DOCREVIEW_PLAYBOOK"
+        )
+        or check_backend(settings)
+        or check_database(settings.database_url)
+        or check_support_model()
+    )
     if problem:  # before Prefect starts: a configuration error is exit 2 within seconds
         err.print(f"[red]error:[/] {escape(problem)}")
         raise typer.Exit(2)
@@ -106,8 +151,10 @@ def review(
         out.mkdir(parents=True, exist_ok=True)
         (out / "docreview.log").touch()
     except OSError as exc:
-        err.print(f"[red]error:[/] cannot write the report folder {escape(str(out))}: {escape(exc.strerror or str(exc))}")
-        raise typer.Exit(2)
+        err.print(
+            f"[red]error:[/] cannot write the report folder {escape(str(out))}: {escape(exc.strerror or str(exc))}"
+        )
+        raise typer.Exit(2) from None
     prepare_environment(verbose)
 
     from flows import progress
@@ -119,8 +166,13 @@ def review(
 
     handler = route_prefect_logs(out / "docreview.log")
     bar = Progress(
-        TextColumn("[bold]Reviewing[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=console, transient=False,
+        TextColumn("[bold]Reviewing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=console,
+        transient=False,
     )
     task_id = bar.add_task("starting…", total=None)
     counts = {"reviewed": 0, "deferred": 0, "failed": 0}
@@ -141,10 +193,20 @@ def review(
         runner_scope = prefect_api_for_workers()
     try:
         with bar, runner_scope, _interrupt_ends_within(INTERRUPT_GRACE_S):
-            result = flow_fn(source=source, out_dir=str(out), database_url=db, backend=backend,
-                             rereview=rereview, routing=routing, policy=policy, batch=batch,
-                             endpoint_url=endpoint_url, suffix=suffix, profile=profile,
-                             playbook=str(playbook) if playbook else None)
+            result = flow_fn(
+                source=source,
+                out_dir=str(out),
+                database_url=db,
+                backend=backend,
+                rereview=rereview,
+                routing=routing,
+                policy=policy,
+                batch=batch,
+                endpoint_url=endpoint_url,
+                suffix=suffix,
+                profile=profile,
+                playbook=str(playbook) if playbook else None,
+            )
     except KeyboardInterrupt:
         err.print(INTERRUPTED)
         raise typer.Exit(130) from None
@@ -159,7 +221,7 @@ def review(
     except SourceError as exc:  # the bucket or folder cannot be listed: a clear line, no traceback
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
-    except Exception as exc:  # noqa: BLE001 - the run broke: say why, keep the traceback in the log
+    except Exception as exc:
         logging.getLogger("docreview").exception("run failed")
         err.print(f"[red]Run failed:[/] {type(exc).__name__}: {exc}")
         err.print(f"Details: {out / 'docreview.log'}")
@@ -173,8 +235,10 @@ def review(
 
 #: Seconds Prefect may take to record an interrupted run before the process ends anyway (exit 130).
 INTERRUPT_GRACE_S = 10.0
-INTERRUPTED = ("[yellow]Interrupted:[/] the run is marked interrupted in `docreview runs`; the documents it did not "
-               "finish are reviewed by the next run.")
+INTERRUPTED = (
+    "[yellow]Interrupted:[/] the run is marked interrupted in `docreview runs`; the documents it did not "
+    "finish are reviewed by the next run."
+)
 
 
 @contextlib.contextmanager
@@ -219,8 +283,13 @@ def _interrupt_ends_within(grace_s: float):
             signal.signal(sig, handler)
 
 
-def _policy(policy_file: Optional[Path], breaker_storage: Optional[str], on_open: Optional[str],
-            attempts: Optional[int], llm_concurrency: Optional[int]):
+def _policy(
+    policy_file: Path | None,
+    breaker_storage: str | None,
+    on_open: str | None,
+    attempts: int | None,
+    llm_concurrency: int | None,
+):
     """The resilience policy from ``--policy`` JSON and flag overrides; None for the defaults.
 
     Raises ``ValueError`` (pydantic's ValidationError is one) for an invalid policy.
@@ -233,8 +302,12 @@ def _policy(policy_file: Optional[Path], breaker_storage: Optional[str], on_open
             data = json.loads(policy_file.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"cannot read {policy_file}: {exc}") from None
-    overrides = {"breaker_storage": breaker_storage, "on_open": on_open, "attempts": attempts,
-                 "llm_concurrency": llm_concurrency}
+    overrides = {
+        "breaker_storage": breaker_storage,
+        "on_open": on_open,
+        "attempts": attempts,
+        "llm_concurrency": llm_concurrency,
+    }
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return ResiliencePolicy(**data) if data else None
@@ -248,38 +321,65 @@ def _policy(policy_file: Optional[Path], breaker_storage: Optional[str], on_open
 def _print_summary(result: dict) -> None:
     m = result["metrics"]
     table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_row("Documents", f"{m['documents_total']}  (reviewed {m['documents_reviewed']}, "
-                  f"deferred {m['documents_deferred']}, failed {m['documents_failed']}"
-                  + (f"; {m['documents_skipped']} unchanged, reused" if m.get("documents_skipped") else "") + ")")
-    verified = (f"{m['verification_rate'] * 100:.1f}% verified against the source" if m["findings_total"]
-                else "nothing to verify" if m["documents_total"] else "no documents found in the source")
+    table.add_row(
+        "Documents",
+        f"{m['documents_total']}  (reviewed {m['documents_reviewed']}, "
+        f"deferred {m['documents_deferred']}, failed {m['documents_failed']}"
+        + (f"; {m['documents_skipped']} unchanged, reused" if m.get("documents_skipped") else "")
+        + ")",
+    )
+    verified = (
+        f"{m['verification_rate'] * 100:.1f}% verified against the source"
+        if m["findings_total"]
+        else "nothing to verify"
+        if m["documents_total"]
+        else "no documents found in the source"
+    )
     table.add_row("Findings", f"{m['findings_total']}  ({verified})")
     if "playbook_deviations" in m:
-        table.add_row("Playbook", f"{m['playbook_deviations']} deviation(s), {m['playbook_deviations_high']} of high "
-                      f"severity; {m['playbook_unknown']} rule(s) undecided, {m['playbook_pass']} passed")
+        table.add_row(
+            "Playbook",
+            f"{m['playbook_deviations']} deviation(s), {m['playbook_deviations_high']} of high "
+            f"severity; {m['playbook_unknown']} rule(s) undecided, {m['playbook_pass']} passed",
+        )
     fresh = int(m["documents_reviewed"] - m.get("documents_skipped", 0))  # reviewed in this run, not reused
     if fresh and m["wall_s"]:
-        table.add_row("Throughput", f"{fresh * 60 / m['wall_s']:.1f} documents/min ({fresh} reviewed in "
-                      f"{m['wall_s']:.1f} s)")
+        table.add_row(
+            "Throughput", f"{fresh * 60 / m['wall_s']:.1f} documents/min ({fresh} reviewed in {m['wall_s']:.1f} s)"
+        )
     elif m.get("documents_skipped") and m["documents_skipped"] == m["documents_total"]:
         table.add_row("Throughput", "no document needed a new review")
     elif m["documents_total"]:
         table.add_row("Throughput", "no document was reviewed in this run")
-    table.add_row("Backend", f"{result['backend']} ({result['model']})"
-                  + (f" via {result['endpoint']}: not the vendor's API, figures below are that server's"
-                     if result.get("endpoint") else ""))
+    table.add_row(
+        "Backend",
+        f"{result['backend']} ({result['model']})"
+        + (
+            f" via {result['endpoint']}: not the vendor's API, figures below are that server's"
+            if result.get("endpoint")
+            else ""
+        ),
+    )
     if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
-        table.add_row("Routing", f"{m['routing_rate'] * 100:.1f}% of the text sent to the deep review "
-                      f"({int(m.get('chunks_deep', 0))} of {int(m['chunks_total'])} chunks)")
+        table.add_row(
+            "Routing",
+            f"{m['routing_rate'] * 100:.1f}% of the text sent to the deep review "
+            f"({int(m.get('chunks_deep', 0))} of {int(m['chunks_total'])} chunks)",
+        )
     if not result["offline"]:
-        table.add_row("Model calls", f"{int(m.get('llm_calls', 0))} calls, {int(m.get('retries', 0))} retries, "
-                      f"{int(m.get('breaker_openings', 0))} breaker opening(s), "
-                      f"cache hit ratio {m.get('cache_hit_ratio', 0):.2f}, cost ${m.get('cost_usd', 0):.2f}")
+        table.add_row(
+            "Model calls",
+            f"{int(m.get('llm_calls', 0))} calls, {int(m.get('retries', 0))} retries, "
+            f"{int(m.get('breaker_openings', 0))} breaker opening(s), "
+            f"cache hit ratio {m.get('cache_hit_ratio', 0):.2f}, cost ${m.get('cost_usd', 0):.2f}",
+        )
     console.print(table)
     if result["offline"]:
         why = "" if os.environ.get("ANTHROPIC_API_KEY") else " (no ANTHROPIC_API_KEY set)"
-        console.print(f"[yellow]Offline:[/] the rules backend was used{why}; "
-                      "findings come from clause patterns, not from a language model.")
+        console.print(
+            f"[yellow]Offline:[/] the rules backend was used{why}; "
+            "findings come from clause patterns, not from a language model."
+        )
     not_done = [d for d in result["documents"] if d["status"] != "reviewed"]
     for d in not_done[:10]:
         console.print(f"  [red]{d['status']}[/] {escape(d['file_name'])}: {escape(str(d['reason']))}")
@@ -313,9 +413,13 @@ def samples(
 def stub_llm(
     port: int = typer.Option(8765, "--port", help="TCP port (0 picks a free one)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-    ttft_ms: float = typer.Option(0.0, "--ttft-ms", min=0.0, help="Injected latency before the first content delta, ms."),
+    ttft_ms: float = typer.Option(
+        0.0, "--ttft-ms", min=0.0, help="Injected latency before the first content delta, ms."
+    ),
     token_ms: float = typer.Option(0.0, "--token-ms", min=0.0, help="Injected latency per output token, ms."),
-    fault: list[str] = typer.Option([], "--fault", help="Fault for every request: NAME, NAME:ARG, NAME@PROBABILITY (repeatable)."),
+    fault: list[str] = typer.Option(
+        [], "--fault", help="Fault for every request: NAME, NAME:ARG, NAME@PROBABILITY (repeatable)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed for probabilistic faults."),
 ) -> None:
     """Serve a local Messages-API / Bedrock Converse test double (answers from the rules backend)."""
@@ -331,9 +435,11 @@ def stub_llm(
     except OSError as exc:  # the port is taken, or the host is not ours
         err.print(f"[red]error:[/] cannot listen on {escape(host)}:{port}: {escape(exc.strerror or str(exc))}")
         raise typer.Exit(2) from None
-    console.print(f"stub-llm (test double, answers from the rules backend, not a model) on {server.url}\n"
-                  f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test   |   DOCREVIEW_BEDROCK_ENDPOINT_URL={server.url}\n"
-                  f"  faults: {', '.join(f'{f.name}@{f.p}' for f in faults) or 'none'} (known: {', '.join(FAULTS)})")
+    console.print(
+        f"stub-llm (test double, answers from the rules backend, not a model) on {server.url}\n"
+        f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test   |   DOCREVIEW_BEDROCK_ENDPOINT_URL={server.url}\n"
+        f"  faults: {', '.join(f'{f.name}@{f.p}' for f in faults) or 'none'} (known: {', '.join(FAULTS)})"
+    )
     serve_until_interrupted(server)
 
 
@@ -343,15 +449,21 @@ app.add_typer(eval_app, name="eval")
 
 @eval_app.command("cuad")
 def eval_cuad(
-    data_dir: Path = typer.Argument(..., help="Folder in the CUAD layout (manifest.csv, pdf/, txt/, labels/master_clauses.csv)."),
+    data_dir: Path = typer.Argument(
+        ..., help="Folder in the CUAD layout (manifest.csv, pdf/, txt/, labels/master_clauses.csv)."
+    ),
     backend: str = typer.Option("rules", "--backend", help="rules | anthropic | bedrock"),
     out: Path = typer.Option(Path("eval-cuad.json"), "--out", help="JSON file for the scores."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N labelled contracts."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N labelled contracts."),
     routing: str = typer.Option("all", "--routing", help="all | decision-points: which chunks the run reviews."),
     chunk_chars: int = typer.Option(1500, "--chunk-chars", min=200, help="Chunk budget for the run, characters."),
     overlap_chars: int = typer.Option(200, "--overlap-chars", min=0, help="Chunk overlap for the run, characters."),
-    held_out_only: bool = typer.Option(False, "--held-out", help="Only the fixed held-out split (SHA-1(Filename) % 3 == 0)."),
-    playbook: Optional[Path] = typer.Option(None, "--playbook", help="Also score this playbook's statuses against the ones the lawyers' answers give."),
+    held_out_only: bool = typer.Option(
+        False, "--held-out", help="Only the fixed held-out split (SHA-1(Filename) % 3 == 0)."
+    ),
+    playbook: Path | None = typer.Option(
+        None, "--playbook", help="Also score this playbook's statuses against the ones the lawyers' answers give."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
 ) -> None:
     """Run the pipeline over CUAD contracts and score it per category against the lawyer labels."""
@@ -377,13 +489,22 @@ def eval_cuad(
 
     try:
         with _interrupt_ends_within(INTERRUPT_GRACE_S):
-            result = evaluate_cuad(data_dir, backend=backend, out_file=out, limit=limit, routing=routing,
-                                   chunk_chars=chunk_chars, overlap_chars=overlap_chars, console=console,
-                                   held_out_only=held_out_only, playbook=playbook)
+            result = evaluate_cuad(
+                data_dir,
+                backend=backend,
+                out_file=out,
+                limit=limit,
+                routing=routing,
+                chunk_chars=chunk_chars,
+                overlap_chars=overlap_chars,
+                console=console,
+                held_out_only=held_out_only,
+                playbook=playbook,
+            )
     except KeyboardInterrupt:
         err.print("[yellow]Interrupted:[/] no scores written.")
         raise typer.Exit(130) from None
-    except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
+    except Exception as exc:
         err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
         raise typer.Exit(1) from None
     finally:
@@ -398,8 +519,8 @@ def eval_filings(
     data_dir: Path = typer.Argument(..., help="Filings folder (pdf/, documents.jsonl, questions.jsonl)."),
     backend: str = typer.Option("rules", "--backend", help="rules | anthropic | bedrock"),
     out: Path = typer.Option(Path("eval-filings.json"), "--out", help="JSON file for the scores."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N filings (name order)."),
-    only: Optional[list[str]] = typer.Option(None, "--only", help="Only this filing (doc_name); repeatable."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N filings (name order)."),
+    only: list[str] | None = typer.Option(None, "--only", help="Only this filing (doc_name); repeatable."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
 ) -> None:
     """Review SEC filings and score them against the analysts' questions: evidence-page recall,
@@ -411,11 +532,16 @@ def eval_filings(
         err.print(f"[red]error:[/] {data_dir} lacks documents.jsonl or pdf/")
         raise typer.Exit(2)
     if only:
-        known = {json.loads(line).get("doc_name") for line in
-                 (data_dir / "documents.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()}
+        known = {
+            json.loads(line).get("doc_name")
+            for line in (data_dir / "documents.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        }
         unknown = [name for name in only if name not in known]
         if unknown:
-            err.print(f"[red]error:[/] --only: no filing {escape(', '.join(unknown))} in {escape(str(data_dir))}/documents.jsonl")
+            err.print(
+                f"[red]error:[/] --only: no filing {escape(', '.join(unknown))} in {escape(str(data_dir))}/documents.jsonl"
+            )
             raise typer.Exit(2)
     problem = check_support_model()
     if problem:
@@ -430,12 +556,13 @@ def eval_filings(
 
     try:
         with _interrupt_ends_within(INTERRUPT_GRACE_S):
-            result = evaluate_filings(data_dir, backend=backend, out_file=out, names=only or None, limit=limit,
-                                      console=console)
+            result = evaluate_filings(
+                data_dir, backend=backend, out_file=out, names=only or None, limit=limit, console=console
+            )
     except KeyboardInterrupt:
         err.print("[yellow]Interrupted:[/] no scores written.")
         raise typer.Exit(130) from None
-    except Exception as exc:  # noqa: BLE001 - the evaluation broke: say why
+    except Exception as exc:
         err.print(f"[red]Evaluation failed:[/] {type(exc).__name__}: {exc}")
         raise typer.Exit(1) from None
     finally:
@@ -464,7 +591,9 @@ def main() -> None:  # pragma: no cover - console entry point
     try:
         app(standalone_mode=True)
     except (ArgumentError, OperationalError) as exc:
-        err.print(f"[red]error:[/] cannot use the database: {escape(str(exc.orig if hasattr(exc, 'orig') and exc.orig else exc).splitlines()[0])}")
+        err.print(
+            f"[red]error:[/] cannot use the database: {escape(str(exc.orig if hasattr(exc, 'orig') and exc.orig else exc).splitlines()[0])}"
+        )
         raise SystemExit(2) from None
 
 

@@ -51,7 +51,9 @@ def describe_validation_error(exc: ValidationError, options: dict[str, str] | No
     return "; ".join(lines)
 
 
-def load_settings(overrides: dict[str, Any], options: dict[str, str] | None = None) -> tuple[Settings | None, str | None]:
+def load_settings(
+    overrides: dict[str, Any], options: dict[str, str] | None = None
+) -> tuple[Settings | None, str | None]:
     """``(settings, None)``, or ``(None, problem)`` when the environment or ``overrides`` are invalid."""
     try:
         return Settings(**overrides), None
@@ -95,7 +97,9 @@ def missing_database(url: str, option: str = "--db") -> str | None:
     file = Path(database).expanduser()
     if file.exists():
         return None
-    return f"{option} / DATABASE_URL: no database at {file.resolve()} (nothing has been reviewed into it; check the path)"
+    return (
+        f"{option} / DATABASE_URL: no database at {file.resolve()} (nothing has been reviewed into it; check the path)"
+    )
 
 
 def check_database(url: str, option: str = "--db") -> str | None:
@@ -146,15 +150,18 @@ def check_backend(settings: Settings) -> str | None:
     missing: ``anthropic`` needs ``ANTHROPIC_API_KEY``; ``bedrock`` needs AWS credentials from
     boto3's credential chain (environment, shared files, SSO, instance role)."""
     backend = settings.resolved_backend()
-    if backend == "anthropic" and (settings.anthropic_api_key is None
-                                   or not settings.anthropic_api_key.get_secret_value()):
+    if backend == "anthropic" and (
+        settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value()
+    ):
         return "the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)"
     if backend == "bedrock":
         import boto3
 
         if boto3.session.Session().get_credentials() is None:
-            return ("the bedrock backend needs AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-                    "AWS_PROFILE, or an instance role), or use --backend rules")
+            return (
+                "the bedrock backend needs AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                "AWS_PROFILE, or an instance role), or use --backend rules"
+            )
     return None
 
 

@@ -26,6 +26,7 @@ def table_console(stderr: bool = False) -> Console:
     piped = not (hasattr(stream, "isatty") and stream.isatty()) and not os.environ.get("COLUMNS")
     return Console(stderr=stderr, width=PIPE_WIDTH if piped else None)
 
+
 _QUIET_ENV = {
     # The temporary Prefect server logs its own shutdown at ERROR; keep that out of a normal run.
     "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",

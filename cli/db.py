@@ -7,8 +7,6 @@ stands) and developers (write a revision after changing :mod:`schemas.tables`).
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 from rich.console import Console
 
@@ -19,7 +17,7 @@ err = Console(stderr=True, soft_wrap=True)
 _DB_HELP = "Database URL (default: sqlite:///docreview.db or DATABASE_URL)."
 
 
-def _engine(db: Optional[str]):
+def _engine(db: str | None):
     from sqlalchemy import create_engine
     from sqlalchemy.pool import NullPool
 
@@ -30,7 +28,7 @@ def _engine(db: Optional[str]):
 
 
 @db_app.command("upgrade")
-def upgrade(db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP)) -> None:
+def upgrade(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> None:
     """Upgrade the database to the newest revision (what opening it does anyway)."""
     from schemas.migrations import current_revision, upgrade_database
 
@@ -44,7 +42,7 @@ def upgrade(db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP)) -> No
 
 
 @db_app.command("current")
-def current(db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP)) -> None:
+def current(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> None:
     """Print the database's revision and the newest one (exit 2 for a SQLite file that does not exist)."""
     from cli.common import stored_database
     from schemas.migrations import current_revision, head_revision
@@ -59,7 +57,7 @@ def current(db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP)) -> No
 
 
 @db_app.command("check")
-def check(db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP)) -> None:
+def check(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> None:
     """Upgrade, then fail (exit 1) if schemas/tables.py differs from what the revisions build."""
     from schemas.migrations import SchemaDriftError, check_migrations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from cli.common import console, err, prepare_environment
 from flows.deploy import (
@@ -32,8 +32,10 @@ def register(app: Any) -> None:
         from prefect.settings import PREFECT_API_URL
 
         if not (os.environ.get("PREFECT_API_URL") or PREFECT_API_URL.value()):
-            err.print("[red]error:[/] PREFECT_API_URL is not set: deployments need a running Prefect server "
-                      "(`prefect server start`, then PREFECT_API_URL=http://127.0.0.1:4200/api)")
+            err.print(
+                "[red]error:[/] PREFECT_API_URL is not set: deployments need a running Prefect server "
+                "(`prefect server start`, then PREFECT_API_URL=http://127.0.0.1:4200/api)"
+            )
             raise typer.Exit(2)
 
     def unreachable(exc: Exception) -> None:
@@ -43,8 +45,10 @@ def register(app: Any) -> None:
         from prefect.settings import PREFECT_API_URL
 
         if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError)):
-            err.print(f"[red]error:[/] PREFECT_API_URL: cannot reach the Prefect API at "
-                      f"{escape(str(os.environ.get('PREFECT_API_URL') or PREFECT_API_URL.value()))} ({escape(str(exc) or type(exc).__name__)})")
+            err.print(
+                f"[red]error:[/] PREFECT_API_URL: cannot reach the Prefect API at "
+                f"{escape(str(os.environ.get('PREFECT_API_URL') or PREFECT_API_URL.value()))} ({escape(str(exc) or type(exc).__name__)})"
+            )
             raise typer.Exit(2) from None
 
     def print_check(result: CheckResult) -> None:
@@ -55,12 +59,26 @@ def register(app: Any) -> None:
 
     @app.command("serve")
     def serve_command(
-        endpoint_url: Optional[str] = typer.Option(None, "--endpoint-url", help="S3-compatible endpoint for s3:// sources."),
-        db: Optional[str] = typer.Option(None, "--db", help="Database URL parameter (default: DATABASE_URL of this process, or sqlite:///docreview.db)."),
-        nightly_source: Optional[str] = typer.Option(None, "--nightly-source", help="What the nightly run reviews (default DOCREVIEW_NIGHTLY_SOURCE or ./inbox)."),
-        window: Optional[float] = typer.Option(None, "--window", min=0, help="Upload batching window, seconds (default DOCREVIEW_BATCH_WINDOW_S or 30)."),
-        limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Most flow runs at a time (default: PREFECT_RUNNER_PROCESS_LIMIT)."),
-        check: bool = typer.Option(True, "--check/--no-check", help="Check the deployments and trigger after registering them."),
+        endpoint_url: str | None = typer.Option(
+            None, "--endpoint-url", help="S3-compatible endpoint for s3:// sources."
+        ),
+        db: str | None = typer.Option(
+            None,
+            "--db",
+            help="Database URL parameter (default: DATABASE_URL of this process, or sqlite:///docreview.db).",
+        ),
+        nightly_source: str | None = typer.Option(
+            None, "--nightly-source", help="What the nightly run reviews (default DOCREVIEW_NIGHTLY_SOURCE or ./inbox)."
+        ),
+        window: float | None = typer.Option(
+            None, "--window", min=0, help="Upload batching window, seconds (default DOCREVIEW_BATCH_WINDOW_S or 30)."
+        ),
+        limit: int | None = typer.Option(
+            None, "--limit", min=1, help="Most flow runs at a time (default: PREFECT_RUNNER_PROCESS_LIMIT)."
+        ),
+        check: bool = typer.Option(
+            True, "--check/--no-check", help="Check the deployments and trigger after registering them."
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
     ) -> None:
         """Serve the review-on-upload and nightly-review deployments from this process (Ctrl-C stops)."""
@@ -78,17 +96,23 @@ def register(app: Any) -> None:
             raise typer.Exit(2) from None
 
         def ready(result: CheckResult | None) -> None:
-            console.print(f"Serving [bold]{FLOW_NAME}/{UPLOAD_DEPLOYMENT}[/] (on {DOCUMENT_RECEIVED}, "
-                          f"window {settings.batch_window_s:g} s) and [bold]{FLOW_NAME}/{NIGHTLY_DEPLOYMENT}[/] "
-                          f"({settings.nightly_cron} {settings.nightly_timezone}, {settings.nightly_source}).")
+            console.print(
+                f"Serving [bold]{FLOW_NAME}/{UPLOAD_DEPLOYMENT}[/] (on {DOCUMENT_RECEIVED}, "
+                f"window {settings.batch_window_s:g} s) and [bold]{FLOW_NAME}/{NIGHTLY_DEPLOYMENT}[/] "
+                f"({settings.nightly_cron} {settings.nightly_timezone}, {settings.nightly_source})."
+            )
             if result is not None:
                 print_check(result)
             console.print("Press Ctrl-C to stop.")
 
         try:
-            failed = serve(build_deployments(settings, endpoint_url=endpoint_url, database_url=db), check=check,
-                           limit=limit, on_ready=ready)
-        except Exception as exc:  # noqa: BLE001 - e.g. the API went away: say why, no traceback
+            failed = serve(
+                build_deployments(settings, endpoint_url=endpoint_url, database_url=db),
+                check=check,
+                limit=limit,
+                on_ready=ready,
+            )
+        except Exception as exc:
             unreachable(exc)
             err.print(f"[red]serve failed:[/] {type(exc).__name__}: {exc}")
             raise typer.Exit(1) from None
@@ -107,7 +131,7 @@ def register(app: Any) -> None:
         need_api()
         try:
             result = check_deployments()
-        except Exception as exc:  # noqa: BLE001 - the API cannot be reached
+        except Exception as exc:
             unreachable(exc)
             err.print(f"[red]check failed:[/] {type(exc).__name__}: {exc}")
             raise typer.Exit(1) from None

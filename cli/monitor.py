@@ -16,7 +16,6 @@ import no Prefect flow and start no Prefect server.
 from __future__ import annotations
 
 import time
-from typing import Optional
 
 import typer
 from rich import box
@@ -28,13 +27,14 @@ from cli.common import stored_database, table_console
 console = table_console()
 err = Console(stderr=True, soft_wrap=True)
 
-metrics_app = typer.Typer(add_completion=False, no_args_is_help=True,
-                          help="Metrics of a run (show) and the Prometheus exporter (serve).")
+metrics_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="Metrics of a run (show) and the Prometheus exporter (serve)."
+)
 
 _DB_HELP = "Database URL (default: sqlite:///docreview.db or DATABASE_URL)."
 
 
-def _database_url(db: Optional[str], must_exist: bool = True) -> str:
+def _database_url(db: str | None, must_exist: bool = True) -> str:
     """``--db`` or the configured URL; with ``must_exist``, :func:`cli.common.stored_database`."""
     if must_exist:
         return stored_database(db)
@@ -52,7 +52,7 @@ def _count(value: float | None, colour: str) -> str:
 
 
 def runs(
-    db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+    db: str | None = typer.Option(None, "--db", help=_DB_HELP),
     limit: int = typer.Option(20, "--limit", min=1, max=1000, help="Number of runs to show."),
 ) -> None:
     """Recent runs with their golden metrics, newest first."""
@@ -66,8 +66,9 @@ def runs(
     if not rows:
         console.print("No runs in this database yet.")
         return
-    table = Table(title=f"Recent runs ({len(rows)}), newest first", title_justify="left", pad_edge=False,
-                  box=box.SIMPLE_HEAD)
+    table = Table(
+        title=f"Recent runs ({len(rows)}), newest first", title_justify="left", pad_edge=False, box=box.SIMPLE_HEAD
+    )
     table.add_column("run", no_wrap=True)
     table.add_column("UTC", no_wrap=True)
     wide = console.width >= 110  # narrow terminals drop source and backend/model
@@ -83,25 +84,34 @@ def runs(
             drift = f"[red]{drift}[/]" if m["drift"] > 0 else drift
         else:
             drift = "—"
-        docs = (f"{int(m.get('documents_total', 0))}: {int(m.get('documents_reviewed', 0))}/"
-                f"{_count(m.get('documents_deferred'), 'blue')}/{_count(m.get('documents_failed'), 'red')}")
+        docs = (
+            f"{int(m.get('documents_total', 0))}: {int(m.get('documents_reviewed', 0))}/"
+            f"{_count(m.get('documents_deferred'), 'blue')}/{_count(m.get('documents_failed'), 'red')}"
+        )
         where = [r.source.rstrip("/").rsplit("/", 1)[-1] or r.source, f"{r.backend}/{r.model}"] if wide else []
         table.add_row(
             r.id[:8] + ("" if r.status == "completed" else f" [yellow]{r.status}[/]"),
-            r.started_at.strftime("%m-%d %H:%M") if r.started_at else "—", *where,
-            docs, str(int(m.get("findings_total", 0))), _pct(m.get("verification_rate")), _pct(m.get("routing_rate")),
-            _pct(m.get("cache_hit_ratio")), drift,
+            r.started_at.strftime("%m-%d %H:%M") if r.started_at else "—",
+            *where,
+            docs,
+            str(int(m.get("findings_total", 0))),
+            _pct(m.get("verification_rate")),
+            _pct(m.get("routing_rate")),
+            _pct(m.get("cache_hit_ratio")),
+            drift,
         )
     console.print(table)
-    console.print("[dim]docs r/d/f = total: reviewed/deferred/failed; finds = findings; verif = verified share; "
-                  "route = routing rate; cache = prompt-cache hit ratio. — = not measured (offline runs make no model calls; drift needs a re-review: "
-                  "docreview review --rereview). * = drift against another model or prompt version.[/]")
+    console.print(
+        "[dim]docs r/d/f = total: reviewed/deferred/failed; finds = findings; verif = verified share; "
+        "route = routing rate; cache = prompt-cache hit ratio. — = not measured (offline runs make no model calls; drift needs a re-review: "
+        "docreview review --rereview). * = drift against another model or prompt version.[/]"
+    )
 
 
 @metrics_app.command("show")
 def show(
     run_id: str = typer.Argument(..., help="Run id, or a unique prefix of at least 4 characters."),
-    db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+    db: str | None = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
     """Every metric of one run, then the documents whose findings drifted."""
     from tasks.observe.monitoring import document_drift, find_run
@@ -117,8 +127,10 @@ def show(
         drift = document_drift(url, run.id)
     finally:
         dispose_engines()
-    console.print(f"Run [bold]{run.id}[/] · {run.status} · source {run.source} · {run.backend} ({run.model}, "
-                  f"prompt {run.prompt_version})")
+    console.print(
+        f"Run [bold]{run.id}[/] · {run.status} · source {run.source} · {run.backend} ({run.model}, "
+        f"prompt {run.prompt_version})"
+    )
     table = Table(show_header=True)
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -130,19 +142,24 @@ def show(
     if moved:
         console.print(f"[bold]Drifted documents[/] ({len(moved)} of {len(drift)} reviewed this run):")
         for sha, d in sorted(moved.items(), key=lambda kv: -kv[1]["score"]):
-            note = (f" vs {d['baseline_model']} / {d['baseline_prompt_version']}" if d["model_changed"] else "")
-            console.print(f"  {sha[:12]} drift {d['score']:.3f}{note}: +{len(d['added'])} −{len(d['removed'])} "
-                          f"~{len(d['changed'])}")
+            note = f" vs {d['baseline_model']} / {d['baseline_prompt_version']}" if d["model_changed"] else ""
+            console.print(
+                f"  {sha[:12]} drift {d['score']:.3f}{note}: +{len(d['added'])} −{len(d['removed'])} "
+                f"~{len(d['changed'])}"
+            )
             for c in d["changed"][:5]:
-                console.print(f"    ~ {c['clause_type']}: {c['before']['values']} {c['before']['verdict']} → "
-                              f"{c['after']['values']} {c['after']['verdict']}", markup=False)
+                console.print(
+                    f"    ~ {c['clause_type']}: {c['before']['values']} {c['before']['verdict']} → "
+                    f"{c['after']['values']} {c['after']['verdict']}",
+                    markup=False,
+                )
 
 
 @metrics_app.command("serve")
 def serve(
     port: int = typer.Option(9464, "--port", min=0, max=65535, help="TCP port for /metrics (0 = any free port)."),
     addr: str = typer.Option("0.0.0.0", "--addr", help="Address to listen on."),
-    db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+    db: str | None = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
     """Serve Prometheus metrics read from the database on every scrape, until interrupted."""
     from tasks.observe.monitoring import start_exporter

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import or_
 from sqlmodel import Session, select
 
 from cli.common import stored_database, table_console
-
 from schemas.tables import AbsenceRow, CheckRow, DocumentRow, FindingRow, ReviewerDecision, utcnow
 
 #: Verdicts that put a finding in the review queue.
@@ -44,7 +43,9 @@ def _db(url: str | None) -> str:
     return stored_database(url)
 
 
-def queue_items(database_url: str, pending_only: bool = False, include: list[str] | None = None) -> list[dict[str, Any]]:
+def queue_items(
+    database_url: str, pending_only: bool = False, include: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Queued items, findings first (by document, page), then absences.
 
     Each item: ``{id, kind (finding|absence), key, sha256, file_name, clause_type, verdict,
@@ -58,32 +59,58 @@ def queue_items(database_url: str, pending_only: bool = False, include: list[str
         queued = FindingRow.verdict.in_(QUEUE_VERDICTS)
         if include:
             queued = or_(queued, FindingRow.finding_key.in_(include))
-        findings = session.exec(select(FindingRow).where(queued)
-                                .order_by(FindingRow.sha256, FindingRow.page, FindingRow.id)).all()
+        findings = session.exec(
+            select(FindingRow).where(queued).order_by(FindingRow.sha256, FindingRow.page, FindingRow.id)
+        ).all()
         absences = session.exec(select(AbsenceRow).order_by(AbsenceRow.sha256, AbsenceRow.clause_type)).all()
         shas = {f.sha256 for f in findings} | {a.sha256 for a in absences}
-        names = {d.sha256: d.file_name for d in session.exec(select(DocumentRow).where(DocumentRow.sha256.in_(shas))).all()} \
-            if shas else {}
+        names = (
+            {d.sha256: d.file_name for d in session.exec(select(DocumentRow).where(DocumentRow.sha256.in_(shas))).all()}
+            if shas
+            else {}
+        )
         keys = [f.finding_key for f in findings]
         checks: dict[str, list[CheckRow]] = {}
         for i in range(0, len(keys), 500):
-            for c in session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i:i + 500]))).all():
+            for c in session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i : i + 500]))).all():
                 checks.setdefault(c.finding_key, []).append(c)
     decided = latest_decisions(database_url, keys + [a.absence_key for a in absences])
     items: list[dict[str, Any]] = []
     for f in findings:
-        items.append(dict(
-            id=str(f.id), kind="finding", key=f.finding_key, sha256=f.sha256, file_name=names.get(f.sha256, ""),
-            clause_type=f.clause_type, verdict=f.verdict, page=f.page, evidence=f.evidence, values=dict(f.values),
-            reasons=[f"{c.name}: {c.reason}" for c in checks.get(f.finding_key, []) if c.verdict != "verified"],
-            decision=_decision_dict(decided.get(f.finding_key)),
-        ))
+        items.append(
+            dict(
+                id=str(f.id),
+                kind="finding",
+                key=f.finding_key,
+                sha256=f.sha256,
+                file_name=names.get(f.sha256, ""),
+                clause_type=f.clause_type,
+                verdict=f.verdict,
+                page=f.page,
+                evidence=f.evidence,
+                values=dict(f.values),
+                reasons=[f"{c.name}: {c.reason}" for c in checks.get(f.finding_key, []) if c.verdict != "verified"],
+                decision=_decision_dict(decided.get(f.finding_key)),
+            )
+        )
     for a in absences:
-        items.append(dict(
-            id=f"A{a.id}", kind="absence", key=a.absence_key, sha256=a.sha256, file_name=names.get(a.sha256, ""),
-            clause_type=a.clause_type, verdict=a.verdict, page=None, evidence="", values={},
-            reasons=[a.reason], chunks=list(a.chunks), decision=_decision_dict(decided.get(a.absence_key)),
-        ))
+        items.append(
+            dict(
+                id=f"A{a.id}",
+                kind="absence",
+                key=a.absence_key,
+                sha256=a.sha256,
+                file_name=names.get(a.sha256, ""),
+                clause_type=a.clause_type,
+                verdict=a.verdict,
+                page=None,
+                evidence="",
+                values={},
+                reasons=[a.reason],
+                chunks=list(a.chunks),
+                decision=_decision_dict(decided.get(a.absence_key)),
+            )
+        )
     if pending_only:
         items = [i for i in items if i["decision"] is None]
     return items
@@ -97,16 +124,29 @@ def playbook_deviations(database_url: str) -> list[dict[str, Any]]:
     from tasks.store.persist import get_engine
 
     with Session(get_engine(database_url)) as session:
-        rows = session.exec(select(PlaybookResultRow).order_by(PlaybookResultRow.created_at,
-                                                               PlaybookResultRow.id)).all()
+        rows = session.exec(
+            select(PlaybookResultRow).order_by(PlaybookResultRow.created_at, PlaybookResultRow.id)
+        ).all()
     latest: dict[str, str] = {}
     for r in rows:
         latest[r.sha256] = r.run_id  # ordered by time: the last one wins
     order = {"high": 0, "medium": 1, "low": 2}
-    out = [dict(file_name=r.file_name, sha256=r.sha256, playbook=r.playbook, rule=r.rule_id, clause_type=r.clause_type,
-                status=r.status, severity=r.severity, reason=r.reason, finding_ids=list(r.finding_ids),
-                run_id=r.run_id)
-           for r in rows if r.status in ("deviation", "unknown") and latest.get(r.sha256) == r.run_id]
+    out = [
+        dict(
+            file_name=r.file_name,
+            sha256=r.sha256,
+            playbook=r.playbook,
+            rule=r.rule_id,
+            clause_type=r.clause_type,
+            status=r.status,
+            severity=r.severity,
+            reason=r.reason,
+            finding_ids=list(r.finding_ids),
+            run_id=r.run_id,
+        )
+        for r in rows
+        if r.status in ("deviation", "unknown") and latest.get(r.sha256) == r.run_id
+    ]
     out.sort(key=lambda d: (d["status"] != "deviation", order.get(d["severity"], 3), d["file_name"], d["rule"]))
     return out
 
@@ -114,8 +154,12 @@ def playbook_deviations(database_url: str) -> list[dict[str, Any]]:
 def _decision_dict(row: ReviewerDecision | None) -> dict[str, Any] | None:
     if row is None:
         return None
-    return dict(decision=row.decision, note=row.note, seq=row.seq,
-                decided_at=row.decided_at.isoformat() if row.decided_at else None)
+    return dict(
+        decision=row.decision,
+        note=row.note,
+        seq=row.seq,
+        decided_at=row.decided_at.isoformat() if row.decided_at else None,
+    )
 
 
 def _resolve(session: Session, item_id: str) -> tuple[str, str]:
@@ -134,7 +178,9 @@ def _resolve(session: Session, item_id: str) -> tuple[str, str]:
     raise KeyError(f"not a finding id: {raw!r} (use the number from the report, or A<n> for an absence)")
 
 
-def record_decision(database_url: str, item_id: str, decision: str, note: str | None = None) -> tuple[ReviewerDecision, bool]:
+def record_decision(
+    database_url: str, item_id: str, decision: str, note: str | None = None
+) -> tuple[ReviewerDecision, bool]:
     """Record ``decision`` (approve|reject) on a queue item; returns ``(latest row, created)``.
 
     ``created`` is False when the latest decision on the item already is the same decision with
@@ -149,17 +195,23 @@ def record_decision(database_url: str, item_id: str, decision: str, note: str | 
     engine = get_engine(database_url)
     with Session(engine) as session:
         kind, key = _resolve(session, item_id)
-        history = session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key == key)
-                               .order_by(ReviewerDecision.seq)).all()
+        history = session.exec(
+            select(ReviewerDecision).where(ReviewerDecision.target_key == key).order_by(ReviewerDecision.seq)
+        ).all()
         last = history[-1] if history else None
         if last is not None and last.decision == decision and last.note == note:
             return last, False
         seq = (last.seq if last else 0) + 1
-        upsert(session, ReviewerDecision, [dict(target_kind=kind, target_key=key, seq=seq, decision=decision,
-                                                note=note, decided_at=utcnow())], keys=["target_key", "seq"])
+        upsert(
+            session,
+            ReviewerDecision,
+            [dict(target_kind=kind, target_key=key, seq=seq, decision=decision, note=note, decided_at=utcnow())],
+            keys=["target_key", "seq"],
+        )
         session.commit()
-        row = session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key == key,
-                                                          ReviewerDecision.seq == seq)).one()
+        row = session.exec(
+            select(ReviewerDecision).where(ReviewerDecision.target_key == key, ReviewerDecision.seq == seq)
+        ).one()
         session.expunge(row)
         return row, True
 
@@ -177,8 +229,11 @@ def gold_set(database_url: str) -> list[dict[str, Any]]:
     history: dict[str, list[dict[str, Any]]] = {}
     with Session(get_engine(database_url)) as session:
         for k in range(0, len(keys), 500):
-            for row in session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key.in_(keys[k:k + 500]))
-                                    .order_by(ReviewerDecision.seq)).all():
+            for row in session.exec(
+                select(ReviewerDecision)
+                .where(ReviewerDecision.target_key.in_(keys[k : k + 500]))
+                .order_by(ReviewerDecision.seq)
+            ).all():
                 history.setdefault(row.target_key, []).append(_decision_dict(row))
     for item in items:
         item["history"] = history.get(item["key"], [])
@@ -186,16 +241,22 @@ def gold_set(database_url: str) -> list[dict[str, Any]]:
 
 
 def queue(
-    db: Optional[str] = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
-    gold: Optional[Path] = typer.Option(None, "--gold", help="Write the decided items (gold set) to this JSON file."),
+    db: str | None = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
+    gold: Path | None = typer.Option(None, "--gold", help="Write the decided items (gold set) to this JSON file."),
     pending: bool = typer.Option(False, "--pending", help="Only items without a decision."),
 ) -> None:
     """List findings that are unsupported, contradicted or need review, absent high-risk clauses, and playbook deviations."""
     url = _db(db)
     if gold is not None:
         if gold.is_dir() or not gold.parent.is_dir():
-            err.print(f"[red]error:[/] --gold {escape(str(gold))}: "
-                      + ("is a folder, not a file" if gold.is_dir() else f"the folder {escape(str(gold.parent))} does not exist"))
+            err.print(
+                f"[red]error:[/] --gold {escape(str(gold))}: "
+                + (
+                    "is a folder, not a file"
+                    if gold.is_dir()
+                    else f"the folder {escape(str(gold.parent))} does not exist"
+                )
+            )
             raise typer.Exit(2)
         items = gold_set(url)
         gold.write_text(json.dumps(items, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -207,31 +268,48 @@ def queue(
         table.add_column(col, overflow="fold")
     for i in items:
         d = i["decision"]
-        table.add_row(i["id"], i["file_name"][:40], i["clause_type"], i["verdict"], str(i["page"] or ""),
-                      ("; ".join(i["reasons"]) or "")[:160], f"{d['decision']}" if d else "")
+        table.add_row(
+            i["id"],
+            i["file_name"][:40],
+            i["clause_type"],
+            i["verdict"],
+            str(i["page"] or ""),
+            ("; ".join(i["reasons"]) or "")[:160],
+            f"{d['decision']}" if d else "",
+        )
     console.print(table)
     findings = sum(1 for i in items if i["kind"] == "finding")
-    console.print(f"{findings} finding(s) and {len(items) - findings} absence(s) in the queue"
-                  + (" (undecided only)" if pending else ""))
+    console.print(
+        f"{findings} finding(s) and {len(items) - findings} absence(s) in the queue"
+        + (" (undecided only)" if pending else "")
+    )
     deviations = playbook_deviations(url)
     if deviations:
         table = Table(title="Playbook deviations and undecided rules (latest run per document)", show_lines=False)
         for col in ("document", "rule", "status", "severity", "why", "findings"):
             table.add_column(col, overflow="fold")
         for d in deviations:
-            table.add_row(d["file_name"][:40], d["rule"], d["status"], d["severity"], d["reason"][:160],
-                          ", ".join(str(i) for i in d["finding_ids"]))
+            table.add_row(
+                d["file_name"][:40],
+                d["rule"],
+                d["status"],
+                d["severity"],
+                d["reason"][:160],
+                ", ".join(str(i) for i in d["finding_ids"]),
+            )
         console.print(table)
         found = [d for d in deviations if d["status"] == "deviation"]
-        console.print(f"{len(found)} playbook deviation(s), {sum(d['severity'] == 'high' for d in found)} of high "
-                      f"severity; {len(deviations) - len(found)} rule(s) undecided")
+        console.print(
+            f"{len(found)} playbook deviation(s), {sum(d['severity'] == 'high' for d in found)} of high "
+            f"severity; {len(deviations) - len(found)} rule(s) undecided"
+        )
 
 
 def decide(
     finding_id: str = typer.Argument(..., help="Finding id from the queue or report (A<n> for an absence)."),
     decision: str = typer.Argument(..., help="approve | reject"),
-    note: Optional[str] = typer.Option(None, "--note", help="Reviewer's note."),
-    db: Optional[str] = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
+    note: str | None = typer.Option(None, "--note", help="Reviewer's note."),
+    db: str | None = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
 ) -> None:
     """Record a reviewer's decision on a queued finding (the latest decision wins; history is kept)."""
     if decision not in DECISIONS:

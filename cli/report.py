@@ -39,7 +39,7 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
             return True
         return False
 
-    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+    def do_GET(self) -> None:
         if self._redirected():
             return
         if self.path.split("?", 1)[0] in ("/runs", "/runs/"):
@@ -52,7 +52,7 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
             return
         super().do_GET()
 
-    def do_HEAD(self) -> None:  # noqa: N802 - the standard library's name
+    def do_HEAD(self) -> None:
         if not self._redirected():
             super().do_HEAD()
 
@@ -69,7 +69,7 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("X-Content-Type-Options", "nosniff")
         super().end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the standard library's name
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 
@@ -78,23 +78,35 @@ def runs_index(folder: Path, limit: int = 500) -> str:
     id (linking its report), start time (UTC), source, and documents reviewed/deferred/failed from
     its ``report.json``; a run whose JSON cannot be read is listed without them."""
     rows = []
-    runs = sorted((d for d in (folder / "runs").glob("*") if (d / "report.html").is_file()),
-                  key=lambda d: d.stat().st_mtime, reverse=True)[:limit]
+    runs = sorted(
+        (d for d in (folder / "runs").glob("*") if (d / "report.html").is_file()),
+        key=lambda d: d.stat().st_mtime,
+        reverse=True,
+    )[:limit]
     for d in runs:
         try:
             run = json.loads((d / "report.json").read_text(encoding="utf-8"))["run"]
             m = run.get("metrics", {})
-            cells = [str(run.get("started_at") or "")[:19].replace("T", " "), str(run.get("source") or ""),
-                     f"{m.get('documents_reviewed', 0)} / {m.get('documents_deferred', 0)} / {m.get('documents_failed', 0)}"]
+            cells = [
+                str(run.get("started_at") or "")[:19].replace("T", " "),
+                str(run.get("source") or ""),
+                f"{m.get('documents_reviewed', 0)} / {m.get('documents_deferred', 0)} / {m.get('documents_failed', 0)}",
+            ]
         except (OSError, ValueError, KeyError, TypeError):
             cells = ["", "", "(report.json unreadable)"]
-        rows.append(f'<tr><td><a href="/runs/{html.escape(d.name)}/report.html"><code>{html.escape(d.name)}</code></a></td>'
-                    + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    return ("<!doctype html><meta charset='utf-8'><title>docreview runs</title>"
-            "<style>body{font:14px system-ui,sans-serif;margin:24px}td,th{padding:4px 10px;text-align:left}</style>"
-            f"<h1>docreview runs ({len(rows)})</h1><p><a href='/report.html'>latest report</a></p>"
-            "<table><tr><th>run</th><th>started (UTC)</th><th>source</th><th>reviewed / deferred / failed</th></tr>"
-            + "".join(rows) + "</table>")
+        rows.append(
+            f'<tr><td><a href="/runs/{html.escape(d.name)}/report.html"><code>{html.escape(d.name)}</code></a></td>'
+            + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+            + "</tr>"
+        )
+    return (
+        "<!doctype html><meta charset='utf-8'><title>docreview runs</title>"
+        "<style>body{font:14px system-ui,sans-serif;margin:24px}td,th{padding:4px 10px;text-align:left}</style>"
+        f"<h1>docreview runs ({len(rows)})</h1><p><a href='/report.html'>latest report</a></p>"
+        "<table><tr><th>run</th><th>started (UTC)</th><th>source</th><th>reviewed / deferred / failed</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def make_report_server(folder: Path, host: str, port: int) -> http.server.ThreadingHTTPServer:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.markup import escape
 
 from cli.common import console, err, prepare_environment
-
 
 
 def _size(n: int) -> str:
@@ -37,13 +36,27 @@ def _waiting(stats: dict[str, int]) -> str:
 
 def watch(
     source: str = typer.Argument(..., help="s3://bucket/prefix or a local folder."),
-    db: Optional[str] = typer.Option(None, "--db", help="Database URL of the cursor (default: sqlite:///docreview.db or DATABASE_URL)."),
-    endpoint_url: Optional[str] = typer.Option(None, "--endpoint-url", help="S3-compatible endpoint (default: DOCREVIEW_S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3 or AWS)."),
+    db: str | None = typer.Option(
+        None, "--db", help="Database URL of the cursor (default: sqlite:///docreview.db or DATABASE_URL)."
+    ),
+    endpoint_url: str | None = typer.Option(
+        None,
+        "--endpoint-url",
+        help="S3-compatible endpoint (default: DOCREVIEW_S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3 or AWS).",
+    ),
     interval: float = typer.Option(30.0, "--interval", min=0.5, help="Seconds between sweeps."),
     suffix: str = typer.Option(".pdf", "--suffix", help="Only keys/files ending in this, case-insensitive ('' = all)."),
-    settle: float = typer.Option(2.0, "--settle", min=0.0, help="Local folders: seconds a file must stay unchanged before it counts."),
-    once: bool = typer.Option(False, "--once", help="One sweep (with --sqs-queue-url: read the queue until empty), then exit."),
-    sqs_queue_url: Optional[str] = typer.Option(None, "--sqs-queue-url", help="s3:// only: consume the bucket's S3 event notifications from this SQS queue instead of polling."),
+    settle: float = typer.Option(
+        2.0, "--settle", min=0.0, help="Local folders: seconds a file must stay unchanged before it counts."
+    ),
+    once: bool = typer.Option(
+        False, "--once", help="One sweep (with --sqs-queue-url: read the queue until empty), then exit."
+    ),
+    sqs_queue_url: str | None = typer.Option(
+        None,
+        "--sqs-queue-url",
+        help="s3:// only: consume the bucket's S3 event notifications from this SQS queue instead of polling.",
+    ),
 ) -> None:
     """Emit one Prefect event per new or changed document in SOURCE (bucket prefix or folder)."""
     prepare_environment(verbose=False)
@@ -53,7 +66,6 @@ def watch(
     from schemas.settings import Settings
     from tasks.ingest.local import SourceError
     from tasks.ingest.s3 import describe_error
-    from tasks.store.persist import dispose_engines
     from tasks.ingest.watch import (
         EVENT_NAME,
         WatchTarget,
@@ -66,26 +78,34 @@ def watch(
         watch_s3,
         watch_sqs,
     )
+    from tasks.store.persist import dispose_engines
 
     if sqs_queue_url and not source.startswith("s3://"):
         err.print("[red]error:[/] --sqs-queue-url needs an s3:// source")
         raise typer.Exit(2)
 
     database_url = db or Settings().database_url
-    target = WatchTarget(source=source, database_url=database_url, endpoint_url=endpoint_url, suffix=suffix,
-                         settle_s=settle)
+    target = WatchTarget(
+        source=source, database_url=database_url, endpoint_url=endpoint_url, suffix=suffix, settle_s=settle
+    )
     warned: set[tuple[str, str | None]] = set()
     warning = no_api_warning()
 
     def report(kind: str, item: Any) -> None:
         stamp = time.strftime("%H:%M:%S")
         if kind == "emitted":
-            console.print(f"[dim]{stamp}[/]  [green]received[/]  {escape(item.uri)}  "
-                          f"[dim]{_size(item.size_bytes)}, etag {escape((item.etag or '')[:12])}[/]", soft_wrap=True)
+            console.print(
+                f"[dim]{stamp}[/]  [green]received[/]  {escape(item.uri)}  "
+                f"[dim]{_size(item.size_bytes)}, etag {escape((item.etag or '')[:12])}[/]",
+                soft_wrap=True,
+            )
         elif kind == "emit_failed" and not warning and (item.uri, item.etag) not in warned:
             warned.add((item.uri, item.etag))  # without an API the summary counts them instead
-            console.print(f"[dim]{stamp}[/]  [yellow]pending[/]   {escape(item.uri)}  [dim](event not sent, "
-                          "retried by a later sweep)[/]", soft_wrap=True)
+            console.print(
+                f"[dim]{stamp}[/]  [yellow]pending[/]   {escape(item.uri)}  [dim](event not sent, "
+                "retried by a later sweep)[/]",
+                soft_wrap=True,
+            )
         elif kind == "error":
             err.print(f"[dim]{stamp}[/]  [red]error:[/] {escape(str(item))}", soft_wrap=True)
 
@@ -94,15 +114,19 @@ def watch(
     try:
         if once and sqs_queue_url:
             client, messages = sqs_client(sqs_queue_url), 0
-            while (got := receive_notifications(target, client, sqs_queue_url, wait_s=1, report=report)):
+            while got := receive_notifications(target, client, sqs_queue_url, wait_s=1, report=report):
                 messages += got
-            console.print(f"{messages} notification(s) read, {target.stats['emitted']} {EVENT_NAME} event(s) "
-                          f"emitted{_waiting(target.stats)}")
+            console.print(
+                f"{messages} notification(s) read, {target.stats['emitted']} {EVENT_NAME} event(s) "
+                f"emitted{_waiting(target.stats)}"
+            )
             return
         if once:
             emitted = sweep(target, report)
-            console.print(f"{target.stats['listed']} object(s) listed, {emitted} {EVENT_NAME} event(s) "
-                          f"emitted{_waiting(target.stats)}")
+            console.print(
+                f"{target.stats['listed']} object(s) listed, {emitted} {EVENT_NAME} event(s) "
+                f"emitted{_waiting(target.stats)}"
+            )
             return
         if sqs_queue_url:  # fail fast on a missing queue or bad credentials
             sqs_client(sqs_queue_url).get_queue_attributes(QueueUrl=sqs_queue_url, AttributeNames=["QueueArn"])
@@ -110,8 +134,11 @@ def watch(
             target.root()  # fail fast on a missing folder
         else:
             target.list_objects()  # fail fast on a missing bucket or bad credentials
-        how = (f"S3 event notifications from {sqs_queue_url}" if sqs_queue_url else f"every {interval:g} s"
-               + (", and file-system events" if not target.is_s3 else ""))
+        how = (
+            f"S3 event notifications from {sqs_queue_url}"
+            if sqs_queue_url
+            else f"every {interval:g} s" + (", and file-system events" if not target.is_s3 else "")
+        )
         console.print(f"Watching [bold]{escape(source)}[/] ({escape(how)}); Ctrl+C to stop")
         stop = threading.Event()
         previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a container stop ends it cleanly

@@ -55,14 +55,18 @@ MISCONFIGURED_EVENT = "docreview.run.misconfigured"
 DEVIATION_EVENT = "docreview.playbook.deviation"
 DEVIATION_AUTOMATION_NAME = "docreview-playbook-deviations"
 DEVIATION_SUBJECT = "docreview: {{ event.payload.file_name }} deviates from rule {{ event.payload.rule }}"
-DEVIATION_BODY = ("{{ event.payload.uri }}\nplaybook {{ event.payload.playbook }}, rule {{ event.payload.rule }} "
-                  "({{ event.payload.severity }}): {{ event.payload.reason }}\nfindings: {{ event.payload.finding_ids }}\n"
-                  "run {{ event.payload.run_id }}")
+DEVIATION_BODY = (
+    "{{ event.payload.uri }}\nplaybook {{ event.payload.playbook }}, rule {{ event.payload.rule }} "
+    "({{ event.payload.severity }}): {{ event.payload.reason }}\nfindings: {{ event.payload.finding_ids }}\n"
+    "run {{ event.payload.run_id }}"
+)
 MISCONFIGURED_AUTOMATION_NAME = "docreview-misconfigured"
 MISCONFIGURED_SUBJECT = "docreview: the API refused run {{ event.payload.run_id[:8] }}"
-MISCONFIGURED_BODY = ("{{ event.payload.cause }}\nbackend {{ event.payload.backend }}, model {{ event.payload.model }}; "
-                      "{{ event.payload.documents_deferred }} document(s) deferred until the configuration is fixed "
-                      "(API key, model id, request schema).")
+MISCONFIGURED_BODY = (
+    "{{ event.payload.cause }}\nbackend {{ event.payload.backend }}, model {{ event.payload.model }}; "
+    "{{ event.payload.documents_deferred }} document(s) deferred until the configuration is fixed "
+    "(API key, model id, request schema)."
+)
 
 HIGH_RISK_SUBJECT = "docreview: {{ event.payload.count }} high-risk finding(s) in {{ event.payload.file_name }}"
 HIGH_RISK_BODY = (
@@ -72,8 +76,10 @@ HIGH_RISK_BODY = (
     "run {{ event.payload.run_id }}"
 )
 FAILED_SUBJECT = "docreview: {{ event.payload.file_name }} failed"
-FAILED_BODY = ("{{ event.payload.uri }}\n{{ event.payload.failure_kind }}: {{ event.payload.reason }}\n"
-               "run {{ event.payload.run_id }}")
+FAILED_BODY = (
+    "{{ event.payload.uri }}\n{{ event.payload.failure_kind }}: {{ event.payload.reason }}\n"
+    "run {{ event.payload.run_id }}"
+)
 
 #: Events the automation reacts to by default: every docreview alert.
 ALERT_EVENTS = ("docreview.alert.*",)
@@ -88,8 +94,9 @@ BODY = (
 )
 
 
-def alert_automation(block_document_id: UUID, events: tuple[str, ...] = ALERT_EVENTS,
-                     name: str = AUTOMATION_NAME) -> Automation:
+def alert_automation(
+    block_document_id: UUID, events: tuple[str, ...] = ALERT_EVENTS, name: str = AUTOMATION_NAME
+) -> Automation:
     """The automation (not yet created): notify through block ``block_document_id`` on each alert event.
 
     ``events`` are Prefect event-name patterns (``*`` wildcards allowed).
@@ -114,18 +121,37 @@ def document_automation(block_document_id: UUID, kind: str) -> Automation:
     block ``block_document_id`` on each such event (one per document and run). Raises
     ``ValueError`` for another ``kind``."""
     if kind == "high-risk":
-        name, event, subject, body, what = (HIGH_RISK_AUTOMATION_NAME, HIGH_RISK_EVENT, HIGH_RISK_SUBJECT,
-                                            HIGH_RISK_BODY, "has high-risk findings")
+        name, event, subject, body, what = (
+            HIGH_RISK_AUTOMATION_NAME,
+            HIGH_RISK_EVENT,
+            HIGH_RISK_SUBJECT,
+            HIGH_RISK_BODY,
+            "has high-risk findings",
+        )
     elif kind == "failed":
-        name, event, subject, body, what = (FAILED_AUTOMATION_NAME, FAILED_EVENT, FAILED_SUBJECT, FAILED_BODY,
-                                            "ends a run failed")
+        name, event, subject, body, what = (
+            FAILED_AUTOMATION_NAME,
+            FAILED_EVENT,
+            FAILED_SUBJECT,
+            FAILED_BODY,
+            "ends a run failed",
+        )
     elif kind == "misconfigured":
-        name, event, subject, body, what = (MISCONFIGURED_AUTOMATION_NAME, MISCONFIGURED_EVENT,
-                                            MISCONFIGURED_SUBJECT, MISCONFIGURED_BODY,
-                                            "run is stopped because the API refused its requests")
+        name, event, subject, body, what = (
+            MISCONFIGURED_AUTOMATION_NAME,
+            MISCONFIGURED_EVENT,
+            MISCONFIGURED_SUBJECT,
+            MISCONFIGURED_BODY,
+            "run is stopped because the API refused its requests",
+        )
     elif kind == "playbook-deviation":
-        name, event, subject, body, what = (DEVIATION_AUTOMATION_NAME, DEVIATION_EVENT, DEVIATION_SUBJECT,
-                                            DEVIATION_BODY, "deviates from a high-severity playbook rule")
+        name, event, subject, body, what = (
+            DEVIATION_AUTOMATION_NAME,
+            DEVIATION_EVENT,
+            DEVIATION_SUBJECT,
+            DEVIATION_BODY,
+            "deviates from a high-severity playbook rule",
+        )
     else:
         raise ValueError(f"unknown kind {kind!r} (high-risk, failed, misconfigured or playbook-deviation)")
     return Automation(
@@ -151,8 +177,9 @@ def _replace(automation: Automation) -> Automation:
     return automation.create()
 
 
-def create_automations(block: str, kinds: tuple[str, ...] = ("alerts", "high-risk", "failed", "misconfigured",
-                                                             "playbook-deviation")) -> list[Automation]:
+def create_automations(
+    block: str, kinds: tuple[str, ...] = ("alerts", "high-risk", "failed", "misconfigured", "playbook-deviation")
+) -> list[Automation]:
     """Create (or replace) the automations of ``kinds`` for the notification block ``block``
     (``block-type-slug/name``). Returns them. Raises ``ValueError`` when the block does not exist."""
     from prefect.blocks.core import Block
@@ -160,12 +187,15 @@ def create_automations(block: str, kinds: tuple[str, ...] = ("alerts", "high-ris
     block_id = Block.load(block)._block_document_id
     if block_id is None:  # pragma: no cover - a loaded block always has an id
         raise ValueError(f"block {block!r} has no id")
-    return [_replace(alert_automation(block_id) if kind == "alerts" else document_automation(block_id, kind))
-            for kind in kinds]
+    return [
+        _replace(alert_automation(block_id) if kind == "alerts" else document_automation(block_id, kind))
+        for kind in kinds
+    ]
 
 
-def create_alert_automation(block: str, events: tuple[str, ...] = ALERT_EVENTS,
-                            name: str = AUTOMATION_NAME) -> Automation:
+def create_alert_automation(
+    block: str, events: tuple[str, ...] = ALERT_EVENTS, name: str = AUTOMATION_NAME
+) -> Automation:
     """Create the automation for the notification block ``block`` (``block-type-slug/name``),
     replacing an automation of the same name. Returns the created automation (with its id).
 

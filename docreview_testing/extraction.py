@@ -10,7 +10,7 @@ deterministic. Each function returns the path written.
 from __future__ import annotations
 
 import zlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF
@@ -21,8 +21,9 @@ SEAM_HEAD = "The Supplier shall indemnify and hold harmless the Customer from an
 SEAM_TAIL = "all losses, damages and expenses arising out of any breach of this Agreement."
 
 #: Text of :func:`ligature_pdf` as a reader sees it on paper.
-LIGATURE_TEXT = ("The Federal Office shall keep all information in confidence. "
-                 "The Chauffeur shall drive the Officer to the office.")
+LIGATURE_TEXT = (
+    "The Federal Office shall keep all information in confidence. The Chauffeur shall drive the Officer to the office."
+)
 
 
 def raw_pdf(path: Path, contents: list[bytes | tuple[str, bytes]], tounicode: bytes | None = None) -> Path:
@@ -40,8 +41,10 @@ def raw_pdf(path: Path, contents: list[bytes | tuple[str, bytes]], tounicode: by
         page_id, content_id = nxt, nxt + 1
         nxt += 2
         kids.append(page_id)
-        objs[page_id] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
-                         b"/Contents %d 0 R >>" % content_id)
+        objs[page_id] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+            b"/Contents %d 0 R >>" % content_id
+        )
         data = content[1] if isinstance(content, tuple) else zlib.compress(content, 9)
         objs[content_id] = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"
     objs[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
@@ -64,12 +67,16 @@ def raw_pdf(path: Path, contents: list[bytes | tuple[str, bytes]], tounicode: by
 def _tounicode(targets: dict[int, str]) -> bytes:
     """A ToUnicode CMap: codes 0x20-0x7E to themselves, plus ``targets`` (code → UTF-16 hex)."""
     chars = "\n".join(f"<{code:02X}> <{dst}>" for code, dst in sorted(targets.items()))
-    return (b"/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
-            b"/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
-            b"/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n1 begincodespacerange\n<00> <FF>\nendcodespacerange\n"
-            b"1 beginbfrange\n<20> <7E> <0020>\nendbfrange\n"
-            + b"%d beginbfchar\n" % len(targets) + chars.encode() + b"\nendbfchar\n"
-            b"endcmap\nCMapName currentdict /defineresource pop\nend\nend")
+    return (
+        b"/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
+        b"/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+        b"/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n1 begincodespacerange\n<00> <FF>\nendcodespacerange\n"
+        b"1 beginbfrange\n<20> <7E> <0020>\nendbfrange\n"
+        + b"%d beginbfchar\n" % len(targets)
+        + chars.encode()
+        + b"\nendbfchar\n"
+        b"endcmap\nCMapName currentdict /defineresource pop\nend\nend"
+    )
 
 
 def ligature_pdf(path: Path, marker: str = "private_use", actual_text: bool = True) -> Path:
@@ -90,14 +97,16 @@ def ligature_pdf(path: Path, marker: str = "private_use", actual_text: bool = Tr
 
     line1 = [b"(The Federal O) Tj", lig(1), b"(ce shall keep all information in con) Tj", lig(2), b"(dence.) Tj"]
     line2 = [b"(The Chau) Tj", lig(3), b"(eur shall drive the O) Tj", lig(1), b"(cer to the o) Tj", lig(1), b"(ce.) Tj"]
-    content = (b"BT /F1 12 Tf 72 700 Td " + b" ".join(line1) + b" ET\n"
-               b"BT /F1 12 Tf 72 680 Td " + b" ".join(line2) + b" ET")
+    content = (
+        b"BT /F1 12 Tf 72 700 Td " + b" ".join(line1) + b" ET\nBT /F1 12 Tf 72 680 Td " + b" ".join(line2) + b" ET"
+    )
     return raw_pdf(path, [content], tounicode=_tounicode(targets))
 
 
 #: What :func:`split_ligature_pdf` says, read right (each "ff"/"ffi" is drawn as "f" and a gap).
-SPLIT_LIGATURE_TEXT = ("The effects of the change have affected our offerings, and the Officer of the set "
-                       "shall report them.")
+SPLIT_LIGATURE_TEXT = (
+    "The effects of the change have affected our offerings, and the Officer of the set shall report them."
+)
 
 
 def split_ligature_pdf(path: Path) -> Path:
@@ -105,8 +114,17 @@ def split_ligature_pdf(path: Path) -> Path:
     lone "f" draw it: the "f", then the rest of the glyph's width as empty space, where PDFium adds a
     space ("The ef ects of …", as in the 2015-2022 3M 10-Ks). "of the set" is set normally."""
     gap = b") -300 ("
-    line = (b"(The ef" + gap + b"ects of the change have af" + gap + b"ected our of" + gap + b"erings, and the Of"
-            + gap + b"icer of the set shall report them.)")
+    line = (
+        b"(The ef"
+        + gap
+        + b"ects of the change have af"
+        + gap
+        + b"ected our of"
+        + gap
+        + b"erings, and the Of"
+        + gap
+        + b"icer of the set shall report them.)"
+    )
     return raw_pdf(path, [b"BT /F1 11 Tf 72 700 Td [" + line + b"] TJ ET"])
 
 
@@ -114,16 +132,16 @@ class _FooterPDF(FPDF):
     def __init__(self, header_text: str) -> None:
         super().__init__(format="A4")
         self.header_text = header_text
-        self.set_creation_date(datetime(2024, 1, 1, tzinfo=timezone.utc))
+        self.set_creation_date(datetime(2024, 1, 1, tzinfo=UTC))
         self.set_auto_page_break(auto=False)
         self.set_margins(20, 20, 20)
 
-    def header(self) -> None:  # noqa: D102 - fpdf2 hook
+    def header(self) -> None:
         self.set_font("Helvetica", size=8)
         self.cell(0, 5, self.header_text, align="R")
         self.ln(10)
 
-    def footer(self) -> None:  # noqa: D102 - fpdf2 hook
+    def footer(self) -> None:
         self.set_y(-15)
         self.set_font("Helvetica", size=8)
         self.cell(0, 5, f"Page {self.page_no()} of {{nb}}", align="C")
@@ -136,9 +154,11 @@ def footer_seam_pdf(path: Path, pages: int = 3, header: str = "Northwind Traders
     if pages < 2:
         raise ValueError("the seam needs two pages")
     body = [
-        ["1. SERVICES. Supplier shall provide the services described in each statement of work.",
-         "2. FEES. Customer shall pay the fees within thirty (30) days after receipt of a correct invoice.",
-         "3. INDEMNITY. " + SEAM_HEAD],
+        [
+            "1. SERVICES. Supplier shall provide the services described in each statement of work.",
+            "2. FEES. Customer shall pay the fees within thirty (30) days after receipt of a correct invoice.",
+            "3. INDEMNITY. " + SEAM_HEAD,
+        ],
         [SEAM_TAIL, "4. TERM. This Agreement continues for three (3) years from the Effective Date."],
     ] + [[f"{k + 3}. NOTICES. Notices under this Agreement shall be in writing (copy {k})."] for k in range(2, pages)]
     pdf = _FooterPDF(header)
@@ -155,11 +175,44 @@ def footer_seam_pdf(path: Path, pages: int = 3, header: str = "Northwind Traders
 def glued_pdf(path: Path) -> Path:
     """One page of contract text written without spaces between words (both extractors read it
     glued), followed by nothing else."""
-    words = ("This Agreement shall be governed by the laws of the State of New York and each party submits to "
-             "the exclusive jurisdiction of its courts for every dispute arising out of this Agreement").split()
+    words = [
+        "This",
+        "Agreement",
+        "shall",
+        "be",
+        "governed",
+        "by",
+        "the",
+        "laws",
+        "of",
+        "the",
+        "State",
+        "of",
+        "New",
+        "York",
+        "and",
+        "each",
+        "party",
+        "submits",
+        "to",
+        "the",
+        "exclusive",
+        "jurisdiction",
+        "of",
+        "its",
+        "courts",
+        "for",
+        "every",
+        "dispute",
+        "arising",
+        "out",
+        "of",
+        "this",
+        "Agreement",
+    ]
     lines = []
     for k in range(0, len(words), 6):
-        lines.append("".join(words[k:k + 6]))
+        lines.append("".join(words[k : k + 6]))
     content = b"BT /F1 11 Tf 72 720 Td 14 TL " + b" ".join(b"(%s) Tj T*" % line.encode() for line in lines * 3) + b" ET"
     return raw_pdf(path, [content])
 
@@ -185,8 +238,10 @@ def bomb_pdf(path: Path, expanded_bytes: int = 80_000_000, good_pages: int = 1) 
     """A PDF whose page ``good_pages + 1`` has a content stream that expands to ``expanded_bytes``
     bytes (default: just over pypdf's 75 MB ``ZLIB_MAX_OUTPUT_LENGTH``, so pypdf raises
     ``LimitReachedError``); ``good_pages`` ordinary pages come before and after it."""
-    good = [b"BT /F1 12 Tf 72 700 Td (Page %d of this agreement has ordinary text on it.) Tj ET" % (k + 1)
-            for k in range(2 * good_pages + 1)]
+    good = [
+        b"BT /F1 12 Tf 72 700 Td (Page %d of this agreement has ordinary text on it.) Tj ET" % (k + 1)
+        for k in range(2 * good_pages + 1)
+    ]
     bomb = deflate_bomb(expanded_bytes, prefix=b"BT /F1 12 Tf 72 700 Td (Bomb page text.) Tj ET\n")
-    pages: list[bytes | tuple[str, bytes]] = [*good[:good_pages], ("deflated", bomb), *good[good_pages + 1:]]
+    pages: list[bytes | tuple[str, bytes]] = [*good[:good_pages], ("deflated", bomb), *good[good_pages + 1 :]]
     return raw_pdf(path, pages)

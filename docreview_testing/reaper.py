@@ -60,9 +60,22 @@ def start_owned(cmd: list[str], **popen_kwargs: Any) -> subprocess.Popen:
     is started through a shell that exits at once, so no ``Popen`` of it outlives this call."""
     proc = subprocess.Popen(cmd, start_new_session=True, **popen_kwargs)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    subprocess.run(["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", sys.executable, "-m",
-                    "docreview_testing.reaper", str(os.getpid()), str(proc.pid)],
-                   cwd=root, check=True, start_new_session=True)
+    subprocess.run(
+        [
+            "/bin/sh",
+            "-c",
+            '"$@" </dev/null >/dev/null 2>&1 &',
+            "sh",
+            sys.executable,
+            "-m",
+            "docreview_testing.reaper",
+            str(os.getpid()),
+            str(proc.pid),
+        ],
+        cwd=root,
+        check=True,
+        start_new_session=True,
+    )
     return proc
 
 

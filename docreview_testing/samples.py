@@ -23,7 +23,7 @@ import argparse
 import json
 import random
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF
@@ -40,7 +40,7 @@ MIN_PAGES = 4
 MAX_PAGES = 8
 
 #: Fixed PDF creation date so output bytes depend only on the seed.
-_CREATION_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
+_CREATION_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 
 _BODY_SIZE = 10  # pt
 _LINE_H = 5.0  # mm per body line
@@ -103,12 +103,30 @@ class SampleContract(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 _COMPANY_STEMS = [
-    "Acme Analytics", "Bluewater Logistics", "Cedar Ridge Software", "Granite Peak Manufacturing",
-    "Harborview Health Systems", "Ironclad Security", "Juniper Data Systems", "Kestrel Aerospace",
-    "Lakeshore Foods", "Meridian Robotics", "Northwind Traders", "Orchard Retail Group",
-    "Pinecrest Pharmaceuticals", "Quantum Ledger", "Redwood Energy", "Summit Outdoor Supply",
-    "Tidewater Marine", "Vantage Media", "Willow Creek Hospitality", "Sterling Fabrication",
-    "Brightline Telecom", "Copperfield Components", "Evergreen Biologics", "Falcon Freight",
+    "Acme Analytics",
+    "Bluewater Logistics",
+    "Cedar Ridge Software",
+    "Granite Peak Manufacturing",
+    "Harborview Health Systems",
+    "Ironclad Security",
+    "Juniper Data Systems",
+    "Kestrel Aerospace",
+    "Lakeshore Foods",
+    "Meridian Robotics",
+    "Northwind Traders",
+    "Orchard Retail Group",
+    "Pinecrest Pharmaceuticals",
+    "Quantum Ledger",
+    "Redwood Energy",
+    "Summit Outdoor Supply",
+    "Tidewater Marine",
+    "Vantage Media",
+    "Willow Creek Hospitality",
+    "Sterling Fabrication",
+    "Brightline Telecom",
+    "Copperfield Components",
+    "Evergreen Biologics",
+    "Falcon Freight",
 ]
 _SUFFIXES = [
     (", Inc.", "corporation"),
@@ -118,23 +136,61 @@ _SUFFIXES = [
     (" Co.", "corporation"),
 ]
 _STATES = [
-    "Delaware", "New York", "California", "Texas", "Illinois", "Massachusetts", "Colorado",
-    "Georgia", "Florida", "Ohio", "Pennsylvania", "New Jersey",
+    "Delaware",
+    "New York",
+    "California",
+    "Texas",
+    "Illinois",
+    "Massachusetts",
+    "Colorado",
+    "Georgia",
+    "Florida",
+    "Ohio",
+    "Pennsylvania",
+    "New Jersey",
 ]
 _MONTHS = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ]
 _SIGNATORIES = [
-    ("Jane A. Whitfield", "Chief Executive Officer"), ("Robert T. Nakamura", "President"),
-    ("Maria L. Ortega", "Chief Financial Officer"), ("David K. Osei", "General Counsel"),
-    ("Susan P. Lindqvist", "Chief Operating Officer"), ("Thomas R. Avery", "Vice President, Sales"),
-    ("Priya N. Raman", "Chief Technology Officer"), ("Michael J. Brennan", "Managing Director"),
+    ("Jane A. Whitfield", "Chief Executive Officer"),
+    ("Robert T. Nakamura", "President"),
+    ("Maria L. Ortega", "Chief Financial Officer"),
+    ("David K. Osei", "General Counsel"),
+    ("Susan P. Lindqvist", "Chief Operating Officer"),
+    ("Thomas R. Avery", "Vice President, Sales"),
+    ("Priya N. Raman", "Chief Technology Officer"),
+    ("Michael J. Brennan", "Managing Director"),
 ]
 _NUMBER_WORDS = {
-    1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 10: "ten", 12: "twelve",
-    15: "fifteen", 18: "eighteen", 24: "twenty-four", 30: "thirty", 36: "thirty-six",
-    45: "forty-five", 60: "sixty", 90: "ninety", 120: "one hundred twenty",
+    1: "one",
+    2: "two",
+    3: "three",
+    4: "four",
+    5: "five",
+    6: "six",
+    10: "ten",
+    12: "twelve",
+    15: "fifteen",
+    18: "eighteen",
+    24: "twenty-four",
+    30: "thirty",
+    36: "thirty-six",
+    45: "forty-five",
+    60: "sixty",
+    90: "ninety",
+    120: "one hundred twenty",
     180: "one hundred eighty",
 }
 
@@ -230,24 +286,39 @@ def _make_spec(rng: random.Random, index: int, stems: list[str]) -> _Spec:
     cap = _money(rng.choice([250_000, 500_000, 750_000, 1_000_000, 1_500_000, 2_000_000, 5_000_000]))
     if kind == "msa":
         fees = [
-            ("Implementation fee: {amt}, payable upon execution of this Agreement", rng.choice([10_000, 15_000, 25_000, 40_000])),
-            ("Monthly services fee: {amt} per month, invoiced monthly in advance", rng.choice([8_500, 12_000, 18_500, 25_000, 32_000])),
+            (
+                "Implementation fee: {amt}, payable upon execution of this Agreement",
+                rng.choice([10_000, 15_000, 25_000, 40_000]),
+            ),
+            (
+                "Monthly services fee: {amt} per month, invoiced monthly in advance",
+                rng.choice([8_500, 12_000, 18_500, 25_000, 32_000]),
+            ),
             ("Additional professional services: {amt} per hour", rng.choice([175, 225, 250, 310])),
         ]
     elif kind == "supply":
         fees = [
-            ("Unit price: {amt} per unit of Product, FCA Supplier's facility", rng.choice([12.75, 42.50, 118.00, 7.20])),
+            (
+                "Unit price: {amt} per unit of Product, FCA Supplier's facility",
+                rng.choice([12.75, 42.50, 118.00, 7.20]),
+            ),
             ("Tooling and setup charge: {amt}, payable once", rng.choice([20_000, 35_000, 60_000])),
         ]
     elif kind == "license":
         fees = [
-            ("Annual license fee: {amt} per year, payable annually in advance", rng.choice([60_000, 120_000, 240_000, 95_000])),
+            (
+                "Annual license fee: {amt} per year, payable annually in advance",
+                rng.choice([60_000, 120_000, 240_000, 95_000]),
+            ),
             ("Annual support and maintenance fee: {amt} per year", rng.choice([12_000, 24_000, 36_000])),
             ("On-site training: {amt} per day", rng.choice([1_800, 2_400, 3_000])),
         ]
     else:
         fees = [
-            ("Distributor price: {amt} per unit, being the list price less the applicable discount", rng.choice([19.95, 64.00, 240.00])),
+            (
+                "Distributor price: {amt} per unit, being the list price less the applicable discount",
+                rng.choice([19.95, 64.00, 240.00]),
+            ),
             ("Annual marketing contribution: {amt} per Contract Year", rng.choice([50_000, 75_000, 100_000])),
         ]
     optional_pool = {
@@ -306,77 +377,224 @@ _DEFINITIONS = [
 
 _FILLER: dict[str, list[tuple[str, str]]] = {
     "scope": [
-        ("Orders", "Each Order shall be governed by the terms of this Agreement. In the event of any conflict between this Agreement and an Order, this Agreement shall prevail unless the Order expressly states that a specific provision of this Agreement is superseded. No preprinted terms on any purchase order or acknowledgment form shall have any force or effect."),
-        ("Personnel", "{A} shall ensure that its personnel are appropriately qualified, trained and supervised. {A} shall remain responsible for the acts and omissions of its subcontractors as if they were its own, and shall require each subcontractor to comply with obligations at least as protective as those set out herein."),
-        ("Cooperation", "{B} shall provide {A} with timely access to such information, facilities and personnel as {A} reasonably requests in order to perform its obligations. {A} shall not be liable for any delay or failure to the extent caused by {B}'s failure to provide such cooperation."),
-        ("Changes", "Either party may request changes to the scope of an Order by written change request. No change shall be binding unless set out in a written amendment or change order signed by authorized representatives of both parties, which shall describe any adjustment to the charges and schedule."),
-        ("Acceptance", "{B} shall have fifteen (15) Business Days after delivery to test each deliverable against the applicable specifications. If a deliverable fails to conform in any material respect, {B} may reject it by written notice describing the nonconformity in reasonable detail, and {A} shall correct and redeliver it."),
-        ("Standards", "{A} shall perform its obligations in a professional and workmanlike manner consistent with generally accepted industry standards, and in compliance with all applicable laws, regulations and the reasonable policies of {B} communicated in writing in advance."),
+        (
+            "Orders",
+            "Each Order shall be governed by the terms of this Agreement. In the event of any conflict between this Agreement and an Order, this Agreement shall prevail unless the Order expressly states that a specific provision of this Agreement is superseded. No preprinted terms on any purchase order or acknowledgment form shall have any force or effect.",
+        ),
+        (
+            "Personnel",
+            "{A} shall ensure that its personnel are appropriately qualified, trained and supervised. {A} shall remain responsible for the acts and omissions of its subcontractors as if they were its own, and shall require each subcontractor to comply with obligations at least as protective as those set out herein.",
+        ),
+        (
+            "Cooperation",
+            "{B} shall provide {A} with timely access to such information, facilities and personnel as {A} reasonably requests in order to perform its obligations. {A} shall not be liable for any delay or failure to the extent caused by {B}'s failure to provide such cooperation.",
+        ),
+        (
+            "Changes",
+            "Either party may request changes to the scope of an Order by written change request. No change shall be binding unless set out in a written amendment or change order signed by authorized representatives of both parties, which shall describe any adjustment to the charges and schedule.",
+        ),
+        (
+            "Acceptance",
+            "{B} shall have fifteen (15) Business Days after delivery to test each deliverable against the applicable specifications. If a deliverable fails to conform in any material respect, {B} may reject it by written notice describing the nonconformity in reasonable detail, and {A} shall correct and redeliver it.",
+        ),
+        (
+            "Standards",
+            "{A} shall perform its obligations in a professional and workmanlike manner consistent with generally accepted industry standards, and in compliance with all applicable laws, regulations and the reasonable policies of {B} communicated in writing in advance.",
+        ),
     ],
     "fees": [
-        ("Taxes", "All amounts payable hereunder are exclusive of sales, use, value added, withholding and similar taxes. {B} shall pay all such taxes other than taxes based on {A}'s net income, property or employees."),
-        ("Late Payment", "Any undisputed amount not paid when due shall accrue interest at the lesser of one percent (1%) per month and the maximum rate permitted by applicable law, from the due date until paid in full."),
-        ("Disputed Invoices", "If {B} disputes any invoice in good faith, it shall notify {A} in writing before the due date, specifying the disputed amount and the basis of the dispute, and shall pay the undisputed portion. The parties shall work diligently to resolve any such dispute."),
-        ("Expenses", "{B} shall reimburse {A} for reasonable, pre-approved travel and out-of-pocket expenses incurred in performing its obligations, in accordance with {B}'s expense policy, upon submission of receipts or other reasonable documentation."),
-        ("Price Adjustments", "The charges set out above shall remain fixed for the first Contract Year. Thereafter {A} may adjust the charges once per Contract Year upon written notice, provided that no such adjustment shall exceed the percentage change in the consumer price index for the preceding twelve months."),
+        (
+            "Taxes",
+            "All amounts payable hereunder are exclusive of sales, use, value added, withholding and similar taxes. {B} shall pay all such taxes other than taxes based on {A}'s net income, property or employees.",
+        ),
+        (
+            "Late Payment",
+            "Any undisputed amount not paid when due shall accrue interest at the lesser of one percent (1%) per month and the maximum rate permitted by applicable law, from the due date until paid in full.",
+        ),
+        (
+            "Disputed Invoices",
+            "If {B} disputes any invoice in good faith, it shall notify {A} in writing before the due date, specifying the disputed amount and the basis of the dispute, and shall pay the undisputed portion. The parties shall work diligently to resolve any such dispute.",
+        ),
+        (
+            "Expenses",
+            "{B} shall reimburse {A} for reasonable, pre-approved travel and out-of-pocket expenses incurred in performing its obligations, in accordance with {B}'s expense policy, upon submission of receipts or other reasonable documentation.",
+        ),
+        (
+            "Price Adjustments",
+            "The charges set out above shall remain fixed for the first Contract Year. Thereafter {A} may adjust the charges once per Contract Year upon written notice, provided that no such adjustment shall exceed the percentage change in the consumer price index for the preceding twelve months.",
+        ),
     ],
     "term": [
-        ("Termination for Cause", "Either party may terminate this Agreement upon written notice if the other party materially breaches this Agreement and fails to cure such breach within thirty (30) days after receiving written notice describing the breach in reasonable detail."),
-        ("Insolvency", "Either party may terminate this Agreement immediately upon written notice if the other party becomes insolvent, makes a general assignment for the benefit of creditors, or becomes the subject of any voluntary or involuntary bankruptcy proceeding that is not dismissed within sixty days."),
-        ("Effect of Termination", "Upon expiration or termination of this Agreement, all amounts accrued but unpaid shall become immediately due, and each party shall return or destroy the Confidential Information of the other party in its possession, except as required to be retained by law."),
-        ("Survival", "Any provision of this Agreement that by its nature is intended to survive expiration or termination shall so survive, including provisions relating to payment obligations, confidentiality, indemnification, limitation of liability and governing law."),
+        (
+            "Termination for Cause",
+            "Either party may terminate this Agreement upon written notice if the other party materially breaches this Agreement and fails to cure such breach within thirty (30) days after receiving written notice describing the breach in reasonable detail.",
+        ),
+        (
+            "Insolvency",
+            "Either party may terminate this Agreement immediately upon written notice if the other party becomes insolvent, makes a general assignment for the benefit of creditors, or becomes the subject of any voluntary or involuntary bankruptcy proceeding that is not dismissed within sixty days.",
+        ),
+        (
+            "Effect of Termination",
+            "Upon expiration or termination of this Agreement, all amounts accrued but unpaid shall become immediately due, and each party shall return or destroy the Confidential Information of the other party in its possession, except as required to be retained by law.",
+        ),
+        (
+            "Survival",
+            "Any provision of this Agreement that by its nature is intended to survive expiration or termination shall so survive, including provisions relating to payment obligations, confidentiality, indemnification, limitation of liability and governing law.",
+        ),
     ],
     "confidentiality": [
-        ("Obligations", "The receiving party shall use the Confidential Information of the disclosing party solely to perform its obligations or exercise its rights under this Agreement, and shall protect it using at least the same degree of care it uses to protect its own confidential information of like importance, but no less than reasonable care."),
-        ("Exceptions", "Confidential Information does not include information that is or becomes publicly available through no fault of the receiving party, was lawfully known to the receiving party before disclosure, is lawfully received from a third party without restriction, or is independently developed without use of the disclosing party's information."),
-        ("Compelled Disclosure", "The receiving party may disclose Confidential Information to the extent required by law or court order, provided that it gives the disclosing party prompt written notice, where legally permitted, and reasonable assistance in seeking a protective order."),
-        ("Equitable Relief", "Each party acknowledges that unauthorized disclosure of Confidential Information may cause irreparable harm for which monetary damages would be an inadequate remedy, and that the disclosing party shall be entitled to seek injunctive relief in addition to any other remedies available."),
-        ("Duration", "The obligations in this Section shall continue during the Term and for five (5) years thereafter, and with respect to trade secrets, for so long as such information remains a trade secret under applicable law."),
+        (
+            "Obligations",
+            "The receiving party shall use the Confidential Information of the disclosing party solely to perform its obligations or exercise its rights under this Agreement, and shall protect it using at least the same degree of care it uses to protect its own confidential information of like importance, but no less than reasonable care.",
+        ),
+        (
+            "Exceptions",
+            "Confidential Information does not include information that is or becomes publicly available through no fault of the receiving party, was lawfully known to the receiving party before disclosure, is lawfully received from a third party without restriction, or is independently developed without use of the disclosing party's information.",
+        ),
+        (
+            "Compelled Disclosure",
+            "The receiving party may disclose Confidential Information to the extent required by law or court order, provided that it gives the disclosing party prompt written notice, where legally permitted, and reasonable assistance in seeking a protective order.",
+        ),
+        (
+            "Equitable Relief",
+            "Each party acknowledges that unauthorized disclosure of Confidential Information may cause irreparable harm for which monetary damages would be an inadequate remedy, and that the disclosing party shall be entitled to seek injunctive relief in addition to any other remedies available.",
+        ),
+        (
+            "Duration",
+            "The obligations in this Section shall continue during the Term and for five (5) years thereafter, and with respect to trade secrets, for so long as such information remains a trade secret under applicable law.",
+        ),
     ],
     "data": [
-        ("Processing", "To the extent {A} processes Personal Data on behalf of {B}, {A} shall process such Personal Data only on the documented instructions of {B} and in accordance with all applicable data protection laws."),
-        ("Security", "{A} shall implement and maintain appropriate technical and organizational measures designed to protect Personal Data against accidental or unlawful destruction, loss, alteration, unauthorized disclosure or access, including encryption of data in transit and at rest."),
-        ("Security Incidents", "{A} shall notify {B} without undue delay, and in any event within seventy-two hours, after becoming aware of any security incident affecting Personal Data, and shall provide such information and cooperation as {B} reasonably requires."),
-        ("Subprocessors", "{A} shall not engage any subprocessor to process Personal Data without providing {B} with prior written notice and an opportunity to object, and shall impose data protection obligations on each subprocessor no less protective than those set out in this Agreement."),
+        (
+            "Processing",
+            "To the extent {A} processes Personal Data on behalf of {B}, {A} shall process such Personal Data only on the documented instructions of {B} and in accordance with all applicable data protection laws.",
+        ),
+        (
+            "Security",
+            "{A} shall implement and maintain appropriate technical and organizational measures designed to protect Personal Data against accidental or unlawful destruction, loss, alteration, unauthorized disclosure or access, including encryption of data in transit and at rest.",
+        ),
+        (
+            "Security Incidents",
+            "{A} shall notify {B} without undue delay, and in any event within seventy-two hours, after becoming aware of any security incident affecting Personal Data, and shall provide such information and cooperation as {B} reasonably requires.",
+        ),
+        (
+            "Subprocessors",
+            "{A} shall not engage any subprocessor to process Personal Data without providing {B} with prior written notice and an opportunity to object, and shall impose data protection obligations on each subprocessor no less protective than those set out in this Agreement.",
+        ),
     ],
     "liability": [
-        ("Exclusion of Damages", "EXCEPT FOR A PARTY'S BREACH OF ITS CONFIDENTIALITY OBLIGATIONS, NEITHER PARTY SHALL BE LIABLE TO THE OTHER FOR ANY INDIRECT, INCIDENTAL, SPECIAL, CONSEQUENTIAL OR PUNITIVE DAMAGES, OR FOR ANY LOSS OF PROFITS, REVENUE, DATA OR GOODWILL, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGES."),
-        ("Disclaimer", "EXCEPT AS EXPRESSLY PROVIDED IN THIS AGREEMENT, NEITHER PARTY MAKES ANY WARRANTY OF ANY KIND, WHETHER EXPRESS, IMPLIED OR STATUTORY, AND EACH PARTY SPECIFICALLY DISCLAIMS ALL IMPLIED WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NON-INFRINGEMENT."),
-        ("Allocation of Risk", "The parties agree that the limitations set out in this Section reflect an informed and voluntary allocation of the risks between them, that the charges reflect that allocation, and that such limitations shall apply notwithstanding the failure of the essential purpose of any limited remedy."),
-        ("Mitigation", "Each party shall use commercially reasonable efforts to mitigate any Losses it may suffer or incur as a result of any event giving rise to a claim against the other party under this Agreement."),
+        (
+            "Exclusion of Damages",
+            "EXCEPT FOR A PARTY'S BREACH OF ITS CONFIDENTIALITY OBLIGATIONS, NEITHER PARTY SHALL BE LIABLE TO THE OTHER FOR ANY INDIRECT, INCIDENTAL, SPECIAL, CONSEQUENTIAL OR PUNITIVE DAMAGES, OR FOR ANY LOSS OF PROFITS, REVENUE, DATA OR GOODWILL, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGES.",
+        ),
+        (
+            "Disclaimer",
+            "EXCEPT AS EXPRESSLY PROVIDED IN THIS AGREEMENT, NEITHER PARTY MAKES ANY WARRANTY OF ANY KIND, WHETHER EXPRESS, IMPLIED OR STATUTORY, AND EACH PARTY SPECIFICALLY DISCLAIMS ALL IMPLIED WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NON-INFRINGEMENT.",
+        ),
+        (
+            "Allocation of Risk",
+            "The parties agree that the limitations set out in this Section reflect an informed and voluntary allocation of the risks between them, that the charges reflect that allocation, and that such limitations shall apply notwithstanding the failure of the essential purpose of any limited remedy.",
+        ),
+        (
+            "Mitigation",
+            "Each party shall use commercially reasonable efforts to mitigate any Losses it may suffer or incur as a result of any event giving rise to a claim against the other party under this Agreement.",
+        ),
     ],
     "indemnity": [
-        ("Indemnification by {A}", "{A} shall defend, indemnify and hold harmless {B} and its Affiliates from and against all Losses arising out of any third-party claim alleging that the deliverables provided under this Agreement infringe or misappropriate any Intellectual Property Rights of such third party."),
-        ("Indemnification by {B}", "{B} shall defend, indemnify and hold harmless {A} and its Affiliates from and against all Losses arising out of any third-party claim arising from {B}'s breach of applicable law or its use of the deliverables other than in accordance with this Agreement."),
-        ("Procedure", "The indemnified party shall give the indemnifying party prompt written notice of the claim, sole control of its defense and settlement, and reasonable cooperation at the indemnifying party's expense, provided that no settlement imposing any obligation on the indemnified party shall be made without its consent."),
-        ("Mitigation of Infringement", "If any deliverable becomes, or in {A}'s opinion is likely to become, the subject of an infringement claim, {A} may at its option procure the right for {B} to continue using it, modify it to be non-infringing, or replace it with a functionally equivalent item."),
+        (
+            "Indemnification by {A}",
+            "{A} shall defend, indemnify and hold harmless {B} and its Affiliates from and against all Losses arising out of any third-party claim alleging that the deliverables provided under this Agreement infringe or misappropriate any Intellectual Property Rights of such third party.",
+        ),
+        (
+            "Indemnification by {B}",
+            "{B} shall defend, indemnify and hold harmless {A} and its Affiliates from and against all Losses arising out of any third-party claim arising from {B}'s breach of applicable law or its use of the deliverables other than in accordance with this Agreement.",
+        ),
+        (
+            "Procedure",
+            "The indemnified party shall give the indemnifying party prompt written notice of the claim, sole control of its defense and settlement, and reasonable cooperation at the indemnifying party's expense, provided that no settlement imposing any obligation on the indemnified party shall be made without its consent.",
+        ),
+        (
+            "Mitigation of Infringement",
+            "If any deliverable becomes, or in {A}'s opinion is likely to become, the subject of an infringement claim, {A} may at its option procure the right for {B} to continue using it, modify it to be non-infringing, or replace it with a functionally equivalent item.",
+        ),
     ],
     "assignment": [
-        ("Successors", "Subject to the foregoing, this Agreement shall be binding upon and inure to the benefit of the parties and their respective permitted successors and assigns. Any purported assignment in violation of this Section shall be null and void."),
-        ("Subcontracting", "{A} may subcontract any of its obligations to a qualified subcontractor, provided that {A} remains fully responsible for the performance of such obligations and for the acts and omissions of the subcontractor."),
+        (
+            "Successors",
+            "Subject to the foregoing, this Agreement shall be binding upon and inure to the benefit of the parties and their respective permitted successors and assigns. Any purported assignment in violation of this Section shall be null and void.",
+        ),
+        (
+            "Subcontracting",
+            "{A} may subcontract any of its obligations to a qualified subcontractor, provided that {A} remains fully responsible for the performance of such obligations and for the acts and omissions of the subcontractor.",
+        ),
     ],
     "insurance": [
-        ("Certificates", "Upon request, {A} shall furnish {B} with certificates of insurance evidencing the required coverage, and shall provide at least thirty (30) days' prior written notice of any cancellation or material reduction of such coverage."),
-        ("Carriers", "All required insurance shall be placed with insurers authorized to do business in the relevant jurisdiction and having an A.M. Best rating of A- VII or better, and shall name {B} as an additional insured where commercially available."),
+        (
+            "Certificates",
+            "Upon request, {A} shall furnish {B} with certificates of insurance evidencing the required coverage, and shall provide at least thirty (30) days' prior written notice of any cancellation or material reduction of such coverage.",
+        ),
+        (
+            "Carriers",
+            "All required insurance shall be placed with insurers authorized to do business in the relevant jurisdiction and having an A.M. Best rating of A- VII or better, and shall name {B} as an additional insured where commercially available.",
+        ),
     ],
     "audit": [
-        ("Records", "{A} shall maintain complete and accurate books and records relating to the charges invoiced under this Agreement for at least three (3) years after the end of the Contract Year to which they relate."),
-        ("Audit Costs", "Audits shall be conducted during normal business hours and in a manner that does not unreasonably interfere with {A}'s operations. {B} shall bear the costs of any audit unless it reveals an overcharge exceeding five percent (5%) for the audited period, in which case {A} shall reimburse the reasonable costs of the audit."),
+        (
+            "Records",
+            "{A} shall maintain complete and accurate books and records relating to the charges invoiced under this Agreement for at least three (3) years after the end of the Contract Year to which they relate.",
+        ),
+        (
+            "Audit Costs",
+            "Audits shall be conducted during normal business hours and in a manner that does not unreasonably interfere with {A}'s operations. {B} shall bear the costs of any audit unless it reveals an overcharge exceeding five percent (5%) for the audited period, in which case {A} shall reimburse the reasonable costs of the audit.",
+        ),
     ],
     "law": [
-        ("Jurisdiction", "Each party irrevocably submits to the exclusive jurisdiction of the state and federal courts located in that State for any action arising out of or relating to this Agreement, and waives any objection to venue in such courts."),
-        ("Waiver of Jury Trial", "EACH PARTY HEREBY IRREVOCABLY WAIVES, TO THE FULLEST EXTENT PERMITTED BY APPLICABLE LAW, ANY RIGHT IT MAY HAVE TO A TRIAL BY JURY IN ANY PROCEEDING ARISING OUT OF OR RELATING TO THIS AGREEMENT."),
-        ("Dispute Escalation", "Before commencing any proceeding, the parties shall attempt in good faith to resolve any dispute by escalating it to senior executives of each party, who shall meet within fifteen (15) Business Days after a written request by either party."),
+        (
+            "Jurisdiction",
+            "Each party irrevocably submits to the exclusive jurisdiction of the state and federal courts located in that State for any action arising out of or relating to this Agreement, and waives any objection to venue in such courts.",
+        ),
+        (
+            "Waiver of Jury Trial",
+            "EACH PARTY HEREBY IRREVOCABLY WAIVES, TO THE FULLEST EXTENT PERMITTED BY APPLICABLE LAW, ANY RIGHT IT MAY HAVE TO A TRIAL BY JURY IN ANY PROCEEDING ARISING OUT OF OR RELATING TO THIS AGREEMENT.",
+        ),
+        (
+            "Dispute Escalation",
+            "Before commencing any proceeding, the parties shall attempt in good faith to resolve any dispute by escalating it to senior executives of each party, who shall meet within fifteen (15) Business Days after a written request by either party.",
+        ),
     ],
     "misc": [
-        ("Entire Agreement", "This Agreement, together with all Orders and exhibits, constitutes the entire agreement between the parties with respect to its subject matter and supersedes all prior and contemporaneous understandings, agreements, representations and warranties, whether written or oral."),
-        ("Amendment and Waiver", "No amendment of this Agreement shall be effective unless in writing and signed by both parties. No failure or delay in exercising any right shall operate as a waiver thereof, nor shall any single or partial exercise preclude any further exercise of that right."),
-        ("Severability", "If any provision of this Agreement is held invalid or unenforceable, that provision shall be enforced to the maximum extent permissible and the remaining provisions shall continue in full force and effect."),
-        ("Notices", "All notices under this Agreement shall be in writing and shall be deemed given when delivered personally, one Business Day after deposit with a nationally recognized overnight courier, or when sent by email with confirmation of receipt, to the addresses set out in the applicable Order."),
-        ("Force Majeure", "Neither party shall be liable for any failure or delay in performance, other than payment obligations, to the extent caused by events beyond its reasonable control, including acts of God, flood, fire, epidemic, war, terrorism, labor disputes or governmental action."),
-        ("Independent Contractors", "The parties are independent contractors. Nothing in this Agreement shall be construed to create a partnership, joint venture, agency or employment relationship between the parties."),
-        ("Counterparts", "This Agreement may be executed in counterparts, each of which shall be deemed an original and all of which together shall constitute one instrument. Signatures delivered by electronic means shall be deemed original signatures."),
-        ("Publicity", "Neither party shall issue any press release or public announcement regarding this Agreement or use the other party's name or logos without the other party's prior written consent."),
+        (
+            "Entire Agreement",
+            "This Agreement, together with all Orders and exhibits, constitutes the entire agreement between the parties with respect to its subject matter and supersedes all prior and contemporaneous understandings, agreements, representations and warranties, whether written or oral.",
+        ),
+        (
+            "Amendment and Waiver",
+            "No amendment of this Agreement shall be effective unless in writing and signed by both parties. No failure or delay in exercising any right shall operate as a waiver thereof, nor shall any single or partial exercise preclude any further exercise of that right.",
+        ),
+        (
+            "Severability",
+            "If any provision of this Agreement is held invalid or unenforceable, that provision shall be enforced to the maximum extent permissible and the remaining provisions shall continue in full force and effect.",
+        ),
+        (
+            "Notices",
+            "All notices under this Agreement shall be in writing and shall be deemed given when delivered personally, one Business Day after deposit with a nationally recognized overnight courier, or when sent by email with confirmation of receipt, to the addresses set out in the applicable Order.",
+        ),
+        (
+            "Force Majeure",
+            "Neither party shall be liable for any failure or delay in performance, other than payment obligations, to the extent caused by events beyond its reasonable control, including acts of God, flood, fire, epidemic, war, terrorism, labor disputes or governmental action.",
+        ),
+        (
+            "Independent Contractors",
+            "The parties are independent contractors. Nothing in this Agreement shall be construed to create a partnership, joint venture, agency or employment relationship between the parties.",
+        ),
+        (
+            "Counterparts",
+            "This Agreement may be executed in counterparts, each of which shall be deemed an original and all of which together shall constitute one instrument. Signatures delivered by electronic means shall be deemed original signatures.",
+        ),
+        (
+            "Publicity",
+            "Neither party shall issue any press release or public announcement regarding this Agreement or use the other party's name or logos without the other party's prior written consent.",
+        ),
     ],
 }
 
@@ -394,45 +612,133 @@ def _section_keys(s: _Spec) -> tuple[list[tuple[str, str, list[_Key]]], str]:
     A, B = s.roles
     opt = s.optional
     if s.kind == "msa":
-        sec2 = ("SERVICES", [
-            ("Ownership of Deliverables", f"All deliverables, work product and materials created by {A} specifically for {B} under this Agreement shall be owned exclusively by {B}, and {A} hereby irrevocably assigns to {B} all right, title and interest, including all Intellectual Property Rights, in and to such deliverables.", ("ip_ownership_assignment",)),
-        ])
+        sec2 = (
+            "SERVICES",
+            [
+                (
+                    "Ownership of Deliverables",
+                    f"All deliverables, work product and materials created by {A} specifically for {B} under this Agreement shall be owned exclusively by {B}, and {A} hereby irrevocably assigns to {B} all right, title and interest, including all Intellectual Property Rights, in and to such deliverables.",
+                    ("ip_ownership_assignment",),
+                ),
+            ],
+        )
     elif s.kind == "supply":
-        sec2 = ("SUPPLY OF PRODUCTS", [
-            ("Minimum Purchase", f"During each Contract Year, {B} shall purchase from {A} not less than {s.minimum_units:,} units of the Products, and any shortfall shall be invoiced at the then-current unit price at the end of such Contract Year.", ("minimum_commitment",)),
-            ("Product Warranty", f"{A} warrants that the Products shall conform to the specifications and be free from defects in materials and workmanship for a period of {_period(s.warranty_months, 'month')} from the date of delivery.", ("warranty_duration",)),
-        ])
+        sec2 = (
+            "SUPPLY OF PRODUCTS",
+            [
+                (
+                    "Minimum Purchase",
+                    f"During each Contract Year, {B} shall purchase from {A} not less than {s.minimum_units:,} units of the Products, and any shortfall shall be invoiced at the then-current unit price at the end of such Contract Year.",
+                    ("minimum_commitment",),
+                ),
+                (
+                    "Product Warranty",
+                    f"{A} warrants that the Products shall conform to the specifications and be free from defects in materials and workmanship for a period of {_period(s.warranty_months, 'month')} from the date of delivery.",
+                    ("warranty_duration",),
+                ),
+            ],
+        )
         if "most_favored_nation" in opt:
-            sec2[1].append(("Most Favored Customer", f"If {A} sells any Product to any other customer on terms more favorable than those offered to {B} for similar quantities, {A} shall promptly offer such more favorable terms to {B} and refund any difference.", ("most_favored_nation",)))
+            sec2[1].append(
+                (
+                    "Most Favored Customer",
+                    f"If {A} sells any Product to any other customer on terms more favorable than those offered to {B} for similar quantities, {A} shall promptly offer such more favorable terms to {B} and refund any difference.",
+                    ("most_favored_nation",),
+                )
+            )
         if "liquidated_damages" in opt:
-            sec2[1].append(("Late Delivery", f"If {A} fails to deliver any shipment by the agreed delivery date, {A} shall pay {B}, as liquidated damages and not as a penalty, an amount equal to two percent (2%) of the price of the delayed Products for each week of delay, up to a maximum of ten percent (10%).", ("liquidated_damages",)))
+            sec2[1].append(
+                (
+                    "Late Delivery",
+                    f"If {A} fails to deliver any shipment by the agreed delivery date, {A} shall pay {B}, as liquidated damages and not as a penalty, an amount equal to two percent (2%) of the price of the delayed Products for each week of delay, up to a maximum of ten percent (10%).",
+                    ("liquidated_damages",),
+                )
+            )
     elif s.kind == "license":
-        sec2 = ("LICENSE GRANT", [
-            ("License", f"Subject to the terms and conditions of this Agreement, {A} hereby grants to {B} a non-exclusive, non-transferable, non-sublicensable license during the Term to install and use the Software in object code form solely for {B}'s internal business purposes.", ("license_grant", "non_transferable_license")),
-            ("Software Warranty", f"{A} warrants that the Software will perform substantially in accordance with the Documentation for a period of {_period(s.warranty_months, 'month')} following delivery.", ("warranty_duration",)),
-        ])
+        sec2 = (
+            "LICENSE GRANT",
+            [
+                (
+                    "License",
+                    f"Subject to the terms and conditions of this Agreement, {A} hereby grants to {B} a non-exclusive, non-transferable, non-sublicensable license during the Term to install and use the Software in object code form solely for {B}'s internal business purposes.",
+                    ("license_grant", "non_transferable_license"),
+                ),
+                (
+                    "Software Warranty",
+                    f"{A} warrants that the Software will perform substantially in accordance with the Documentation for a period of {_period(s.warranty_months, 'month')} following delivery.",
+                    ("warranty_duration",),
+                ),
+            ],
+        )
         if "source_code_escrow" in opt:
-            sec2[1].append(("Source Code Escrow", f"{A} shall deposit the source code of the Software, together with build instructions, with a mutually agreed escrow agent and shall update the deposit with each major release, and such source code shall be released to {B} upon {A}'s insolvency or cessation of support.", ("source_code_escrow",)))
+            sec2[1].append(
+                (
+                    "Source Code Escrow",
+                    f"{A} shall deposit the source code of the Software, together with build instructions, with a mutually agreed escrow agent and shall update the deposit with each major release, and such source code shall be released to {B} upon {A}'s insolvency or cessation of support.",
+                    ("source_code_escrow",),
+                )
+            )
     else:
-        sec2 = ("APPOINTMENT", [
-            ("Exclusive Appointment", f"{A} hereby appoints {B} as its exclusive distributor of the Products in the Territory, and {A} shall not appoint any other distributor, agent or reseller for the Products in the Territory during the Term.", ("exclusivity",)),
-            ("Minimum Purchase", f"{B} shall purchase Products having an aggregate net invoice value of not less than {_money(s.minimum_units * 40)} in each Contract Year.", ("minimum_commitment",)),
-        ])
+        sec2 = (
+            "APPOINTMENT",
+            [
+                (
+                    "Exclusive Appointment",
+                    f"{A} hereby appoints {B} as its exclusive distributor of the Products in the Territory, and {A} shall not appoint any other distributor, agent or reseller for the Products in the Territory during the Term.",
+                    ("exclusivity",),
+                ),
+                (
+                    "Minimum Purchase",
+                    f"{B} shall purchase Products having an aggregate net invoice value of not less than {_money(s.minimum_units * 40)} in each Contract Year.",
+                    ("minimum_commitment",),
+                ),
+            ],
+        )
         if "non_compete" in opt:
-            sec2[1].append(("Competing Products", f"During the Term and for one (1) year thereafter, {B} shall not manufacture, market, sell or distribute in the Territory any product that competes with the Products.", ("non_compete",)))
+            sec2[1].append(
+                (
+                    "Competing Products",
+                    f"During the Term and for one (1) year thereafter, {B} shall not manufacture, market, sell or distribute in the Territory any product that competes with the Products.",
+                    ("non_compete",),
+                )
+            )
         if "no_solicit_of_customers" in opt:
-            sec2[1].append(("Customers", f"During the Term, {A} shall not directly solicit any customer in the Territory first introduced to {A} by {B} for the sale of the Products.", ("no_solicit_of_customers",)))
+            sec2[1].append(
+                (
+                    "Customers",
+                    f"During the Term, {A} shall not directly solicit any customer in the Territory first introduced to {A} by {B} for the sale of the Products.",
+                    ("no_solicit_of_customers",),
+                )
+            )
 
     fees_intro = f"{B} shall pay {A} the following charges:"
     payment = f"All invoices shall be due and payable within {_words(s.payment_days, 'days')} of the date of invoice, in United States dollars, by wire transfer to the account designated by {A}."
 
     term_keys: list[_Key] = [
-        ("Term", f"This Agreement shall commence on the Effective Date and shall continue in effect for an initial term of {s.term} (the \"Initial Term\"), unless earlier terminated in accordance with this Section.", ("expiration_date",)),
-        ("Renewal", f"Upon expiration of the Initial Term, this Agreement shall automatically renew for {s.renewal} (each, a \"Renewal Term\") unless either party gives the other written notice of non-renewal at least {_words(s.renewal_days, 'days')} before the end of the then-current term.", ("renewal_term", "notice_period_to_terminate_renewal")),
-        ("Termination for Convenience", f"Either party may terminate this Agreement for convenience, without cause, upon {_words(s.convenience_days, 'days')} prior written notice to the other party.", ("termination_for_convenience",)),
+        (
+            "Term",
+            f'This Agreement shall commence on the Effective Date and shall continue in effect for an initial term of {s.term} (the "Initial Term"), unless earlier terminated in accordance with this Section.',
+            ("expiration_date",),
+        ),
+        (
+            "Renewal",
+            f'Upon expiration of the Initial Term, this Agreement shall automatically renew for {s.renewal} (each, a "Renewal Term") unless either party gives the other written notice of non-renewal at least {_words(s.renewal_days, "days")} before the end of the then-current term.',
+            ("renewal_term", "notice_period_to_terminate_renewal"),
+        ),
+        (
+            "Termination for Convenience",
+            f"Either party may terminate this Agreement for convenience, without cause, upon {_words(s.convenience_days, 'days')} prior written notice to the other party.",
+            ("termination_for_convenience",),
+        ),
     ]
     if "post_termination_services" in opt:
-        term_keys.append(("Transition Assistance", f"Upon expiration or termination of this Agreement for any reason, {A} shall, at {B}'s request, continue to provide the Services and reasonable transition assistance for a period of up to six (6) months at the rates then in effect.", ("post_termination_services",)))
+        term_keys.append(
+            (
+                "Transition Assistance",
+                f"Upon expiration or termination of this Agreement for any reason, {A} shall, at {B}'s request, continue to provide the Services and reasonable transition assistance for a period of up to six (6) months at the rates then in effect.",
+                ("post_termination_services",),
+            )
+        )
 
     if s.cap_style == 0:
         cap = f"In no event shall either party's aggregate liability arising out of or related to this Agreement, whether in contract, tort (including negligence) or under any other theory of liability, exceed {s.cap}."
@@ -442,13 +748,29 @@ def _section_keys(s: _Spec) -> tuple[list[tuple[str, str, list[_Key]]], str]:
         cap = f"Except for the obligations set out in the Section entitled Indemnification, in no event shall either party's aggregate liability arising out of or relating to this Agreement, under any legal or equitable theory, exceed {s.cap} in the aggregate for all claims."
     liability_keys: list[_Key] = [("Cap on Liability", cap, ("cap_on_liability",))]
     if "uncapped_liability" in opt:
-        liability_keys.append(("Exclusions", f"The limitation of liability set out above shall not apply to a party's liability for fraud, gross negligence or willful misconduct, or to its indemnification obligations, for which liability shall be unlimited.", ("uncapped_liability",)))
+        liability_keys.append(
+            (
+                "Exclusions",
+                "The limitation of liability set out above shall not apply to a party's liability for fraud, gross negligence or willful misconduct, or to its indemnification obligations, for which liability shall be unlimited.",
+                ("uncapped_liability",),
+            )
+        )
 
     misc_keys: list[_Key] = [
-        ("No Third-Party Beneficiaries", "Nothing in this Agreement, express or implied, is intended to or shall confer upon any person other than the parties and their respective permitted successors and assigns any legal or equitable right, benefit or remedy of any nature.", ("third_party_beneficiary",)),
+        (
+            "No Third-Party Beneficiaries",
+            "Nothing in this Agreement, express or implied, is intended to or shall confer upon any person other than the parties and their respective permitted successors and assigns any legal or equitable right, benefit or remedy of any nature.",
+            ("third_party_beneficiary",),
+        ),
     ]
     if "no_solicit_of_employees" in opt:
-        misc_keys.append(("Non-Solicitation", f"During the Term and for twelve (12) months thereafter, neither party shall directly or indirectly solicit for employment any employee of the other party who was involved in the performance of this Agreement, except through general solicitations not targeted at such employees.", ("no_solicit_of_employees",)))
+        misc_keys.append(
+            (
+                "Non-Solicitation",
+                "During the Term and for twelve (12) months thereafter, neither party shall directly or indirectly solicit for employment any employee of the other party who was involved in the performance of this Agreement, except through general solicitations not targeted at such employees.",
+                ("no_solicit_of_employees",),
+            )
+        )
 
     return [
         ("DEFINITIONS", "definitions", []),
@@ -459,19 +781,55 @@ def _section_keys(s: _Spec) -> tuple[list[tuple[str, str, list[_Key]]], str]:
         ("DATA PROTECTION", "data", []),
         ("LIMITATION OF LIABILITY", "liability", liability_keys),
         ("INDEMNIFICATION", "indemnity", []),
-        ("ASSIGNMENT", "assignment", [
-            ("Assignment", f"Neither party may assign or transfer this Agreement, in whole or in part, whether by operation of law or otherwise, without the prior written consent of the other party, which consent shall not be unreasonably withheld.", ("anti_assignment",)),
-            ("Change of Control", f"Any merger, consolidation, change of control or sale of all or substantially all of the assets or voting securities of a party shall be deemed an assignment requiring consent under this Section, and the non-assigning party may terminate this Agreement upon written notice within sixty (60) days after learning of such change of control.", ("change_of_control",)),
-        ]),
-        ("INSURANCE", "insurance", [
-            ("Required Coverage", f"During the Term, {A} shall maintain, at its own expense, commercial general liability insurance with limits of not less than {s.insurance_amount} per occurrence, together with professional liability and workers' compensation insurance as required by law.", ("insurance",)),
-        ]),
-        ("AUDIT RIGHTS", "audit", [
-            ("Audit", f"{B} or its independent auditor may, upon {_words(s.audit_days, 'days')} prior written notice and not more than once in any calendar year, inspect and audit the books and records of {A} relating to this Agreement to verify compliance with its terms.", ("audit_rights",)),
-        ]),
-        ("GOVERNING LAW", "law", [
-            ("Governing Law", f"This Agreement shall be governed by and construed in accordance with the laws of the State of {s.governing_law}, without giving effect to any choice or conflict of law provision or rule that would cause the application of the laws of any other jurisdiction.", ("governing_law",)),
-        ]),
+        (
+            "ASSIGNMENT",
+            "assignment",
+            [
+                (
+                    "Assignment",
+                    "Neither party may assign or transfer this Agreement, in whole or in part, whether by operation of law or otherwise, without the prior written consent of the other party, which consent shall not be unreasonably withheld.",
+                    ("anti_assignment",),
+                ),
+                (
+                    "Change of Control",
+                    "Any merger, consolidation, change of control or sale of all or substantially all of the assets or voting securities of a party shall be deemed an assignment requiring consent under this Section, and the non-assigning party may terminate this Agreement upon written notice within sixty (60) days after learning of such change of control.",
+                    ("change_of_control",),
+                ),
+            ],
+        ),
+        (
+            "INSURANCE",
+            "insurance",
+            [
+                (
+                    "Required Coverage",
+                    f"During the Term, {A} shall maintain, at its own expense, commercial general liability insurance with limits of not less than {s.insurance_amount} per occurrence, together with professional liability and workers' compensation insurance as required by law.",
+                    ("insurance",),
+                ),
+            ],
+        ),
+        (
+            "AUDIT RIGHTS",
+            "audit",
+            [
+                (
+                    "Audit",
+                    f"{B} or its independent auditor may, upon {_words(s.audit_days, 'days')} prior written notice and not more than once in any calendar year, inspect and audit the books and records of {A} relating to this Agreement to verify compliance with its terms.",
+                    ("audit_rights",),
+                ),
+            ],
+        ),
+        (
+            "GOVERNING LAW",
+            "law",
+            [
+                (
+                    "Governing Law",
+                    f"This Agreement shall be governed by and construed in accordance with the laws of the State of {s.governing_law}, without giving effect to any choice or conflict of law provision or rule that would cause the application of the laws of any other jurisdiction.",
+                    ("governing_law",),
+                ),
+            ],
+        ),
         ("MISCELLANEOUS", "misc", misc_keys),
     ], fees_intro
 
@@ -493,7 +851,7 @@ class _ContractPDF(FPDF):
         self.set_creator("docreview sample generator")
         self.set_producer("docreview")
 
-    def header(self) -> None:  # noqa: D102 - fpdf2 hook
+    def header(self) -> None:
         if self.page_no() > 1:
             self.set_font("Helvetica", "I", 8)
             self.set_text_color(110)
@@ -502,7 +860,7 @@ class _ContractPDF(FPDF):
             self.set_text_color(0)
             self.set_y(22)
 
-    def footer(self) -> None:  # noqa: D102 - fpdf2 hook
+    def footer(self) -> None:
         self.set_y(-15)
         self.set_font("Helvetica", "", 8)
         self.set_text_color(110)
@@ -546,8 +904,13 @@ class _Writer:
         if indent:
             self.pdf.set_x(self.pdf.l_margin + indent)
         self.pdf.multi_cell(
-            self.width - indent, _LINE_H, text, align=align, markdown=True,
-            new_x=XPos.LMARGIN, new_y=YPos.NEXT,
+            self.width - indent,
+            _LINE_H,
+            text,
+            align=align,
+            markdown=True,
+            new_x=XPos.LMARGIN,
+            new_y=YPos.NEXT,
         )
         end = self.pdf.page
         self.pdf.ln(_PARA_GAP)
@@ -629,16 +992,20 @@ def _render(spec: _Spec, extra: int, layout_seed: str) -> tuple[bytes, dict]:
     record(("document_name",), (1, 1), spec.title)
 
     # Preamble
-    a_desc = f"{spec.names[0]}, {_article(spec.inc_states[0])} {spec.inc_states[0]} {spec.entity[0]} (\"{A}\")"
-    b_desc = f"{spec.names[1]}, {_article(spec.inc_states[1])} {spec.inc_states[1]} {spec.entity[1]} (\"{B}\")"
+    a_desc = f'{spec.names[0]}, {_article(spec.inc_states[0])} {spec.inc_states[0]} {spec.entity[0]} ("{A}")'
+    b_desc = f'{spec.names[1]}, {_article(spec.inc_states[1])} {spec.inc_states[1]} {spec.entity[1]} ("{B}")'
     kind_name = spec.title.title()
     if spec.agreement_date == spec.effective_date:
-        preamble = (f"This {kind_name} (the \"Agreement\") is entered into as of {spec.effective_date} "
-                    f"(the \"Effective Date\") by and between {a_desc}, and {b_desc}.")
+        preamble = (
+            f'This {kind_name} (the "Agreement") is entered into as of {spec.effective_date} '
+            f'(the "Effective Date") by and between {a_desc}, and {b_desc}.'
+        )
     else:
-        preamble = (f"This {kind_name} (the \"Agreement\") is made on {spec.agreement_date} and is "
-                    f"effective as of {spec.effective_date} (the \"Effective Date\") by and between "
-                    f"{a_desc}, and {b_desc}.")
+        preamble = (
+            f'This {kind_name} (the "Agreement") is made on {spec.agreement_date} and is '
+            f'effective as of {spec.effective_date} (the "Effective Date") by and between '
+            f"{a_desc}, and {b_desc}."
+        )
     record(("parties", "agreement_date", "effective_date"), w.para(preamble), preamble)
 
     recitals = [
@@ -692,13 +1059,15 @@ def _render(spec: _Spec, extra: int, layout_seed: str) -> tuple[bytes, dict]:
         w.heading(f"{s_no}. {heading}")
         sub = 0
 
-        def numbered(caption: str, text: str) -> str:
+        def numbered(caption: str, text: str, s_no: int = s_no) -> str:
             nonlocal sub
             sub += 1
             return f"**{s_no}.{sub} {caption}.** {text}"
 
         if pool_name == "definitions":
-            w.para("In this Agreement, the following capitalized terms have the meanings set out below. Other capitalized terms are defined where they first appear.")
+            w.para(
+                "In this Agreement, the following capitalized terms have the meanings set out below. Other capitalized terms are defined where they first appear."
+            )
             for d in defs[: min(len(defs), budget[0] + 1)]:
                 w.para(f"{s_no}.{sub + 1} {d}")
                 sub += 1
@@ -749,19 +1118,26 @@ def _render(spec: _Spec, extra: int, layout_seed: str) -> tuple[bytes, dict]:
     # Signature block (kept together on one page)
     if w.remaining() < 70:
         pdf.add_page()
-    w.para("IN WITNESS WHEREOF, the parties have caused this Agreement to be executed by their duly authorized representatives as of the Effective Date.")
+    w.para(
+        "IN WITNESS WHEREOF, the parties have caused this Agreement to be executed by their duly authorized representatives as of the Effective Date."
+    )
     pdf.ln(6)
     col = w.width / 2
     x0 = pdf.l_margin
     y = pdf.get_y()
-    for i, (name, role, (signer, title)) in enumerate(zip(spec.names, spec.roles, spec.signatories)):
+    for i, (name, _role, (signer, title)) in enumerate(zip(spec.names, spec.roles, spec.signatories)):
         pdf.set_xy(x0 + i * col, y)
         pdf.set_font("Helvetica", "B", _BODY_SIZE)
         pdf.cell(col - 5, 6, name.upper(), new_x=XPos.LEFT, new_y=YPos.NEXT)
         pdf.set_font("Helvetica", "", _BODY_SIZE)
         pdf.ln(8)
         pdf.set_x(x0 + i * col)
-        for label_text in ("By: ______________________________", f"Name: {signer}", f"Title: {title}", "Date: ____________________"):
+        for label_text in (
+            "By: ______________________________",
+            f"Name: {signer}",
+            f"Title: {title}",
+            "Date: ____________________",
+        ):
             pdf.set_x(x0 + i * col)
             pdf.cell(col - 5, 7, label_text, new_x=XPos.LEFT, new_y=YPos.NEXT)
 
@@ -929,8 +1305,10 @@ def _render_sized(spec: _Spec, target_pages: int, layout_seed: str) -> bytes:
     pdf.cell(0, 10, spec.title, align="C", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.ln(6)
     A, B = spec.roles
-    w.para(f"This {spec.title.title()} (the \"Agreement\") is entered into as of {spec.effective_date} (the "
-           f"\"Effective Date\") by and between {spec.names[0]} (\"{A}\") and {spec.names[1]} (\"{B}\").")
+    w.para(
+        f'This {spec.title.title()} (the "Agreement") is entered into as of {spec.effective_date} (the '
+        f'"Effective Date") by and between {spec.names[0]} ("{A}") and {spec.names[1]} ("{B}").'
+    )
     sections, fees_intro = _section_keys(spec)
 
     def fits(text: str | None, height: float = 0.0) -> bool:
@@ -946,12 +1324,15 @@ def _render_sized(spec: _Spec, target_pages: int, layout_seed: str) -> bytes:
             if not fits(None, 8 + 3 * _LINE_H + 2 * _LINE_H):
                 return bytes(pdf.output())
             w.heading(title)
-            pool = [_fill(t, spec.roles) for _, t in _FILLER.get(pool_name, [])] or \
-                [_fill(d, spec.roles) for d in _DEFINITIONS]
+            pool = [_fill(t, spec.roles) for _, t in _FILLER.get(pool_name, [])] or [
+                _fill(d, spec.roles) for d in _DEFINITIONS
+            ]
             rng.shuffle(pool)
             texts = [sentence for _, sentence, _ in keys] + pool[: rng.randint(1, 3)]
             if pool_name == "fees":
-                texts.insert(0, fees_intro + " " + "; ".join(line.replace("{amt}", amount) for line, amount in spec.fees))
+                texts.insert(
+                    0, fees_intro + " " + "; ".join(line.replace("{amt}", amount) for line, amount in spec.fees)
+                )
             for sub, text in enumerate(texts, start=1):
                 if round_no > 1:
                     text = f"{text} This paragraph applies to Schedule {round_no - 1}."
@@ -963,8 +1344,9 @@ def _render_sized(spec: _Spec, target_pages: int, layout_seed: str) -> bytes:
                 raise RuntimeError("workload document overran its page target")
 
 
-def generate_workload(out_dir: Path, count: int = 200, long_share: float = 0.2,
-                      seed: int = SAMPLE_SEED) -> list[WorkloadDocument]:
+def generate_workload(
+    out_dir: Path, count: int = 200, long_share: float = 0.2, seed: int = SAMPLE_SEED
+) -> list[WorkloadDocument]:
     """Write ``count`` contract PDFs of mixed size into ``out_dir`` (a benchmark workload).
 
     ``round(count * long_share)`` documents are *long* (:data:`LONG_PAGES`, 30-36 pages), spread

@@ -65,8 +65,13 @@ SOURCE_TEMPLATE = "{{ event.resource.id.rsplit('/', 1)[0] }}/"
 SAMPLE_EVENT = {
     "event": DOCUMENT_RECEIVED,
     "resource": {"prefect.resource.id": "s3://example-bucket/inbox/contract.pdf", "docreview.bucket": "example-bucket"},
-    "payload": {"uri": "s3://example-bucket/inbox/contract.pdf", "bucket": "example-bucket",
-                "key": "inbox/contract.pdf", "etag": "0" * 32, "size_bytes": 1},
+    "payload": {
+        "uri": "s3://example-bucket/inbox/contract.pdf",
+        "bucket": "example-bucket",
+        "key": "inbox/contract.pdf",
+        "etag": "0" * 32,
+        "size_bytes": 1,
+    },
 }
 
 #: Resilience policy of event-triggered runs: few attempts, defer while the API is down.
@@ -115,8 +120,7 @@ def schedule_settings() -> dict[str, str]:
     since ``prefect deploy`` has no default for an unset ``{{ $VAR }}``. Raises pydantic's
     ``ValidationError`` for an unknown time zone."""
     s = DeploySettings()
-    return {"cron": s.nightly_cron, "timezone": s.nightly_timezone, "source": s.nightly_source,
-            "out_dir": s.out_dir}
+    return {"cron": s.nightly_cron, "timezone": s.nightly_timezone, "source": s.nightly_source, "out_dir": s.out_dir}
 
 
 def upload_trigger(window_s: float = 30.0, enabled: bool = True) -> Any:
@@ -142,8 +146,9 @@ def upload_trigger(window_s: float = 30.0, enabled: bool = True) -> Any:
     )
 
 
-def build_deployments(settings: DeploySettings | None = None, endpoint_url: str | None = None,
-                      database_url: str | None = None) -> list[Any]:
+def build_deployments(
+    settings: DeploySettings | None = None, endpoint_url: str | None = None, database_url: str | None = None
+) -> list[Any]:
     """The two deployments as :class:`prefect.deployments.runner.RunnerDeployment` (for
     :func:`serve` or ``.apply()``), with tags ``docreview`` and
     ``upload`` / ``nightly`` (each run adds ``trigger:<kind>``, :func:`tasks.observe.events.tag_flow_run`).
@@ -177,8 +182,12 @@ def build_deployments(settings: DeploySettings | None = None, endpoint_url: str 
         name=NIGHTLY_DEPLOYMENT,
         description="Nightly review: new, changed and deferred documents; unchanged reviewed ones are reused.",
         tags=["docreview", "nightly"],
-        parameters={**common, "source": s.nightly_source, "batch": s.nightly_batch,
-                    "policy": NIGHTLY_POLICY.model_dump()},
+        parameters={
+            **common,
+            "source": s.nightly_source,
+            "batch": s.nightly_batch,
+            "policy": NIGHTLY_POLICY.model_dump(),
+        },
         schedules=[CronSchedule(cron=s.nightly_cron, timezone=s.nightly_timezone)],
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
@@ -205,7 +214,6 @@ def render_source(template: Any, event: dict[str, Any] | None = None) -> str:
     :data:`SAMPLE_EVENT`). Returns the rendered string."""
     from prefect.events.schemas.events import ReceivedEvent
     from prefect.server.utilities.user_templates import render_user_template_sync
-
     from prefect.types._datetime import now
 
     sample = ReceivedEvent.model_validate({"occurred": now("UTC"), "received": now("UTC"), **(event or SAMPLE_EVENT)})
@@ -213,12 +221,15 @@ def render_source(template: Any, event: dict[str, Any] | None = None) -> str:
 
 
 def _describe_trigger(trigger: Any) -> str:
-    return (f"expects {sorted(getattr(trigger, 'expect', []) or [])}, threshold {getattr(trigger, 'threshold', '?')} "
-            f"within {getattr(trigger, 'within', '?')}, for_each {sorted(getattr(trigger, 'for_each', []) or [])}")
+    return (
+        f"expects {sorted(getattr(trigger, 'expect', []) or [])}, threshold {getattr(trigger, 'threshold', '?')} "
+        f"within {getattr(trigger, 'within', '?')}, for_each {sorted(getattr(trigger, 'for_each', []) or [])}"
+    )
 
 
-def check_deployments(client: Any = None, flow_name: str = FLOW_NAME, upload: str = UPLOAD_DEPLOYMENT,
-                      nightly: str = NIGHTLY_DEPLOYMENT) -> CheckResult:
+def check_deployments(
+    client: Any = None, flow_name: str = FLOW_NAME, upload: str = UPLOAD_DEPLOYMENT, nightly: str = NIGHTLY_DEPLOYMENT
+) -> CheckResult:
     """Read both deployments and their automations back from the Prefect API (``PREFECT_API_URL``)
     and check them. ``client`` is a sync Prefect client (default: a new one). Problems found:
 
@@ -250,20 +261,31 @@ def check_deployments(client: Any = None, flow_name: str = FLOW_NAME, upload: st
                 problems.append(f"deployment {flow_name}/{name} does not exist")
         if upload in deployments:
             dep = deployments[upload]
-            automations = [a for a in client.read_resource_related_automations(f"prefect.deployment.{dep.id}")
-                           if DOCUMENT_RECEIVED in (getattr(a.trigger, "expect", None) or set())]
+            automations = [
+                a
+                for a in client.read_resource_related_automations(f"prefect.deployment.{dep.id}")
+                if DOCUMENT_RECEIVED in (getattr(a.trigger, "expect", None) or set())
+            ]
             enabled = [a for a in automations if a.enabled]
             if not enabled:
                 problems.append(f"{upload}: no enabled automation triggers it on {DOCUMENT_RECEIVED}")
             for automation in enabled:
-                actions = [a for a in automation.actions if getattr(a, "type", "") == "run-deployment"
-                           and getattr(a, "deployment_id", None) in (None, dep.id)]
+                actions = [
+                    a
+                    for a in automation.actions
+                    if getattr(a, "type", "") == "run-deployment"
+                    and getattr(a, "deployment_id", None) in (None, dep.id)
+                ]
                 if not actions:
                     problems.append(f"{upload}: automation {automation.name!r} has no run-deployment action")
                 for action in actions:
                     problems += _check_source_parameter(upload, automation.name, action.parameters, dep.parameters)
-                details[upload] = f"automation {automation.name!r}: {_describe_trigger(automation.trigger)}; " \
-                                  f"source {(actions[0].parameters or {}).get('source')!r}" if actions else ""
+                details[upload] = (
+                    f"automation {automation.name!r}: {_describe_trigger(automation.trigger)}; "
+                    f"source {(actions[0].parameters or {}).get('source')!r}"
+                    if actions
+                    else ""
+                )
         if nightly in deployments:
             dep = deployments[nightly]
             if not str((dep.parameters or {}).get("source") or "").strip():
@@ -271,24 +293,31 @@ def check_deployments(client: Any = None, flow_name: str = FLOW_NAME, upload: st
             active = [s for s in (dep.schedules or []) if s.active]
             if not active:
                 problems.append(f"{nightly}: no active schedule")
-            details[nightly] = "; ".join(
-                f"cron {getattr(s.schedule, 'cron', s.schedule)!s} ({getattr(s.schedule, 'timezone', None) or 'UTC'})"
-                for s in active) + f"; source {(dep.parameters or {}).get('source')!r}"
+            details[nightly] = (
+                "; ".join(
+                    f"cron {getattr(s.schedule, 'cron', s.schedule)!s} ({getattr(s.schedule, 'timezone', None) or 'UTC'})"
+                    for s in active
+                )
+                + f"; source {(dep.parameters or {}).get('source')!r}"
+            )
     finally:
         if owned:
             client.__exit__(None, None, None)
     return CheckResult(problems=problems, details=details)
 
 
-def _check_source_parameter(deployment: str, automation: str, parameters: dict[str, Any] | None,
-                            defaults: dict[str, Any] | None) -> list[str]:
+def _check_source_parameter(
+    deployment: str, automation: str, parameters: dict[str, Any] | None, defaults: dict[str, Any] | None
+) -> list[str]:
     """Problems with the ``source`` a trigger passes (see :func:`check_deployments`)."""
     where = f"{deployment}: automation {automation!r}"
     source = (parameters or {}).get("source")
     if source is None:
         if str((defaults or {}).get("source") or "").strip():
-            return [f"{where} passes no 'source': every run would review the default "
-                    f"{defaults['source']!r}, not the uploaded object's folder"]
+            return [
+                f"{where} passes no 'source': every run would review the default "
+                f"{defaults['source']!r}, not the uploaded object's folder"
+            ]
         return [f"{where} passes no parameters (no 'source'): triggered runs would fail for lack of a source"]
     if isinstance(source, dict):  # already in Prefect's {"__prefect_kind": "jinja", "template": ...} form
         source = source.get("template") or (source.get("value") or {}).get("template") or ""
@@ -298,14 +327,16 @@ def _check_source_parameter(deployment: str, automation: str, parameters: dict[s
         return [f"{where} passes a fixed 'source' {source!r}: not templated from the event"]
     try:
         rendered = render_source(source)
-    except Exception as exc:  # noqa: BLE001 - a template the server could not render either
+    except Exception as exc:
         return [f"{where}: 'source' template {source!r} does not render: {exc}"]
     if not rendered.strip() or rendered.strip() == "/" or "{{" in rendered:
         return [f"{where}: 'source' template {source!r} renders to {rendered!r} for a sample event"]
     return []
 
 
-def serve(deployments: list[Any], check: bool = True, limit: int | None = None, on_ready: Any = None) -> CheckResult | None:
+def serve(
+    deployments: list[Any], check: bool = True, limit: int | None = None, on_ready: Any = None
+) -> CheckResult | None:
     """Register ``deployments`` with the Prefect API, check them (:func:`check_deployments`,
     when ``check``) and serve them in this process until Ctrl-C or SIGTERM (a Prefect
     :class:`~prefect.runner.Runner`: flow runs execute as subprocesses, at most ``limit`` at a

@@ -26,8 +26,8 @@ from prefect.utilities.annotations import quote
 from flows.pipeline import Document, Run, RunBook, result_or_error, warm_up
 from schemas.documents import (
     Chunk,
-    ExtractedDocument,
     DocumentStatus,
+    ExtractedDocument,
     FailureKind,
     IngestOutcome,
     SourceObject,
@@ -38,8 +38,8 @@ from schemas.review import ChunkReview, ReviewOutcome
 from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
 from tasks.check.factcheck import DocumentIndex, fact_check_document, fact_check_findings
-from tasks.check.support import check_support_in_document
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
+from tasks.check.support import check_support_in_document
 from tasks.ingest.classify import classify_document, filing_company_key
 from tasks.ingest.extract import extract_document
 from tasks.ingest.sources import fingerprint_document
@@ -52,7 +52,6 @@ from tasks.review.reviewer import cached_review, review_chunks_offline, store_re
 from tasks.review.route import review_unit, route_chunks
 from tasks.runnames import document_scope
 from tasks.store.claims import ClaimState, claim_document
-from tasks.store.profiles import save_document_profile
 from tasks.store.persist import (
     deferred_sources,
     known_source_sha256,
@@ -63,13 +62,16 @@ from tasks.store.persist import (
     save_findings,
     save_llm_calls,
 )
+from tasks.store.profiles import save_document_profile
 
 #: Review outcomes that another attempt cannot change: the document fails instead of deferring.
 TERMINAL_OUTCOMES = {ReviewOutcome.refusal, ReviewOutcome.context_overflow}
 
 REUSED = "unchanged since an earlier review (same sha256, prompt version and model); findings reused"
-REUSED_WITHOUT_DOWNLOAD = ("unchanged since an earlier review (same ETag and sha256, prompt version and model); "
-                           "findings reused without downloading")
+REUSED_WITHOUT_DOWNLOAD = (
+    "unchanged since an earlier review (same ETag and sha256, prompt version and model); "
+    "findings reused without downloading"
+)
 
 
 @dataclass
@@ -105,8 +107,12 @@ def reuse_unchanged_objects(run: Run, book: RunBook, objects: list[SourceObject]
             rest.append(obj)
         elif book.first_of_content(outcome := IngestOutcome(source=obj, sha256=sha)):
             stored = load_document(run.db, sha)
-            book.conclude(outcome.model_copy(update={"pages": stored.pages if stored else 0}), DocumentStatus.reviewed,
-                          REUSED_WITHOUT_DOWNLOAD, reused=True)
+            book.conclude(
+                outcome.model_copy(update={"pages": stored.pages if stored else 0}),
+                DocumentStatus.reviewed,
+                REUSED_WITHOUT_DOWNLOAD,
+                reused=True,
+            )
     return rest
 
 
@@ -149,8 +155,12 @@ def fingerprint(run: Run, book: RunBook, obj: SourceObject) -> Document | None:
         return None  # a copy: it ends with the first object of the same content
     if got.sha256 in run.already_reviewed:
         stored = load_document(run.db, got.sha256)
-        book.conclude(got.model_copy(update={"pages": stored.pages if stored else 0}), DocumentStatus.reviewed,
-                      REUSED, reused=True)
+        book.conclude(
+            got.model_copy(update={"pages": stored.pages if stored else 0}),
+            DocumentStatus.reviewed,
+            REUSED,
+            reused=True,
+        )
         return None
     return Document(outcome=got)
 
@@ -179,16 +189,28 @@ def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutco
     it ended instead (held by another live run, reviewed meanwhile, or the API refused the run)."""
     if refused(book, fp):
         return None
-    claim = claim_document(run.db, fp.sha256, run.id, run.worker, run.settings.claim_lease_s, run.prompt_version,
-                           run.reviewer.model, run.reviewed_since)
+    claim = claim_document(
+        run.db,
+        fp.sha256,
+        run.id,
+        run.worker,
+        run.settings.claim_lease_s,
+        run.prompt_version,
+        run.reviewer.model,
+        run.reviewed_since,
+    )
     if claim.state == ClaimState.held:  # another live run is reviewing it
         run.held_elsewhere.add(fp.source.uri)  # waiting on that run, not failing (see flows.review.final_state)
         book.conclude(fp, DocumentStatus.deferred, claim.reason)
         return None
     if claim.state == ClaimState.reviewed:  # another run finished it meanwhile
         stored = load_document(run.db, fp.sha256)
-        book.conclude(fp.model_copy(update={"pages": stored.pages if stored else 0}), DocumentStatus.reviewed,
-                      claim.reason, reused=True)
+        book.conclude(
+            fp.model_copy(update={"pages": stored.pages if stored else 0}),
+            DocumentStatus.reviewed,
+            claim.reason,
+            reused=True,
+        )
         return None
     book.claimed(fp.sha256)
     if claim.taken_over_from:
@@ -237,8 +259,9 @@ def review_chunks(run: Run, prepared: PreparedDocument) -> None:
         review_offline(run, prepared)
         return
     name = prepared.document.name
-    calls = [((quote(run.reviewer), quote(chunk), name, run.db, run.id, quote(run.policy)), {})
-             for chunk in prepared.deep]
+    calls = [
+        ((quote(run.reviewer), quote(chunk), name, run.db, run.id, quote(run.policy)), {}) for chunk in prepared.deep
+    ]
     reviews = dict(zip(run.review_slots.submit_in_turn(run.review_task, calls), prepared.deep))
     checks = []
     for future in as_completed(list(reviews)):
@@ -255,8 +278,9 @@ def review_offline(run: Run, prepared: PreparedDocument) -> None:
     run over all their findings (:func:`tasks.review.reviewer.review_chunks_offline`)."""
     if not prepared.deep:
         return
-    future = run.review_slots.submit(review_chunks_offline, quote(run.reviewer), quote(prepared.deep),
-                                     prepared.document.name)
+    future = run.review_slots.submit(
+        review_chunks_offline, quote(run.reviewer), quote(prepared.deep), prepared.document.name
+    )
     value, error = result_or_error(future)
     if error is not None:
         prepared.problems.append(f"offline review of {len(prepared.deep)} chunk(s): {error}")
@@ -267,14 +291,23 @@ def review_offline(run: Run, prepared: PreparedDocument) -> None:
         if findings:
             reviewed.append((findings, chunk, neighbours(prepared, chunk)))
     if reviewed:
-        collect_checks(prepared, [fact_check_document.submit(quote(reviewed), quote(prepared.index), run.reviewer.name,
-                                                             run.db, run.id)])
+        collect_checks(
+            prepared,
+            [fact_check_document.submit(quote(reviewed), quote(prepared.index), run.reviewer.name, run.db, run.id)],
+        )
 
 
 def fact_check_chunk(run: Run, prepared: PreparedDocument, chunk: Chunk, findings: list):
     """Start the fact-check of one reviewed chunk's findings; returns its future."""
-    return fact_check_findings.submit(quote(findings), quote(chunk), quote(neighbours(prepared, chunk)),
-                                      quote(prepared.index), run.reviewer.name, run.db, run.id)
+    return fact_check_findings.submit(
+        quote(findings),
+        quote(chunk),
+        quote(neighbours(prepared, chunk)),
+        quote(prepared.index),
+        run.reviewer.name,
+        run.db,
+        run.id,
+    )
 
 
 def neighbours(prepared: PreparedDocument, chunk: Chunk) -> list[Chunk]:
@@ -282,8 +315,9 @@ def neighbours(prepared: PreparedDocument, chunk: Chunk) -> list[Chunk]:
     return [c for c in prepared.chunks if abs(c.index - chunk.index) == 1]
 
 
-def record_review(run: Run, prepared: PreparedDocument, chunk: Chunk, review: ChunkReview | None,
-                  error: str | None) -> list | None:
+def record_review(
+    run: Run, prepared: PreparedDocument, chunk: Chunk, review: ChunkReview | None, error: str | None
+) -> list | None:
     """Store one chunk's review (its calls, its reusable result); returns its findings for the
     fact-check, or None. A failed review becomes a problem of the document (``cached``: the
     stored result of the same chunk content is used instead, if any)."""
@@ -327,10 +361,17 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
     stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked))
     if not prepared.problems:
         contract = all(c.profile == "contract" for c in prepared.chunks)  # CUAD absences mean nothing in a filing
-        save_absences(run.db, run.id, sha, run.prompt_version, model,
-                      quote(find_absences(checked, [c.index for c in prepared.chunks]) if contract else []))
-        mark_document_reviewed(run.db, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks),
-                               stored)
+        save_absences(
+            run.db,
+            run.id,
+            sha,
+            run.prompt_version,
+            model,
+            quote(find_absences(checked, [c.index for c in prepared.chunks]) if contract else []),
+        )
+        mark_document_reviewed(
+            run.db, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks), stored
+        )
         record_drift(run.db, run.id, sha, model, run.prompt_version)
         book.conclude(outcome, DocumentStatus.reviewed, None, stored)
         return
@@ -340,11 +381,16 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
     problems = prepared.problems
     summary = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
     if prepared.terminal_problem:
-        book.conclude(outcome.model_copy(update={"failure": FailureKind.review_error}), DocumentStatus.failed,
-                      f"review failed: {summary}", stored)
+        book.conclude(
+            outcome.model_copy(update={"failure": FailureKind.review_error}),
+            DocumentStatus.failed,
+            f"review failed: {summary}",
+            stored,
+        )
     else:
-        book.conclude(outcome, DocumentStatus.deferred,
-                      f"review incomplete, will be retried by the next run: {summary}", stored)
+        book.conclude(
+            outcome, DocumentStatus.deferred, f"review incomplete, will be retried by the next run: {summary}", stored
+        )
 
 
 def prepare_for_batch(run: Run, book: RunBook, obj: SourceObject) -> PreparedDocument | None:
@@ -360,16 +406,16 @@ def review_in_batch(run: Run, prepared: list[PreparedDocument]) -> dict[tuple[st
     sent = [(chunk, p.document.name) for p in prepared for chunk in p.deep]
     if not sent:
         return {}
-    future = review_batch.submit(quote(run.reviewer), quote(sent), run.db, run.batch_poll_s,
-                                 run.batch_timeout_s)
+    future = review_batch.submit(quote(run.reviewer), quote(sent), run.db, run.batch_poll_s, run.batch_timeout_s)
     value, error = result_or_error(future)
     if error is not None:
         return {(c.document_sha256, c.index): (None, error) for c, _ in sent}
     return {(sha, index): (review, None) for sha, index, review in value}
 
 
-def check_and_conclude(run: Run, book: RunBook, prepared: PreparedDocument,
-                       reviews: dict[tuple[str, int], tuple]) -> None:
+def check_and_conclude(
+    run: Run, book: RunBook, prepared: PreparedDocument, reviews: dict[tuple[str, int], tuple]
+) -> None:
     """Batch mode, second half: record each chunk's batch result, fact-check, conclude."""
     with document_scope(prepared.document.name):
         checks = []

@@ -84,8 +84,19 @@ def _stored_chunks(db: str, sha256: str) -> list[Chunk]:
 
     with Session(get_engine(db)) as session:
         rows = session.exec(select(ChunkRow).where(ChunkRow.sha256 == sha256).order_by(ChunkRow.chunk_index)).all()
-        return [Chunk(document_sha256=r.sha256, index=r.chunk_index, char_start=r.char_start, char_end=r.char_end,
-                      page_start=r.page_start, page_end=r.page_end, text=r.text, heading=r.heading) for r in rows]
+        return [
+            Chunk(
+                document_sha256=r.sha256,
+                index=r.chunk_index,
+                char_start=r.char_start,
+                char_end=r.char_end,
+                page_start=r.page_start,
+                page_end=r.page_end,
+                text=r.text,
+                heading=r.heading,
+            )
+            for r in rows
+        ]
 
 
 def evaluate_cuad(
@@ -162,8 +173,14 @@ def evaluate_cuad(
             console.print(f"Reviewing {len(docs)} contract(s) with the {backend} backend (routing={routing}) …")
         with _chunking(chunk_chars, overlap_chars):
             review_started = time.monotonic()
-            result = review_documents(source=str(src), out_dir=str(out_dir), database_url=db, backend=backend,
-                                      routing=routing, playbook=str(playbook) if playbook else None)
+            result = review_documents(
+                source=str(src),
+                out_dir=str(out_dir),
+                database_url=db,
+                backend=backend,
+                routing=routing,
+                playbook=str(playbook) if playbook else None,
+            )
             review_wall = time.monotonic() - review_started
         report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
 
@@ -182,7 +199,8 @@ def evaluate_cuad(
         rules = load_playbook(playbook) if playbook else None
         rule_tally: dict[str, dict[str, Any]] = {
             r.id: {"agree": 0, "pairs": 0, "unknown": 0, "skipped": 0, "confusion": {}}
-            for r in (rules.playbook.rules if rules else [])}
+            for r in (rules.playbook.rules if rules else [])
+        }
         for entry in report["documents"]:
             doc = by_file.get(entry["file_name"])
             if doc is None:
@@ -203,8 +221,13 @@ def evaluate_cuad(
             reviewed += entry["status"] == "reviewed"
             by_status[entry["status"]] = by_status.get(entry["status"], 0) + 1
             if entry["status"] != "reviewed":
-                not_reviewed.append({"file_name": entry["file_name"], "status": entry["status"],
-                                     "reason": str(entry.get("reason") or "")[:300]})
+                not_reviewed.append(
+                    {
+                        "file_name": entry["file_name"],
+                        "status": entry["status"],
+                        "reason": str(entry.get("reason") or "")[:300],
+                    }
+                )
             found: set[ClauseType] = set()
             values: dict[ClauseType, list[str]] = {}
             found_verified: set[ClauseType] = set()
@@ -227,7 +250,8 @@ def evaluate_cuad(
                     for name in VALUE_NAMES[cat]:
                         if name in f["values"]:
                             values.setdefault(cat, []).extend(
-                                v.strip() for v in str(f["values"][name]).split(";") if v.strip())
+                                v.strip() for v in str(f["values"][name]).split(";") if v.strip()
+                            )
             predicted[doc.filename] = found
             predicted_verified[doc.filename] = found_verified
             for cat in VALUE_CATEGORIES:
@@ -311,8 +335,13 @@ def print_table(result: dict[str, Any], console: Console) -> None:
     labelled with the category, ``overlap`` the evidence-overlap share, ``value`` the value
     accuracy; ``n/a`` where a category has no labelled contract (recall and F1 are undefined).
     """
-    table = Table(title=f"CUAD presence by category ({result['documents']} contracts, {result['backend']})",
-                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    table = Table(
+        title=f"CUAD presence by category ({result['documents']} contracts, {result['backend']})",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
     table.add_column("category", no_wrap=True, min_width=34)
     for col, width in (("P", 4), ("R", 4), ("F1", 5), ("n", 3), ("overlap", 7), ("value", 5)):
         table.add_column(col, justify="right", no_wrap=True, min_width=width)
@@ -322,42 +351,58 @@ def print_table(result: dict[str, Any], console: Console) -> None:
         va = result["value_accuracy"].get(name)
         none = not s["support"]
         predicted = s.get("tp", 0) + s.get("fp", 0)
-        table.add_row(name, "n/a" if none and not predicted else f"{s['precision']:.2f}",
-                      "n/a" if none else f"{s['recall']:.2f}",
-                      "n/a" if none else f"{s['f1']:.3f}", str(s["support"]),
-                      "-" if ov is None else f"{ov:.2f}", "" if va is None else f"{va:.2f}")
+        table.add_row(
+            name,
+            "n/a" if none and not predicted else f"{s['precision']:.2f}",
+            "n/a" if none else f"{s['recall']:.2f}",
+            "n/a" if none else f"{s['f1']:.3f}",
+            str(s["support"]),
+            "-" if ov is None else f"{ov:.2f}",
+            "" if va is None else f"{va:.2f}",
+        )
     console.print(table)
     if result.get("not_reviewed"):
-        console.print(f"[yellow]Not reviewed:[/] {result['documents_by_status']} (unreviewed contracts count as "
-                      f"'nothing found'; reasons in the JSON)")
+        console.print(
+            f"[yellow]Not reviewed:[/] {result['documents_by_status']} (unreviewed contracts count as "
+            f"'nothing found'; reasons in the JSON)"
+        )
     console.print(
         f"presence macro-F1 [bold]{result['presence_macro_f1']:.4f}[/]   evidence overlap "
         f"{result['evidence_overlap_rate']:.3f} of {result['findings']} findings   router recall "
         f"[bold]{result['router_recall']:.4f}[/] ({result['spans_located']} spans located, "
         f"{result['spans_unlocated']} not)   routing rate [bold]{result['routing_rate']:.4f}[/]   "
-        f"wall {result['wall_s']:.0f} s")
+        f"wall {result['wall_s']:.0f} s"
+    )
     if "verified_findings" in result:
         console.print(
             f"verified findings {result['verified_findings']}: evidence overlap "
             f"[bold]{result['verified_evidence_overlap_rate']:.3f}[/]   presence macro-F1 over verified "
-            f"[bold]{result['presence_macro_f1_verified']:.4f}[/]")
+            f"[bold]{result['presence_macro_f1_verified']:.4f}[/]"
+        )
     if result.get("playbook_rules"):
         table = Table(title=f"Playbook {result['playbook']!r} against the lawyers' answers", box=box.SIMPLE)
         short = {"pass": "P", "deviation": "D", "unknown": "U", "None": "-"}
         for col in ("rule", "pairs", "agreement", "unknown", "skipped", "lawyers→docreview"):
-            table.add_column(col, justify="left" if col in ("rule", "lawyers→docreview") else "right",
-                             overflow="fold")
+            table.add_column(col, justify="left" if col in ("rule", "lawyers→docreview") else "right", overflow="fold")
         for rule, t in result["playbook_rules"].items():
             pairs = (tuple(k.split("->")) + (v,) for k, v in sorted(t["confusion"].items()))
-            table.add_row(rule, str(t["pairs"]), f"{t['agreement']:.3f}" if t["agreement"] is not None else "—",
-                          str(t["unknown"]), str(t["skipped"]),
-                          " ".join(f"{short.get(a, a)}→{short.get(b, b)} {n}" for a, b, n in pairs))
+            table.add_row(
+                rule,
+                str(t["pairs"]),
+                f"{t['agreement']:.3f}" if t["agreement"] is not None else "—",
+                str(t["unknown"]),
+                str(t["skipped"]),
+                " ".join(f"{short.get(a, a)}→{short.get(b, b)} {n}" for a, b, n in pairs),
+            )
         console.print("P pass, D deviation, U unknown")
         console.print(table)
         if result["playbook_agreement"] is not None:
-            console.print(f"playbook agreement [bold]{result['playbook_agreement']:.3f}[/] over all (contract, rule) pairs")
+            console.print(
+                f"playbook agreement [bold]{result['playbook_agreement']:.3f}[/] over all (contract, rule) pairs"
+            )
     if result.get("spans_located_held_out"):
         console.print(
             f"router on the {result['spans_located_held_out']} spans of contracts held out from the scorer's training: "
             f"recall [bold]{result['router_recall_held_out']:.4f}[/]   routing rate "
-            f"[bold]{result['routing_rate_held_out']:.4f}[/]")
+            f"[bold]{result['routing_rate_held_out']:.4f}[/]"
+        )

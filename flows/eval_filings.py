@@ -21,9 +21,14 @@ from rich.table import Table
 from tasks.observe.filing_eval import load_filings, score_filings
 
 
-def evaluate_filings(data_dir: str | Path, backend: str = "rules", out_file: str | Path | None = None,
-                     names: list[str] | None = None, limit: int | None = None,
-                     console: Console | None = None) -> dict[str, Any]:
+def evaluate_filings(
+    data_dir: str | Path,
+    backend: str = "rules",
+    out_file: str | Path | None = None,
+    names: list[str] | None = None,
+    limit: int | None = None,
+    console: Console | None = None,
+) -> dict[str, Any]:
     """Review the filings of ``data_dir`` (``names``: only these ``doc_name``s; ``limit``: the first
     N of them in name order) with ``backend`` and score the run.
 
@@ -47,15 +52,23 @@ def evaluate_filings(data_dir: str | Path, backend: str = "rules", out_file: str
         if console:
             console.print(f"Reviewing {len(chosen)} filing(s) with the {backend} backend …")
         review_started = time.monotonic()
-        result = review_documents(source=str(src), out_dir=str(Path(tmp) / "out"),
-                                  database_url=f"sqlite:///{Path(tmp) / 'eval.db'}", backend=backend)
+        result = review_documents(
+            source=str(src),
+            out_dir=str(Path(tmp) / "out"),
+            database_url=f"sqlite:///{Path(tmp) / 'eval.db'}",
+            backend=backend,
+        )
         review_wall = time.monotonic() - review_started
         report = json.loads((Path(tmp) / "out" / "report.json").read_text(encoding="utf-8"))
     out = score_filings(filings, report)
-    out.update(backend=result["backend"], model=result["model"], review_wall_s=round(review_wall, 1),
-               pages_per_s=round(out["pages"] / review_wall, 2) if review_wall else 0.0,
-               s_per_page=round(review_wall / out["pages"], 4) if out["pages"] else 0.0,
-               wall_s=round(time.monotonic() - started, 1))
+    out.update(
+        backend=result["backend"],
+        model=result["model"],
+        review_wall_s=round(review_wall, 1),
+        pages_per_s=round(out["pages"] / review_wall, 2) if review_wall else 0.0,
+        s_per_page=round(review_wall / out["pages"], 4) if out["pages"] else 0.0,
+        wall_s=round(time.monotonic() - started, 1),
+    )
     if out_file is not None:
         Path(out_file).parent.mkdir(parents=True, exist_ok=True)
         Path(out_file).write_text(json.dumps(out, indent=2), encoding="utf-8")
@@ -72,10 +85,14 @@ def print_filing_table(result: dict[str, Any], console: Console) -> None:
         ("filings reviewed", f"{result['reviewed']} of {result['filings']}"),
         ("recognised as filings", str(result["recognised_as_filing"])),
         ("form accuracy", f"{result['form_accuracy']:.3f}"),
-        ("evidence-page recall", f"{result['evidence_page_recall']:.3f} ({result['evidence_pages_hit']}/"
-                                 f"{result['evidence_pages']})"),
-        ("key-figure accuracy", f"{result['key_figure_accuracy']:.3f} ({result['key_figures_found']}/"
-                                f"{result['key_figure_questions']})"),
+        (
+            "evidence-page recall",
+            f"{result['evidence_page_recall']:.3f} ({result['evidence_pages_hit']}/{result['evidence_pages']})",
+        ),
+        (
+            "key-figure accuracy",
+            f"{result['key_figure_accuracy']:.3f} ({result['key_figures_found']}/{result['key_figure_questions']})",
+        ),
         ("findings per page", f"{result['findings_per_page']:.3f} ({result['findings']}/{result['pages']})"),
         ("pages per second", f"{result['pages_per_s']:.2f} ({result['review_wall_s']:.0f} s)"),
     ]

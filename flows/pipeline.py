@@ -188,9 +188,18 @@ class Run:
         return [self.out_dir] + ([db.split(":///", 1)[1]] if db.startswith("sqlite:///") else [])
 
 
-def open_run(source: str, out_dir: str, database_url: str | None, backend: str | None, rereview: bool,
-             policy: ResiliencePolicy | None, routing: str, batch: tuple[float, float] | None = None,
-             playbook: str | None = None, profile: str = "auto") -> Run:
+def open_run(
+    source: str,
+    out_dir: str,
+    database_url: str | None,
+    backend: str | None,
+    rereview: bool,
+    policy: ResiliencePolicy | None,
+    routing: str,
+    batch: tuple[float, float] | None = None,
+    playbook: str | None = None,
+    profile: str = "auto",
+) -> Run:
     """Settings, backend and policy for a new run, its ``runs`` row and its concurrency bounds.
     ``batch``: ``(poll interval, timeout)`` in seconds for Message Batches mode, None otherwise.
     ``playbook``: a playbook file (else ``DOCREVIEW_PLAYBOOK``, else none).
@@ -217,11 +226,23 @@ def open_run(source: str, out_dir: str, database_url: str | None, backend: str |
     poll_s, timeout_s = batch or (60.0, 86_400.0)
     if batch is not None and reviewer.name != "anthropic":
         raise ValueError(f"batch mode needs the anthropic backend (got {reviewer.name})")
-    run = Run(id=str(uuid.uuid4()), source=source, out_dir=out_dir, settings=settings, reviewer=reviewer,
-              policy=policy, routing_mode=resolve_mode(routing, reviewer.name), rereview=rereview,
-              batch=batch is not None, batch_poll_s=poll_s, batch_timeout_s=timeout_s,
-              reviewed_since=utcnow() if rereview else None,
-              budget=TokenBudget(settings.limits.max_run_tokens or None), playbook=rules, profile=profile)
+    run = Run(
+        id=str(uuid.uuid4()),
+        source=source,
+        out_dir=out_dir,
+        settings=settings,
+        reviewer=reviewer,
+        policy=policy,
+        routing_mode=resolve_mode(routing, reviewer.name),
+        rereview=rereview,
+        batch=batch is not None,
+        batch_poll_s=poll_s,
+        batch_timeout_s=timeout_s,
+        reviewed_since=utcnow() if rereview else None,
+        budget=TokenBudget(settings.limits.max_run_tokens or None),
+        playbook=rules,
+        profile=profile,
+    )
     if run.uses_model:
         ensure_concurrency_limit(policy)
     counters.reset()
@@ -239,8 +260,12 @@ def _size_slots(run: Run) -> None:
     calls = run.policy.llm_concurrency if run.uses_model else extractions
     calls_cap = (TASK_RUNNER_WORKERS - extractions - 8) * 2 // 3  # with the prefetch, below the workers
     if run.uses_model and calls > calls_cap:
-        get_run_logger().warning("LLM concurrency %d capped at %d by the flow's %d task-runner workers",
-                                 calls, calls_cap, TASK_RUNNER_WORKERS)
+        get_run_logger().warning(
+            "LLM concurrency %d capped at %d by the flow's %d task-runner workers",
+            calls,
+            calls_cap,
+            TASK_RUNNER_WORKERS,
+        )
     calls = min(calls, calls_cap)
     run.extraction_slots = Slots(extractions)
     run.review_slots = Slots(calls + max(1, calls // 2))
@@ -289,13 +314,14 @@ def _warm(run: Run, warm: Callable[[], list[Any]]) -> None:
     try:
         with misconfiguration.admit():
             records = warm()
-    except Exception as exc:  # noqa: BLE001 - refused (the run stops) or transient (no warm cache)
+    except Exception as exc:
         records = getattr(exc, "llm_calls", None) or []
         if is_permanent(exc):
             misconfiguration.trip(exc)
         else:
-            get_run_logger().warning("prompt-cache warm-up failed (%s: %s); reviewing without it",
-                                     type(exc).__name__, str(exc)[:200])
+            get_run_logger().warning(
+                "prompt-cache warm-up failed (%s: %s); reviewing without it", type(exc).__name__, str(exc)[:200]
+            )
     if records:
         save_llm_calls.fn(run.db, run.id, "", WARMUP_CHUNK_INDEX, records)
 
@@ -307,11 +333,19 @@ def stop_if_misconfigured(run: Run, result: dict[str, Any]) -> None:
     if not misconfiguration.tripped:
         return
     cause = misconfiguration.cause or ""
-    emit_run_misconfigured(run.id, str(runtime_flow_run.id or "") or None, run.reviewer.name, run.reviewer.model,
-                           cause, int(result["metrics"]["documents_deferred"]))
-    raise RunMisconfigured(f"{cause} (check the API key, the model id {run.reviewer.model!r} and the request "
-                           f"schema; the {int(result['metrics']['documents_deferred'])} document(s) not reviewed "
-                           "are deferred to the next run)")
+    emit_run_misconfigured(
+        run.id,
+        str(runtime_flow_run.id or "") or None,
+        run.reviewer.name,
+        run.reviewer.model,
+        cause,
+        int(result["metrics"]["documents_deferred"]),
+    )
+    raise RunMisconfigured(
+        f"{cause} (check the API key, the model id {run.reviewer.model!r} and the request "
+        f"schema; the {int(result['metrics']['documents_deferred'])} document(s) not reviewed "
+        "are deferred to the next run)"
+    )
 
 
 def apply_playbook(run: Run) -> None:
@@ -320,8 +354,13 @@ def apply_playbook(run: Run) -> None:
     artifacts and events then show them."""
     if run.playbook is not None:
         counts = record_playbook_results(run.db, run.id, run.playbook)
-        get_run_logger().info("Playbook %r: %d deviation(s), %d unknown, %d pass", run.playbook.name,
-                              counts["deviation"], counts["unknown"], counts["pass"])
+        get_run_logger().info(
+            "Playbook %r: %d deviation(s), %d unknown, %d pass",
+            run.playbook.name,
+            counts["deviation"],
+            counts["unknown"],
+            counts["pass"],
+        )
 
 
 def close_run(run: Run, book: RunBook) -> dict[str, float]:
@@ -373,8 +412,14 @@ class RunBook:
         self._concluded: dict[str, tuple[IngestOutcome, DocumentStatus, str | None, int, bool]] = {}
         self._waiting: dict[str, list[IngestOutcome]] = {}
 
-    def end(self, outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int = 0,
-            reused: bool = False) -> None:
+    def end(
+        self,
+        outcome: IngestOutcome,
+        status: DocumentStatus,
+        reason: str | None,
+        findings: int = 0,
+        reused: bool = False,
+    ) -> None:
         """Record one object's terminal state, free its download, advance the progress bar."""
         run = self.run
         save_document_outcome(run.db, run.id, quote(outcome), status, reason, findings, reused)
@@ -408,8 +453,14 @@ class RunBook:
         with self._lock:
             self._claimed.add(sha256)
 
-    def conclude(self, outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int = 0,
-                 reused: bool = False) -> None:
+    def conclude(
+        self,
+        outcome: IngestOutcome,
+        status: DocumentStatus,
+        reason: str | None,
+        findings: int = 0,
+        reused: bool = False,
+    ) -> None:
         """End a document's first object, release its claim, and end its copies the same way."""
         self.end(outcome, status, reason, findings, reused)
         sha = outcome.sha256
@@ -429,8 +480,13 @@ class RunBook:
     def _end_copy(self, copy: IngestOutcome, done: tuple[IngestOutcome, DocumentStatus, str | None, int, bool]) -> None:
         primary, status, reason, findings, reused = done
         note = f"same content as {primary.source.name}"
-        self.end(copy.model_copy(update={"pages": primary.pages, "failure": primary.failure}), status,
-                 f"{note}; {reason}" if reason else note, findings, reused)
+        self.end(
+            copy.model_copy(update={"pages": primary.pages, "failure": primary.failure}),
+            status,
+            f"{note}; {reason}" if reason else note,
+            findings,
+            reused,
+        )
 
     def fail(self, obj: SourceObject, exc: BaseException) -> None:
         """End ``obj`` failed with the internal error ``exc`` (its claim released, its copies ended
@@ -452,8 +508,11 @@ class RunBook:
             with self._lock:
                 ended = obj.uri in self._ended
             if not ended:
-                self.end(IngestOutcome(source=obj, failure=FailureKind.unreadable), DocumentStatus.failed,
-                         "internal error: the document did not reach a terminal state")
+                self.end(
+                    IngestOutcome(source=obj, failure=FailureKind.unreadable),
+                    DocumentStatus.failed,
+                    "internal error: the document did not reach a terminal state",
+                )
 
 
 class DocumentPool:
@@ -482,7 +541,7 @@ class DocumentPool:
         while not self._stop.wait(self.leases.timeout()):
             try:
                 self.leases.renew_if_due()
-            except Exception:  # noqa: BLE001 - a database hiccup: the next renewal tries again
+            except Exception:
                 logging.getLogger("docreview").warning("renewing the run's claims failed", exc_info=True)
 
     def map(self, pipeline: Callable[[T], R], items: Iterable[T], on_error: Callable[[T, BaseException], R]) -> list[R]:
@@ -501,7 +560,7 @@ class DocumentPool:
                 index, item = running.pop(future)
                 try:
                     results[index] = future.result()
-                except Exception as exc:  # noqa: BLE001 - one document's internal error never stops the run
+                except Exception as exc:
                     logging.getLogger("docreview").exception("document pipeline failed")
                     results[index] = on_error(item, exc)
 
@@ -526,5 +585,5 @@ def result_or_error(future: Any) -> tuple[Any, str | None]:
     """``(value, None)`` for a completed task, ``(None, "ErrorType: message")`` for a failed one."""
     try:
         return future.result(), None
-    except Exception as exc:  # noqa: BLE001 - a failed task is an outcome to record, not a crash
+    except Exception as exc:
         return None, error_text(exc)

@@ -36,7 +36,7 @@ def emit(event: str, **data: Any) -> None:
     for listener in targets:
         try:
             listener(event, data)
-        except Exception:  # noqa: BLE001 - a display problem must never break a run
+        except Exception:
             pass
 
 

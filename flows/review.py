@@ -60,13 +60,17 @@ def check_source(source: Any) -> str:
     ``{{ event.resource.id }}`` (the run was started without the event it expects)."""
     text = "" if source is None else str(source).strip()
     if not text:
-        raise ValueError("source is empty: give a folder, a file or an s3:// URI to review "
-                         "(for an event-triggered run: check the trigger's parameters with "
-                         "`docreview deployments check`)")
+        raise ValueError(
+            "source is empty: give a folder, a file or an s3:// URI to review "
+            "(for an event-triggered run: check the trigger's parameters with "
+            "`docreview deployments check`)"
+        )
     if "{{" in text or "{%" in text:
-        raise ValueError(f"source {text[:120]!r} is an unrendered template: this run was started without "
-                         "the event its parameters are templated from; start it from its trigger, or give "
-                         "the source explicitly")
+        raise ValueError(
+            f"source {text[:120]!r} is an unrendered template: this run was started without "
+            "the event its parameters are templated from; start it from its trigger, or give "
+            "the source explicitly"
+        )
     return text
 
 
@@ -77,8 +81,12 @@ def _run_name() -> str:
     return f"review-{source}-{time.strftime('%Y-%m-%dT%H-%M-%S', time.gmtime())}-{str(runtime_flow_run.id)[:6]}"
 
 
-@flow(name="review-documents", flow_run_name=_run_name,
-      task_runner=ThreadPoolTaskRunner(max_workers=TASK_RUNNER_WORKERS), log_prints=False)
+@flow(
+    name="review-documents",
+    flow_run_name=_run_name,
+    task_runner=ThreadPoolTaskRunner(max_workers=TASK_RUNNER_WORKERS),
+    log_prints=False,
+)
 def review_documents(
     source: str,
     out_dir: str = "out",
@@ -118,25 +126,45 @@ def review_documents(
     the API refused the run's requests; a bad *document* never raises: it ends ``failed`` with a
     reason.
     """
-    run = open_run(check_source(source), out_dir, database_url, backend, rereview, policy, routing,
-                   batch=(batch_poll_s, batch_timeout_s) if batch else None, playbook=playbook, profile=profile)
-    objects = list_source_objects(run.source, endpoint_url=endpoint_url or None, suffix=suffix,
-                                  exclude=run.own_files)
+    run = open_run(
+        check_source(source),
+        out_dir,
+        database_url,
+        backend,
+        rereview,
+        policy,
+        routing,
+        batch=(batch_poll_s, batch_timeout_s) if batch else None,
+        playbook=playbook,
+        profile=profile,
+    )
+    objects = list_source_objects(run.source, endpoint_url=endpoint_url or None, suffix=suffix, exclude=run.own_files)
     book = RunBook(run, objects)
     progress.begin(len(objects))
-    get_run_logger().info("Reviewing %d object(s) from %s with the %s backend (%s)", len(objects), run.source,
-                          run.reviewer.name, run.reviewer.model)
+    get_run_logger().info(
+        "Reviewing %d object(s) from %s with the %s backend (%s)",
+        len(objects),
+        run.source,
+        run.reviewer.name,
+        run.reviewer.model,
+    )
 
     to_review = deferred_first(run, reuse_unchanged_objects(run, book, objects))
     with stop_cleanly_when_interrupted(run), DocumentPool(run, run.documents_in_flight) as pool:
         if not batch:
             pool.map(lambda obj: review_document(run, book, obj), to_review, on_error=book.fail)
         else:  # every document up to its deep chunks, one Message Batch, then each one's checks
-            prepared = [p for p in pool.map(lambda obj: prepare_for_batch(run, book, obj), to_review,
-                                            on_error=book.fail) if p is not None]
+            prepared = [
+                p
+                for p in pool.map(lambda obj: prepare_for_batch(run, book, obj), to_review, on_error=book.fail)
+                if p is not None
+            ]
             reviews = review_in_batch(run, prepared)
-            pool.map(lambda p: check_and_conclude(run, book, p, reviews), prepared,
-                     on_error=lambda p, exc: book.fail(p.document.outcome.source, exc))
+            pool.map(
+                lambda p: check_and_conclude(run, book, p, reviews),
+                prepared,
+                on_error=lambda p, exc: book.fail(p.document.outcome.source, exc),
+            )
 
     apply_playbook(run)  # the team's rules on every reviewed document (when the run has a playbook)
     metrics = close_run(run, book)
@@ -162,7 +190,9 @@ def final_state(result: dict[str, Any], batch: bool = False, waiting: int = 0) -
     if not failed and not deferred:
         return result
     parts = [f"{failed} of {total} failed"] if failed else []
-    parts += [f"{deferred} deferred (the next run takes them first, or once a stated back-off ends)"] if deferred else []
+    parts += (
+        [f"{deferred} deferred (the next run takes them first, or once a stated back-off ends)"] if deferred else []
+    )
     if not int(m["documents_reviewed"]) and (failed or (not batch and deferred > waiting)):
         message = "nothing reviewed: " + "; ".join(parts)
         return Failed(message=message, data=NothingReviewed(message, result))

@@ -55,10 +55,14 @@ def make_task_runner(name: str = "thread", dask_address: str | None = None, max_
     runner_class = _dask_runner_class()
     if dask_address:
         return runner_class(address=dask_address)
-    return runner_class(cluster_kwargs={
-        "n_workers": LOCAL_DASK_WORKERS, "threads_per_worker": LOCAL_DASK_THREADS_PER_WORKER,
-        "processes": True, "dashboard_address": None,
-    })
+    return runner_class(
+        cluster_kwargs={
+            "n_workers": LOCAL_DASK_WORKERS,
+            "threads_per_worker": LOCAL_DASK_THREADS_PER_WORKER,
+            "processes": True,
+            "dashboard_address": None,
+        }
+    )
 
 
 def _dask_runner_class() -> type[TaskRunner]:
@@ -174,8 +178,10 @@ def _worker_backend(name: str, model: str) -> Any:
         if backend is None:
             backend = make_backend(Settings(backend=name, redact_pii=False))
             if backend.model != model:
-                raise RuntimeError(f"this Dask worker's settings select model {backend.model!r} but the run uses "
-                                   f"{model!r}: give the workers the same DOCREVIEW_* environment as the flow")
+                raise RuntimeError(
+                    f"this Dask worker's settings select model {backend.model!r} but the run uses "
+                    f"{model!r}: give the workers the same DOCREVIEW_* environment as the flow"
+                )
             _worker_backends[(name, model)] = backend
         return backend
 

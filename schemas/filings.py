@@ -99,10 +99,15 @@ FILING_LABELS: dict[FilingTopic, str] = {
 }
 
 #: Topics whose presence carries the most risk for a compliance reviewer.
-HIGH_RISK_TOPICS: frozenset[FilingTopic] = frozenset({
-    FilingTopic.going_concern, FilingTopic.material_weakness, FilingTopic.restatement,
-    FilingTopic.auditor_change, FilingTopic.regulatory_investigation,
-})
+HIGH_RISK_TOPICS: frozenset[FilingTopic] = frozenset(
+    {
+        FilingTopic.going_concern,
+        FilingTopic.material_weakness,
+        FilingTopic.restatement,
+        FilingTopic.auditor_change,
+        FilingTopic.regulatory_investigation,
+    }
+)
 
 
 class KeyFigureName(str, Enum):

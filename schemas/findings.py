@@ -7,13 +7,13 @@ schema never has an array or a free-form map at its root.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.taxonomy import ClauseType
-from dataclasses import dataclass
 
 #: Bumped whenever the prompt, the tool schema or the rules extractors change meaning (v3: the
 #: schema made API-conformant by the SDK's transform_schema; structured outputs wording; v4: each
@@ -140,4 +140,3 @@ class CheckedFinding:
     stated_page: int
     verdict: Verdict
     checks: list[CheckResult]
-

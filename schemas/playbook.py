@@ -20,7 +20,6 @@ expectation needs); :func:`tasks.check.playbook.load_playbook` also reads each r
 from __future__ import annotations
 
 from enum import Enum
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -89,10 +88,10 @@ class PlaybookRule(BaseModel):
     clause: ClauseType
     expect: Expectation
     severity: Severity = Severity.medium
-    values: Optional[list[str]] = None
-    value: Optional[str] = None
-    if_absent: Optional[RuleStatus] = None
-    description: Optional[str] = Field(default=None, max_length=500)
+    values: list[str] | None = None
+    value: str | None = None
+    if_absent: RuleStatus | None = None
+    description: str | None = Field(default=None, max_length=500)
 
     @field_validator("clause", mode="before")
     @classmethod
@@ -103,7 +102,7 @@ class PlaybookRule(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _fields_for_expectation(self) -> "PlaybookRule":
+    def _fields_for_expectation(self) -> PlaybookRule:
         if self.expect is Expectation.allowed_values:
             if not self.values or not all(str(v).strip() for v in self.values):
                 raise ValueError("expect: allowed_values needs a non-empty list `values`")
@@ -111,11 +110,14 @@ class PlaybookRule(BaseModel):
             raise ValueError(f"`values` is only for expect: allowed_values (this rule expects {self.expect.value})")
         if self.expect in _NEEDS_VALUE:
             if not (self.value or "").strip():
-                raise ValueError(f"expect: {self.expect.value} needs a `value`, e.g. "
-                                 + ("'90 days'" if "duration" in self.expect.value else "'USD 1,000,000'"))
+                raise ValueError(
+                    f"expect: {self.expect.value} needs a `value`, e.g. "
+                    + ("'90 days'" if "duration" in self.expect.value else "'USD 1,000,000'")
+                )
         elif self.value is not None:
-            raise ValueError(f"`value` is only for the duration and amount expectations (this rule expects "
-                             f"{self.expect.value})")
+            raise ValueError(
+                f"`value` is only for the duration and amount expectations (this rule expects {self.expect.value})"
+            )
         return self
 
     def when_absent(self) -> RuleStatus:
@@ -129,11 +131,11 @@ class Playbook(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     playbook: str = Field(min_length=1, max_length=120)
-    party: Optional[str] = Field(default=None, max_length=200)
+    party: str | None = Field(default=None, max_length=200)
     rules: list[PlaybookRule] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> "Playbook":
+    def _unique_ids(self) -> Playbook:
         seen: set[str] = set()
         for rule in self.rules:
             if rule.id in seen:

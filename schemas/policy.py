@@ -65,4 +65,4 @@ class ResiliencePolicy(BaseModel):
 
     def retry_delays(self) -> list[float]:
         """Delays (seconds) before retries 1..attempts-1, exponential and capped."""
-        return [min(self.backoff_cap_s, self.backoff_base_s * 2 ** i) for i in range(self.attempts - 1)]
+        return [min(self.backoff_cap_s, self.backoff_base_s * 2**i) for i in range(self.attempts - 1)]

@@ -54,4 +54,3 @@ class ChunkReview(BaseModel):
     detail: str | None = None
     calls: list[LLMCallRecord] = Field(default_factory=list)
     cached: bool = False  # reused from an earlier review of the same content, prompt version and model
-

@@ -27,15 +27,20 @@ class Limits(BaseSettings):
 
     max_file_bytes: int = Field(100 * 1024 * 1024, gt=0, description="Largest accepted file, bytes.")
     max_pages: int = Field(2000, gt=0, description="Most pages accepted in one document.")
-    extraction_timeout_s: float = Field(300.0, gt=0, allow_inf_nan=False, description="Wall-clock limit for text extraction, seconds.")
+    extraction_timeout_s: float = Field(
+        300.0, gt=0, allow_inf_nan=False, description="Wall-clock limit for text extraction, seconds."
+    )
     extraction_memory_mb: int = Field(1536, gt=0, description="Address-space limit of the extraction process, MiB.")
     extraction_backoff_s: float = Field(
-        43_200.0, ge=0,
+        43_200.0,
+        ge=0,
         description="Wait after a document's extraction timed out before it is tried again, seconds (12 h); "
-                    "doubled after each further timeout, up to extraction_backoff_max_s (0 = retry every run).",
+        "doubled after each further timeout, up to extraction_backoff_max_s (0 = retry every run).",
     )
     extraction_backoff_max_s: float = Field(
-        604_800.0, ge=0, description="Longest wait between extraction attempts of a document that times out, seconds (7 days).",
+        604_800.0,
+        ge=0,
+        description="Longest wait between extraction attempts of a document that times out, seconds (7 days).",
     )
     max_chars_per_page: int = Field(
         50_000, gt=0, description="Characters kept per page, characters (longer pages are cut and flagged)."
@@ -44,7 +49,8 @@ class Limits(BaseSettings):
         1000, gt=0, description="Most chunks reviewed per document; over it the document fails ('too many chunks')."
     )
     max_run_tokens: int = Field(
-        20_000_000, ge=0,
+        20_000_000,
+        ge=0,
         description="Estimated input tokens one run may send, tokens (characters/4 per chunk plus the prompt); "
         "documents over it are deferred to the next run. 0 = unlimited.",
     )
@@ -59,7 +65,9 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="DOCREVIEW_", extra="ignore")
 
-    database_url: str = Field(DEFAULT_DATABASE_URL, validation_alias=AliasChoices("DOCREVIEW_DATABASE_URL", "DATABASE_URL"))
+    database_url: str = Field(
+        DEFAULT_DATABASE_URL, validation_alias=AliasChoices("DOCREVIEW_DATABASE_URL", "DATABASE_URL")
+    )
     backend: BackendName = "auto"
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "DOCREVIEW_ANTHROPIC_API_KEY")
@@ -70,92 +78,142 @@ class Settings(BaseSettings):
     aws_secret_access_key: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SECRET_ACCESS_KEY"))
     aws_session_token: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SESSION_TOKEN"))
     redact_pii: bool = Field(
-        False, description="Replace e-mail addresses, phone numbers, US SSNs and IBANs with placeholders "
-        "before text is sent to a model backend (tasks.review.pii); quotes are mapped back locally."
+        False,
+        description="Replace e-mail addresses, phone numbers, US SSNs and IBANs with placeholders "
+        "before text is sent to a model backend (tasks.review.pii); quotes are mapped back locally.",
     )
     anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
     anthropic_model: str = Field(
-        "claude-sonnet-5-5", min_length=1, description="Claude model id (tasks/review/backends/models.py: DEFAULT_MODEL says why "
+        "claude-sonnet-5-5",
+        min_length=1,
+        description="Claude model id (tasks/review/backends/models.py: DEFAULT_MODEL says why "
         "this default; the legacy default claude-sonnet-4-6 stays selectable). An id outside the capability table "
-        "runs with a warning naming the assumptions made.")
+        "runs with a warning naming the assumptions made.",
+    )
     bedrock_model_id: str | None = Field(
-        None, description="Bedrock model or inference-profile id; None derives it from anthropic_model and "
-        "bedrock_inference_profile (e.g. global.anthropic.claude-sonnet-5-5).")
+        None,
+        description="Bedrock model or inference-profile id; None derives it from anthropic_model and "
+        "bedrock_inference_profile (e.g. global.anthropic.claude-sonnet-5-5).",
+    )
     bedrock_inference_profile: str = Field(
-        "global", description="Cross-region inference-profile prefix for the derived Bedrock id: global, us, eu, "
-        "apac, ...; empty for the on-demand base id anthropic.<model>.")
+        "global",
+        description="Cross-region inference-profile prefix for the derived Bedrock id: global, us, eu, "
+        "apac, ...; empty for the on-demand base id anthropic.<model>.",
+    )
     bedrock_region: str = Field("us-east-1", validation_alias=AliasChoices("DOCREVIEW_BEDROCK_REGION", "AWS_REGION"))
     bedrock_endpoint_url: str | None = None
-    llm_timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False, description="Per-call timeout for LLM requests, seconds.")
+    llm_timeout_s: float = Field(
+        120.0, gt=0, allow_inf_nan=False, description="Per-call timeout for LLM requests, seconds."
+    )
     llm_max_tokens: int = Field(4096, ge=1, description="max_tokens for one review call, tokens.")
     llm_max_tokens_ceiling: int = Field(
-        16_384, ge=1, description="Largest max_tokens a truncated review is retried with before the chunk is split, tokens."
+        16_384,
+        ge=1,
+        description="Largest max_tokens a truncated review is retried with before the chunk is split, tokens.",
     )
     llm_stream: bool = Field(True, description="Stream LLM calls (measures first-token latency).")
     llm_prices: dict[str, tuple[float, float, float, float]] = Field(
         default_factory=dict,
         description="Price overrides by model-id prefix, USD per million tokens: "
-        "[input, output, cache write, cache read] (JSON), e.g. {\"claude-sonnet-4-5\": [3, 15, 3.75, 0.3]}.",
+        '[input, output, cache write, cache read] (JSON), e.g. {"claude-sonnet-4-5": [3, 15, 3.75, 0.3]}.',
     )
     llm_output_mode: Literal["auto", "json_schema", "tool"] = Field(
-        "auto", description="How findings are obtained: auto = structured outputs (output_config.format / Converse "
-        "outputConfig.textFormat) on models that have them, else a forced tool call; or force one of the two.")
+        "auto",
+        description="How findings are obtained: auto = structured outputs (output_config.format / Converse "
+        "outputConfig.textFormat) on models that have them, else a forced tool call; or force one of the two.",
+    )
     llm_cache_ttl: Literal["5m", "1h"] | None = Field(
-        None, description="Prompt-cache lifetime of the cached prefix; None = the API default (5 minutes). Batch "
-        "mode always uses 1h.")
+        None,
+        description="Prompt-cache lifetime of the cached prefix; None = the API default (5 minutes). Batch "
+        "mode always uses 1h.",
+    )
     llm_thinking_budget_tokens: int = Field(
-        0, ge=0, le=0, description="Extended-thinking budget, tokens; must stay 0 (a forced tool_choice rejects thinking and the "
-        "5.x models take only adaptive thinking; up-front thinking is turned off where the model allows it)."
+        0,
+        ge=0,
+        le=0,
+        description="Extended-thinking budget, tokens; must stay 0 (a forced tool_choice rejects thinking and the "
+        "5.x models take only adaptive thinking; up-front thinking is turned off where the model allows it).",
     )
     llm_count_tokens_preflight: bool = Field(
         False, description="Measure the cached prompt prefix with count_tokens before the first review call."
     )
     # Optional second model call for findings the deterministic fact-check leaves undecided.
     verifier_enabled: bool | None = Field(
-        None, description="Run the model verifier (a second, cheaper call with structured output) on grounded "
+        None,
+        description="Run the model verifier (a second, cheaper call with structured output) on grounded "
         "findings with high risk, a weak support score or an undecided verdict. None (default): on for the model "
-        "backends (anthropic, bedrock), off for rules; true/false forces it either way.")
+        "backends (anthropic, bedrock), off for rules; true/false forces it either way.",
+    )
     verifier_weak_support: float = Field(
-        0.5, ge=0.0, le=1.0, description="Support score (probability of the claimed category, tasks.check.support) "
-        "below which a grounded finding goes to the verifier.")
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Support score (probability of the claimed category, tasks.check.support) "
+        "below which a grounded finding goes to the verifier.",
+    )
     verifier_model: str = Field("claude-haiku-4-5", min_length=1, description="Model id of the verifier.")
     verifier_max_tokens: int = Field(512, ge=1, description="max_tokens for one verifier call, tokens.")
     report_url_base: str | None = Field(
-        None, description="Base URL where the report folder is published (a bucket website or static server): "
-        "the Prefect artifact then links <base>/runs/<run id>/report.html, which opens on any machine."
+        None,
+        description="Base URL where the report folder is published (a bucket website or static server): "
+        "the Prefect artifact then links <base>/runs/<run id>/report.html, which opens on any machine.",
     )
     review_party: str | None = Field(
-        None, max_length=200, description="The party the model backends review for (risk judged from its side); a "
-        "playbook's `party` sets it. Reviews for a party are stored under their own prompt version.")
+        None,
+        max_length=200,
+        description="The party the model backends review for (risk judged from its side); a "
+        "playbook's `party` sets it. Reviews for a party are stored under their own prompt version.",
+    )
     playbook: str | None = Field(
-        None, description="The team's playbook (YAML, schemas/playbook.py): every reviewed document is checked against "
+        None,
+        description="The team's playbook (YAML, schemas/playbook.py): every reviewed document is checked against "
         "its rules (pass, deviation, unknown). `docreview review --playbook FILE` and the deployment parameter "
-        "`playbook` override it.")
+        "`playbook` override it.",
+    )
     support_threshold: float | None = Field(
-        None, ge=0.0, le=1.0, description="Replaces the support model's stored threshold (tasks/check/support.py): the "
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Replaces the support model's stored threshold (tasks/check/support.py): the "
         "least probability of the claimed category that counts as supported for any finding (a document's strongest "
         "finding of a category needs only the category's stored floor: relative_support); lower verifies more "
-        "findings (more recall, less precision). None keeps the stored one.")
+        "findings (more recall, less precision). None keeps the stored one.",
+    )
     chunk_chars: int = Field(4000, gt=0, description="Target chunk size, characters.")
-    chunk_overlap_chars: int = Field(600, ge=0, description="Overlap between consecutive chunks, characters "
-                                     "(less than half of chunk_chars).")
+    chunk_overlap_chars: int = Field(
+        600, ge=0, description="Overlap between consecutive chunks, characters (less than half of chunk_chars)."
+    )
     max_workers: int = Field(default_factory=lambda: max(2, min(8, (os.cpu_count() or 2) * 2)), gt=0)
     router_threshold: float | None = Field(
-        None, allow_inf_nan=False, description="Replaces the router scorer's stored threshold (log-odds, "
+        None,
+        allow_inf_nan=False,
+        description="Replaces the router scorer's stored threshold (log-odds, "
         "tasks/review/route.py): lower sends more text to the deep review for more recall; a finite number. None keeps "
-        "the stored one."
+        "the stored one.",
     )
     claim_lease_s: float = Field(
-        600.0, gt=0, description="Lease of a run's claim on a document, seconds (renewed every third of it while "
-        "the run works; after it a killed run's documents are taken over by another run, tasks/store/claims.py)."
+        600.0,
+        gt=0,
+        description="Lease of a run's claim on a document, seconds (renewed every third of it while "
+        "the run works; after it a killed run's documents are taken over by another run, tasks/store/claims.py).",
     )
     limits: Limits = Field(default_factory=Limits)
     # Alert thresholds, checked at the end of every run (tasks/observe/monitoring.py: Prefect events).
-    alert_routing_rate_min: float = Field(0.08, ge=0.0, le=1.0, description="Alert when the routing rate is below this, ratio.")
-    alert_cache_hit_ratio_min: float = Field(0.5, ge=0.0, le=1.0, description="Alert when the prompt-cache hit ratio is below this.")
-    alert_unsupported_rate_max: float = Field(0.10, ge=0.0, le=1.0, description="Alert when unsupported/findings is above this.")
-    alert_latency_p95_ms_max: float = Field(60_000.0, gt=0, description="Alert when call latency p95 is above this, ms.")
-    alert_drift_max: float = Field(0.2, ge=0.0, le=1.0, description="Alert when the run's mean drift is above this (0..1).")
+    alert_routing_rate_min: float = Field(
+        0.08, ge=0.0, le=1.0, description="Alert when the routing rate is below this, ratio."
+    )
+    alert_cache_hit_ratio_min: float = Field(
+        0.5, ge=0.0, le=1.0, description="Alert when the prompt-cache hit ratio is below this."
+    )
+    alert_unsupported_rate_max: float = Field(
+        0.10, ge=0.0, le=1.0, description="Alert when unsupported/findings is above this."
+    )
+    alert_latency_p95_ms_max: float = Field(
+        60_000.0, gt=0, description="Alert when call latency p95 is above this, ms."
+    )
+    alert_drift_max: float = Field(
+        0.2, ge=0.0, le=1.0, description="Alert when the run's mean drift is above this (0..1)."
+    )
 
     def verifier_on(self, backend: str) -> bool:
         """Whether the model verifier runs for a review with ``backend`` (``rules``, ``anthropic``,
@@ -165,15 +223,19 @@ class Settings(BaseSettings):
         return backend != "rules"
 
     @model_validator(mode="after")
-    def _overlap_below_half_a_chunk(self) -> "Settings":
+    def _overlap_below_half_a_chunk(self) -> Settings:
         """The chunker needs an overlap smaller than half a chunk (tasks/review/chunk.py), and the
         max_tokens ceiling a truncated review is retried with cannot be below the first max_tokens."""
         if self.chunk_overlap_chars * 2 >= self.chunk_chars:
-            raise ValueError(f"DOCREVIEW_CHUNK_OVERLAP_CHARS ({self.chunk_overlap_chars}) must be less than half "
-                             f"of DOCREVIEW_CHUNK_CHARS ({self.chunk_chars})")
+            raise ValueError(
+                f"DOCREVIEW_CHUNK_OVERLAP_CHARS ({self.chunk_overlap_chars}) must be less than half "
+                f"of DOCREVIEW_CHUNK_CHARS ({self.chunk_chars})"
+            )
         if self.llm_max_tokens_ceiling < self.llm_max_tokens:  # a truncated review is retried with more, never less
-            raise ValueError(f"DOCREVIEW_LLM_MAX_TOKENS_CEILING ({self.llm_max_tokens_ceiling}) must be at least "
-                             f"DOCREVIEW_LLM_MAX_TOKENS ({self.llm_max_tokens})")
+            raise ValueError(
+                f"DOCREVIEW_LLM_MAX_TOKENS_CEILING ({self.llm_max_tokens_ceiling}) must be at least "
+                f"DOCREVIEW_LLM_MAX_TOKENS ({self.llm_max_tokens})"
+            )
         return self
 
     def model_endpoint(self, backend: str) -> str | None:
@@ -200,5 +262,5 @@ class Settings(BaseSettings):
         """Path of the SQLite file when :attr:`database_url` is a file SQLite URL, else None."""
         prefix = "sqlite:///"
         if self.database_url.startswith(prefix) and ":memory:" not in self.database_url:
-            return Path(self.database_url[len(prefix):])
+            return Path(self.database_url[len(prefix) :])
         return None

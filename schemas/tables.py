@@ -8,8 +8,8 @@ Times are timezone-aware UTC.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Optional
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import JSON, Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
@@ -17,7 +17,7 @@ from sqlmodel import Field, SQLModel
 
 def utcnow() -> datetime:
     """Current time, UTC, timezone-aware."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class DocumentRow(SQLModel, table=True):
@@ -25,7 +25,7 @@ class DocumentRow(SQLModel, table=True):
 
     __tablename__ = "documents"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     sha256: str = Field(index=True, unique=True, max_length=64)
     file_name: str
     size_bytes: int
@@ -44,9 +44,9 @@ class RunRow(SQLModel, table=True):
     backend: str
     model: str
     prompt_version: str
-    flow_run_id: Optional[str] = None
+    flow_run_id: str | None = None
     started_at: datetime = Field(default_factory=utcnow)
-    finished_at: Optional[datetime] = None
+    finished_at: datetime | None = None
     status: str = "running"
 
 
@@ -56,14 +56,14 @@ class RunDocumentRow(SQLModel, table=True):
     __tablename__ = "run_documents"
     __table_args__ = (UniqueConstraint("run_id", "source", name="uq_run_documents_run_source"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(index=True, foreign_key="runs.id")
     source: str
     file_name: str
-    sha256: Optional[str] = Field(default=None, index=True, max_length=64)
+    sha256: str | None = Field(default=None, index=True, max_length=64)
     status: str
-    failure_kind: Optional[str] = None
-    reason: Optional[str] = Field(default=None, sa_column=Column(Text))
+    failure_kind: str | None = None
+    reason: str | None = Field(default=None, sa_column=Column(Text))
     pages: int = 0
     findings: int = 0
     reused: bool = False  # reviewed in an earlier run (same sha256, prompt version, model)
@@ -74,11 +74,9 @@ class DocumentReviewRow(SQLModel, table=True):
     """Marks a document reviewed with a prompt version and model: the skip ledger."""
 
     __tablename__ = "document_reviews"
-    __table_args__ = (
-        UniqueConstraint("sha256", "prompt_version", "model", name="uq_document_reviews_key"),
-    )
+    __table_args__ = (UniqueConstraint("sha256", "prompt_version", "model", name="uq_document_reviews_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     sha256: str = Field(index=True, max_length=64)
     prompt_version: str
     model: str
@@ -95,7 +93,7 @@ class ChunkRow(SQLModel, table=True):
     __tablename__ = "chunks"
     __table_args__ = (UniqueConstraint("sha256", "chunker", "chunk_index", name="uq_chunks_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     sha256: str = Field(index=True, max_length=64)
     chunker: str
     chunk_index: int
@@ -103,14 +101,14 @@ class ChunkRow(SQLModel, table=True):
     char_end: int
     page_start: int
     page_end: int
-    heading: Optional[str] = None
+    heading: str | None = None
     text: str = Field(sa_column=Column(Text, nullable=False))
     # The router's decision (``deep`` | ``skip``, see tasks/review/route.py) and its reason; None for
     # chunks stored before routing existed.
-    route: Optional[str] = None
-    route_reason: Optional[str] = Field(default=None, sa_column=Column(Text))
+    route: str | None = None
+    route_reason: str | None = Field(default=None, sa_column=Column(Text))
     # JSON list of the [start, end) document ranges this chunk sends to review (its deep segments).
-    route_ranges: Optional[str] = Field(default=None, sa_column=Column(Text))
+    route_ranges: str | None = Field(default=None, sa_column=Column(Text))
 
 
 class FindingRow(SQLModel, table=True):
@@ -124,7 +122,7 @@ class FindingRow(SQLModel, table=True):
 
     __tablename__ = "findings"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     finding_key: str = Field(index=True, unique=True, max_length=64)
     sha256: str = Field(index=True, max_length=64)
     prompt_version: str
@@ -149,7 +147,7 @@ class CheckRow(SQLModel, table=True):
     __tablename__ = "checks"
     __table_args__ = (UniqueConstraint("finding_key", "name", name="uq_checks_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     finding_key: str = Field(index=True, max_length=64)
     name: str
     verdict: str
@@ -160,27 +158,25 @@ class LLMCallRow(SQLModel, table=True):
     """One model call: tokens from the API's ``usage`` (tokens), latencies (ms), cost (USD)."""
 
     __tablename__ = "llm_calls"
-    __table_args__ = (
-        UniqueConstraint("run_id", "sha256", "chunk_index", "attempt", name="uq_llm_calls_key"),
-    )
+    __table_args__ = (UniqueConstraint("run_id", "sha256", "chunk_index", "attempt", name="uq_llm_calls_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(index=True)
     sha256: str = Field(max_length=64)
     chunk_index: int
     attempt: int = 1
     backend: str
     model: str
-    request_id: Optional[str] = None
-    stop_reason: Optional[str] = None
+    request_id: str | None = None
+    stop_reason: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
-    first_token_ms: Optional[float] = None
+    first_token_ms: float | None = None
     latency_ms: float = 0.0
     cost_usd: float = 0.0
-    error_class: Optional[str] = None
+    error_class: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -190,7 +186,7 @@ class RunMetricRow(SQLModel, table=True):
     __tablename__ = "run_metrics"
     __table_args__ = (UniqueConstraint("run_id", "name", name="uq_run_metrics_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(index=True)
     name: str
     value: float
@@ -206,7 +202,7 @@ class AbsenceRow(SQLModel, table=True):
 
     __tablename__ = "absences"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     absence_key: str = Field(index=True, unique=True, max_length=64)
     sha256: str = Field(index=True, max_length=64)
     prompt_version: str
@@ -231,12 +227,12 @@ class ReviewerDecision(SQLModel, table=True):
     __tablename__ = "reviewer_decisions"
     __table_args__ = (UniqueConstraint("target_key", "seq", name="uq_reviewer_decisions_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     target_kind: str
     target_key: str = Field(index=True, max_length=64)
     seq: int = 1
     decision: str
-    note: Optional[str] = Field(default=None, sa_column=Column(Text))
+    note: str | None = Field(default=None, sa_column=Column(Text))
     decided_at: datetime = Field(default_factory=utcnow)
 
 
@@ -254,7 +250,7 @@ class DocumentFlagRow(SQLModel, table=True):
         UniqueConstraint("sha256", "detector", "kind", "rule", "char_start", name="uq_document_flags_key"),
     )
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     sha256: str = Field(index=True, max_length=64)
     detector: str
     kind: str
@@ -281,7 +277,7 @@ class FindingObservationRow(SQLModel, table=True):
     __tablename__ = "finding_observations"
     __table_args__ = (UniqueConstraint("run_id", "finding_key", name="uq_finding_observations_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(index=True, max_length=36)
     sha256: str = Field(index=True, max_length=64)
     finding_key: str = Field(max_length=64)
@@ -304,17 +300,17 @@ class DocumentDriftRow(SQLModel, table=True):
     __tablename__ = "document_drift"
     __table_args__ = (UniqueConstraint("run_id", "sha256", name="uq_document_drift_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(index=True, max_length=36)
     sha256: str = Field(index=True, max_length=64)
     model: str
     prompt_version: str
     findings: int = 0
-    baseline_run_id: Optional[str] = Field(default=None, max_length=36)
-    baseline_model: Optional[str] = None
-    baseline_prompt_version: Optional[str] = None
-    baseline_findings: Optional[int] = None
-    score: Optional[float] = None
+    baseline_run_id: str | None = Field(default=None, max_length=36)
+    baseline_model: str | None = None
+    baseline_prompt_version: str | None = None
+    baseline_findings: int | None = None
+    score: float | None = None
     added: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     removed: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     changed: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
@@ -331,7 +327,7 @@ class ChunkResultRow(SQLModel, table=True):
 
     __tablename__ = "chunk_results"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     cache_key: str = Field(index=True, unique=True, max_length=64)
     prompt_version: str
     model: str
@@ -349,7 +345,7 @@ class BatchRow(SQLModel, table=True):
 
     __tablename__ = "message_batches"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     batch_key: str = Field(index=True, unique=True, max_length=64)
     batch_id: str
     model: str
@@ -388,11 +384,11 @@ class SourceObjectRow(SQLModel, table=True):
     __tablename__ = "source_objects"
     __table_args__ = (UniqueConstraint("uri", "etag", name="uq_source_objects_uri_etag"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     uri: str = Field(sa_column=Column(Text, nullable=False))
     etag: str = Field(max_length=200)
-    version_id: Optional[str] = None
-    sha256: Optional[str] = Field(default=None, index=True, max_length=64)
+    version_id: str | None = None
+    sha256: str | None = Field(default=None, index=True, max_length=64)
     size_bytes: int = 0
     first_run_id: str = Field(max_length=36)
     last_run_id: str = Field(max_length=36)
@@ -411,12 +407,12 @@ class WatchedObjectRow(SQLModel, table=True):
     __tablename__ = "watched_objects"
     __table_args__ = (UniqueConstraint("uri", "etag", name="uq_watched_objects_uri_etag"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     uri: str = Field(sa_column=Column(Text, nullable=False))
     etag: str = Field(max_length=200)
     size_bytes: int = 0
     first_seen_at: datetime = Field(default_factory=utcnow)
-    emitted_at: Optional[datetime] = Field(default=None, index=True)
+    emitted_at: datetime | None = Field(default=None, index=True)
 
 
 class ExtractionBackoffRow(SQLModel, table=True):
@@ -452,7 +448,7 @@ class PlaybookResultRow(SQLModel, table=True):
     __tablename__ = "playbook_results"
     __table_args__ = (UniqueConstraint("run_id", "sha256", "rule_id", name="uq_playbook_results_key"),)
 
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(index=True, max_length=36)
     sha256: str = Field(index=True, max_length=64)
     file_name: str
@@ -486,10 +482,10 @@ class DocumentProfileRow(SQLModel, table=True):
     profile: str = Field(max_length=16)
     document_type: str = Field(max_length=32)
     reason: str = Field(sa_column=Column(Text, nullable=False))
-    company: Optional[str] = Field(default=None, sa_column=Column(Text, nullable=True))
+    company: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     company_key: str = Field(default="", index=True, max_length=200)
-    period: Optional[str] = Field(default=None, max_length=10)
+    period: str | None = Field(default=None, max_length=10)
     summary: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    previous_sha256: Optional[str] = Field(default=None, max_length=64)
+    previous_sha256: str | None = Field(default=None, max_length=64)
     changes: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow)

@@ -18,7 +18,7 @@ from typing import Any
 CURRENT_DOCUMENT: ContextVar[str | None] = ContextVar("docreview_current_document", default=None)
 
 
-class for_document:  # noqa: N801 - used like a function: task_run_name=for_document("extract")
+class for_document:
     """A ``task_run_name`` callable: ``"<stage> · <file name>"``, plus ``" · <detail(parameters)>"``
     when ``detail`` is given (it receives the task run's resolved parameters by name).
 
@@ -38,7 +38,7 @@ class for_document:  # noqa: N801 - used like a function: task_run_name=for_docu
         if self.detail is not None:
             try:
                 parts.append(self.detail(parameters))
-            except Exception:  # noqa: BLE001 - a name must never fail a task run
+            except Exception:
                 pass
         return " · ".join(parts)
 

@@ -80,8 +80,8 @@ def server():
 def stub_env(monkeypatch):
     """A fresh test double, with the environment pointing the anthropic backend at it and no
     breaker state carried over between tests."""
-    from tasks.review.resilience import reset_breakers
     from docreview_testing.stub_llm import StubLLM, StubLLMServer
+    from tasks.review.resilience import reset_breakers
 
     with StubLLMServer(stub=StubLLM()) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
@@ -120,14 +120,23 @@ def prefect_server(tmp_path_factory):
     home = tmp_path_factory.mktemp("prefect-home")
     port = free_port(4250, 4299)
     url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_UI_API_URL": f"{url}/api",
-           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_LOGGING_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_UI_API_URL": f"{url}/api",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
+    }
     env.pop("PREFECT_API_URL", None)
     log = (home / "server.log").open("wb")
     from docreview_testing.reaper import start_owned
 
-    proc = start_owned([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
-                        "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)  # ends with the run
+    proc = start_owned(
+        [str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # ends with the run
     deadline = time.monotonic() + 120
     while True:
         try:
@@ -172,7 +181,7 @@ def pg_database():
         try:
             with admin.connect() as conn:
                 conn.execute(text(f'CREATE DATABASE "{name}"'))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             pytest.skip(f"PostgreSQL not reachable at 127.0.0.1:5432: {exc}")
         made.append(name)
         return f"postgresql+{driver}://postgres@127.0.0.1:5432/{name}"
@@ -189,8 +198,15 @@ def pg_database():
 
 #: Debian's Chromium for the browser tests (Playwright downloads no browser here).
 CHROMIUM = os.environ.get("DOCREVIEW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--no-first-run", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -224,11 +240,17 @@ def s3_url():
 def aws_env(monkeypatch):
     """Dummy AWS credentials from the standard chain; no endpoint, profile or size limit from the
     developer's shell; the S3 client cache and database engines are reset around the test."""
-    from tasks.store.persist import dispose_engines
     from tasks.ingest.s3 import reset_clients
+    from tasks.store.persist import dispose_engines
 
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "DOCREVIEW_S3_ENDPOINT_URL",
-                 "AWS_SESSION_TOKEN", "DOCREVIEW_MAX_FILE_BYTES"):
+    for name in (
+        "AWS_PROFILE",
+        "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_S3",
+        "DOCREVIEW_S3_ENDPOINT_URL",
+        "AWS_SESSION_TOKEN",
+        "DOCREVIEW_MAX_FILE_BYTES",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")

@@ -104,9 +104,14 @@ def test_no_http_test_server_in_the_pipeline():
 
 
 def test_every_flow_fits_on_one_screen():
+    """A flow's code (its body after the docstring; the formatter puts one parameter a line in the
+    signature) is at most 50 lines: control flow only, the work lives in tasks."""
     for path in (ROOT / "flows").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef) and any(
                 "flow" in ast.unparse(d).split("(")[0] for d in node.decorator_list
             ):
-                assert node.end_lineno - node.lineno + 1 <= 80, f"{path.name}:{node.name}"
+                body = node.body
+                if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                    body = body[1:]
+                assert node.end_lineno - body[0].lineno + 1 <= 50, f"{path.name}:{node.name}"

@@ -51,7 +51,9 @@ def test_throughput_and_overhead_lines(bench_env, capsys):
 
     over = overhead.split(line)  # the same run's figures, split by stage
     assert over["reviewed"] == 3 and over["pages"] >= 3
-    assert {"ingest", "chunk", "route", "review_client", "fact_check", "persist", "orchestration"} <= set(over["stages"])
+    assert {"ingest", "chunk", "route", "review_client", "fact_check", "persist", "orchestration"} <= set(
+        over["stages"]
+    )
     per_page = sum(s["ms_per_page"] for s in over["stages"].values())
     assert per_page == pytest.approx(over["non_llm_ms_per_page"], rel=0.02, abs=0.1)
     overhead.emit(over)

@@ -29,7 +29,7 @@ def test_offsets_page_spans_and_coverage():
     chunks = chunk_text("s", text, starts, budget=1200, overlap=200)
     assert len(chunks) > 3
     for c in chunks:
-        assert c.text == text[c.char_start:c.char_end]
+        assert c.text == text[c.char_start : c.char_end]
         assert len(c.text) <= 1200
         assert 1 <= c.page_start <= c.page_end <= 3
         for k, off in enumerate(c.page_offsets):
@@ -47,14 +47,16 @@ def test_cuts_prefer_section_headings():
     chunks = chunk_text("s", text, starts, budget=1000, overlap=150)
     # every cut (but the last chunk's end) falls just before a numbered section heading
     for c in chunks[:-1]:
-        assert re.match(r"\s*\d+\. SECTION", text[c.char_end:]), text[c.char_end:c.char_end + 30]
+        assert re.match(r"\s*\d+\. SECTION", text[c.char_end :]), text[c.char_end : c.char_end + 30]
     assert chunks[1].heading and "SECTION" in chunks[1].heading
 
 
 def test_clause_crossing_a_page_boundary_sits_whole_in_a_chunk():
-    clause = ("7. LIMITATION OF LIABILITY. In no event shall either party's aggregate liability "
-              "under this Agreement exceed the fees paid in the twelve (12) months before the claim, "
-              "being no more than $1,500,000.")
+    clause = (
+        "7. LIMITATION OF LIABILITY. In no event shall either party's aggregate liability "
+        "under this Agreement exceed the fees paid in the twelve (12) months before the claim, "
+        "being no more than $1,500,000."
+    )
     first, second = clause[:90], clause[90:]
     pages = [sections(8) + "\n" + first, second + "\n" + sections(8)]
     text, starts = build(pages)

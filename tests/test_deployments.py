@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from docreview_testing.samples import generate_samples
 from flows.deploy import (
     DOCUMENT_RECEIVED,
     NIGHTLY_DEPLOYMENT,
@@ -30,7 +31,6 @@ from flows.deploy import (
 )
 from schemas.policy import ResiliencePolicy
 from tasks.store.persist import dispose_engines
-from docreview_testing.samples import generate_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFECT_YAML = ROOT / "deployments" / "prefect.yaml"
@@ -114,8 +114,12 @@ def test_schedule_settings_reject_an_unknown_time_zone(monkeypatch):
 
 
 def test_served_deployments_have_the_trigger_and_the_cron():
-    settings = DeploySettings(nightly_cron="30 1 * * *", nightly_timezone="America/New_York",
-                              nightly_source="s3://bucket/inbox/", batch_window_s=12)
+    settings = DeploySettings(
+        nightly_cron="30 1 * * *",
+        nightly_timezone="America/New_York",
+        nightly_source="s3://bucket/inbox/",
+        batch_window_s=12,
+    )
     upload, nightly = build_deployments(settings, endpoint_url="http://127.0.0.1:5299")
     assert (upload.name, nightly.name) == (UPLOAD_DEPLOYMENT, NIGHTLY_DEPLOYMENT)
     assert upload.entrypoint == nightly.entrypoint == "flows.review.review_documents"
@@ -148,10 +152,12 @@ def test_post_deploy_check_passes_then_catches_an_empty_parameter(prefect_harnes
         dep = client.read_deployment_by_name(f"review-documents/{UPLOAD_DEPLOYMENT}")
         (automation,) = client.read_resource_related_automations(f"prefect.deployment.{dep.id}")
     broken = Automation.read(id=automation.id)
-    for bad, expected in [({"source": ""}, "empty 'source'"),
-                          ({}, "no parameters"),
-                          ({"source": "s3://fixed/"}, "not templated"),
-                          ({"source": "{{ event.resource.idd }}"}, "renders to ''")]:
+    for bad, expected in [
+        ({"source": ""}, "empty 'source'"),
+        ({}, "no parameters"),
+        ({"source": "s3://fixed/"}, "not templated"),
+        ({"source": "{{ event.resource.idd }}"}, "renders to ''"),
+    ]:
         broken.actions[0].parameters = bad
         broken.update()
         result = check_deployments()
@@ -169,15 +175,36 @@ def test_post_deploy_check_passes_then_catches_an_empty_parameter(prefect_harnes
 def test_prefect_deploy_with_the_yaml_then_check(prefect_server, tmp_path):
     """The real `prefect deploy --prefect-file deployments/prefect.yaml --all` against a real server."""
     prefect = str(Path(sys.executable).parent / "prefect")
-    env = {**os.environ, "PREFECT_API_URL": prefect_server["api_url"], "PREFECT_HOME": str(tmp_path),
-           "DOCREVIEW_NIGHTLY_TIMEZONE": "Asia/Tokyo", "DOCREVIEW_NIGHTLY_SOURCE": str(tmp_path / "inbox")}
-    subprocess.run([prefect, "work-pool", "create", WORK_POOL, "--type", "process", "--overwrite"], env=env,
-                   check=True, capture_output=True, timeout=120)
-    done = subprocess.run([prefect, "--no-prompt", "deploy", "--prefect-file", str(PREFECT_YAML), "--all"], env=env,
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "PREFECT_API_URL": prefect_server["api_url"],
+        "PREFECT_HOME": str(tmp_path),
+        "DOCREVIEW_NIGHTLY_TIMEZONE": "Asia/Tokyo",
+        "DOCREVIEW_NIGHTLY_SOURCE": str(tmp_path / "inbox"),
+    }
+    subprocess.run(
+        [prefect, "work-pool", "create", WORK_POOL, "--type", "process", "--overwrite"],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    done = subprocess.run(
+        [prefect, "--no-prompt", "deploy", "--prefect-file", str(PREFECT_YAML), "--all"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    check = subprocess.run([str(Path(sys.executable).parent / "docreview"), "deployments", "check"], env=env,
-                           capture_output=True, text=True, timeout=120)
+    check = subprocess.run(
+        [str(Path(sys.executable).parent / "docreview"), "deployments", "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     assert "Asia/Tokyo" in check.stdout and "rsplit" in check.stdout
     from prefect.client.orchestration import get_client
@@ -198,16 +225,20 @@ def test_flow_fails_fast_on_an_empty_or_unrendered_source(prefect_harness, sourc
 
     from flows.review import review_documents
 
-    with pytest.raises(ValueError, match="source is empty|unrendered template"):
-        review_documents(source=source, out_dir=str(tmp_path / "out"), database_url=f"sqlite:///{tmp_path}/x.db",
-                         backend="rules")
+    with pytest.raises(ValueError, match=r"source is empty|unrendered template"):
+        review_documents(
+            source=source, out_dir=str(tmp_path / "out"), database_url=f"sqlite:///{tmp_path}/x.db", backend="rules"
+        )
     assert not (tmp_path / "x.db").exists()  # nothing was started
     from prefect.client.schemas.sorting import FlowRunSort
 
     with get_client(sync_client=True) as client:  # the run is Failed with that message, visible in the UI
         newest = client.read_flow_runs(limit=20, sort=FlowRunSort.EXPECTED_START_TIME_DESC)
-        (run,) = [r for r in newest if r.state and "source" in (r.state.message or "")
-                  and str(tmp_path) in json.dumps(r.parameters)]
+        (run,) = [
+            r
+            for r in newest
+            if r.state and "source" in (r.state.message or "") and str(tmp_path) in json.dumps(r.parameters)
+        ]
         assert run.state.is_failed()
 
 
@@ -216,21 +247,24 @@ def test_flow_fails_fast_on_an_empty_or_unrendered_source(prefect_harness, sourc
 
 def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
     from flows.review import review_documents
-    from tasks.observe.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, PLAYBOOK_DEVIATION, document_events
+    from tasks.observe.events import DOCUMENT_FAILED, FINDING_HIGH_RISK, document_events
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=2)
     (inbox / "notes.txt").write_text("not a contract")
     try:
-        result = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"),
-                                  database_url=f"sqlite:///{tmp_path}/r.db", backend="rules")
+        result = review_documents(
+            source=str(inbox), out_dir=str(tmp_path / "out"), database_url=f"sqlite:///{tmp_path}/r.db", backend="rules"
+        )
     finally:
         dispose_engines()
     report = json.loads(Path(tmp_path / "out" / "report.json").read_text())
     events = document_events(report)
     failed = [e for e in events if e["event"] == DOCUMENT_FAILED]
     assert [e["payload"]["file_name"] for e in failed] == ["notes.txt"]
-    assert failed[0]["payload"]["reason"] and failed[0]["resource"]["prefect.resource.id"].startswith("docreview.document.")
+    assert failed[0]["payload"]["reason"] and failed[0]["resource"]["prefect.resource.id"].startswith(
+        "docreview.document."
+    )
     high = {e["payload"]["file_name"]: e for e in events if e["event"] == FINDING_HIGH_RISK}
     for doc in report["documents"]:
         n = sum(f["risk"] == "high" for f in doc["findings"])
@@ -247,8 +281,9 @@ def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
     from tasks.observe.report import attention_rows
 
     rows = attention_rows(report)
-    wanted = [f for d in report["documents"] for f in d["findings"]
-              if f["risk"] == "high" or f["verdict"] != "verified"]  # none decided yet
+    wanted = [
+        f for d in report["documents"] for f in d["findings"] if f["risk"] == "high" or f["verdict"] != "verified"
+    ]  # none decided yet
     assert sorted(r["id"] for r in rows) == sorted(f["id"] for f in wanted)
     order = {"contradicted": 0, "unsupported": 1, "needs_review": 2, "verified": 3}
     keys = [(order[r["verdict"]], r["risk"] != "high") for r in rows]
@@ -284,33 +319,80 @@ def test_document_automations_match_and_render_the_run_events(prefect_harness, t
     assert (module.HIGH_RISK_EVENT, module.FAILED_EVENT) == (FINDING_HIGH_RISK, DOCUMENT_FAILED)
     SlackWebhook(url="https://hooks.slack.com/services/T000/B000/XXXX").save("docreview-test", overwrite=True)
     created = module.create_automations("slack-webhook/docreview-test")
-    assert [a.name for a in created] == ["docreview-alerts", "docreview-high-risk", "docreview-failed-documents",
-                                         "docreview-misconfigured", "docreview-playbook-deviations"]
+    assert [a.name for a in created] == [
+        "docreview-alerts",
+        "docreview-high-risk",
+        "docreview-failed-documents",
+        "docreview-misconfigured",
+        "docreview-playbook-deviations",
+    ]
     again = module.create_automations("slack-webhook/docreview-test", ("high-risk",))  # replaces, no duplicate
     from prefect.automations import Automation
 
     assert Automation.read(name="docreview-high-risk").id == again[0].id
 
-    report = {"run": {"id": "r" * 36, "flow_run_id": None, "playbook": {"name": "standard-positions"}}, "documents": [
-        {"source": "s3://b/in/a.pdf", "file_name": "a.pdf", "sha256": "a" * 64, "status": "reviewed",
-         "findings": [{"id": 7, "clause_type": "uncapped_liability", "clause_label": "Uncapped Liability",
-                       "risk": "high", "verdict": "verified", "page": 3, "summary": "Liability is not capped."}],
-         "playbook": [{"rule": "no-uncapped-liability", "clause": "uncapped_liability", "expect": "absent",
-                       "status": "deviation", "severity": "high", "finding_ids": [7],
-                       "reason": "Uncapped Liability is present (page 3); the playbook expects it absent"}]},
-        {"source": "s3://b/in/b.pdf", "file_name": "b.pdf", "sha256": None, "status": "failed",
-         "reason": "not a PDF", "failure_kind": "not_pdf", "findings": []}]}
+    report = {
+        "run": {"id": "r" * 36, "flow_run_id": None, "playbook": {"name": "standard-positions"}},
+        "documents": [
+            {
+                "source": "s3://b/in/a.pdf",
+                "file_name": "a.pdf",
+                "sha256": "a" * 64,
+                "status": "reviewed",
+                "findings": [
+                    {
+                        "id": 7,
+                        "clause_type": "uncapped_liability",
+                        "clause_label": "Uncapped Liability",
+                        "risk": "high",
+                        "verdict": "verified",
+                        "page": 3,
+                        "summary": "Liability is not capped.",
+                    }
+                ],
+                "playbook": [
+                    {
+                        "rule": "no-uncapped-liability",
+                        "clause": "uncapped_liability",
+                        "expect": "absent",
+                        "status": "deviation",
+                        "severity": "high",
+                        "finding_ids": [7],
+                        "reason": "Uncapped Liability is present (page 3); the playbook expects it absent",
+                    }
+                ],
+            },
+            {
+                "source": "s3://b/in/b.pdf",
+                "file_name": "b.pdf",
+                "sha256": None,
+                "status": "failed",
+                "reason": "not a PDF",
+                "failure_kind": "not_pdf",
+                "findings": [],
+            },
+        ],
+    }
     by_name = {a.name: a for a in created}
-    automation_for = {FINDING_HIGH_RISK: "docreview-high-risk", DOCUMENT_FAILED: "docreview-failed-documents",
-                      PLAYBOOK_DEVIATION: "docreview-playbook-deviations"}
+    automation_for = {
+        FINDING_HIGH_RISK: "docreview-high-risk",
+        DOCUMENT_FAILED: "docreview-failed-documents",
+        PLAYBOOK_DEVIATION: "docreview-playbook-deviations",
+    }
     events = document_events(report)
     assert sorted(e["event"] for e in events) == sorted(automation_for)
     for e in events:
         automation = by_name[automation_for[e["event"]]]
         assert automation.trigger.expect == {e["event"]}
         assert automation.trigger.match.includes([Resource(e["resource"])])
-        event = ReceivedEvent(occurred=now("UTC"), received=now("UTC"), event=e["event"], resource=e["resource"],
-                              payload=json.loads(json.dumps(e["payload"])), id=e["id"])
+        event = ReceivedEvent(
+            occurred=now("UTC"),
+            received=now("UTC"),
+            event=e["event"],
+            resource=e["resource"],
+            payload=json.loads(json.dumps(e["payload"])),
+            id=e["id"],
+        )
         subject = render_user_template_sync(automation.actions[0].subject, {"event": event})
         body = render_user_template_sync(automation.actions[0].body, {"event": event})
         if e["event"] == FINDING_HIGH_RISK:
@@ -318,16 +400,18 @@ def test_document_automations_match_and_render_the_run_events(prefect_harness, t
             assert "Uncapped Liability (page 3, verified): Liability is not capped." in body
         elif e["event"] == PLAYBOOK_DEVIATION:
             assert subject == "docreview: a.pdf deviates from rule no-uncapped-liability"
-            assert "playbook standard-positions, rule no-uncapped-liability (high): Uncapped Liability is present" \
-                in body and "findings: [7]" in body
+            assert (
+                "playbook standard-positions, rule no-uncapped-liability (high): Uncapped Liability is present" in body
+                and "findings: [7]" in body
+            )
         else:
             assert subject == "docreview: b.pdf failed" and "not_pdf: not a PDF" in body
 
 
 def test_one_name_for_the_received_event():
     import flows.deploy
-    import tasks.observe.events
     import tasks.ingest.watch
+    import tasks.observe.events
 
     assert flows.deploy.DOCUMENT_RECEIVED == tasks.observe.events.DOCUMENT_RECEIVED == tasks.ingest.watch.EVENT_NAME
 
@@ -352,9 +436,8 @@ def test_serve_passes_a_process_limit_only_when_given(monkeypatch, limit, expect
             raise Stop
 
     monkeypatch.setattr(prefect.runner, "Runner", RecordingRunner)
-    with temporary_settings({PREFECT_RUNNER_PROCESS_LIMIT: 7}):
-        with pytest.raises(Stop):
-            serve([], check=False, limit=limit)
+    with temporary_settings({PREFECT_RUNNER_PROCESS_LIMIT: 7}), pytest.raises(Stop):
+        serve([], check=False, limit=limit)
     assert built[0].limit == expected
 
 
@@ -368,7 +451,12 @@ def test_an_unreachable_prefect_api_is_exit_2_naming_the_setting():
 
     url = f"http://127.0.0.1:{free_port(47000, 47999)}/api"  # nothing listens there
     env = {**os.environ, "PREFECT_API_URL": url, "PREFECT_CLIENT_MAX_RETRIES": "0"}
-    done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "deployments", "check"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "docreview"), "deployments", "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"PREFECT_API_URL: cannot reach the Prefect API at {url}" in done.stderr and "Traceback" not in done.stderr

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import csv
-import os
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -19,8 +19,8 @@ from tasks.observe.evaluate import (
     label_pieces,
     load_cuad,
     locate,
-    parse_duration,
     macro_f1,
+    parse_duration,
     parse_gold_date,
     parse_text_date,
     presence_scores,
@@ -43,7 +43,8 @@ def test_presence_and_macro_f1():
     b = LabelledDoc("b", "pdf/b.pdf", "txt/b.txt", answers={C.governing_law: "", C.insurance: "No"})
     scores = presence_scores([a, b], {"a": {C.governing_law}, "b": {C.insurance}})
     assert scores[C.governing_law] == pytest.approx(
-        {"precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 1, "tp": 1, "fp": 0, "fn": 0})
+        {"precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 1, "tp": 1, "fp": 0, "fn": 0}
+    )
     assert scores[C.insurance]["tp"] == 0 and scores[C.insurance]["fp"] == 1 and scores[C.insurance]["fn"] == 1
     assert scores[C.insurance]["f1"] == 0.0
     # Categories with no gold and no prediction have no F1 and are left out of the mean.
@@ -52,37 +53,49 @@ def test_presence_and_macro_f1():
 
 def test_label_pieces_and_overlap():
     spans = ["Licensee may not assign this Agreement <omitted> without the prior written consent of Licensor."]
-    assert label_pieces(spans) == ["Licensee may not assign this Agreement",
-                                   "without the prior written consent of Licensor."]
+    assert label_pieces(spans) == [
+        "Licensee may not assign this Agreement",
+        "without the prior written consent of Licensor.",
+    ]
     assert evidence_overlaps("Licensee may not assign this\nAgreement to any person.", spans)
     assert not evidence_overlaps("This Agreement is governed by the laws of Delaware.", spans)
 
 
-@pytest.mark.parametrize("gold, text, ok", [
-    ("5/8/14", "entered into on the 8th day of May 2014", True),
-    ("5/8/14", "May 8, 2014", True),
-    ("5/8/2014", "May 9, 2014", False),
-    ("[]/[]/2020", "June 1, 2020", True),
-    ("3/1/20", "3/1/2020", True),
-])
+@pytest.mark.parametrize(
+    "gold, text, ok",
+    [
+        ("5/8/14", "entered into on the 8th day of May 2014", True),
+        ("5/8/14", "May 8, 2014", True),
+        ("5/8/2014", "May 9, 2014", False),
+        ("[]/[]/2020", "June 1, 2020", True),
+        ("3/1/20", "3/1/2020", True),
+    ],
+)
 def test_dates(gold, text, ok):
     g, p = parse_gold_date(gold), parse_text_date(text)
     assert g is not None and p is not None
     assert dates_match(g, p) is ok
 
 
-@pytest.mark.parametrize("category, gold, predicted, ok", [
-    (C.renewal_term, "successive 1 year", ["one (1) year"], True),
-    (C.renewal_term, "1 year", ["twelve (12) months"], True),
-    (C.notice_period_to_terminate_renewal, "60 days", ["ninety (90) days"], False),
-    (C.governing_law, "Nevada", ["the State of Nevada"], True),
-    (C.governing_law, "Nevada", ["New York"], False),
-    (C.parties, 'Birch First Global Investments Inc. ("Company"); Mount Knowledge Holdings Inc. ("MA")',
-     ["Birch First Global Investments Inc.", "Mount Knowledge Holdings Inc."], True),
-    (C.parties, "Acme Corp; Beta LLC; Gamma Ltd", ["Delta Inc."], False),
-    (C.expiration_date, "perpetual", ["in perpetuity"], True),
-    (C.agreement_date, "5/8/14", [], False),
-])
+@pytest.mark.parametrize(
+    "category, gold, predicted, ok",
+    [
+        (C.renewal_term, "successive 1 year", ["one (1) year"], True),
+        (C.renewal_term, "1 year", ["twelve (12) months"], True),
+        (C.notice_period_to_terminate_renewal, "60 days", ["ninety (90) days"], False),
+        (C.governing_law, "Nevada", ["the State of Nevada"], True),
+        (C.governing_law, "Nevada", ["New York"], False),
+        (
+            C.parties,
+            'Birch First Global Investments Inc. ("Company"); Mount Knowledge Holdings Inc. ("MA")',
+            ["Birch First Global Investments Inc.", "Mount Knowledge Holdings Inc."],
+            True,
+        ),
+        (C.parties, "Acme Corp; Beta LLC; Gamma Ltd", ["Delta Inc."], False),
+        (C.expiration_date, "perpetual", ["in perpetuity"], True),
+        (C.agreement_date, "5/8/14", [], False),
+    ],
+)
 def test_value_correct(category, gold, predicted, ok):
     assert value_correct(category, gold, predicted) is ok
 
@@ -99,8 +112,11 @@ def test_locate_and_router_tally():
     assert text[a:b] == "may not  assign this Agreement"
     assert is_covered(a, b, [(0, a + 3), (a + 2, b)])
     assert not is_covered(a, b, [(0, a + 3), (a + 5, b)])
-    spans = {C.anti_assignment: ["may not assign this Agreement"], C.governing_law: ["laws of Ohio"],
-             C.insurance: ["text that is not in the document"]}
+    spans = {
+        C.anti_assignment: ["may not assign this Agreement"],
+        C.governing_law: ["laws of Ohio"],
+        C.insurance: ["text that is not in the document"],
+    }
     tally = router_tally(text, spans, [(0, text.index("Later"))])
     assert (tally.located, tally.routed, tally.unlocated) == (2, 1, 1)
     assert tally.recall == 0.5 and tally.missed_by_category == {"governing_law": 1}
@@ -110,7 +126,7 @@ def test_locate_and_router_tally():
 
 CONTRACT_A = [
     "SUPPLY AGREEMENT\n\nThis Supply Agreement is entered into as of March 1, 2020 by and between Acme Widgets, "
-    "Inc. (\"Acme\") and Beta Stores LLC (\"Beta\").\n\n"
+    'Inc. ("Acme") and Beta Stores LLC ("Beta").\n\n'
     "1. Assignment. Neither party may assign this Agreement without the prior written consent of the other party.",
     "2. Governing Law. This Agreement shall be governed by and construed in accordance with the laws of the "
     "State of Delaware.\n\n3. Notices. Notices shall be in writing and delivered to the addresses above.",
@@ -140,11 +156,17 @@ def _write_set(root: Path, pdf_maker) -> None:
     for c in cats:
         label = CUAD_LABELS[c]
         header += [label, f"{label}- Answer" if c is C.notice_period_to_terminate_renewal else f"{label}-Answer"]
-    a = {C.anti_assignment: (["Neither party may assign this Agreement without the prior written consent of the "
-                              "other party."], "Yes"),
-         C.governing_law: (["This Agreement shall be governed by and construed in accordance with the laws of the "
-                            "State of Delaware."], "Delaware"),
-         C.insurance: (["Beta shall <omitted> maintain insurance"], "Yes")}  # labelled, not in the text
+    a = {
+        C.anti_assignment: (
+            ["Neither party may assign this Agreement without the prior written consent of the other party."],
+            "Yes",
+        ),
+        C.governing_law: (
+            ["This Agreement shall be governed by and construed in accordance with the laws of the State of Delaware."],
+            "Delaware",
+        ),
+        C.insurance: (["Beta shall <omitted> maintain insurance"], "Yes"),
+    }  # labelled, not in the text
     b = {C.anti_assignment: ([], "No"), C.governing_law: ([], "")}
     with open(root / "labels" / "master_clauses.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
@@ -198,13 +220,16 @@ def test_harness_scores_a_known_set(tmp_path, pdf_maker, monkeypatch):
         assert 0.0 <= result[key] <= 1.0
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("ninety (90) days", (90, "day")),
-    ("a 5-year term", (5, "year")),
-    ("five (5)-year renewal periods", (5, "year")),
-    ("twelve-month periods", (12, "month")),
-    ("no duration here", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("ninety (90) days", (90, "day")),
+        ("a 5-year term", (5, "year")),
+        ("five (5)-year renewal periods", (5, "year")),
+        ("twelve-month periods", (12, "month")),
+        ("no duration here", None),
+    ],
+)
 def test_parse_duration_reads_spelled_digit_and_hyphenated_forms(text, expected):
     assert parse_duration(text) == expected
 
@@ -219,16 +244,44 @@ def test_eval_table_fits_80_columns_and_marks_categories_without_labels():
 
     from flows.eval import print_table
 
-    per_category = {c.value: {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "support": 4, "evidence_overlap": 0.5}
-                    for c in ClauseType}
-    per_category["price_restrictions"] = {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0,
-                                          "evidence_overlap": None, "tp": 0, "fp": 0, "fn": 0}
-    per_category["source_code_escrow"] = {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0,
-                                          "evidence_overlap": 0.0, "tp": 0, "fp": 2, "fn": 0}
-    result = {"documents": 4, "backend": "rules", "per_category": per_category,
-              "value_accuracy": {"governing_law": 0.75}, "presence_macro_f1": 0.3333, "evidence_overlap_rate": 0.5,
-              "findings": 9, "router_recall": 0.9, "spans_located": 10, "spans_unlocated": 1, "routing_rate": 0.4,
-              "wall_s": 3.0}
+    per_category = {
+        c.value: {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "support": 4, "evidence_overlap": 0.5}
+        for c in ClauseType
+    }
+    per_category["price_restrictions"] = {
+        "precision": 0.0,
+        "recall": 0.0,
+        "f1": 0.0,
+        "support": 0,
+        "evidence_overlap": None,
+        "tp": 0,
+        "fp": 0,
+        "fn": 0,
+    }
+    per_category["source_code_escrow"] = {
+        "precision": 0.0,
+        "recall": 0.0,
+        "f1": 0.0,
+        "support": 0,
+        "evidence_overlap": 0.0,
+        "tp": 0,
+        "fp": 2,
+        "fn": 0,
+    }
+    result = {
+        "documents": 4,
+        "backend": "rules",
+        "per_category": per_category,
+        "value_accuracy": {"governing_law": 0.75},
+        "presence_macro_f1": 0.3333,
+        "evidence_overlap_rate": 0.5,
+        "findings": 9,
+        "router_recall": 0.9,
+        "spans_located": 10,
+        "spans_unlocated": 1,
+        "routing_rate": 0.4,
+        "wall_s": 3.0,
+    }
     console = Console(width=80, record=True)
     print_table(result, console)
     lines = console.export_text().splitlines()
@@ -239,7 +292,7 @@ def test_eval_table_fits_80_columns_and_marks_categories_without_labels():
     assert next(line for line in lines if line.startswith("price_restrictions ")).split()[1:4] == ["n/a", "n/a", "n/a"]
     assert next(line for line in lines if line.startswith("source_code_escrow ")).split()[1:4] == ["0.00", "n/a", "n/a"]
     assert next(line for line in lines if line.startswith("governing_law ")).split()[-1] == "0.75"
-    assert {line.split()[0] for line in lines[3:3 + len(ClauseType)]} == {c.value for c in ClauseType}
+    assert {line.split()[0] for line in lines[3 : 3 + len(ClauseType)]} == {c.value for c in ClauseType}
 
 
 @pytest.mark.slow
@@ -254,9 +307,21 @@ def test_eval_cuad_command_on_real_contracts(shared_data, tmp_path):
 
     out = tmp_path / "eval.json"
     proc = subprocess.run(
-        [str(Path(sys.executable).parent / "docreview"), "eval", "cuad", str(shared_data / "cuad"), "--limit", "20",
-         "--out", str(out)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "80"},
+        [
+            str(Path(sys.executable).parent / "docreview"),
+            "eval",
+            "cuad",
+            str(shared_data / "cuad"),
+            "--limit",
+            "20",
+            "--out",
+            str(out),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "COLUMNS": "80"},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stdout + proc.stderr

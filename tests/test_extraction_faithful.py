@@ -13,10 +13,10 @@ from docreview_testing.extraction import (
     LIGATURE_TEXT,
     SEAM_HEAD,
     SEAM_TAIL,
+    SPLIT_LIGATURE_TEXT,
     bomb_pdf,
     footer_seam_pdf,
     glued_pdf,
-    SPLIT_LIGATURE_TEXT,
     ligature_pdf,
     split_ligature_pdf,
 )
@@ -71,7 +71,7 @@ def test_ligatures_without_actual_text_are_expanded_only_to_known_words(tmp_path
     # "con?dence" and "Chau?eur": no word of the document or the common list fits: dropped, flagged.
     assert "condence" in page.text and page.quality.ligatures_restored == 3
     assert "nul_chars" in page.quality.flags()
-    found, check = grounding(out.document, "the Federal Office shall keep")
+    _found, check = grounding(out.document, "the Federal Office shall keep")
     assert check.verdict == Verdict.verified
 
 
@@ -93,8 +93,9 @@ def test_running_header_and_page_footer_are_removed_and_a_quote_across_the_break
 
 def _doc(pages: list[str]) -> ExtractedDocument:
     src = SourceObject(uri="x.pdf", name="x.pdf", local_path="x.pdf", size_bytes=1)
-    return ExtractedDocument(sha256="0" * 64, source=src,
-                             pages=[PageText(number=k + 1, text=t) for k, t in enumerate(pages)])
+    return ExtractedDocument(
+        sha256="0" * 64, source=src, pages=[PageText(number=k + 1, text=t) for k, t in enumerate(pages)]
+    )
 
 
 def test_a_quote_grounds_across_a_page_break_past_margin_lines_left_in_the_text():
@@ -116,8 +117,11 @@ def test_running_lines_need_repetition_and_stay_out_of_the_middle():
     def body(name: str) -> str:
         return "\n".join(f"The {word} line of the {name} section." for word in ("first", "second", "third"))
 
-    pages = [f"ACME 10-K\n{body('revenue')}\nACME 10-K\n{body('cost')}\n12", f"ACME 10-K\n{body('tax')}\n13",
-             f"Unique title\n{body('risk')}\n14"]
+    pages = [
+        f"ACME 10-K\n{body('revenue')}\nACME 10-K\n{body('cost')}\n12",
+        f"ACME 10-K\n{body('tax')}\n13",
+        f"Unique title\n{body('risk')}\n14",
+    ]
     texts, removed = strip_running_lines(pages)
     assert texts == [f"{body('revenue')}\nACME 10-K\n{body('cost')}", body("tax"), f"Unique title\n{body('risk')}"]
     assert removed == [["ACME 10-K", "12"], ["ACME 10-K", "13"], ["14"]]
@@ -141,7 +145,9 @@ def test_a_glued_page_is_flagged_and_marked_to_the_model(tmp_path):
 
 
 def test_a_page_pdfium_glues_is_read_again_with_pypdf(tmp_path, pdf_maker, monkeypatch):
-    path = pdf_maker(tmp_path / "c.pdf", ["This Agreement shall be governed by the laws of the State of New York. " * 6])
+    path = pdf_maker(
+        tmp_path / "c.pdf", ["This Agreement shall be governed by the laws of the State of New York. " * 6]
+    )
     monkeypatch.setattr(extract_worker, "pdfium_page", lambda pdf, i: "ThisAgreementshallbegovernedbythelaws" * 12)
     result = extract_worker.extract(str(path), 10)
     page = result["pages"][0]
@@ -199,7 +205,9 @@ def test_a_timed_out_document_waits_with_backoff_before_the_next_attempt(tmp_pat
     path = _slow_glued_pdf(tmp_path / "slow.pdf")
     first = ingest(path, limits, db_url)
     assert first.failure == FailureKind.timeout and first.retry_after is not None
-    assert "did not finish within 1 s" in first.reason and "timeout 1 in a row: not extracted again before" in first.reason
+    assert (
+        "did not finish within 1 s" in first.reason and "timeout 1 in a row: not extracted again before" in first.reason
+    )
 
     def never(*args, **kwargs):
         raise AssertionError("extraction must not run during the back-off")
@@ -212,8 +220,9 @@ def test_a_timed_out_document_waits_with_backoff_before_the_next_attempt(tmp_pat
     # After the back-off the document is tried again; another timeout doubles the wait.
     later = backoff.utcnow() + timedelta(hours=2)
     assert backoff.backoff_reason(db_url, first.sha256, now=later) is None
-    note = backoff.record_extraction(db_url, first.sha256, {"ok": False, "kind": "timeout", "reason": "t"}, limits,
-                                     now=later)
+    note = backoff.record_extraction(
+        db_url, first.sha256, {"ok": False, "kind": "timeout", "reason": "t"}, limits, now=later
+    )
     assert note.startswith("timeout 2 in a row")
     assert backoff.backoff_reason(db_url, first.sha256, now=later + timedelta(hours=1.5)) is not None
     assert backoff.backoff_reason(db_url, first.sha256, now=later + timedelta(hours=2, minutes=1)) is None
@@ -239,9 +248,10 @@ def test_run_extraction_reports_the_attempts(tmp_path, pdf_maker):
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_page_flags_reach_report_json_and_html(tmp_path, db_url, monkeypatch):
+    import json
+
     from flows.review import review_documents
     from tasks.store.persist import dispose_engines
-    import json
 
     inbox = tmp_path / "inbox"
     inbox.mkdir()
@@ -273,8 +283,10 @@ def test_page_flags_reach_report_json_and_html(tmp_path, db_url, monkeypatch):
 def test_a_word_pdfium_joined_at_a_line_end_keeps_its_hyphen_and_grounds(tmp_path):
     from docreview_testing.extraction import raw_pdf
 
-    content = (b"BT /F1 11 Tf 72 720 Td 14 TL (the ribonuclease protein-) Tj T* (protein interaction is the subject of) Tj "
-               b"T* (this license and the parties agree to share the re-) Tj T* (ceipt of every payment.) Tj ET")
+    content = (
+        b"BT /F1 11 Tf 72 720 Td 14 TL (the ribonuclease protein-) Tj T* (protein interaction is the subject of) Tj "
+        b"T* (this license and the parties agree to share the re-) Tj T* (ceipt of every payment.) Tj ET"
+    )
     out = ingest(raw_pdf(tmp_path / "hyphen.pdf", [content]))
     page = out.document.pages[0]
     assert page.quality.extractor == "pdfium" and "\ufffe" not in page.text
@@ -308,7 +320,9 @@ def test_rejoining_needs_a_word_and_leaves_real_word_pairs_alone():
     from tasks.ingest.ligatures import free_words, rejoin_split_ligatures
 
     assert rejoin_split_ligatures("the ef ects of the suf icient ef orts", Counter()) == (
-        "the effects of the sufficient efforts", 3)
+        "the effects of the sufficient efforts",
+        3,
+    )
     assert rejoin_split_ligatures("Jef rey signed", Counter({"jeffrey": 2})) == ("Jeffrey signed", 1)
     kept = "one of each, if any, of set-off, of ice and of the form"
     assert rejoin_split_ligatures(kept, Counter({"office": 1}), free_words(["the set and the ice"])) == (kept, 0)
@@ -319,12 +333,13 @@ def test_word_ligatures_ti_tt_ft_expand_to_words_of_the_document():
     from tasks.ingest.ligatures import restore_ligatures, vocabulary
 
     vocab = vocabulary(["The Participant may exercise the Option within the Section 5 period."])
-    text, restored = restore_ligatures("Par\x00cipant Op\x00on, Sec\x00on 5, a\x00er the Se\x00lement; x\x00y", None, vocab)
+    text, restored = restore_ligatures(
+        "Par\x00cipant Op\x00on, Sec\x00on 5, a\x00er the Se\x00lement; x\x00y", None, vocab
+    )
     assert text == "Participant Option, Section 5, after the Settlement; x\x00y" and restored == 5
 
 
-def test_the_flow_defers_a_timed_out_document_until_its_back_off_ends(prefect_harness, tmp_path, db_url,
-                                                                     monkeypatch):
+def test_the_flow_defers_a_timed_out_document_until_its_back_off_ends(prefect_harness, tmp_path, db_url, monkeypatch):
     """Through the flow: the timed-out document ends ``deferred`` saying when it is tried again
     (not ``failed``), and the next run does not extract it again during the back-off."""
     from flows.pipeline import NothingReviewed

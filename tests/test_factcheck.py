@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from schemas.documents import ExtractedDocument, PageQuality, PageText, SourceObject
-from schemas.findings import Finding, FindingValue, Risk, Verdict
+from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue, Risk, Verdict
 from schemas.taxonomy import ClauseType
+from tasks.check.absences import ABSENCE_CATEGORIES, find_absences
+from tasks.check.consistency import consistency
+from tasks.check.factcheck import DocumentIndex, check_values, fact_check, overall_verdict
+from tasks.check.values import DateOrder
+from tasks.check.verifier import build_verifier_request, parse_verifier_response
 from tasks.review.chunk import chunk_text
-from tasks.check.factcheck import DocumentIndex, fact_check
 
 PAGE1 = (
     "MASTER SERVICES AGREEMENT\n\n1. FEES. Customer shall pay the \ufb01xed fee of $25,000 per month, "
@@ -24,14 +30,22 @@ def make_doc(pages=(PAGE1, PAGE2, PAGE3), glued=()) -> ExtractedDocument:
     return ExtractedDocument(
         sha256="f" * 64,
         source=src,
-        pages=[PageText(number=i + 1, text=t, quality=PageQuality(glued_words=(i + 1) in glued))
-               for i, t in enumerate(pages)],
+        pages=[
+            PageText(number=i + 1, text=t, quality=PageQuality(glued_words=(i + 1) in glued))
+            for i, t in enumerate(pages)
+        ],
     )
 
 
 def finding(evidence: str, page: int, values=(), clause=ClauseType.cap_on_liability) -> Finding:
-    return Finding(clause_type=clause, summary="s", risk=Risk.high, evidence=evidence, page=page,
-                   values=[FindingValue(name=n, value=v) for n, v in values])
+    return Finding(
+        clause_type=clause,
+        summary="s",
+        risk=Risk.high,
+        evidence=evidence,
+        page=page,
+        values=[FindingValue(name=n, value=v) for n, v in values],
+    )
 
 
 def run(doc: ExtractedDocument, f: Finding, chunk_no: int | None = None, budget: int = 4000):
@@ -79,8 +93,14 @@ def test_value_not_in_a_real_quote_is_contradicted():
 
 def test_search_falls_back_to_whole_document():
     doc = make_doc()
-    cf = run(doc, finding("governed by the laws of the State of Delaware", 1, [("jurisdiction", "Delaware")],
-                          ClauseType.governing_law), chunk_no=0, budget=120)
+    cf = run(
+        doc,
+        finding(
+            "governed by the laws of the State of Delaware", 1, [("jurisdiction", "Delaware")], ClauseType.governing_law
+        ),
+        chunk_no=0,
+        budget=120,
+    )
     assert cf.verdict == Verdict.verified
     assert cf.finding.page == 3
     assert "document" in cf.checks[0].reason or "neighbouring" in cf.checks[0].reason
@@ -108,16 +128,6 @@ def test_empty_quote_needs_review():
 
 
 # --- typed values, section references, consistency, arithmetic, absence, verifier -------------
-
-from decimal import Decimal  # noqa: E402
-
-from tasks.check.absences import ABSENCE_CATEGORIES, find_absences
-from schemas.findings import CheckedFinding
-from tasks.check.verifier import build_verifier_request, parse_verifier_response
-from tasks.check.factcheck import check_values, overall_verdict
-from tasks.check.consistency import consistency
-from schemas.findings import CheckResult  # noqa: E402
-from tasks.check.values import DateOrder  # noqa: E402
 
 
 def _fact_check(*args, **kwargs):
@@ -164,8 +174,10 @@ def test_truncated_amount_is_not_a_match():
 
 
 def test_section_reference_trap():
-    page = ("5. FEES\n5.1 Payment. Licensee shall pay USD 1.5 million on signature, as set out in "
-            "Section 2.3 and subject to Section 4.\n6. TERM\n6.1 Duration. Five years.")
+    page = (
+        "5. FEES\n5.1 Payment. Licensee shall pay USD 1.5 million on signature, as set out in "
+        "Section 2.3 and subject to Section 4.\n6. TERM\n6.1 Duration. Five years."
+    )
     doc = make_doc(pages=(page,))
     quote = "Licensee shall pay USD 1.5 million on signature, as set out in Section 2.3"
     # "USD 1.5 million" is no "Section 1.5"
@@ -181,8 +193,9 @@ def test_section_reference_trap():
 def test_party_not_in_the_quote_is_contradicted():
     page = 'This Agreement is made between Acme Widgets, Inc. ("Acme") and Borealis Trading LLC ("Borealis").'
     doc = make_doc(pages=(page,))
-    ok = run(doc, finding(page, 1, [("party", "Acme Widgets, Inc."), ("party", "Borealis Trading LLC")],
-                          ClauseType.parties))
+    ok = run(
+        doc, finding(page, 1, [("party", "Acme Widgets, Inc."), ("party", "Borealis Trading LLC")], ClauseType.parties)
+    )
     assert ok.verdict == Verdict.verified
     bad = run(doc, finding(page, 1, [("party", "Zenith Holdings Corp.")], ClauseType.parties))
     assert bad.verdict == Verdict.contradicted and "not in the quote" in checks_of(bad)["values"].reason
@@ -200,16 +213,26 @@ def test_numeric_date_against_per_document_order():
     assert undecided.verdict == Verdict.needs_review
     assert "day/month order" in checks_of(undecided)["values"].reason
     # the same numeric text on both sides claims no order and is verified in any document
-    assert run(unknown, finding(quote, 1, [("date", "03/01/2021")], ClauseType.effective_date)).verdict == Verdict.verified
+    assert (
+        run(unknown, finding(quote, 1, [("date", "03/01/2021")], ClauseType.effective_date)).verdict == Verdict.verified
+    )
 
 
 def test_changed_ordinal_date_is_contradicted():
     page = "THIS AGREEMENT is made this 22nd day of June 2021 between the parties."
     doc = make_doc(pages=(page,))
-    assert run(doc, finding(page, 1, [("date", "June 22, 2021")], ClauseType.agreement_date)).verdict == Verdict.verified
-    assert run(doc, finding(page, 1, [("date", "June 23, 2021")], ClauseType.agreement_date)).verdict == Verdict.contradicted
+    assert (
+        run(doc, finding(page, 1, [("date", "June 22, 2021")], ClauseType.agreement_date)).verdict == Verdict.verified
+    )
+    assert (
+        run(doc, finding(page, 1, [("date", "June 23, 2021")], ClauseType.agreement_date)).verdict
+        == Verdict.contradicted
+    )
     # not a calendar date at all
-    assert run(doc, finding(page, 1, [("date", "June 31, 2021")], ClauseType.agreement_date)).verdict == Verdict.contradicted
+    assert (
+        run(doc, finding(page, 1, [("date", "June 31, 2021")], ClauseType.agreement_date)).verdict
+        == Verdict.contradicted
+    )
 
 
 def test_source_words_and_figures_disagreeing_needs_review():
@@ -221,17 +244,36 @@ def test_source_words_and_figures_disagreeing_needs_review():
 
 def _checked(evidence: str, clause: ClauseType, values, page: int = 1, chunk: int = 0) -> CheckedFinding:
     f = finding(evidence, page, values, clause)
-    return CheckedFinding(finding=f, chunk_index=chunk, ordinal=0, stated_page=page, verdict=Verdict.verified,
-                          checks=[CheckResult(name="grounding", verdict=Verdict.verified, reason="found")])
+    return CheckedFinding(
+        finding=f,
+        chunk_index=chunk,
+        ordinal=0,
+        stated_page=page,
+        verdict=Verdict.verified,
+        checks=[CheckResult(name="grounding", verdict=Verdict.verified, reason="found")],
+    )
 
 
 def test_contradiction_pair_points_at_each_other():
-    a = _checked("This Agreement shall be governed by the laws of the State of Delaware.", ClauseType.governing_law,
-                 [("jurisdiction", "Delaware")], page=3)
-    b = _checked("This Agreement shall be construed under the laws of the State of New York.", ClauseType.governing_law,
-                 [("jurisdiction", "New York")], page=9, chunk=4)
-    c = _checked("The initial term of this Agreement shall be five (5) years.", ClauseType.expiration_date,
-                 [("duration", "five (5) years")], page=2)
+    a = _checked(
+        "This Agreement shall be governed by the laws of the State of Delaware.",
+        ClauseType.governing_law,
+        [("jurisdiction", "Delaware")],
+        page=3,
+    )
+    b = _checked(
+        "This Agreement shall be construed under the laws of the State of New York.",
+        ClauseType.governing_law,
+        [("jurisdiction", "New York")],
+        page=9,
+        chunk=4,
+    )
+    c = _checked(
+        "The initial term of this Agreement shall be five (5) years.",
+        ClauseType.expiration_date,
+        [("duration", "five (5) years")],
+        page=2,
+    )
     out = consistency([a, b, c])
     ca, cb, cc = (checks_of(x)["consistency"] for x in out)
     assert out[0].verdict == out[1].verdict == Verdict.contradicted
@@ -242,39 +284,67 @@ def test_contradiction_pair_points_at_each_other():
 
 
 def test_consistent_terms_and_federal_law_do_not_conflict():
-    a = _checked("This Agreement shall be governed by the laws of the State of Delaware.", ClauseType.governing_law,
-                 [("jurisdiction", "State of Delaware")])
-    b = _checked("governed by the laws of Delaware and the federal laws of the United States", ClauseType.governing_law,
-                 [("jurisdiction", "Delaware"), ("jurisdiction", "United States")])
-    cap1 = _checked("the liability of either party shall not exceed $1,000,000", ClauseType.cap_on_liability,
-                    [("amount", "$1,000,000")])
-    cap2 = _checked("each party's liability is limited to USD 1 million", ClauseType.cap_on_liability,
-                    [("amount", "USD 1 million")])
+    a = _checked(
+        "This Agreement shall be governed by the laws of the State of Delaware.",
+        ClauseType.governing_law,
+        [("jurisdiction", "State of Delaware")],
+    )
+    b = _checked(
+        "governed by the laws of Delaware and the federal laws of the United States",
+        ClauseType.governing_law,
+        [("jurisdiction", "Delaware"), ("jurisdiction", "United States")],
+    )
+    cap1 = _checked(
+        "the liability of either party shall not exceed $1,000,000",
+        ClauseType.cap_on_liability,
+        [("amount", "$1,000,000")],
+    )
+    cap2 = _checked(
+        "each party's liability is limited to USD 1 million", ClauseType.cap_on_liability, [("amount", "USD 1 million")]
+    )
     out = consistency([a, b, cap1, cap2])
     assert all(x.verdict == Verdict.verified for x in out)
     assert "agrees with 1 other" in checks_of(out[2])["consistency"].reason
 
 
 def test_conflicting_liability_caps_and_dates():
-    cap1 = _checked("the liability of either party shall not exceed $1,000,000", ClauseType.cap_on_liability,
-                    [("amount", "$1,000,000")])
-    cap2 = _checked("each party's liability shall not exceed $2,000,000", ClauseType.cap_on_liability,
-                    [("amount", "$2,000,000")])
-    d1 = _checked("This Agreement is dated as of March 1, 2020.", ClauseType.agreement_date, [("date", "March 1, 2020")])
-    d2 = _checked("This Agreement was made and entered into on the 2nd day of March, 2020.", ClauseType.agreement_date,
-                  [("date", "the 2nd day of March, 2020")])
-    recital = _checked("WHEREAS, the parties entered into that certain agreement dated May 5, 2015.",
-                       ClauseType.agreement_date, [("date", "May 5, 2015")])
+    cap1 = _checked(
+        "the liability of either party shall not exceed $1,000,000",
+        ClauseType.cap_on_liability,
+        [("amount", "$1,000,000")],
+    )
+    cap2 = _checked(
+        "each party's liability shall not exceed $2,000,000", ClauseType.cap_on_liability, [("amount", "$2,000,000")]
+    )
+    d1 = _checked(
+        "This Agreement is dated as of March 1, 2020.", ClauseType.agreement_date, [("date", "March 1, 2020")]
+    )
+    d2 = _checked(
+        "This Agreement was made and entered into on the 2nd day of March, 2020.",
+        ClauseType.agreement_date,
+        [("date", "the 2nd day of March, 2020")],
+    )
+    recital = _checked(
+        "WHEREAS, the parties entered into that certain agreement dated May 5, 2015.",
+        ClauseType.agreement_date,
+        [("date", "May 5, 2015")],
+    )
     out = consistency([cap1, cap2, d1, d2, recital])
     assert [x.verdict for x in out] == [Verdict.contradicted] * 4 + [Verdict.verified]
     assert "consistency" not in checks_of(out[4])  # a recital states no term of this agreement
 
 
 def test_unsupported_findings_are_no_evidence_for_consistency():
-    a = _checked("This Agreement shall be governed by the laws of the State of Delaware.", ClauseType.governing_law,
-                 [("jurisdiction", "Delaware")])
-    b = _checked("This Agreement shall be governed by the laws of the State of Texas.", ClauseType.governing_law,
-                 [("jurisdiction", "Texas")])
+    a = _checked(
+        "This Agreement shall be governed by the laws of the State of Delaware.",
+        ClauseType.governing_law,
+        [("jurisdiction", "Delaware")],
+    )
+    b = _checked(
+        "This Agreement shall be governed by the laws of the State of Texas.",
+        ClauseType.governing_law,
+        [("jurisdiction", "Texas")],
+    )
     b.verdict = Verdict.unsupported
     out = consistency([a, b], DateOrder.unknown)
     assert out[0].verdict == Verdict.verified
@@ -291,17 +361,27 @@ def test_arithmetic_instalments_and_shares():
     assert checks_of(odd)["arithmetic"].verdict == Verdict.needs_review
     parts = "Fees: first payment $40,000, second payment $50,000; total fees $100,000."
     doc3 = make_doc(pages=(parts,))
-    bad = run(doc3, finding(parts, 1, [("first payment", "$40,000"), ("second payment", "$50,000"),
-                                       ("total", "$100,000")], ClauseType.other))
+    bad = run(
+        doc3,
+        finding(
+            parts,
+            1,
+            [("first payment", "$40,000"), ("second payment", "$50,000"), ("total", "$100,000")],
+            ClauseType.other,
+        ),
+    )
     assert checks_of(bad)["arithmetic"].verdict == Verdict.contradicted and bad.verdict == Verdict.contradicted
     split = "Net profits shall be split sixty percent (60%) to Licensor and forty percent (40%) to Licensee."
     doc4 = make_doc(pages=(split,))
-    good = run(doc4, finding(split, 1, [("licensor share", "60%"), ("licensee share", "40%")],
-                             ClauseType.revenue_profit_sharing))
+    good = run(
+        doc4,
+        finding(split, 1, [("licensor share", "60%"), ("licensee share", "40%")], ClauseType.revenue_profit_sharing),
+    )
     assert checks_of(good)["arithmetic"].verdict == Verdict.verified
     # no shares or totals: no arithmetic check at all
-    assert "arithmetic" not in checks_of(run(make_doc(), finding("the interest rate of 8.75% per annum", 2,
-                                                                  [("rate", "8.75%")])))
+    assert "arithmetic" not in checks_of(
+        run(make_doc(), finding("the interest rate of 8.75% per annum", 2, [("rate", "8.75%")]))
+    )
 
 
 def test_absences_of_high_risk_categories():
@@ -310,8 +390,7 @@ def test_absences_of_high_risk_categories():
     kinds = {a.clause_type for a in absent}
     assert ClauseType.cap_on_liability not in kinds
     assert kinds == set(ABSENCE_CATEGORIES) - {ClauseType.cap_on_liability}
-    assert all(a.chunks == [0, 1, 2] and a.verdict == Verdict.needs_review and "3 examined" in a.reason
-               for a in absent)
+    assert all(a.chunks == [0, 1, 2] and a.verdict == Verdict.needs_review and "3 examined" in a.reason for a in absent)
     assert find_absences([], []) == []  # nothing examined, nothing claimed
 
 
@@ -330,25 +409,49 @@ def test_verifier_request_forces_the_structured_answer():
 def _message(answer: dict | None, stop_reason: str = "tool_use"):
     from anthropic.types import Message, TextBlock, ToolUseBlock, Usage
 
-    content = ([ToolUseBlock(type="tool_use", id="toolu_1", name="record_verification", input=answer)]
-               if answer is not None else [TextBlock(type="text", text="I think so")])
-    return Message(id="msg_1", type="message", role="assistant", model="claude-haiku-4-5", stop_reason=stop_reason,
-                   stop_sequence=None, usage=Usage(input_tokens=10, output_tokens=5), content=content)
+    content = (
+        [ToolUseBlock(type="tool_use", id="toolu_1", name="record_verification", input=answer)]
+        if answer is not None
+        else [TextBlock(type="text", text="I think so")]
+    )
+    return Message(
+        id="msg_1",
+        type="message",
+        role="assistant",
+        model="claude-haiku-4-5",
+        stop_reason=stop_reason,
+        stop_sequence=None,
+        usage=Usage(input_tokens=10, output_tokens=5),
+        content=content,
+    )
 
 
 def test_verifier_response_parsing_with_sdk_models():
     passage = "In no event shall the aggregate liability exceed $1,500,000."
-    ok = parse_verifier_response(_message({"supported": True, "supporting_span": "aggregate liability exceed $1,500,000",
-                                           "reason": "It caps liability."}), passage)
+    ok = parse_verifier_response(
+        _message(
+            {
+                "supported": True,
+                "supporting_span": "aggregate liability exceed $1,500,000",
+                "reason": "It caps liability.",
+            }
+        ),
+        passage,
+    )
     assert ok.verdict == Verdict.verified and "aggregate liability exceed $1,500,000" in ok.reason
     invented = _message({"supported": True, "supporting_span": "liability exceed $2,000,000", "reason": "r"})
     assert parse_verifier_response(invented, passage).verdict == Verdict.needs_review
-    no = parse_verifier_response(_message({"supported": False, "supporting_span": "", "reason": "Another clause."}),
-                                 passage)
+    no = parse_verifier_response(
+        _message({"supported": False, "supporting_span": "", "reason": "Another clause."}), passage
+    )
     assert no.verdict == Verdict.needs_review and "not supported — Another clause." in no.reason
     assert parse_verifier_response(_message({"supported": "maybe"}), passage).verdict == Verdict.needs_review
-    assert parse_verifier_response(_message({"supported": True, "supporting_span": "x", "reason": "r"}, "max_tokens"),
-                                   passage).verdict == Verdict.needs_review
+    assert (
+        parse_verifier_response(
+            _message({"supported": True, "supporting_span": "x", "reason": "r"}, "max_tokens"), passage
+        ).verdict
+        == Verdict.needs_review
+    )
     assert parse_verifier_response(_message(None, "end_turn"), passage).verdict == Verdict.needs_review
 
 

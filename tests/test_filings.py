@@ -8,7 +8,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from fpdf import FPDF
 
 from docreview_testing.filings import INCOME_LINES, write_10k
@@ -21,25 +20,36 @@ from tasks.review.backends.filing_rules import _SENTENCE, FilingRules, _sentence
 from tasks.review.filing import item_sections, key_figures, page_chunks, statement_kind
 from tasks.store.persist import dispose_engines
 
-COVER_10K = ("UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\nFORM 10-K\n"
-             "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934\n"
-             "For the fiscal year ended December 31, 2018\nCommission file number 1-3285\n3M COMPANY\n")
-COVER_10Q = ("SECURITIES AND EXCHANGE COMMISSION\nFORM 10-Q\nQUARTERLY REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE "
-             "SECURITIES EXCHANGE ACT OF 1934\nFor the quarterly period ended July 29, 2023\nBEST BUY CO., INC.\n"
-             "(Exact name of registrant as specified in its charter)\n")
-COVER_8K = ("SECURITIES AND EXCHANGE COMMISSION\nFORM 8-K\nCURRENT REPORT\nPursuant to Section 13 or 15(d)\n"
-            "Date of Report (Date of earliest event reported): August 19, 2022\nFoot Locker, Inc.\n"
-            "(Exact name of registrant as specified in its charter)\n")
-RELEASE = ("Amcor reports fiscal 2023 results\nGAAP diluted EPS of 12.3 cps; Adjusted EPS of 19.3 cps\n"
-           "Net sales of $14,694 million\n")
+COVER_10K = (
+    "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\nFORM 10-K\n"
+    "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934\n"
+    "For the fiscal year ended December 31, 2018\nCommission file number 1-3285\n3M COMPANY\n"
+)
+COVER_10Q = (
+    "SECURITIES AND EXCHANGE COMMISSION\nFORM 10-Q\nQUARTERLY REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE "
+    "SECURITIES EXCHANGE ACT OF 1934\nFor the quarterly period ended July 29, 2023\nBEST BUY CO., INC.\n"
+    "(Exact name of registrant as specified in its charter)\n"
+)
+COVER_8K = (
+    "SECURITIES AND EXCHANGE COMMISSION\nFORM 8-K\nCURRENT REPORT\nPursuant to Section 13 or 15(d)\n"
+    "Date of Report (Date of earliest event reported): August 19, 2022\nFoot Locker, Inc.\n"
+    "(Exact name of registrant as specified in its charter)\n"
+)
+RELEASE = (
+    "Amcor reports fiscal 2023 results\nGAAP diluted EPS of 12.3 cps; Adjusted EPS of 19.3 cps\n"
+    "Net sales of $14,694 million\n"
+)
 
 
-@pytest.mark.parametrize("text, form, company, period", [
-    (COVER_10K, "10-K", "3M COMPANY", "2018-12-31"),
-    (COVER_10Q, "10-Q", "BEST BUY CO., INC", "2023-07-29"),
-    (COVER_8K, "8-K", "Foot Locker, Inc", "2022-08-19"),
-    (RELEASE, "earnings release", "Amcor", None),
-])
+@pytest.mark.parametrize(
+    "text, form, company, period",
+    [
+        (COVER_10K, "10-K", "3M COMPANY", "2018-12-31"),
+        (COVER_10Q, "10-Q", "BEST BUY CO., INC", "2023-07-29"),
+        (COVER_8K, "8-K", "Foot Locker, Inc", "2022-08-19"),
+        (RELEASE, "earnings release", "Amcor", None),
+    ],
+)
 def test_cover_pages_are_classified_as_filings_with_their_form(text, form, company, period):
     kind = classify_text(text)
     assert kind.profile is Profile.filing
@@ -78,29 +88,48 @@ def test_one_registrants_filings_share_a_company_key():
     assert filing_company_key(classify_text(RELEASE)) == "AMCOR"  # no file number: the name
 
 
-STATEMENT = ("3M Company and Subsidiaries\nConsolidated Statement of Cash Flows\nYears ended December 31\n"
-             "(Millions) 2018 2017 2016\nNet income including noncontrolling interest $ 5,363 $ 4,869 $ 5,058\n"
-             "Depreciation and amortization 1,488 1,544 1,474\n"
-             "Net cash provided by (used in) operating activities 6,439 6,240 6,662\n"
-             "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)\n"
-             "Dividends paid to shareholders (3,193) (2,803) (2,678)\n")
+STATEMENT = (
+    "3M Company and Subsidiaries\nConsolidated Statement of Cash Flows\nYears ended December 31\n"
+    "(Millions) 2018 2017 2016\nNet income including noncontrolling interest $ 5,363 $ 4,869 $ 5,058\n"
+    "Depreciation and amortization 1,488 1,544 1,474\n"
+    "Net cash provided by (used in) operating activities 6,439 6,240 6,662\n"
+    "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)\n"
+    "Dividends paid to shareholders (3,193) (2,803) (2,678)\n"
+)
 
 
 def test_key_figures_come_from_the_current_column_of_a_statement_page():
     assert statement_kind(STATEMENT) == "cash flow"
     figures = {f.name: f for f in key_figures([(60, STATEMENT)])}
     capex = figures[KeyFigureName.capital_expenditure]
-    assert (capex.value, capex.raw, capex.unit, capex.period, capex.page) == (1577.0, "(1,577)", "USD millions", "2018", 60)
+    assert (capex.value, capex.raw, capex.unit, capex.period, capex.page) == (
+        1577.0,
+        "(1,577)",
+        "USD millions",
+        "2018",
+        60,
+    )
     assert figures[KeyFigureName.operating_cash_flow].value == 6439.0
     assert figures[KeyFigureName.dividends_paid].value == 3193.0  # an outflow, reported as a positive amount
     assert statement_kind("Management's discussion refers to the Consolidated Statement of Cash Flows.") is None
 
 
 def test_filing_rules_quote_statement_lines_and_8k_items_verbatim():
-    text = STATEMENT + "\n\nItem 5.02. Departure of Directors or Certain Officers.\nOn August 19, 2022, the Company " \
-                       "announced that its Chief Financial Officer will retire. The Board appointed a successor."
-    chunk = Chunk(document_sha256="x", index=0, char_start=0, char_end=len(text), page_start=60, page_end=61,
-                  text=text, page_offsets=[len(STATEMENT) + 2], profile="filing")
+    text = (
+        STATEMENT + "\n\nItem 5.02. Departure of Directors or Certain Officers.\nOn August 19, 2022, the Company "
+        "announced that its Chief Financial Officer will retire. The Board appointed a successor."
+    )
+    chunk = Chunk(
+        document_sha256="x",
+        index=0,
+        char_start=0,
+        char_end=len(text),
+        page_start=60,
+        page_end=61,
+        text=text,
+        page_offsets=[len(STATEMENT) + 2],
+        profile="filing",
+    )
     review = FilingRules().review_chunk(chunk)
     by_topic = {}
     for f in review.findings:
@@ -108,28 +137,43 @@ def test_filing_rules_quote_statement_lines_and_8k_items_verbatim():
         for v in f.values:
             assert v.value in f.evidence
         by_topic.setdefault(f.clause_type, []).append(f)
-    capex = [f for f in by_topic[FilingTopic.key_figure] if "PP&E" in f.evidence][0]
+    capex = next(f for f in by_topic[FilingTopic.key_figure] if "PP&E" in f.evidence)
     assert capex.page == 60 and capex.values[0].value == "(1,577)"
     item = by_topic[FilingTopic.executive_change][0]
     assert item.page == 61 and item.values[0].value == "5.02"
 
 
 def _summary(heads: list[str], revenue: float, weakness: bool = False, auditor: str = "KPMG LLP") -> FilingSummary:
-    fig = KeyFigure(name=KeyFigureName.revenue, value=revenue, raw=f"{revenue:,.0f}", unit="USD millions",
-                    period="2022", statement="income", line=f"Net sales {revenue:,.0f}", page=40)
-    return FilingSummary(risk_headings=heads, key_figures=[fig],
-                         flags={"going_concern": False, "material_weakness": weakness, "auditor": auditor})
+    fig = KeyFigure(
+        name=KeyFigureName.revenue,
+        value=revenue,
+        raw=f"{revenue:,.0f}",
+        unit="USD millions",
+        period="2022",
+        statement="income",
+        line=f"Net sales {revenue:,.0f}",
+        page=40,
+    )
+    return FilingSummary(
+        risk_headings=heads,
+        key_figures=[fig],
+        flags={"going_concern": False, "material_weakness": weakness, "auditor": auditor},
+    )
 
 
 def test_changes_between_two_summaries():
     before = _summary(["Competition may reduce our sales.", "Our debt may limit us."], 1000.0)
-    after = _summary(["Competition may reduce our sales.", "A cyber attack could disrupt us."], 1100.0,
-                     weakness=True, auditor="Ernst & Young LLP")
+    after = _summary(
+        ["Competition may reduce our sales.", "A cyber attack could disrupt us."],
+        1100.0,
+        weakness=True,
+        auditor="Ernst & Young LLP",
+    )
     changes = compare_summaries(before, after)
     kinds = {(c.kind, c.subject) for c in changes}
     assert ("risk_factor_added", "A cyber attack could disrupt us.") in kinds
     assert ("risk_factor_removed", "Our debt may limit us.") in kinds
-    revenue = [c for c in changes if c.kind == "figure_changed"][0]
+    revenue = next(c for c in changes if c.kind == "figure_changed")
     assert revenue.subject == "revenue" and revenue.change == pytest.approx(0.1)
     high = [c for c in changes if c.high_risk]
     assert {c.kind for c in high} == {"flag_appeared", "auditor_changed"}
@@ -157,13 +201,23 @@ def test_a_second_filing_reports_its_changes_since_the_first(tmp_path, db_url):
     heads = ["Supply chain disruptions could delay our deliveries.", "Competition could reduce our margins."]
     write_10k(src / "northwind-2021.pdf", "Northwind Tools, Inc.", 2021, heads)
     revenue = [("Net sales", "13,650", "12,400")] + [r for r in INCOME_LINES if r[0] != "Net sales"]
-    write_10k(src / "northwind-2022.pdf", "Northwind Tools, Inc.", 2022,
-              [heads[0], "A cyber attack could interrupt our operations."], income=revenue, controls_effective=False)
+    write_10k(
+        src / "northwind-2022.pdf",
+        "Northwind Tools, Inc.",
+        2022,
+        [heads[0], "A cyber attack could interrupt our operations."],
+        income=revenue,
+        controls_effective=False,
+    )
     exhibit = FPDF(format="letter")
     exhibit.add_page()
     exhibit.set_font("Helvetica", size=10)
-    exhibit.multi_cell(0, 5, "EXHIBIT 10.1\nCREDIT AGREEMENT dated as of May 1, 2022 among Northwind Tools, Inc. and the "
-                             "Lenders party hereto. This Agreement shall be governed by the laws of the State of New York.")
+    exhibit.multi_cell(
+        0,
+        5,
+        "EXHIBIT 10.1\nCREDIT AGREEMENT dated as of May 1, 2022 among Northwind Tools, Inc. and the "
+        "Lenders party hereto. This Agreement shall be governed by the laws of the State of New York.",
+    )
     exhibit.output(str(src / "exhibit-10-1.pdf"))
     try:
         review_documents(source=str(src), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
@@ -229,7 +283,9 @@ def test_eval_filings_refuses_a_filing_name_that_is_not_in_the_set(tmp_path):
 
     (tmp_path / "pdf").mkdir()
     (tmp_path / "documents.jsonl").write_text('{"doc_name": "ACME_2022_10K"}\n')
-    result = CliRunner().invoke(app, ["eval", "filings", str(tmp_path), "--only", "NOPE", "--out", str(tmp_path / "e.json")])
+    result = CliRunner().invoke(
+        app, ["eval", "filings", str(tmp_path), "--only", "NOPE", "--out", str(tmp_path / "e.json")]
+    )
     assert result.exit_code == 2 and "--only: no filing NOPE" in result.output
     assert not (tmp_path / "e.json").exists()
 
@@ -252,20 +308,35 @@ def test_needed_words_skip_only_the_sentences_no_rule_can_match(shared_data, mon
     from tasks.review.backends import filing_rules
 
     chunks = []
-    for name in ("3M_2018_10K.pdf", "BESTBUY_2024Q2_10Q.pdf", "FOOTLOCKER_2022_8K_dated_2022-08-19.pdf",
-                 "AMCOR_2023Q4_EARNINGS.pdf"):
+    for name in (
+        "3M_2018_10K.pdf",
+        "BESTBUY_2024Q2_10Q.pdf",
+        "FOOTLOCKER_2022_8K_dated_2022-08-19.pdf",
+        "AMCOR_2023Q4_EARNINGS.pdf",
+    ):
         pdf = pypdfium2.PdfDocument(str(shared_data / "filings" / "pdf" / name))
         try:
             for i in range(len(pdf)):
                 page = pdf[i]
                 text = page.get_textpage().get_text_range().replace("\r\n", "\n")
-                chunks.append(Chunk(document_sha256=name, index=len(chunks), char_start=0, char_end=len(text),
-                                    page_start=i + 1, page_end=i + 1, text=text, page_offsets=[], profile="filing"))
+                chunks.append(
+                    Chunk(
+                        document_sha256=name,
+                        index=len(chunks),
+                        char_start=0,
+                        char_end=len(text),
+                        page_start=i + 1,
+                        page_end=i + 1,
+                        text=text,
+                        page_offsets=[],
+                        profile="filing",
+                    )
+                )
         finally:
             pdf.close()
     assert len(chunks) > 200
     gated = [FilingRules().review_chunk(c).model_dump() for c in chunks]
-    monkeypatch.setattr(filing_rules, "SENTENCE_RULE_WORDS", {t: ("",) for t in filing_rules.SENTENCE_RULE_WORDS})
+    monkeypatch.setattr(filing_rules, "SENTENCE_RULE_WORDS", dict.fromkeys(filing_rules.SENTENCE_RULE_WORDS, ("",)))
     every = [FilingRules().review_chunk(c).model_dump() for c in chunks]
     assert gated == every
     topics = {f["clause_type"] for review in gated for f in review["findings"]}
@@ -276,11 +347,22 @@ def test_needed_words_are_found_as_the_patterns_fold_case():
     """``re.IGNORECASE`` matches ``İ`` and ``ı`` to ``i`` (text upper-cased under a Turkish
     locale, OCR): the needed-word filter folds them the same way, so these sentences still reach
     their rules."""
-    text = ("İN OUR OPİNİON, THE CONSOLİDATED FİNANCİAL STATEMENTS PRESENT FAİRLY, in all material respects, the "
-            "financial position of the Company.\n\nManagement concluded that our internal control over financial "
-            "reporting was not effectıve as of December 31, 2024.\n\nWe received a subpoena and an İNQUİRY FROM "
-            "THE SEC regarding our revenue recognition practices last year.\n")
-    chunk = Chunk(document_sha256="x", index=0, char_start=0, char_end=len(text), page_start=1, page_end=1, text=text,
-                  page_offsets=[], profile="filing")
+    text = (
+        "İN OUR OPİNİON, THE CONSOLİDATED FİNANCİAL STATEMENTS PRESENT FAİRLY, in all material respects, the "
+        "financial position of the Company.\n\nManagement concluded that our internal control over financial "
+        "reporting was not effectıve as of December 31, 2024.\n\nWe received a subpoena and an İNQUİRY FROM "
+        "THE SEC regarding our revenue recognition practices last year.\n"
+    )
+    chunk = Chunk(
+        document_sha256="x",
+        index=0,
+        char_start=0,
+        char_end=len(text),
+        page_start=1,
+        page_end=1,
+        text=text,
+        page_offsets=[],
+        profile="filing",
+    )
     topics = {f.clause_type for f in FilingRules().review_chunk(chunk).findings}
     assert {FilingTopic.auditor_opinion, FilingTopic.material_weakness, FilingTopic.regulatory_investigation} <= topics

@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import func
 from sqlmodel import Session, select
 
+from docreview_testing.samples import generate_samples
 from schemas.tables import CheckRow, ChunkRow, DocumentReviewRow, DocumentRow, FindingRow, LLMCallRow, RunDocumentRow
 from tasks.store.persist import dispose_engines, get_engine
-from docreview_testing.samples import generate_samples
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -54,7 +54,9 @@ def test_samples_reviewed_with_ground_truth(samples, tmp_path, db_url):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     m = report["run"]["metrics"]
     assert m["documents_total"] == 3 and m["documents_reviewed"] == 3 and m["documents_failed"] == 0
-    assert report["run"]["backend"] == "rules" and report["run"]["offline"] is True and report["run"]["endpoint"] is None
+    assert (
+        report["run"]["backend"] == "rules" and report["run"]["offline"] is True and report["run"]["endpoint"] is None
+    )
     # Since the support check (issue 17), findings citing a bare heading or a clause of another category
     # are needs_review: the generated samples have such findings, so fewer are verified than before (0.95).
     assert 0.5 <= m["verification_rate"] < 0.95, m
@@ -83,7 +85,8 @@ def test_samples_reviewed_with_ground_truth(samples, tmp_path, db_url):
 
 
 def test_the_offline_review_is_one_task_run_per_document_and_a_failing_chunk_is_its_document_s_problem(
-        samples, tmp_path, db_url, monkeypatch):
+    samples, tmp_path, db_url, monkeypatch
+):
     """The rules backend reviews a document's chunks in one task run (and fact-checks them in one
     more); a chunk whose review raises defers its document with the chunk named, while its other
     chunks' findings are still checked and stored and the other documents are reviewed."""
@@ -95,9 +98,11 @@ def test_the_offline_review_is_one_task_run_per_document_and_a_failing_chunk_is_
     broken = sorted(p.name for p in inbox.glob("*.pdf"))[0]
     calls: dict[str, int] = {"review": 0, "fact-check": 0}
     for name, task_ in (("review", review_chunks_offline), ("fact-check", fact_check_document)):
+
         def counted(*args, _fn=task_.fn, _name=name, **kwargs):
             calls[_name] += 1
             return _fn(*args, **kwargs)
+
         monkeypatch.setattr(task_, "fn", counted)
     original = RulesBackend.review_chunk
 
@@ -165,10 +170,13 @@ def test_bad_files_fail_with_reasons_and_the_batch_goes_on(samples, tmp_path, db
 def test_report_escapes_document_text(tmp_path, db_url, pdf_maker):
     inbox = tmp_path / "hostile"
     inbox.mkdir()
-    pdf_maker(inbox / "<img src=x onerror=alert(1)>.pdf", [
-        "MASTER AGREEMENT\n\n12. GOVERNING LAW. This Agreement shall be governed by the laws of the State of "
-        "Delaware <script>alert('x')</script> without regard to conflicts of law."
-    ])
+    pdf_maker(
+        inbox / "<img src=x onerror=alert(1)>.pdf",
+        [
+            "MASTER AGREEMENT\n\n12. GOVERNING LAW. This Agreement shall be governed by the laws of the State of "
+            "Delaware <script>alert('x')</script> without regard to conflicts of law."
+        ],
+    )
     run_review(inbox, tmp_path / "out", db_url)
     html = (tmp_path / "out" / "report.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;alert" in html
@@ -194,8 +202,14 @@ def test_prefect_internal_errors_go_to_the_run_log_not_the_console(tmp_path):
         "handler.flush()\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_LOGGING_")}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
-                          cwd=str(Path(__file__).resolve().parents[1]))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=str(Path(__file__).resolve().parents[1]),
+    )
     assert done.returncode == 0, done.stderr
     assert "events worker failed for the test" not in done.stderr + done.stdout
     assert "events worker failed for the test" in log.read_text()
@@ -205,7 +219,9 @@ def test_an_unwritable_report_folder_is_one_line_and_exit_2(tmp_path):
 
     (tmp_path / "inbox").mkdir()
     (tmp_path / "taken").write_text("a file where the report folder should go")
-    done = docreview("review", str(tmp_path / "inbox"), "--out", str(tmp_path / "taken"), "--db", f"sqlite:///{tmp_path}/x.db")
+    done = docreview(
+        "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "taken"), "--db", f"sqlite:///{tmp_path}/x.db"
+    )
     assert done.returncode == 2
     assert "cannot write the report folder" in done.stderr and "Traceback" not in done.stderr + done.stdout
     assert not (tmp_path / "x.db").exists()  # nothing started
@@ -227,8 +243,16 @@ def test_an_invalid_resilience_policy_is_one_line_naming_the_option_or_field(tmp
 
     (tmp_path / "inbox").mkdir()
     (tmp_path / "policy.json").write_text('{"attempts": "x"}')
-    done = docreview("review", str(tmp_path / "inbox"), "--policy", str(tmp_path / "policy.json"), "--on-open", "maybe",
-                     "--db", f"sqlite:///{tmp_path}/x.db")
+    done = docreview(
+        "review",
+        str(tmp_path / "inbox"),
+        "--policy",
+        str(tmp_path / "policy.json"),
+        "--on-open",
+        "maybe",
+        "--db",
+        f"sqlite:///{tmp_path}/x.db",
+    )
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert f"{tmp_path / 'policy.json'}: attempts: Input should be a valid integer" in done.stderr
     assert "--on-open: Input should be 'defer' or 'cached' (got 'maybe')" in done.stderr
@@ -242,39 +266,53 @@ def test_a_missing_file_url_source_is_exit_2_before_the_run(tmp_path):
     assert not (tmp_path / "x.db").exists()
 
 
-@pytest.mark.parametrize("name, expected", [("junk.db", "junk.db is not a SQLite database"),
-                                              ("afolder", "afolder is a folder, not a SQLite file")])
+@pytest.mark.parametrize(
+    "name, expected",
+    [("junk.db", "junk.db is not a SQLite database"), ("afolder", "afolder is a folder, not a SQLite file")],
+)
 def test_a_sqlite_url_that_is_no_database_is_exit_2_before_the_run(tmp_path, name, expected):
 
     (tmp_path / "inbox").mkdir()
     (tmp_path / "junk.db").write_text("not a database")
     (tmp_path / "afolder").mkdir()
-    done = docreview("review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), "--db", f"sqlite:///{tmp_path / name}")
+    done = docreview(
+        "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), "--db", f"sqlite:///{tmp_path / name}"
+    )
     assert done.returncode == 2 and expected in done.stderr, done.stdout + done.stderr
     assert (tmp_path / "junk.db").read_text() == "not a database"  # left as it was
 
 
-@pytest.mark.parametrize("env, expected", [
-    ({"DOCREVIEW_ROUTER_THRESHOLD": "abc"}, "DOCREVIEW_ROUTER_THRESHOLD"),
-    ({"DOCREVIEW_ROUTER_THRESHOLD": "nan"}, "DOCREVIEW_ROUTER_THRESHOLD"),
-    ({"DOCREVIEW_ROUTER_THRESHOLD": ""}, "DOCREVIEW_ROUTER_THRESHOLD"),
-    ({"DOCREVIEW_CLAIM_LEASE_S": "-1"}, "DOCREVIEW_CLAIM_LEASE_S"),
-    ({"DOCREVIEW_MAX_PAGES": "many"}, "DOCREVIEW_MAX_PAGES"),
-    ({"DOCREVIEW_BACKEND": "foo"}, "DOCREVIEW_BACKEND"),
-    ({"DOCREVIEW_LLM_PRICES": "notjson"}, "DOCREVIEW_LLM_PRICES: cannot be parsed"),
-    ({"DOCREVIEW_LLM_TIMEOUT_S": "0"}, "DOCREVIEW_LLM_TIMEOUT_S"),
-    ({"DOCREVIEW_LLM_MAX_TOKENS": "-5"}, "DOCREVIEW_LLM_MAX_TOKENS"),
-    ({"DOCREVIEW_LLM_MAX_TOKENS_CEILING": "1"}, "DOCREVIEW_LLM_MAX_TOKENS_CEILING (1) must be at least"),
-    ({"DOCREVIEW_LLM_THINKING_BUDGET_TOKENS": "5000"}, "DOCREVIEW_LLM_THINKING_BUDGET_TOKENS"),
-    ({"DOCREVIEW_ANTHROPIC_MODEL": ""}, "DOCREVIEW_ANTHROPIC_MODEL"),
-    ({"DOCREVIEW_ALERT_ROUTING_RATE_MIN": "-5"}, "DOCREVIEW_ALERT_ROUTING_RATE_MIN"),
-])
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({"DOCREVIEW_ROUTER_THRESHOLD": "abc"}, "DOCREVIEW_ROUTER_THRESHOLD"),
+        ({"DOCREVIEW_ROUTER_THRESHOLD": "nan"}, "DOCREVIEW_ROUTER_THRESHOLD"),
+        ({"DOCREVIEW_ROUTER_THRESHOLD": ""}, "DOCREVIEW_ROUTER_THRESHOLD"),
+        ({"DOCREVIEW_CLAIM_LEASE_S": "-1"}, "DOCREVIEW_CLAIM_LEASE_S"),
+        ({"DOCREVIEW_MAX_PAGES": "many"}, "DOCREVIEW_MAX_PAGES"),
+        ({"DOCREVIEW_BACKEND": "foo"}, "DOCREVIEW_BACKEND"),
+        ({"DOCREVIEW_LLM_PRICES": "notjson"}, "DOCREVIEW_LLM_PRICES: cannot be parsed"),
+        ({"DOCREVIEW_LLM_TIMEOUT_S": "0"}, "DOCREVIEW_LLM_TIMEOUT_S"),
+        ({"DOCREVIEW_LLM_MAX_TOKENS": "-5"}, "DOCREVIEW_LLM_MAX_TOKENS"),
+        ({"DOCREVIEW_LLM_MAX_TOKENS_CEILING": "1"}, "DOCREVIEW_LLM_MAX_TOKENS_CEILING (1) must be at least"),
+        ({"DOCREVIEW_LLM_THINKING_BUDGET_TOKENS": "5000"}, "DOCREVIEW_LLM_THINKING_BUDGET_TOKENS"),
+        ({"DOCREVIEW_ANTHROPIC_MODEL": ""}, "DOCREVIEW_ANTHROPIC_MODEL"),
+        ({"DOCREVIEW_ALERT_ROUTING_RATE_MIN": "-5"}, "DOCREVIEW_ALERT_ROUTING_RATE_MIN"),
+    ],
+)
 def test_a_bad_setting_is_exit_2_naming_the_variable_before_anything_starts(tmp_path, env, expected):
     import os
 
     (tmp_path / "inbox").mkdir()
-    done = docreview("review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), "--db", f"sqlite:///{tmp_path}/x.db",
-                     env={**os.environ, **env})
+    done = docreview(
+        "review",
+        str(tmp_path / "inbox"),
+        "--out",
+        str(tmp_path / "out"),
+        "--db",
+        f"sqlite:///{tmp_path}/x.db",
+        env={**os.environ, **env},
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert expected in done.stderr and "Traceback" not in done.stderr + done.stdout
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # one line, never wrapped at 80 columns
@@ -300,24 +338,39 @@ def test_docreview_backend_is_the_default_of_backend(samples, tmp_path, db_url, 
 
     (tmp_path / "empty").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    done = docreview("review", str(tmp_path / "empty"), "--out", str(tmp_path / "o2"), "--db", f"sqlite:///{tmp_path}/y.db",
-                     env={**env, "DOCREVIEW_BACKEND": "anthropic"})
+    done = docreview(
+        "review",
+        str(tmp_path / "empty"),
+        "--out",
+        str(tmp_path / "o2"),
+        "--db",
+        f"sqlite:///{tmp_path}/y.db",
+        env={**env, "DOCREVIEW_BACKEND": "anthropic"},
+    )
     assert done.returncode == 2 and "needs ANTHROPIC_API_KEY" in " ".join(done.stderr.split()), done.stderr
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], "cannot connect"),
-    (["--db", "notaurl"], "is not a database URL"),
-    (["--backend", "bedrock"], "needs AWS credentials"),
-    (["--backend", "anthropic"], "needs ANTHROPIC_API_KEY"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], "cannot connect"),
+        (["--db", "notaurl"], "is not a database URL"),
+        (["--backend", "bedrock"], "needs AWS credentials"),
+        (["--backend", "anthropic"], "needs ANTHROPIC_API_KEY"),
+    ],
+)
 def test_an_unusable_database_or_backend_is_exit_2_before_the_run(tmp_path, args, expected):
     import os
 
     (tmp_path / "inbox").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "ANTHROPIC_"))}
-    env.update({"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
-                "AWS_EC2_METADATA_DISABLED": "true"})
+    env.update(
+        {
+            "AWS_CONFIG_FILE": str(tmp_path / "none"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+    )
     done = docreview("review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"), *args, env=env, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert expected in " ".join(done.stderr.split()) and "Traceback" not in done.stderr + done.stdout
@@ -333,16 +386,18 @@ def test_a_run_with_a_failed_document_ends_completed_with_failures(prefect_harne
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=1)
     (inbox / "broken.pdf").write_bytes(b"not a pdf")
-    state = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                             backend="rules", return_state=True)
+    state = review_documents(
+        source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules", return_state=True
+    )
     assert state.is_completed() and state.name == "Completed with failures"
     assert state.message == "1 of 2 failed"
     assert state.result()["metrics"]["documents_failed"] == 1
 
     clean = tmp_path / "clean"
     generate_samples(clean, count=1)
-    state = review_documents(source=str(clean), out_dir=str(tmp_path / "out2"), database_url=db_url,
-                             backend="rules", return_state=True)
+    state = review_documents(
+        source=str(clean), out_dir=str(tmp_path / "out2"), database_url=db_url, backend="rules", return_state=True
+    )
     assert state.is_completed() and state.name == "Completed"
 
 
@@ -358,36 +413,53 @@ def test_a_run_that_reviews_nothing_ends_failed_and_the_cli_exits_1(prefect_harn
     inbox.mkdir()
     (inbox / "broken.pdf").write_bytes(b"not a pdf")
     (inbox / "empty.pdf").write_bytes(b"")
-    state = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                             backend="rules", return_state=True)
+    state = review_documents(
+        source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules", return_state=True
+    )
     assert state.is_failed() and state.message == "nothing reviewed: 2 of 2 failed"
     with pytest.raises(NothingReviewed) as raised:
         state.result()
     assert raised.value.result["metrics"]["documents_failed"] == 2
     assert (tmp_path / "out" / "report.html").is_file()
 
-    done = docreview("review", str(inbox), "--out", str(tmp_path / "cli-out"), "--backend", "rules",
-                     "--db", f"sqlite:///{tmp_path}/cli.db", timeout=300)
+    done = docreview(
+        "review",
+        str(inbox),
+        "--out",
+        str(tmp_path / "cli-out"),
+        "--backend",
+        "rules",
+        "--db",
+        f"sqlite:///{tmp_path}/cli.db",
+        timeout=300,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Nothing was reviewed: 2 of 2 failed" in " ".join(done.stderr.split())
     assert "broken.pdf" in done.stdout and "Report:" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("counts, batch, waiting, expected", [
-    ((0, 2, 0), False, 0, "Failed"),  # deferred because they could not be reviewed (API errors, back-off)
-    ((0, 2, 0), False, 2, "Completed with deferrals"),  # another live run holds both claims
-    ((0, 2, 0), True, 0, "Completed with deferrals"),  # waiting on their Message Batch
-    ((0, 1, 1), True, 0, "Failed"),  # a failure and nothing reviewed fails even in batch mode
-    ((1, 1, 0), False, 0, "Completed with deferrals"),
-    ((1, 0, 1), False, 0, "Completed with failures"),
-])
+@pytest.mark.parametrize(
+    "counts, batch, waiting, expected",
+    [
+        ((0, 2, 0), False, 0, "Failed"),  # deferred because they could not be reviewed (API errors, back-off)
+        ((0, 2, 0), False, 2, "Completed with deferrals"),  # another live run holds both claims
+        ((0, 2, 0), True, 0, "Completed with deferrals"),  # waiting on their Message Batch
+        ((0, 1, 1), True, 0, "Failed"),  # a failure and nothing reviewed fails even in batch mode
+        ((1, 1, 0), False, 0, "Completed with deferrals"),
+        ((1, 0, 1), False, 0, "Completed with failures"),
+    ],
+)
 def test_the_end_state_says_what_happened(counts, batch, waiting, expected):
     from flows.review import final_state
 
     reviewed, deferred, failed = counts
-    metrics = {"documents_reviewed": reviewed, "documents_deferred": deferred, "documents_failed": failed,
-               "documents_total": reviewed + deferred + failed}
+    metrics = {
+        "documents_reviewed": reviewed,
+        "documents_deferred": deferred,
+        "documents_failed": failed,
+        "documents_total": reviewed + deferred + failed,
+    }
     state = final_state({"metrics": metrics}, batch, waiting=waiting)
     assert state.name == expected
 
@@ -409,22 +481,32 @@ def test_sigterm_ends_a_run_like_ctrl_c_and_stops_its_temporary_prefect_server(t
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}  # a temporary server of its own
     env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
     cli = str(Path(sys.executable).parent / "docreview")
-    proc = subprocess.Popen([cli, "review", str(inbox), "--out", str(tmp_path / "out"), "--db",
-                             f"sqlite:///{tmp_path}/x.db"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [cli, "review", str(inbox), "--out", str(tmp_path / "out"), "--db", f"sqlite:///{tmp_path}/x.db"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         children: set[int] = set()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:  # wait for the server and the run's start
-            children = {int(p) for p in subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)],
-                                                       capture_output=True, text=True).stdout.split()}
+            children = {
+                int(p)
+                for p in subprocess.run(
+                    ["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True
+                ).stdout.split()
+            }
             if children and (tmp_path / "x.db").exists():
                 time.sleep(1)
                 break
             time.sleep(0.2)
         if proc.poll() is not None:
             out, errors = proc.communicate()
-            pytest.fail(f"the run ended (exit {proc.returncode}) before it could be stopped: {out[-800:]} {errors[-800:]}")
+            pytest.fail(
+                f"the run ended (exit {proc.returncode}) before it could be stopped: {out[-800:]} {errors[-800:]}"
+            )
         assert children, "no temporary Prefect server or no run database within 120 s"
         proc.send_signal(signal.SIGTERM)
         out, errors = proc.communicate(timeout=90)

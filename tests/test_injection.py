@@ -52,7 +52,7 @@ def test_detector_flags_instruction_like_text(text, rule):
     flags = detect_injection(text)
     assert rule in {f.rule for f in flags}, flags
     for f in flags:  # spans point into the original text
-        assert f.matched == text[f.start:f.end] and f.matched.strip()
+        assert f.matched == text[f.start : f.end] and f.matched.strip()
 
 
 @pytest.mark.parametrize("text", NEGATIVE)
@@ -102,7 +102,7 @@ def test_every_rule_with_needed_words_matches_fewer_characters_than_its_window()
         if rule.raw or not rule.needs:
             continue
         pattern = rule.pattern.pattern.replace(r"\s+", " ").replace(r"\s*", " ?").replace("#{2,}", "##")
-        low, high = _parser.parse(pattern, rule.pattern.flags).getwidth()
+        _low, high = _parser.parse(pattern, rule.pattern.flags).getwidth()
         assert high <= NEED_WINDOW // 2, (rule.reason, high)
         assert re.compile(pattern).search("") is None
 
@@ -118,8 +118,9 @@ def test_page_cap_truncates_only_long_pages(pdf_maker):
     from schemas.documents import ExtractedDocument, PageText, SourceObject
 
     src = SourceObject(uri="x.pdf", name="x.pdf", local_path="/x.pdf", size_bytes=1)
-    doc = ExtractedDocument(sha256="0" * 64, source=src,
-                            pages=[PageText(number=1, text="a" * 10), PageText(number=2, text="b" * 30)])
+    doc = ExtractedDocument(
+        sha256="0" * 64, source=src, pages=[PageText(number=1, text="a" * 10), PageText(number=2, text="b" * 30)]
+    )
     capped = cap_page_chars(doc, 20)
     assert [len(p.text) for p in capped.pages] == [10, 20]
     assert [len(p.text) for p in doc.pages] == [10, 30]  # the input is not changed
@@ -172,8 +173,11 @@ def _check_flags(report: dict, docs, clean_names: list[str]) -> None:
             assert flags == [] and got["checks"] == [], (doc.file_name, flags)
             continue
         for planted in doc.planted:
-            assert any(f["rule"] == planted.rule and f["page"] == planted.page for f in flags), \
-                (doc.file_name, planted, flags)
+            assert any(f["rule"] == planted.rule and f["page"] == planted.page for f in flags), (
+                doc.file_name,
+                planted,
+                flags,
+            )
         assert [c["name"] for c in got["checks"]] == [KIND_INJECTION]
         flagged_chunks = {i for f in flags for i in f["chunk_indices"]}
         assert flagged_chunks
@@ -185,8 +189,10 @@ def _check_flags(report: dict, docs, clean_names: list[str]) -> None:
     for name in clean_names:
         got = by_name[name]
         assert got["status"] == "reviewed" and got["flags"] == [] and got["checks"] == []
-        assert all(f["verdict"] != "needs_review" or all(c["name"] != KIND_INJECTION for c in f["checks"])
-                   for f in got["findings"])
+        assert all(
+            f["verdict"] != "needs_review" or all(c["name"] != KIND_INJECTION for c in f["checks"])
+            for f in got["findings"]
+        )
 
 
 @pytest.mark.usefixtures("prefect_harness")
@@ -210,7 +216,9 @@ def test_flags_survive_a_rerun_that_reuses_the_reviews(hostile_corpus, tmp_path,
 @pytest.mark.slow  # every hostile PDF reviewed end to end through the SDK: about 30 s
 @pytest.mark.usefixtures("prefect_harness")
 def test_planted_injections_through_the_messages_api_test_server(hostile_corpus, tmp_path, db_url, monkeypatch):
-    stub_llm = pytest.importorskip("docreview_testing.stub_llm", reason="the local Messages-API test server is not in this build")
+    stub_llm = pytest.importorskip(
+        "docreview_testing.stub_llm", reason="the local Messages-API test server is not in this build"
+    )
     inbox, docs, clean = hostile_corpus
     with stub_llm.StubLLMServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-injection")
@@ -247,8 +255,9 @@ def test_false_positive_rate_on_cuad_chunks(shared_data):
                 flagged += 1
                 examples.append((path.name, chunk.index, [f.matched for f in found]))
     elapsed = time.monotonic() - started
-    print(f"CUAD: {len(files)} contracts, {chunks} chunks, {flagged} flagged "
-          f"({flagged / chunks:.4%}) in {elapsed:.1f} s; {examples[:10]}")
+    print(
+        f"CUAD: {len(files)} contracts, {chunks} chunks, {flagged} flagged "
+        f"({flagged / chunks:.4%}) in {elapsed:.1f} s; {examples[:10]}"
+    )
     assert chunks > 1000
     assert flagged / chunks <= CUAD_MAX_FLAGGED_SHARE, examples[:10]
-

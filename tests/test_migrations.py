@@ -64,8 +64,17 @@ def test_opening_a_new_database_migrates_it_to_head(new_db):
     tables = set(inspect(engine).get_table_names())
     assert set(SQLModel.metadata.tables) <= tables
     with engine.begin() as conn:  # tables are usable: the run row round-trips with its timezone
-        conn.execute(RunRow.__table__.insert().values(id="r1", source="s", backend="rules", model="m",
-                                                      prompt_version="p", started_at=utcnow(), status="running"))
+        conn.execute(
+            RunRow.__table__.insert().values(
+                id="r1",
+                source="s",
+                backend="rules",
+                model="m",
+                prompt_version="p",
+                started_at=utcnow(),
+                status="running",
+            )
+        )
         assert conn.execute(select(func.count()).select_from(RunRow.__table__)).scalar_one() == 1
 
 
@@ -119,9 +128,19 @@ def _create_pre_migration_database(url: str) -> None:
             conn.execute(text("ALTER TABLE chunks DROP COLUMN route_ranges"))  # revision 0003
             conn.execute(text("ALTER TABLE chunks DROP COLUMN route_reason"))
             conn.execute(text("ALTER TABLE chunks DROP COLUMN route"))
-            conn.execute(metadata.tables["runs"].insert().values(
-                id="old-run", source="inbox", backend="rules", model="rules-v1", prompt_version="p1",
-                started_at=utcnow(), status="completed"))
+            conn.execute(
+                metadata.tables["runs"]
+                .insert()
+                .values(
+                    id="old-run",
+                    source="inbox",
+                    backend="rules",
+                    model="rules-v1",
+                    prompt_version="p1",
+                    started_at=utcnow(),
+                    status="completed",
+                )
+            )
         assert "alembic_version" not in inspect(engine).get_table_names()
     finally:
         engine.dispose()
@@ -160,8 +179,16 @@ def test_processes_opening_the_same_database_at_once_migrate_it_once(new_db, ado
         _create_pre_migration_database(new_db)
     go = tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", _RACER, new_db, str(go)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACER, new_db, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(3)
+    ]
     try:
         assert [p.stdout.readline().strip() for p in procs] == ["ready"] * 3  # all imported, engines made
         go.touch()  # start together

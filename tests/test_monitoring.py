@@ -7,13 +7,14 @@ import importlib.util
 import json
 import urllib.request
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
+from docreview_testing.samples import generate_samples
 from schemas.tables import DocumentDriftRow, FindingObservationRow, LLMCallRow, RunDocumentRow, RunMetricRow, RunRow
 from tasks.observe.monitoring import (
     AlertThresholds,
@@ -26,47 +27,74 @@ from tasks.observe.monitoring import (
     percentile,
 )
 from tasks.store.persist import dispose_engines, get_engine
-from docreview_testing.samples import generate_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def obs(clause: str, verdict: str = "verified", anchor: str | None = None, page: int = 1, **values: str) -> ObservedFinding:
-    return ObservedFinding(anchor=anchor or f"{clause}-{sorted(values.items())}", clause_type=clause,
-                           values=dict(values), verdict=verdict, evidence=f"quote for {clause}", page=page)
+def obs(
+    clause: str, verdict: str = "verified", anchor: str | None = None, page: int = 1, **values: str
+) -> ObservedFinding:
+    return ObservedFinding(
+        anchor=anchor or f"{clause}-{sorted(values.items())}",
+        clause_type=clause,
+        values=dict(values),
+        verdict=verdict,
+        evidence=f"quote for {clause}",
+        page=page,
+    )
 
 
 # --- drift (pure) ------------------------------------------------------------------------------
 
 
 def test_drift_of_identical_reviews_is_zero_whatever_the_order_and_layout():
-    a = [obs("governing_law", jurisdiction="State of Delaware"), obs("parties", party="Acme Inc; Beta LLC"),
-         obs("anti_assignment")]
-    b = [obs("anti_assignment"), obs("parties", party="beta llc;  ACME INC."),
-         obs("governing_law", jurisdiction=" state of  Delaware. ")]
+    a = [
+        obs("governing_law", jurisdiction="State of Delaware"),
+        obs("parties", party="Acme Inc; Beta LLC"),
+        obs("anti_assignment"),
+    ]
+    b = [
+        obs("anti_assignment"),
+        obs("parties", party="beta llc;  ACME INC."),
+        obs("governing_law", jurisdiction=" state of  Delaware. "),
+    ]
     d = compute_drift(a, b)
     assert d.score == 0.0 and d.added == [] and d.removed == [] and d.changed == []
     assert compute_drift([], []).score == 0.0
 
 
 def test_drift_lists_a_changed_value_and_scores_one_minus_jaccard():
-    before = [obs("governing_law", anchor="g", jurisdiction="Delaware"), obs("parties", anchor="p", party="Acme"),
-              obs("cap_on_liability", anchor="c", amount="$1,000,000")]
-    after = [obs("governing_law", anchor="g", jurisdiction="New York"), obs("parties", anchor="p", party="Acme"),
-             obs("cap_on_liability", anchor="c", amount="$1,000,000")]
+    before = [
+        obs("governing_law", anchor="g", jurisdiction="Delaware"),
+        obs("parties", anchor="p", party="Acme"),
+        obs("cap_on_liability", anchor="c", amount="$1,000,000"),
+    ]
+    after = [
+        obs("governing_law", anchor="g", jurisdiction="New York"),
+        obs("parties", anchor="p", party="Acme"),
+        obs("cap_on_liability", anchor="c", amount="$1,000,000"),
+    ]
     d = compute_drift(before, after)
     # 2 items in common, 4 distinct items in the union: 1 - 2/4
     assert d.score == pytest.approx(0.5)
     assert d.added == [] and d.removed == []
-    assert d.changed == [dict(clause_type="governing_law", evidence="quote for governing_law", page=1,
-                              before=dict(values={"jurisdiction": "Delaware"}, verdict="verified", evidence=None),
-                              after=dict(values={"jurisdiction": "New York"}, verdict="verified"))]
+    assert d.changed == [
+        dict(
+            clause_type="governing_law",
+            evidence="quote for governing_law",
+            page=1,
+            before=dict(values={"jurisdiction": "Delaware"}, verdict="verified", evidence=None),
+            after=dict(values={"jurisdiction": "New York"}, verdict="verified"),
+        )
+    ]
 
 
 def test_drift_counts_verdicts_added_and_removed_findings():
     before = [obs("governing_law", anchor="g", jurisdiction="Delaware"), obs("non_compete", anchor="n")]
-    after = [obs("governing_law", verdict="unsupported", anchor="g", jurisdiction="Delaware"),
-             obs("audit_rights", anchor="a")]
+    after = [
+        obs("governing_law", verdict="unsupported", anchor="g", jurisdiction="Delaware"),
+        obs("audit_rights", anchor="a"),
+    ]
     d = compute_drift(before, after)
     assert d.score == 1.0  # nothing in common: the verdict is part of the item
     assert [c["after"]["verdict"] for c in d.changed] == ["unsupported"]
@@ -93,10 +121,21 @@ def test_percentile_and_cache_hit_ratio():
     assert percentile([], 95) is None
     assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0
     assert percentile(list(range(1, 101)), 95) == 95
-    calls = [LLMCallRow(run_id="r", sha256="s", chunk_index=0, backend="b", model="m", input_tokens=100,
-                        cache_creation_input_tokens=900, cache_read_input_tokens=0),
-             LLMCallRow(run_id="r", sha256="s", chunk_index=1, backend="b", model="m", input_tokens=100,
-                        cache_read_input_tokens=900)]
+    calls = [
+        LLMCallRow(
+            run_id="r",
+            sha256="s",
+            chunk_index=0,
+            backend="b",
+            model="m",
+            input_tokens=100,
+            cache_creation_input_tokens=900,
+            cache_read_input_tokens=0,
+        ),
+        LLMCallRow(
+            run_id="r", sha256="s", chunk_index=1, backend="b", model="m", input_tokens=100, cache_read_input_tokens=900
+        ),
+    ]
     assert cache_hit_ratio(calls) == pytest.approx(900 / 2000)
     assert cache_hit_ratio([]) is None
 
@@ -106,18 +145,48 @@ def test_percentile_and_cache_hit_ratio():
 
 def test_alerts_fire_on_breaches_only_for_measured_metrics():
     t = AlertThresholds()
-    healthy = dict(routing_rate=0.2, chunks_total=10, llm_calls=5, cache_hit_ratio=0.8, unsupported_rate=0.05,
-                   latency_ms_p95=2000.0, drift=0.0, breaker_openings=0.0)
+    healthy = dict(
+        routing_rate=0.2,
+        chunks_total=10,
+        llm_calls=5,
+        cache_hit_ratio=0.8,
+        unsupported_rate=0.05,
+        latency_ms_p95=2000.0,
+        drift=0.0,
+        breaker_openings=0.0,
+    )
     assert check_alerts(healthy, t) == []
-    at_bounds = dict(healthy, routing_rate=t.routing_rate_min, cache_hit_ratio=t.cache_hit_ratio_min,
-                     unsupported_rate=t.unsupported_rate_max, latency_ms_p95=t.latency_p95_ms_max, drift=t.drift_max)
+    at_bounds = dict(
+        healthy,
+        routing_rate=t.routing_rate_min,
+        cache_hit_ratio=t.cache_hit_ratio_min,
+        unsupported_rate=t.unsupported_rate_max,
+        latency_ms_p95=t.latency_p95_ms_max,
+        drift=t.drift_max,
+    )
     assert check_alerts(at_bounds, t) == []
-    bad = dict(routing_rate=0.05, chunks_total=10, llm_calls=5, cache_hit_ratio=0.3, unsupported_rate=0.25,
-               latency_ms_p95=90_000.0, drift=0.4, breaker_openings=2.0)
+    bad = dict(
+        routing_rate=0.05,
+        chunks_total=10,
+        llm_calls=5,
+        cache_hit_ratio=0.3,
+        unsupported_rate=0.25,
+        latency_ms_p95=90_000.0,
+        drift=0.4,
+        breaker_openings=2.0,
+    )
     alerts = {a.event: a for a in check_alerts(bad, t)}
-    assert sorted(alerts) == sorted(f"docreview.alert.{n}" for n in (
-        "routing-rate-low", "cache-hit-ratio-low", "unsupported-findings-high", "latency-p95-high", "drift-high",
-        "breaker-open"))
+    assert sorted(alerts) == sorted(
+        f"docreview.alert.{n}"
+        for n in (
+            "routing-rate-low",
+            "cache-hit-ratio-low",
+            "unsupported-findings-high",
+            "latency-p95-high",
+            "drift-high",
+            "breaker-open",
+        )
+    )
     assert alerts["docreview.alert.routing-rate-low"].value == 0.05
     assert alerts["docreview.alert.routing-rate-low"].threshold == 0.08
     assert alerts["docreview.alert.drift-high"].comparison == "above"
@@ -135,15 +204,27 @@ def test_alert_thresholds_come_from_settings(monkeypatch):
 
 
 def test_deferred_backlog_follows_the_latest_state_of_each_source(db_url):
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
     with Session(get_engine(db_url)) as s:
         for i, run in enumerate(("r1", "r2")):
-            s.add(RunRow(id=run, source="inbox", backend="rules", model="m", prompt_version="p",
-                         started_at=t0 + timedelta(hours=i)))
+            s.add(
+                RunRow(
+                    id=run,
+                    source="inbox",
+                    backend="rules",
+                    model="m",
+                    prompt_version="p",
+                    started_at=t0 + timedelta(hours=i),
+                )
+            )
         s.commit()
-        for run, source, status in (("r1", "a.pdf", "deferred"), ("r1", "b.pdf", "deferred"),
-                                    ("r1", "c.pdf", "reviewed"), ("r2", "a.pdf", "reviewed"),
-                                    ("r2", "c.pdf", "deferred")):
+        for run, source, status in (
+            ("r1", "a.pdf", "deferred"),
+            ("r1", "b.pdf", "deferred"),
+            ("r1", "c.pdf", "reviewed"),
+            ("r2", "a.pdf", "reviewed"),
+            ("r2", "c.pdf", "deferred"),
+        ):
             s.add(RunDocumentRow(run_id=run, source=source, file_name=source, status=status))
         s.commit()
         assert deferred_backlog(s) == 2  # b (still deferred from r1) and c (deferred in r2)
@@ -176,8 +257,7 @@ def _run(source: Path, out: Path, db_url: str, backend: str = "rules", rereview:
     from flows.review import review_documents
 
     try:
-        review_documents(source=str(source), out_dir=str(out), database_url=db_url, backend=backend,
-                         rereview=rereview)
+        review_documents(source=str(source), out_dir=str(out), database_url=db_url, backend=backend, rereview=rereview)
     finally:
         dispose_engines()
     return json.loads((out / "report.json").read_text())
@@ -213,7 +293,9 @@ def inbox(tmp_path_factory):
 
 @pytest.fixture
 def stub_server(monkeypatch):
-    stub_llm = pytest.importorskip("docreview_testing.stub_llm", reason="the local Messages-API test server is not in this build")
+    stub_llm = pytest.importorskip(
+        "docreview_testing.stub_llm", reason="the local Messages-API test server is not in this build"
+    )
     with stub_llm.StubLLMServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-monitoring")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
@@ -272,38 +354,59 @@ def test_prometheus_exporter_reports_the_golden_metrics_of_the_run(inbox, tmp_pa
     with Session(get_engine(db_url)) as s:
         calls = s.exec(select(LLMCallRow)).all()
         run_calls = [c for c in calls if c.run_id == second["run"]["id"]]
-        stored = {r.name: r.value for r in s.exec(select(RunMetricRow).where(
-            RunMetricRow.run_id == second["run"]["id"])).all()}
+        stored = {
+            r.name: r.value
+            for r in s.exec(select(RunMetricRow).where(RunMetricRow.run_id == second["run"]["id"])).all()
+        }
     dispose_engines()
     model = second["run"]["model"]
     assert val("docreview_up") == 1.0
-    assert val("docreview_last_run_info", run_id=second["run"]["id"], source=str(inbox), backend="anthropic",
-               model=model, prompt_version=second["run"]["prompt_version"]) == 1.0
+    assert (
+        val(
+            "docreview_last_run_info",
+            run_id=second["run"]["id"],
+            source=str(inbox),
+            backend="anthropic",
+            model=model,
+            prompt_version=second["run"]["prompt_version"],
+        )
+        == 1.0
+    )
     for status in ("reviewed", "deferred", "failed"):
         assert val("docreview_last_run_documents", status=status) == m[f"documents_{status}"]
         assert val("docreview_documents_total", status=status) == (
-            first["run"]["metrics"][f"documents_{status}"] + m[f"documents_{status}"])
+            first["run"]["metrics"][f"documents_{status}"] + m[f"documents_{status}"]
+        )
     assert val("docreview_last_run_documents", status="reviewed") == 2
     assert val("docreview_last_run_docs_per_minute") == pytest.approx(stored["docs_per_min"])
     # tokens, cost and calls by model cover both runs
-    assert val("docreview_llm_calls_total", model=model) == len(calls) == m["llm_calls"] + first["run"]["metrics"]["llm_calls"]
+    assert (
+        val("docreview_llm_calls_total", model=model)
+        == len(calls)
+        == m["llm_calls"] + first["run"]["metrics"]["llm_calls"]
+    )
     assert val("docreview_llm_tokens_total", model=model, type="input") == sum(c.input_tokens for c in calls)
     assert val("docreview_llm_tokens_total", model=model, type="output") == sum(c.output_tokens for c in calls)
-    assert val("docreview_llm_tokens_total", model=model, type="cache_read") == sum(c.cache_read_input_tokens for c in calls)
+    assert val("docreview_llm_tokens_total", model=model, type="cache_read") == sum(
+        c.cache_read_input_tokens for c in calls
+    )
     assert sum(c.cost_usd for c in calls) > 0
     assert val("docreview_llm_cost_usd_total", model=model) == pytest.approx(sum(c.cost_usd for c in calls))
     # latency histograms in seconds
     assert val("docreview_llm_call_duration_seconds_count", model=model) == len(calls)
     assert val("docreview_llm_call_duration_seconds_sum", model=model) == pytest.approx(
-        sum(c.latency_ms for c in calls) / 1000)
+        sum(c.latency_ms for c in calls) / 1000
+    )
     assert val("docreview_llm_call_duration_seconds_bucket", model=model, le="+Inf") == len(calls)
     assert val("docreview_llm_call_duration_seconds_bucket", model=model, le="1.0") == sum(
-        1 for c in calls if c.latency_ms <= 1000)
+        1 for c in calls if c.latency_ms <= 1000
+    )
     streamed = [c for c in calls if c.first_token_ms is not None]
     assert streamed, "the anthropic backend streams by default: first-token latency is measured"
     assert val("docreview_llm_first_token_seconds_count", model=model) == len(streamed)
     assert val("docreview_llm_first_token_seconds_sum", model=model) == pytest.approx(
-        sum(c.first_token_ms for c in streamed) / 1000)
+        sum(c.first_token_ms for c in streamed) / 1000
+    )
     # prompt cache of the run, recomputed here from the raw usage fields
     read = sum(c.cache_read_input_tokens for c in run_calls)
     total = sum(c.input_tokens + c.cache_read_input_tokens + c.cache_creation_input_tokens for c in run_calls)
@@ -329,8 +432,9 @@ def test_prometheus_exporter_reports_the_golden_metrics_of_the_run(inbox, tmp_pa
 
 @pytest.mark.slow  # three reviews of the samples through the Messages API test server: about 30 s
 @pytest.mark.usefixtures("prefect_harness")
-def test_rereview_measures_drift_and_a_changed_answer_is_listed_and_alerted(inbox, tmp_path, db_url, stub_server,
-                                                                            monkeypatch):
+def test_rereview_measures_drift_and_a_changed_answer_is_listed_and_alerted(
+    inbox, tmp_path, db_url, stub_server, monkeypatch
+):
     from prefect.events.clients import AssertingEventsClient
     from prefect.events.worker import EventsWorker
 
@@ -352,15 +456,20 @@ def test_rereview_measures_drift_and_a_changed_answer_is_listed_and_alerted(inbo
     by_name = {d["file_name"]: d for d in third["documents"]}
     moved = by_name[target["file_name"]]["drift"]
     assert moved["score"] > 0
-    assert [(c["clause_type"], c["before"]["values"]["jurisdiction"], c["after"]["values"]["jurisdiction"])
-            for c in moved["changed"]] == [("governing_law", law["values"]["jurisdiction"], "the Moon")]
+    assert [
+        (c["clause_type"], c["before"]["values"]["jurisdiction"], c["after"]["values"]["jurisdiction"])
+        for c in moved["changed"]
+    ] == [("governing_law", law["values"]["jurisdiction"], "the Moon")]
     assert moved["added"] == [] and moved["removed"] == [] and moved["model_changed"] is False
     others = [d for d in third["documents"] if d["file_name"] != target["file_name"]]
     assert others and all(d["drift"]["score"] == 0.0 for d in others)
     assert third["run"]["metrics"]["drift"] == pytest.approx(moved["score"] / 2, abs=1e-4)
     # the report shows this run's answer, not the stored one from earlier runs
-    shown = [f for f in by_name[target["file_name"]]["findings"] if f["clause_type"] == "governing_law"
-             and f["evidence"] == law["evidence"]]
+    shown = [
+        f
+        for f in by_name[target["file_name"]]["findings"]
+        if f["clause_type"] == "governing_law" and f["evidence"] == law["evidence"]
+    ]
     assert [f["values"]["jurisdiction"] for f in shown] == ["the Moon"]
 
     drift_events = [e for e in events if e.event == "docreview.alert.drift-high"]
@@ -375,8 +484,12 @@ def test_rereview_measures_drift_and_a_changed_answer_is_listed_and_alerted(inbo
     srcs = [part.split('"', 1)[0] for part in html.split('src="data:image/svg+xml;base64,')[1:]]
     assert len(srcs) == 4
     assert all(base64.b64decode(s).lstrip().startswith(b"<?xml") and b"<svg" in base64.b64decode(s) for s in srcs)
-    for title in ("Model call latency", "Findings by clause category and verdict", "Model cost per document",
-                  "Golden metrics over recent runs"):
+    for title in (
+        "Model call latency",
+        "Findings by clause category and verdict",
+        "Model cost per document",
+        "Golden metrics over recent runs",
+    ):
         assert title in html
 
     # runs and metrics commands read the same database
@@ -411,8 +524,9 @@ def test_two_rereviews_of_unchanged_cuad_contracts_have_no_drift(shared_data, tm
     assert [len(d["findings"]) for d in second["documents"]] == [len(d["findings"]) for d in first["documents"]]
     with Session(get_engine(db_url)) as s:
         rows = s.exec(select(DocumentDriftRow).where(DocumentDriftRow.run_id == second["run"]["id"])).all()
-        observed = s.exec(select(FindingObservationRow).where(
-            FindingObservationRow.run_id == second["run"]["id"])).all()
+        observed = s.exec(
+            select(FindingObservationRow).where(FindingObservationRow.run_id == second["run"]["id"])
+        ).all()
     dispose_engines()
     assert len(rows) == 3 and all(r.score == 0.0 and r.baseline_run_id == first["run"]["id"] for r in rows)
     assert len(observed) == second["run"]["metrics"]["findings_total"]
@@ -424,16 +538,29 @@ def test_two_rereviews_of_unchanged_cuad_contracts_have_no_drift(shared_data, tm
     third = _run(inbox, tmp_path / "c", db_url, rereview=True)
     moved = next(d for d in third["documents"] if d["file_name"] == target["file_name"])["drift"]
     assert moved["score"] > 0
-    assert any(c["clause_type"] == finding["clause_type"] and c["after"]["values"][name] == "changed value"
-               for c in moved["changed"])
+    assert any(
+        c["clause_type"] == finding["clause_type"] and c["after"]["values"][name] == "changed value"
+        for c in moved["changed"]
+    )
     assert third["run"]["metrics"]["drift_max"] == pytest.approx(moved["score"], abs=1e-4)  # report rounds to 4 places
 
 
 def test_report_renders_without_plots_for_older_callers():
     from tasks.observe.report import render_html
 
-    report = {"run": {"id": "x" * 36, "source": "s", "backend": "rules", "model": "m", "offline": True,
-                      "started_at": None, "finished_at": None, "metrics": {}}, "documents": []}
+    report = {
+        "run": {
+            "id": "x" * 36,
+            "source": "s",
+            "backend": "rules",
+            "model": "m",
+            "offline": True,
+            "started_at": None,
+            "finished_at": None,
+            "metrics": {},
+        },
+        "documents": [],
+    }
     assert "<figure>" not in render_html(report)
 
 
@@ -446,9 +573,15 @@ def test_plots_render_offline_and_with_calls():
     assert "p50 1.20 s" in full.caption and "p95 9.00 s" in full.caption
     cost = cost_plot({"a.pdf": 0.02, "b.pdf": 0.01})
     assert cost.caption.startswith("USD 0.0300 over 2 document(s)")
-    docs = [{"findings": [{"clause_label": "Governing Law", "verdict": "verified"},
-                          {"clause_label": "Governing Law", "verdict": "unsupported"},
-                          {"clause_label": "Parties", "verdict": "verified"}]}]
+    docs = [
+        {
+            "findings": [
+                {"clause_label": "Governing Law", "verdict": "verified"},
+                {"clause_label": "Governing Law", "verdict": "unsupported"},
+                {"clause_label": "Parties", "verdict": "verified"},
+            ]
+        }
+    ]
     assert findings_plot(docs).caption == "3 findings in 2 categories"
     svg = base64.b64decode(findings_plot(docs).src.split(",", 1)[1])
     assert b"<svg" in svg and b"<script" not in svg
@@ -462,8 +595,15 @@ def test_find_run_takes_a_literal_prefix_of_at_least_four_characters(db_url):
     from tasks.store.persist import dispose_engines, get_engine
 
     with Session(get_engine(db_url)) as session:
-        session.add(RunRow(id="0e2579fd-1111-4222-8333-444455556666", source="in", backend="rules", model="rules",
-                           prompt_version="p"))
+        session.add(
+            RunRow(
+                id="0e2579fd-1111-4222-8333-444455556666",
+                source="in",
+                backend="rules",
+                model="rules",
+                prompt_version="p",
+            )
+        )
         session.commit()
     try:
         assert find_run(db_url, "0e25").id.startswith("0e2579fd")

@@ -30,27 +30,52 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("rules, expected", [
-    ("  - {id: law, clause: governing_lawz, expect: present}", "rule 'law' (rules[1]), field clause: unknown clause 'governing_lawz'"),
-    ("  - {id: cap, clause: cap_on_liability, expect: required}", "rule 'cap' (rules[1]), field expect"),
-    ("  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration, value: soon}",
-     "rule 'notice' (rules[1]), field value: cannot read 'soon' as a duration"),
-    ("  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration}",
-     "rule 'notice' (rules[1]): expect: max_duration needs a `value`"),
-    ("  - {id: law, clause: governing_law, expect: allowed_values}", "rule 'law' (rules[1]): expect: allowed_values needs"),
-    ("  - {id: a, clause: non_compete, expect: absent}\n  - {id: a, clause: exclusivity, expect: absent}",
-     "rule id 'a' is used twice"),
-    ("  - id: cap\n    clause: cap_on_liability\n    expect: present\n    expect: absent",
-     "not valid YAML: line 6, column 5: the key 'expect' is given twice"),
-    ("  - {id: nc, clause: non_compete, expect: absent, if_absent: deviation}",
-     "rule 'nc' (rules[1]), field if_absent: an `absent` rule cannot require its clause"),
-    ("  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration, value: -5 days}",
-     "cannot read '-5 days' as a duration"),
-    ("  - {id: law, clause: governing_law, expect: allowed_values, values: [NJ, ny law]}",
-     "field values: 'ny law' name(s) no jurisdiction"),
-    ("  - {id: a, clause: nothing, expect: present}\n  - {id: b, clause: non_compete, expect: never}",
-     "rule 'a' (rules[1]), field clause: unknown clause 'nothing'"),
-])
+@pytest.mark.parametrize(
+    "rules, expected",
+    [
+        (
+            "  - {id: law, clause: governing_lawz, expect: present}",
+            "rule 'law' (rules[1]), field clause: unknown clause 'governing_lawz'",
+        ),
+        ("  - {id: cap, clause: cap_on_liability, expect: required}", "rule 'cap' (rules[1]), field expect"),
+        (
+            "  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration, value: soon}",
+            "rule 'notice' (rules[1]), field value: cannot read 'soon' as a duration",
+        ),
+        (
+            "  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration}",
+            "rule 'notice' (rules[1]): expect: max_duration needs a `value`",
+        ),
+        (
+            "  - {id: law, clause: governing_law, expect: allowed_values}",
+            "rule 'law' (rules[1]): expect: allowed_values needs",
+        ),
+        (
+            "  - {id: a, clause: non_compete, expect: absent}\n  - {id: a, clause: exclusivity, expect: absent}",
+            "rule id 'a' is used twice",
+        ),
+        (
+            "  - id: cap\n    clause: cap_on_liability\n    expect: present\n    expect: absent",
+            "not valid YAML: line 6, column 5: the key 'expect' is given twice",
+        ),
+        (
+            "  - {id: nc, clause: non_compete, expect: absent, if_absent: deviation}",
+            "rule 'nc' (rules[1]), field if_absent: an `absent` rule cannot require its clause",
+        ),
+        (
+            "  - {id: notice, clause: notice_period_to_terminate_renewal, expect: max_duration, value: -5 days}",
+            "cannot read '-5 days' as a duration",
+        ),
+        (
+            "  - {id: law, clause: governing_law, expect: allowed_values, values: [NJ, ny law]}",
+            "field values: 'ny law' name(s) no jurisdiction",
+        ),
+        (
+            "  - {id: a, clause: nothing, expect: present}\n  - {id: b, clause: non_compete, expect: never}",
+            "rule 'a' (rules[1]), field clause: unknown clause 'nothing'",
+        ),
+    ],
+)
 def test_an_invalid_playbook_is_rejected_naming_the_rule(tmp_path, rules, expected):
     path = write(tmp_path, f"playbook: p\nrules:\n{rules}\n")
     with pytest.raises(PlaybookError) as raised:
@@ -59,8 +84,11 @@ def test_an_invalid_playbook_is_rejected_naming_the_rule(tmp_path, rules, expect
 
 
 def test_every_problem_is_listed_and_a_file_that_is_not_text_is_refused(tmp_path):
-    path = write(tmp_path, "playbook: p\nrules:\n  - {id: a, clause: nothing, expect: present}\n"
-                           "  - {id: b, clause: non_compete, expect: never}\n")
+    path = write(
+        tmp_path,
+        "playbook: p\nrules:\n  - {id: a, clause: nothing, expect: present}\n"
+        "  - {id: b, clause: non_compete, expect: never}\n",
+    )
     with pytest.raises(PlaybookError) as raised:
         load_playbook(path)
     assert "rule 'a' (rules[1])" in str(raised.value) and "rule 'b' (rules[2]), field expect" in str(raised.value)
@@ -72,20 +100,41 @@ def test_every_problem_is_listed_and_a_file_that_is_not_text_is_refused(tmp_path
 def test_the_sample_playbook_loads_with_its_limits_read():
     loaded = load_playbook(SAMPLE_PLAYBOOK)
     assert loaded.name == "standard-positions" and loaded.playbook.party == "Acme Corp"
-    assert [r.id for r in loaded.playbook.rules] == ["governing-law", "liability-cap", "no-uncapped-liability",
-                                                     "renewal-notice", "no-non-compete"]
+    assert [r.id for r in loaded.playbook.rules] == [
+        "governing-law",
+        "liability-cap",
+        "no-uncapped-liability",
+        "renewal-notice",
+        "no-non-compete",
+    ]
     assert loaded.limits["renewal-notice"].days == 90
 
 
 def test_an_invalid_playbook_is_exit_2_before_the_run(tmp_path):
-    path = write(tmp_path, "playbook: p\nrules:\n  - {id: renewal-notice, clause: notice_period_to_terminate_renewal, "
-                           "expect: max_duration, value: 90 dayz}\n")
+    path = write(
+        tmp_path,
+        "playbook: p\nrules:\n  - {id: renewal-notice, clause: notice_period_to_terminate_renewal, "
+        "expect: max_duration, value: 90 dayz}\n",
+    )
     (tmp_path / "inbox").mkdir()
     cli = str(Path(sys.executable).parent / "docreview")
     for args, env in (([" --playbook", str(path)], {}), ([], {"DOCREVIEW_PLAYBOOK": str(path)})):
-        done = subprocess.run([cli, "review", str(tmp_path / "inbox"), "--out", str(tmp_path / "out"),
-                               "--db", f"sqlite:///{tmp_path}/x.db", *[a.strip() for a in args]],
-                              capture_output=True, text=True, timeout=120, env={**os.environ, **env})
+        done = subprocess.run(
+            [
+                cli,
+                "review",
+                str(tmp_path / "inbox"),
+                "--out",
+                str(tmp_path / "out"),
+                "--db",
+                f"sqlite:///{tmp_path}/x.db",
+                *[a.strip() for a in args],
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, **env},
+        )
         assert done.returncode == 2, done.stdout + done.stderr
         message = " ".join(done.stderr.split())
         assert "rule 'renewal-notice'" in message and "cannot read '90 dayz'" in message, message
@@ -93,11 +142,25 @@ def test_an_invalid_playbook_is_exit_2_before_the_run(tmp_path):
         assert "Traceback" not in done.stderr and not (tmp_path / "x.db").exists()
 
 
-def finding(fid: int, clause: str, evidence: str, verdict: str = "verified", support: str = "verified",
-            values: dict | None = None, page: int = 2, decision: str | None = None) -> dict:
-    f = {"id": fid, "clause_type": clause, "verdict": verdict, "evidence": evidence, "page": page,
-         "values": values or {}, "checks": [{"name": "grounding", "verdict": "verified"},
-                                            {"name": "support", "verdict": support}]}
+def finding(
+    fid: int,
+    clause: str,
+    evidence: str,
+    verdict: str = "verified",
+    support: str = "verified",
+    values: dict | None = None,
+    page: int = 2,
+    decision: str | None = None,
+) -> dict:
+    f = {
+        "id": fid,
+        "clause_type": clause,
+        "verdict": verdict,
+        "evidence": evidence,
+        "page": page,
+        "values": values or {},
+        "checks": [{"name": "grounding", "verdict": "verified"}, {"name": "support", "verdict": support}],
+    }
     if decision:
         f["decision"] = {"decision": decision}
     return f
@@ -114,14 +177,28 @@ def sample_playbook():
 
 
 def test_each_expectation_on_a_document(sample_playbook):
-    got = statuses(sample_playbook, [
-        finding(1, "governing_law", "This Agreement is governed by the laws of the State of New York, without regard "
-                "to its conflict of laws rules.", values={"jurisdiction": "State of New York"}),
-        finding(2, "cap_on_liability", "In no event shall either party's liability exceed $1,000,000."),
-        finding(3, "notice_period_to_terminate_renewal", "renews for successive one (1) year terms unless either "
-                "party gives notice of non-renewal at least one hundred twenty (120) days prior to the end of the term"),
-        finding(4, "non_compete", "shall not compete", verdict="unsupported"),  # rejected by the fact-check: ignored
-    ])
+    got = statuses(
+        sample_playbook,
+        [
+            finding(
+                1,
+                "governing_law",
+                "This Agreement is governed by the laws of the State of New York, without regard "
+                "to its conflict of laws rules.",
+                values={"jurisdiction": "State of New York"},
+            ),
+            finding(2, "cap_on_liability", "In no event shall either party's liability exceed $1,000,000."),
+            finding(
+                3,
+                "notice_period_to_terminate_renewal",
+                "renews for successive one (1) year terms unless either "
+                "party gives notice of non-renewal at least one hundred twenty (120) days prior to the end of the term",
+            ),
+            finding(
+                4, "non_compete", "shall not compete", verdict="unsupported"
+            ),  # rejected by the fact-check: ignored
+        ],
+    )
     assert got["governing-law"][:2] == ("pass", [1])
     assert got["liability-cap"][:2] == ("pass", [2])
     assert got["no-uncapped-liability"][0] == "pass"  # nothing found: nothing to check
@@ -131,15 +208,20 @@ def test_each_expectation_on_a_document(sample_playbook):
 
 
 def test_deviations_unknowns_and_decisions(sample_playbook):
-    got = statuses(sample_playbook, [
-        finding(1, "governing_law", "governed by and construed in accordance with California law", page=9),
-        finding(3, "notice_period_to_terminate_renewal", "4.3 Survival.", verdict="needs_review", support="needs_review"),
-        finding(5, "uncapped_liability", "liability for fraud shall be unlimited"),
-        finding(6, "non_compete", "shall not sell competing products", decision="rejected"),  # a reviewer said no
-    ])
+    got = statuses(
+        sample_playbook,
+        [
+            finding(1, "governing_law", "governed by and construed in accordance with California law", page=9),
+            finding(
+                3, "notice_period_to_terminate_renewal", "4.3 Survival.", verdict="needs_review", support="needs_review"
+            ),
+            finding(5, "uncapped_liability", "liability for fraud shall be unlimited"),
+            finding(6, "non_compete", "shall not sell competing products", decision="rejected"),  # a reviewer said no
+        ],
+    )
     assert "finding(s) 6 rejected by a reviewer" in got["no-non-compete"][2]
     assert got["governing-law"][:2] == ("deviation", [1])
-    assert "California, not one of New York, Delaware (page 9)" == got["governing-law"][2]
+    assert got["governing-law"][2] == "California, not one of New York, Delaware (page 9)"
     assert got["liability-cap"][0] == "deviation" and "no Cap On Liability clause" in got["liability-cap"][2]
     assert got["no-uncapped-liability"][:2] == ("deviation", [5])
     assert got["renewal-notice"][:2] == ("unknown", [3])
@@ -153,38 +235,87 @@ def test_deviations_unknowns_and_decisions(sample_playbook):
 def test_a_finding_a_reviewer_approved_counts_as_confirmed_evidence(sample_playbook):
     """The fact-check doubted the quote (support not verified), a reviewer approved it: the rule judges it
     (the 120 days break the 90-day limit) instead of waiting for a reviewer again."""
-    notice = ("renews for successive one (1) year terms unless either party gives notice of non-renewal at least "
-              "one hundred twenty (120) days prior to the end of the term")
-    doubted = statuses(sample_playbook, [finding(3, "notice_period_to_terminate_renewal", notice,
-                                                 verdict="needs_review", support="needs_review")])
-    approved = statuses(sample_playbook, [finding(3, "notice_period_to_terminate_renewal", notice,
-                                                  verdict="needs_review", support="needs_review", decision="approve")])
+    notice = (
+        "renews for successive one (1) year terms unless either party gives notice of non-renewal at least "
+        "one hundred twenty (120) days prior to the end of the term"
+    )
+    doubted = statuses(
+        sample_playbook,
+        [finding(3, "notice_period_to_terminate_renewal", notice, verdict="needs_review", support="needs_review")],
+    )
+    approved = statuses(
+        sample_playbook,
+        [
+            finding(
+                3,
+                "notice_period_to_terminate_renewal",
+                notice,
+                verdict="needs_review",
+                support="needs_review",
+                decision="approve",
+            )
+        ],
+    )
     assert doubted["renewal-notice"][0] == "deviation" and "did not confirm" in doubted["renewal-notice"][2]
-    assert approved["renewal-notice"][:2] == ("deviation", [3]) and "did not confirm" not in approved["renewal-notice"][2]
+    assert (
+        approved["renewal-notice"][:2] == ("deviation", [3]) and "did not confirm" not in approved["renewal-notice"][2]
+    )
     short = notice.replace("one hundred twenty (120)", "sixty (60)")
-    assert statuses(sample_playbook, [finding(3, "notice_period_to_terminate_renewal", short, verdict="needs_review",
-                                              support="needs_review")])["renewal-notice"][0] == "unknown"
-    assert statuses(sample_playbook, [finding(3, "notice_period_to_terminate_renewal", short, verdict="contradicted",
-                                              support="needs_review", decision="approve")])["renewal-notice"][0] == "pass"
+    assert (
+        statuses(
+            sample_playbook,
+            [finding(3, "notice_period_to_terminate_renewal", short, verdict="needs_review", support="needs_review")],
+        )["renewal-notice"][0]
+        == "unknown"
+    )
+    assert (
+        statuses(
+            sample_playbook,
+            [
+                finding(
+                    3,
+                    "notice_period_to_terminate_renewal",
+                    short,
+                    verdict="contradicted",
+                    support="needs_review",
+                    decision="approve",
+                )
+            ],
+        )["renewal-notice"][0]
+        == "pass"
+    )
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("governed by the laws of the State of Delaware and the federal laws of the United States", "Delaware"),
-    ("This Agreement shall be governed by NY law.", "New York"),
-    ("the laws of England and Wales shall govern", "England"),
-    ("construed under the laws of the Province of Ontario and the federal laws of Canada applicable therein", "Ontario"),
-    ("The courts of California shall have jurisdiction; the laws of the Commonwealth of Massachusetts govern.",
-     "Massachusetts"),
-    ("governed by the laws of the United States", "United States"),
-    ("no jurisdiction here", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("governed by the laws of the State of Delaware and the federal laws of the United States", "Delaware"),
+        ("This Agreement shall be governed by NY law.", "New York"),
+        ("the laws of England and Wales shall govern", "England"),
+        (
+            "construed under the laws of the Province of Ontario and the federal laws of Canada applicable therein",
+            "Ontario",
+        ),
+        (
+            "The courts of California shall have jurisdiction; the laws of the Commonwealth of Massachusetts govern.",
+            "Massachusetts",
+        ),
+        ("governed by the laws of the United States", "United States"),
+        ("no jurisdiction here", None),
+    ],
+)
 def test_governing_jurisdiction(text, expected):
     assert governing_jurisdiction(text) == expected
 
 
 def test_amount_limits_compare_within_one_currency(tmp_path):
-    playbook = load_playbook(write(tmp_path, "playbook: p\nrules:\n"
-                                   "  - {id: cap-floor, clause: cap_on_liability, expect: min_amount, value: 'USD 500,000', severity: high}\n"))
+    playbook = load_playbook(
+        write(
+            tmp_path,
+            "playbook: p\nrules:\n"
+            "  - {id: cap-floor, clause: cap_on_liability, expect: min_amount, value: 'USD 500,000', severity: high}\n",
+        )
+    )
     assert statuses(playbook, [finding(1, "cap_on_liability", "shall not exceed $1,000,000")])["cap-floor"][0] == "pass"
     low = statuses(playbook, [finding(1, "cap_on_liability", "shall not exceed $100,000")])["cap-floor"]
     assert low[0] == "deviation" and "$100,000" in low[2]
@@ -195,13 +326,38 @@ def test_amount_limits_compare_within_one_currency(tmp_path):
 
 
 def test_a_high_severity_deviation_is_a_prefect_event():
-    report = {"run": {"id": "run-1", "flow_run_id": None, "playbook": {"name": "standard-positions"}},
-              "documents": [{"source": "s3://bucket/a.pdf", "file_name": "a.pdf", "sha256": "ab" * 32,
-                             "status": "reviewed", "findings": [], "playbook": [
-                                 {"rule": "liability-cap", "clause": "cap_on_liability", "expect": "present",
-                                  "status": "deviation", "severity": "high", "reason": "no cap", "finding_ids": []},
-                                 {"rule": "governing-law", "clause": "governing_law", "expect": "allowed_values",
-                                  "status": "deviation", "severity": "medium", "reason": "Texas", "finding_ids": [4]}]}]}
+    report = {
+        "run": {"id": "run-1", "flow_run_id": None, "playbook": {"name": "standard-positions"}},
+        "documents": [
+            {
+                "source": "s3://bucket/a.pdf",
+                "file_name": "a.pdf",
+                "sha256": "ab" * 32,
+                "status": "reviewed",
+                "findings": [],
+                "playbook": [
+                    {
+                        "rule": "liability-cap",
+                        "clause": "cap_on_liability",
+                        "expect": "present",
+                        "status": "deviation",
+                        "severity": "high",
+                        "reason": "no cap",
+                        "finding_ids": [],
+                    },
+                    {
+                        "rule": "governing-law",
+                        "clause": "governing_law",
+                        "expect": "allowed_values",
+                        "status": "deviation",
+                        "severity": "medium",
+                        "reason": "Texas",
+                        "finding_ids": [4],
+                    },
+                ],
+            }
+        ],
+    }
     events = [e for e in document_events(report) if e["event"] == PLAYBOOK_DEVIATION]
     assert len(events) == 1
     assert events[0]["payload"]["rule"] == "liability-cap" and events[0]["payload"]["playbook"] == "standard-positions"
@@ -244,8 +400,13 @@ def test_a_run_over_the_samples_agrees_with_the_generator(tmp_path, db_url):
     inbox = tmp_path / "inbox"
     truth = {t.file_name: t for t in generate_samples(inbox, count=8)}
     try:
-        result = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                                  backend="rules", playbook=str(SAMPLE_PLAYBOOK))
+        result = review_documents(
+            source=str(inbox),
+            out_dir=str(tmp_path / "out"),
+            database_url=db_url,
+            backend="rules",
+            playbook=str(SAMPLE_PLAYBOOK),
+        )
     finally:
         dispose_engines()
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -281,22 +442,37 @@ def test_a_run_over_the_samples_agrees_with_the_generator(tmp_path, db_url):
     wanted = [(doc, a) for doc in report["documents"] for a in doc["absences"] if a.get("wanted_by")]
     assert any(a["wanted_by"] == "no-non-compete" for _, a in wanted), wanted
     for doc, a in wanted:
-        assert any(r["rule"] == a["wanted_by"] and r["clause"] == a["clause_type"] and r["expect"] == "absent"
-                   and r["status"] == "pass" for r in doc["playbook"]), a
+        assert any(
+            r["rule"] == a["wanted_by"]
+            and r["clause"] == a["clause_type"]
+            and r["expect"] == "absent"
+            and r["status"] == "pass"
+            for r in doc["playbook"]
+        ), a
     assert "Not found, as the playbook wants:</b>" in html and "(rule no-non-compete, <code>A" in html
-    missing_table = html.split("Missing high-risk clauses", 1)[1].split("</table>", 1)[0] if "Missing high-risk clauses" in html else ""
+    missing_table = (
+        html.split("Missing high-risk clauses", 1)[1].split("</table>", 1)[0]
+        if "Missing high-risk clauses" in html
+        else ""
+    )
     assert all(f"<code>{a['id']}</code>" not in missing_table for _, a in wanted)
 
 
 def test_an_absence_a_passing_rule_wants_is_marked():
     from tasks.observe.report import wanted_absent
 
-    doc = {"playbook": [{"rule": "no-non-compete", "clause": "non_compete", "expect": "absent", "status": "pass"},
-                        {"rule": "cap", "clause": "cap_on_liability", "expect": "present", "status": "deviation"}],
-           "absences": [{"clause_type": "non_compete"}, {"clause_type": "cap_on_liability"}]}
+    doc = {
+        "playbook": [
+            {"rule": "no-non-compete", "clause": "non_compete", "expect": "absent", "status": "pass"},
+            {"rule": "cap", "clause": "cap_on_liability", "expect": "present", "status": "deviation"},
+        ],
+        "absences": [{"clause_type": "non_compete"}, {"clause_type": "cap_on_liability"}],
+    }
     wanted_absent(doc)
-    assert doc["absences"] == [{"clause_type": "non_compete", "wanted_by": "no-non-compete"},
-                               {"clause_type": "cap_on_liability"}]
+    assert doc["absences"] == [
+        {"clause_type": "non_compete", "wanted_by": "no-non-compete"},
+        {"clause_type": "cap_on_liability"},
+    ]
 
 
 @pytest.mark.usefixtures("prefect_harness")
@@ -315,10 +491,16 @@ def test_the_playbook_party_reaches_the_model_backend_and_keys_its_reviews(stub_
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=1)
     try:
-        first = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                                 backend="anthropic", playbook=str(SAMPLE_PLAYBOOK))
-        second = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                                  backend="anthropic")
+        first = review_documents(
+            source=str(inbox),
+            out_dir=str(tmp_path / "out"),
+            database_url=db_url,
+            backend="anthropic",
+            playbook=str(SAMPLE_PLAYBOOK),
+        )
+        second = review_documents(
+            source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="anthropic"
+        )
         with Session(get_engine(db_url)) as s:
             versions = {r.id: r.prompt_version for r in s.exec(select(RunRow)).all()}
             stored = {f.prompt_version for f in s.exec(select(FindingRow)).all()}
@@ -326,53 +508,82 @@ def test_the_playbook_party_reaches_the_model_backend_and_keys_its_reviews(stub_
         dispose_engines()
     systems = list(stub_env.stub.system_prompts)
     assert any("You review for Acme Corp." in s for s in systems) and any("You review for" not in s for s in systems)
-    assert versions[first["run_id"]].startswith(f"{PROMPT_VERSION}+party-") and versions[second["run_id"]] == PROMPT_VERSION
+    assert (
+        versions[first["run_id"]].startswith(f"{PROMPT_VERSION}+party-")
+        and versions[second["run_id"]] == PROMPT_VERSION
+    )
     assert stored == {versions[first["run_id"]], PROMPT_VERSION}
     assert second["metrics"]["documents_skipped"] == 0  # not reused across parties
     # The calls went to the local test double, not the Anthropic API: the result and the report say so.
     assert first["endpoint"] == stub_env.url
     assert json.loads((tmp_path / "out" / "report.json").read_text())["run"]["endpoint"] == stub_env.url
-    assert f"Model calls went to <code>{stub_env.url}</code>, not the vendor" in (tmp_path / "out" / "report.html").read_text()
+    assert (
+        f"Model calls went to <code>{stub_env.url}</code>, not the vendor"
+        in (tmp_path / "out" / "report.html").read_text()
+    )
 
 
 def test_a_clause_the_support_model_doubts_still_counts_but_says_so(sample_playbook, tmp_path):
     """A grounded quote that is no heading and no negation carries the result even when the
     support model's category score doubted it; the reason says a reviewer confirms. A heading or
     a negation of the clause does not."""
-    doubted = finding(7, "non_compete", "For two (2) years after termination you may not own, manage or engage in a "
-                      "competing business in the Territory.", verdict="needs_review", support="needs_review")
+    doubted = finding(
+        7,
+        "non_compete",
+        "For two (2) years after termination you may not own, manage or engage in a "
+        "competing business in the Territory.",
+        verdict="needs_review",
+        support="needs_review",
+    )
     got = statuses(sample_playbook, [doubted])["no-non-compete"]
     assert got[:2] == ("deviation", [7]) and "did not confirm the quote" in got[2]
     heading = finding(8, "non_compete", "12.4 Covenant Not to Compete.", verdict="needs_review", support="needs_review")
     assert statuses(sample_playbook, [heading])["no-non-compete"][0] == "unknown"
-    ungrounded = dict(doubted, checks=[{"name": "grounding", "verdict": "needs_review"},
-                                       {"name": "support", "verdict": "needs_review"}])
+    ungrounded = dict(
+        doubted,
+        checks=[{"name": "grounding", "verdict": "needs_review"}, {"name": "support", "verdict": "needs_review"}],
+    )
     assert statuses(sample_playbook, [ungrounded])["no-non-compete"][0] == "unknown"
-    insurance = load_playbook(write(tmp_path, "playbook: p\nrules:\n  - {id: insured, clause: insurance, expect: present}\n"))
-    doubted_cover = finding(10, "insurance", "Supplier shall maintain general liability insurance of USD 2,000,000.",
-                            verdict="needs_review", support="needs_review")
+    insurance = load_playbook(
+        write(tmp_path, "playbook: p\nrules:\n  - {id: insured, clause: insurance, expect: present}\n")
+    )
+    doubted_cover = finding(
+        10,
+        "insurance",
+        "Supplier shall maintain general liability insurance of USD 2,000,000.",
+        verdict="needs_review",
+        support="needs_review",
+    )
     unconfirmed = statuses(insurance, [doubted_cover])["insured"]  # never a pass on a quote nobody confirmed
     assert unconfirmed[:2] == ("unknown", [10]) and "did not confirm" in unconfirmed[2]
-    negated = finding(9, "insurance", "Supplier shall not be required to maintain any insurance.",
-                      verdict="needs_review", support="needs_review")
+    negated = finding(
+        9,
+        "insurance",
+        "Supplier shall not be required to maintain any insurance.",
+        verdict="needs_review",
+        support="needs_review",
+    )
     assert statuses(insurance, [negated])["insured"][:2] == ("unknown", [9])
 
 
-@pytest.mark.parametrize("rule, answer, expected", [
-    ("governing-law", "New York", "pass"),
-    ("governing-law", "Ontario, Canada", "deviation"),
-    ("governing-law", "", "deviation"),  # no governing-law clause: the required value is missing
-    ("liability-cap", "Yes", "pass"),
-    ("liability-cap", "No", "deviation"),
-    ("no-uncapped-liability", "Yes", "deviation"),
-    ("no-non-compete", "No", "pass"),
-    ("renewal-notice", "90 days", "pass"),
-    ("renewal-notice", "3 months", "pass"),
-    ("renewal-notice", "180 days / 6 months", "deviation"),
-    ("renewal-notice", "", "pass"),  # no notice period: nothing exceeds 90 days
-    ("renewal-notice", "reasonable notice", None),  # unreadable: left out of the score
-    ("liability-cap", "Maybe", None),
-])
+@pytest.mark.parametrize(
+    "rule, answer, expected",
+    [
+        ("governing-law", "New York", "pass"),
+        ("governing-law", "Ontario, Canada", "deviation"),
+        ("governing-law", "", "deviation"),  # no governing-law clause: the required value is missing
+        ("liability-cap", "Yes", "pass"),
+        ("liability-cap", "No", "deviation"),
+        ("no-uncapped-liability", "Yes", "deviation"),
+        ("no-non-compete", "No", "pass"),
+        ("renewal-notice", "90 days", "pass"),
+        ("renewal-notice", "3 months", "pass"),
+        ("renewal-notice", "180 days / 6 months", "deviation"),
+        ("renewal-notice", "", "pass"),  # no notice period: nothing exceeds 90 days
+        ("renewal-notice", "reasonable notice", None),  # unreadable: left out of the score
+        ("liability-cap", "Maybe", None),
+    ],
+)
 def test_statuses_derived_from_the_lawyers_answers(sample_playbook, rule, answer, expected):
     from tasks.observe.evaluate import lawyer_playbook_status
 

@@ -10,23 +10,36 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from cli.queue import gold_set, queue_items, record_decision
-from schemas.findings import CheckResult, Finding, FindingValue, Risk, Verdict
+from docreview_testing.samples import generate_samples
+from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue, Risk, Verdict
 from schemas.tables import AbsenceRow, FindingRow, ReviewerDecision
 from schemas.taxonomy import ClauseType
-from schemas.findings import CheckedFinding
 from tasks.check.absences import find_absences
 from tasks.store.persist import dispose_engines, get_engine, save_absences, save_findings
-from docreview_testing.samples import generate_samples
 
 SHA = "a" * 64
 
 
 def _cf(evidence: str, clause: ClauseType, verdict: Verdict, reason: str) -> CheckedFinding:
-    f = Finding(clause_type=clause, summary="s", risk=Risk.high, evidence=evidence, page=2,
-                values=[FindingValue(name="amount", value="$5")])
-    return CheckedFinding(finding=f, chunk_index=0, ordinal=0, stated_page=2, verdict=verdict,
-                          checks=[CheckResult(name="grounding", verdict=Verdict.verified, reason="found"),
-                                  CheckResult(name="values", verdict=verdict, reason=reason)])
+    f = Finding(
+        clause_type=clause,
+        summary="s",
+        risk=Risk.high,
+        evidence=evidence,
+        page=2,
+        values=[FindingValue(name="amount", value="$5")],
+    )
+    return CheckedFinding(
+        finding=f,
+        chunk_index=0,
+        ordinal=0,
+        stated_page=2,
+        verdict=verdict,
+        checks=[
+            CheckResult(name="grounding", verdict=Verdict.verified, reason="found"),
+            CheckResult(name="values", verdict=verdict, reason=reason),
+        ],
+    )
 
 
 @pytest.fixture
@@ -50,7 +63,8 @@ def test_queue_lists_doubtful_findings_and_absences(stored):
     assert any("amount not in quote" in r for i in findings for r in i["reasons"])
     # cap_on_liability has a finding; the other five high-risk categories are absent
     assert sorted(a["clause_type"] for a in absences) == sorted(
-        ["uncapped_liability", "termination_for_convenience", "change_of_control", "non_compete", "exclusivity"])
+        ["uncapped_liability", "termination_for_convenience", "change_of_control", "non_compete", "exclusivity"]
+    )
     assert all(a["id"].startswith("A") and a["chunks"] == [0, 1] and a["verdict"] == "needs_review" for a in absences)
 
 
@@ -58,14 +72,17 @@ def test_absences_follow_the_latest_review(stored):
     with Session(get_engine(stored)) as s:
         assert len(s.exec(select(AbsenceRow)).all()) == 5
     # a re-review that finds a non-compete clause drops that absence; a repeat adds nothing
-    present = [_cf("shall not compete", ClauseType.non_compete, Verdict.verified, "ok"),
-               _cf("liability shall not exceed $6", ClauseType.cap_on_liability, Verdict.verified, "ok")]
+    present = [
+        _cf("shall not compete", ClauseType.non_compete, Verdict.verified, "ok"),
+        _cf("liability shall not exceed $6", ClauseType.cap_on_liability, Verdict.verified, "ok"),
+    ]
     for _ in range(2):
         save_absences.fn(stored, "run-2", SHA, "review-v1", "rules-v1", find_absences(present, [0, 1, 2]))
     with Session(get_engine(stored)) as s:
         rows = s.exec(select(AbsenceRow)).all()
     assert sorted(r.clause_type for r in rows) == sorted(
-        ["uncapped_liability", "termination_for_convenience", "change_of_control", "exclusivity"])
+        ["uncapped_liability", "termination_for_convenience", "change_of_control", "exclusivity"]
+    )
     assert all(r.chunk_count == 3 and r.run_id == "run-2" for r in rows)
 
 
@@ -119,7 +136,10 @@ def test_cli_queue_decide_and_gold(stored, tmp_path):
 
     with Session(get_engine(stored)) as session:
         verified = session.exec(select(FindingRow).where(FindingRow.verdict == "verified")).one()
-    assert runner.invoke(app, ["decide", str(verified.id), "reject", "--note", "wrong clause", "--db", stored]).exit_code == 0
+    assert (
+        runner.invoke(app, ["decide", str(verified.id), "reject", "--note", "wrong clause", "--db", stored]).exit_code
+        == 0
+    )
     gold = tmp_path / "gold.json"
     assert runner.invoke(app, ["queue", "--db", stored, "--gold", str(gold)]).exit_code == 0
     data = {d["kind"]: d for d in json.loads(gold.read_text())}
@@ -142,7 +162,9 @@ def test_review_run_records_absences_metrics_and_decisions_in_the_report(tmp_pat
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=2)
     try:
-        result = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+        result = review_documents(
+            source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules"
+        )
         report = json.loads((tmp_path / "out" / "report.json").read_text())
         m = report["run"]["metrics"]
         assert {"unsupported", "contradicted", "needs_review"} <= set(m)

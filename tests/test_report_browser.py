@@ -16,9 +16,10 @@ from tasks.store.persist import dispose_engines
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
+
 def test_markup_in_text_and_file_names_renders_as_text(browser, tmp_path, db_url):
-    from flows.review import review_documents
     from docreview_testing.hostile import IMG_MARKUP, MARKUP_FILE_NAME, SCRIPT_MARKUP, generate_hostile_corpus
+    from flows.review import review_documents
 
     corpus = tmp_path / "corpus"
     docs = generate_hostile_corpus(corpus)
@@ -49,9 +50,14 @@ def test_markup_in_text_and_file_names_renders_as_text(browser, tmp_path, db_url
     assert dialogs == []
     assert page.evaluate("() => document.scripts.length") == 0
     # Per-document sections hold only text: no element built from document-derived markup.
-    assert page.evaluate("() => document.querySelectorAll("
-                         "'section.doc script, section.doc img, section.doc svg, section.doc iframe, "
-                         "section.doc [onerror], section.doc [onload]').length") == 0
+    assert (
+        page.evaluate(
+            "() => document.querySelectorAll("
+            "'section.doc script, section.doc img, section.doc svg, section.doc iframe, "
+            "section.doc [onerror], section.doc [onload]').length"
+        )
+        == 0
+    )
     text = page.inner_text("main")
     assert SCRIPT_MARKUP in text
     assert IMG_MARKUP in text
@@ -92,8 +98,9 @@ def test_the_report_opens_on_what_needs_attention(browser, tmp_path, db_url):
     first = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     finding = next(f for d in report["documents"] for f in d["findings"] if f["risk"] == "high")
-    decided = CliRunner().invoke(app, ["decide", str(finding["id"]), "approve", "--note", "checked by hand",
-                                       "--db", db_url])
+    decided = CliRunner().invoke(
+        app, ["decide", str(finding["id"]), "approve", "--note", "checked by hand", "--db", db_url]
+    )
     assert decided.exit_code == 0, decided.output
     second = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
     dispose_engines()

@@ -18,7 +18,8 @@ def test_the_latest_and_the_kept_reports_are_served_and_nothing_else(tmp_path):
     (out / "runs" / "run-1" / "report.html").write_text("<h1>run 1</h1>")
     (out / "runs" / "run-1" / "report.json").write_text(
         '{"run": {"started_at": "2026-12-01T10:00:00+00:00", "source": "s3://b/in/", '
-        '"metrics": {"documents_reviewed": 3, "documents_deferred": 1, "documents_failed": 0}}}')
+        '"metrics": {"documents_reviewed": 3, "documents_deferred": 1, "documents_failed": 0}}}'
+    )
     (tmp_path / "secret.txt").write_text("outside the report folder")
     (out / "leak.txt").symlink_to(tmp_path / "secret.txt")  # a link pointing out of the folder
     server = make_report_server(out, "127.0.0.1", 0)

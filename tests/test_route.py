@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from docreview_testing.samples import generate_samples
 from schemas.documents import PAGE_SEPARATOR, Chunk
 from tasks.review.chunk import chunk_text
 from tasks.review.route import (
     MODEL_FILE,
-    PREAMBLE_CHARS,
-    UNIT_SEPARATOR,
     OBLIGATION_SIGNALS,
+    PREAMBLE_CHARS,
     TERM_SIGNALS,
+    UNIT_SEPARATOR,
     ScorerBlock,
     ScorerModel,
     covered_chars,
@@ -34,15 +35,21 @@ from tasks.review.route import (
     segment_terms,
     segment_text,
 )
-from docreview_testing.samples import generate_samples
 from tasks.textnorm import clean_page_text
 
 FAR = PREAMBLE_CHARS + 5000  # an offset past the preamble
 
 
 def chunk(text: str, index: int = 3, page: int = 2, start: int = FAR) -> Chunk:
-    return Chunk(document_sha256="0" * 64, index=index, char_start=start, char_end=start + len(text),
-                 page_start=page, page_end=page, text=text)
+    return Chunk(
+        document_sha256="0" * 64,
+        index=index,
+        char_start=start,
+        char_end=start + len(text),
+        page_start=page,
+        page_end=page,
+        text=text,
+    )
 
 
 BOILERPLATE = (
@@ -51,13 +58,17 @@ BOILERPLATE = (
     "an original, and all of which together shall constitute one and the same instrument. Severability. If any "
     "provision of this Agreement is held invalid, the remaining provisions shall continue to apply."
 )
-GOVERNING_LAW = ("This Agreement shall be governed by and construed in accordance with the laws of the State of "
-                 "Delaware, without regard to its conflict of laws principles.")
+GOVERNING_LAW = (
+    "This Agreement shall be governed by and construed in accordance with the laws of the State of "
+    "Delaware, without regard to its conflict of laws principles."
+)
 
 
 def test_segments_tile_the_text_and_cut_at_items_and_sentences():
-    text = ("1. Definitions. Words have meanings.\n(a) First item of the list here.\n(b) Second item.\n\n"
-            "2. Term. The term is one year. It renews once. " + "Filler sentence number one is here. " * 12)
+    text = (
+        "1. Definitions. Words have meanings.\n(a) First item of the list here.\n(b) Second item.\n\n"
+        "2. Term. The term is one year. It renews once. " + "Filler sentence number one is here. " * 12
+    )
     segs = segment_text(text, max_chars=0)
     assert segs[0][0] == 0 and segs[-1][1] == len(text)
     assert all(a < b for a, b in segs) and all(b == c for (_, b), (c, _) in zip(segs, segs[1:]))
@@ -65,34 +76,46 @@ def test_segments_tile_the_text_and_cut_at_items_and_sentences():
     assert "(a) " in starts and "(b) " in starts and "2. T" in starts  # items and headings start segments
     assert any(text[a:b].strip() == "It renews once." for a, b in segs)  # sentence level at max_chars=0
     merged = segment_text(text, max_chars=300)
-    assert len(merged) < len(segs) and all(b - a <= 300 or text[a:b].count(". ") == 0 for a, b in merged
-                                           if not text[a:b].startswith(("1.", "(")))
+    assert len(merged) < len(segs) and all(
+        b - a <= 300 or text[a:b].count(". ") == 0 for a, b in merged if not text[a:b].startswith(("1.", "("))
+    )
     assert segment_text("") == []
     assert segment_text("Inc. Co. v. Smith.") == [(0, 18)]  # abbreviations do not cut
 
 
-@pytest.mark.parametrize("sentence, signal", [
-    (GOVERNING_LAW, "term:governing_law"),
-    ("In no event shall either party's aggregate liability under this Agreement exceed $1,000,000.",
-     "term:liability_limit"),
-    ("Distributor shall not, during the Term, market or sell any product that competes with the Products.",
-     "term:non_compete"),
-    ("Licensee shall pay Licensor a royalty equal to five percent (5%) of Net Sales of Licensed Products.",
-     "term:share_of_revenue"),
-    ("Company hereby appoints Distributor as its exclusive distributor of the Products in the Territory.",
-     "term:exclusivity"),
-    ("Licensee may not assign this Agreement without the prior written consent of Licensor.", "term:assignment"),
-    ("All invoices are due and payable within thirty (30) days of receipt.", "payment"),
-    ("The Recipient shall hold the Discloser's Confidential Information in strict confidence.", "confidentiality"),
-    ("The Processor shall process Personal Data only on documented instructions.", "data_protection"),
-])
+@pytest.mark.parametrize(
+    "sentence, signal",
+    [
+        (GOVERNING_LAW, "term:governing_law"),
+        (
+            "In no event shall either party's aggregate liability under this Agreement exceed $1,000,000.",
+            "term:liability_limit",
+        ),
+        (
+            "Distributor shall not, during the Term, market or sell any product that competes with the Products.",
+            "term:non_compete",
+        ),
+        (
+            "Licensee shall pay Licensor a royalty equal to five percent (5%) of Net Sales of Licensed Products.",
+            "term:share_of_revenue",
+        ),
+        (
+            "Company hereby appoints Distributor as its exclusive distributor of the Products in the Territory.",
+            "term:exclusivity",
+        ),
+        ("Licensee may not assign this Agreement without the prior written consent of Licensor.", "term:assignment"),
+        ("All invoices are due and payable within thirty (30) days of receipt.", "payment"),
+        ("The Recipient shall hold the Discloser's Confidential Information in strict confidence.", "confidentiality"),
+        ("The Processor shall process Personal Data only on documented instructions.", "data_protection"),
+    ],
+)
 def test_a_decision_point_sentence_goes_deep_and_its_boilerplate_neighbours_do_not(sentence, signal):
     text = BOILERPLATE + "\n\n" + sentence + "\n\n" + BOILERPLATE
     c = chunk(text)
     [decision] = route_all([c], "decision-points", model=None)
     assert decision.route == "deep" and signal in decision.signals and signal in decision.reason
     [(a, b)] = decision.deep_ranges
-    assert c.text[a - c.char_start:b - c.char_start] == sentence  # only the clause, not the chunk
+    assert c.text[a - c.char_start : b - c.char_start] == sentence  # only the clause, not the chunk
     assert decision.deep_chars == len(sentence)
 
 
@@ -112,8 +135,10 @@ def test_the_preamble_goes_deep():
 def test_overlapping_chunks_send_each_deep_segment_once():
     sentences = [BOILERPLATE, GOVERNING_LAW, BOILERPLATE, "Neither party may assign this Agreement.", BOILERPLATE]
     text = " " * FAR + "\n\n".join(sentences)
-    chunks = [c.model_copy(update={"index": c.index, "char_start": c.char_start}) for c in
-              chunk_text("0" * 64, text, [0], budget=900, overlap=400)]
+    chunks = [
+        c.model_copy(update={"index": c.index, "char_start": c.char_start})
+        for c in chunk_text("0" * 64, text, [0], budget=900, overlap=400)
+    ]
     assert any(a.char_end > b.char_start for a, b in zip(chunks, chunks[1:]))  # they do overlap
     decisions = route_all(chunks, "decision-points", model=None)
     deep = [r for d in decisions for r in d.deep_ranges]
@@ -130,8 +155,16 @@ def test_review_unit_joins_runs_and_keeps_quotes_and_pages_right():
     page2 = "The Supplier shall maintain insurance of $2,000,000 per occurrence.\n\n" + BOILERPLATE
     text = " " * FAR + page1 + PAGE_SEPARATOR + page2
     p2 = FAR + len(page1) + len(PAGE_SEPARATOR)
-    c = Chunk(document_sha256="0" * 64, index=4, char_start=FAR, char_end=len(text), page_start=1, page_end=2,
-              text=text[FAR:], page_offsets=[p2 - FAR])
+    c = Chunk(
+        document_sha256="0" * 64,
+        index=4,
+        char_start=FAR,
+        char_end=len(text),
+        page_start=1,
+        page_end=2,
+        text=text[FAR:],
+        page_offsets=[p2 - FAR],
+    )
     [decision] = route_all([c], "decision-points", model=None)
     unit = review_unit(c, decision)
     assert unit.index == c.index and (unit.char_start, unit.char_end) == (c.char_start, c.char_end)
@@ -214,11 +247,15 @@ def test_fast_scorer_equals_the_per_segment_scores_to_the_last_bit():
     text = generate_samples_text() + " Ünïcode ſtraße İstanbul ÉTÉ 12% $5 " + "x" * 40 + " word" * 1500 + ". End."
     segments = segment_text(text)
     model = load_model()
-    tiny = ScorerModel(threshold=0.0, bias=-0.25, blocks={
-        "next": ScorerBlock(scale=0.5, terms={"pay": (2.0, 1.5), "the": (0.1, -1.0)}),
-        "word": ScorerBlock(terms={"shall pay": (3.0, 1.0), "pay": (1.0, 0.5), "#": (0.5, 0.2)}),
-        "other": ScorerBlock(terms={"x": (1.0, 1.0)}),
-    })
+    tiny = ScorerModel(
+        threshold=0.0,
+        bias=-0.25,
+        blocks={
+            "next": ScorerBlock(scale=0.5, terms={"pay": (2.0, 1.5), "the": (0.1, -1.0)}),
+            "word": ScorerBlock(terms={"shall pay": (3.0, 1.0), "pay": (1.0, 0.5), "#": (0.5, 0.2)}),
+            "other": ScorerBlock(terms={"x": (1.0, 1.0)}),
+        },
+    )
     for m in (model, tiny):
         expected = [m.score(t) for t in segment_terms(text, segments)]
         assert score_segments(m, text, segments).tolist() == expected
@@ -244,11 +281,13 @@ def test_signal_patterns_cannot_match_a_stop_character():
 
 
 def test_fast_signal_scan_matches_a_case_insensitive_scan():
-    from tasks.review.route import _OBLIGATION_LOWER, _TERM_LOWER, _signal_scan
+    from tasks.review.route import _TERM_LOWER, _signal_scan
 
-    text = ("IN NO EVENT shall Licensee's AGGREGATE LIABILITY exceed; the Licensor MAY terminate for convenience. "
-            "Subject to the GDPR, İnvoices are DUE WITHIN thirty days; ſole ſupplier, Kelvin \u212a. "
-            "The assignee; assigned to it; renewal, netting, net 30, hired hire")
+    text = (
+        "IN NO EVENT shall Licensee's AGGREGATE LIABILITY exceed; the Licensor MAY terminate for convenience. "
+        "Subject to the GDPR, İnvoices are DUE WITHIN thirty days; ſole ſupplier, Kelvin \u212a. "
+        "The assignee; assigned to it; renewal, netting, net 30, hired hire"
+    )
     scan, terms, obligations = _signal_scan(text)
     assert terms is _TERM_LOWER and len(scan) == len(text)
     for fast, slow in ((terms, TERM_SIGNALS), (obligations, OBLIGATION_SIGNALS)):
@@ -261,10 +300,12 @@ def test_scan_by_alternatives_finds_the_matches_of_the_whole_pattern():
     # where matches overlap and where one alternative's match hides another's start.
     from tasks.review.route import _ALTERNATIVES, _OBLIGATION_LOWER, _TERM_LOWER, _chain
 
-    text = (generate_samples_text() + " terminate for convenience terminate without cause; days written notice "
-            "warranty of 90 days warranty period 12 months; %% 5% percent royalty; net 30 net 3000 shall pay "
-            "shall not disclose shall keep secret; co-own, jointly joint; assigned to it assign; the term of this "
-            "term; hire hired; records recordsx; license to affiliates affiliate license").lower()
+    text = (
+        generate_samples_text() + " terminate for convenience terminate without cause; days written notice "
+        "warranty of 90 days warranty period 12 months; %% 5% percent royalty; net 30 net 3000 shall pay "
+        "shall not disclose shall keep secret; co-own, jointly joint; assigned to it assign; the term of this "
+        "term; hire hired; records recordsx; license to affiliates affiliate license"
+    ).lower()
     patterns = [*_TERM_LOWER.values(), *_OBLIGATION_LOWER.values()]
     assert all(p in _ALTERNATIVES for p in patterns)
     for lo, before, hi in [(0, len(text), len(text)), (5, 200, 300), (0, 0, 10)]:
@@ -297,12 +338,15 @@ def sample_docs(tmp_path_factory) -> list[tuple[str, list[Chunk]]]:
     return docs
 
 
-@pytest.mark.parametrize("phrase, signal", [
-    ("due and payable within", "payment"),
-    ("Confidential Information of the disclosing party", "confidentiality"),
-    ("shall process such Personal Data", "data_protection"),
-    ("security incident affecting Personal Data", "data_protection"),
-])
+@pytest.mark.parametrize(
+    "phrase, signal",
+    [
+        ("due and payable within", "payment"),
+        ("Confidential Information of the disclosing party", "confidentiality"),
+        ("shall process such Personal Data", "data_protection"),
+        ("security incident affecting Personal Data", "data_protection"),
+    ],
+)
 def test_payment_confidentiality_and_data_protection_go_deep(sample_docs, phrase, signal):
     found = 0
     for text, chunks in sample_docs:
@@ -318,16 +362,16 @@ def test_payment_confidentiality_and_data_protection_go_deep(sample_docs, phrase
         words = phrase.split()
         pos = text.find(words[0])
         while pos >= 0:
-            if " ".join(text[pos:pos + 3 * len(phrase)].split()).lower().startswith(phrase.lower()):
+            if " ".join(text[pos : pos + 3 * len(phrase)].split()).lower().startswith(phrase.lower()):
                 found += 1
-                assert any(a <= pos < b for a, b in deep), text[pos:pos + 80]
+                assert any(a <= pos < b for a, b in deep), text[pos : pos + 80]
             pos = text.find(words[0], pos + 1)
     assert found, f"the generated samples hold no {phrase!r}"
 
 
 def test_sample_router_skips_some_boilerplate(sample_docs):
     # Generated contracts carry miscellaneous boilerplate: the router must not send everything.
-    for text, chunks in sample_docs:
+    for _text, chunks in sample_docs:
         decisions = route_all(chunks, "decision-points")
         deep = covered_chars(r for d in decisions for r in d.deep_ranges)
         total = covered_chars((c.char_start, c.char_end) for c in chunks)
@@ -337,14 +381,18 @@ def test_sample_router_skips_some_boilerplate(sample_docs):
 def test_a_lower_router_threshold_sends_more_text_deep(sample_docs):
     from tasks.review.route import route_chunks
 
-    for text, chunks in sample_docs:
-        rate = {t: covered_chars(r for d in route_chunks.fn(chunks, "decision-points", t) for r in d.deep_ranges)
-                for t in (-8.0, None, 8.0)}
+    for _text, chunks in sample_docs:
+        rate = {
+            t: covered_chars(r for d in route_chunks.fn(chunks, "decision-points", t) for r in d.deep_ranges)
+            for t in (-8.0, None, 8.0)
+        }
         assert rate[-8.0] >= rate[None] >= rate[8.0]
         assert covered_chars(r for d in route_chunks.fn(chunks, "decision-points") for r in d.deep_ranges) == rate[None]
-    assert any(covered_chars(r for d in route_chunks.fn(c, "decision-points", -8.0) for r in d.deep_ranges)
-               > covered_chars(r for d in route_chunks.fn(c, "decision-points", 8.0) for r in d.deep_ranges)
-               for _, c in sample_docs)
+    assert any(
+        covered_chars(r for d in route_chunks.fn(c, "decision-points", -8.0) for r in d.deep_ranges)
+        > covered_chars(r for d in route_chunks.fn(c, "decision-points", 8.0) for r in d.deep_ranges)
+        for _, c in sample_docs
+    )
 
 
 @pytest.mark.integration
@@ -359,8 +407,13 @@ def test_flow_reviews_only_routed_segments_and_grounds_every_quote(tmp_path, db_
     inbox.mkdir()
     generate_samples(inbox, count=1)
     try:
-        result = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                                  backend="rules", routing="decision-points")
+        result = review_documents(
+            source=str(inbox),
+            out_dir=str(tmp_path / "out"),
+            database_url=db_url,
+            backend="rules",
+            routing="decision-points",
+        )
         with Session(get_engine(db_url)) as s:
             rows = s.exec(select(ChunkRow)).all()
     finally:
@@ -427,12 +480,16 @@ def test_trainer_category_recall_keeps_a_category_with_one_covered_span():
 
     segs = {"a": [(0, 10), (10, 20), (20, 30), (30, 40)], "b": [(0, 20), (20, 40)]}
     docs = [
-        {"filename": "a", "text": "x" * 40, "pieces": [
-            ("audit_rights", [(2, 8)]),        # covered: segment 0 is deep
-            ("audit_rights", [(22, 28)]),      # not covered: the category is still kept
-            ("governing_law", [(8, 12)]),      # half in a skipped segment: not covered
-            ("insurance", [(25, 28), (32, 38)]),  # second occurrence covered
-        ]},
+        {
+            "filename": "a",
+            "text": "x" * 40,
+            "pieces": [
+                ("audit_rights", [(2, 8)]),  # covered: segment 0 is deep
+                ("audit_rights", [(22, 28)]),  # not covered: the category is still kept
+                ("governing_law", [(8, 12)]),  # half in a skipped segment: not covered
+                ("insurance", [(25, 28), (32, 38)]),  # second occurrence covered
+            ],
+        },
         {"filename": "b", "text": "y" * 40, "pieces": [("governing_law", [(5, 15)])]},
     ]
     flags = {"a": [True, False, False, True], "b": [False, True]}

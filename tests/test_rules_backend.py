@@ -6,8 +6,8 @@ import pytest
 
 from schemas.documents import Chunk
 from schemas.findings import Risk
-from schemas.taxonomy import ClauseType
 from schemas.review import ChunkReview, ReviewOutcome
+from schemas.taxonomy import ClauseType
 from tasks.review.backends.base import ReviewBackend
 from tasks.review.backends.rules import RULES_VERSION, RulesBackend, extract_durations, split_sentences
 
@@ -144,7 +144,11 @@ def test_renewal_and_notice_durations():
 
 def test_evidence_and_values_are_verbatim_substrings():
     # odd spacing, a mid-sentence line break and a glued PDF artefact
-    text = PREAMBLE + BODY.replace("laws of\nthe", "laws of\n the") + "Licensee may\nnot assign this Agreement without the prior written consent of Licensor.The parties agree."
+    text = (
+        PREAMBLE
+        + BODY.replace("laws of\nthe", "laws of\n the")
+        + "Licensee may\nnot assign this Agreement without the prior written consent of Licensor.The parties agree."
+    )
     rv = review(text)
     assert rv.findings
     for f in rv.findings:
@@ -211,9 +215,11 @@ def test_empty_chunk():
 def test_effective_date_is_the_one_the_preamble_defines_not_the_signing_date():
     from tasks.review.backends.rules import RulesBackend
 
-    text = ('This Master Services Agreement (the "Agreement") is made on November 3, 2022 and is effective as of '
-            'December 3, 2022 (the "Effective Date") by and between Lakeshore Foods LLC ("Provider") and '
-            'Evergreen Biologics Co. ("Customer").')
+    text = (
+        'This Master Services Agreement (the "Agreement") is made on November 3, 2022 and is effective as of '
+        'December 3, 2022 (the "Effective Date") by and between Lakeshore Foods LLC ("Provider") and '
+        'Evergreen Biologics Co. ("Customer").'
+    )
     chunk = Chunk(document_sha256="s", index=0, char_start=0, char_end=len(text), page_start=1, page_end=1, text=text)
     found = RulesBackend().review_chunk(chunk, "a.pdf").findings
     eff = [f for f in found if f.clause_type.value == "effective_date"]
@@ -234,95 +240,143 @@ def test_amount_keeps_a_capitalised_multiplier():
 #: (category, clause that should be found, near miss that should not). Sentences are written for
 #: these tests from the CUAD category definitions, not taken from the CUAD contracts.
 PATTERN_CASES = [
-    (ClauseType.competitive_restriction_exception,
-     "Nothing in this Section shall prevent Seller from holding, as a passive investment, shares of a publicly "
-     "traded company that competes with Buyer.",
-     "Except as set forth in Section 4, all payments are exclusive of sales and use taxes."),
-    (ClauseType.covenant_not_to_sue,
-     "Reseller shall never file any application to register the Supplier marks in any country.",
-     "Any dispute regarding the validity or termination of this Agreement shall not be decided by a court "
-     "and shall be settled by arbitration."),
-    (ClauseType.covenant_not_to_sue,
-     "The Licensee shall not, during the term or afterwards, attack or oppose in any manner the title of "
-     "Licensor to the licensed trademarks.",
-     "The Licensee shall notify Licensor of any challenge by a third party to the licensed trademarks."),
-    (ClauseType.volume_restriction,
-     "The Artist will make up to four (4) promotional appearances in each contract year.",
-     "Supplier will remedy any defect within a period not to exceed thirty (30) days."),
-    (ClauseType.price_restrictions,
-     "Vendor's list prices are subject to increase only once per calendar year, on sixty days' notice.",
-     "Vendor will publish its list prices on its website each calendar year."),
-    (ClauseType.price_restrictions,
-     "Distributor may not increase the rates charged to the Company by more than five percent (5%) in any year.",
-     "Distributor will invoice the rates set out in Schedule B within five days of shipment."),
-    (ClauseType.affiliate_license_licensor,
-     "Parent hereby grants, and shall cause the other members of the Parent Group to grant, to Buyer a "
-     "non-exclusive license under the Retained Patents.",
-     "Parent hereby grants to Buyer a non-exclusive license under the Retained Patents."),
-    (ClauseType.non_compete,
-     "During the Term the Agent shall not sell or promote in the Territory any product that is competitive "
-     "with the Products.",
-     "The Agent shall promote the Products against competitive products in the Territory."),
-    (ClauseType.termination_for_convenience,
-     "The Customer may terminate this Agreement for any reason upon sixty (60) days' written notice to the Supplier.",
-     "Sections 7 and 9 shall survive termination of this Agreement for any reason."),
-    (ClauseType.termination_for_convenience,
-     "Either party may at any time terminate this Agreement by giving not less than three (3) months' written "
-     "notice to the other party.",
-     "Either party may terminate this Agreement by giving thirty (30) days' written notice if a force majeure "
-     "event continues for more than ninety days."),
-    (ClauseType.joint_ip_ownership,
-     "Inventions made jointly by employees of both parties shall be jointly owned by the parties.",
-     "This Agreement has been drafted jointly by the parties and shall not be construed against either of them."),
-    (ClauseType.non_disparagement,
-     "Neither party shall make any public statement that disparages the other party or its products.",
-     "The Licensee shall not use the licensed marks in any manner that disparages the Licensor."),
-    (ClauseType.uncapped_liability,
-     "Except for liability arising under Section 11 (Indemnity), in no event shall either party's liability "
-     "exceed the fees paid in the prior twelve months.",
-     "In no event shall either party's liability exceed the fees paid in the prior twelve months."),
-    (ClauseType.minimum_commitment,
-     "Buyer commits to purchase a minimum of 5,000 units in each contract year.",
-     "The receiving party shall disclose only the minimum amount of Confidential Information required by law."),
-    (ClauseType.expiration_date,
-     "The term of this Agreement shall be three (3) years from the Effective Date.",
-     "The obligations of confidentiality shall survive for three (3) years after the term of this Agreement."),
-    (ClauseType.no_solicit_of_customers,
-     "The Consultant shall not contact any customer of the Company for the purpose of offering competing services.",
-     "The Consultant shall contact each customer of the Company listed in Exhibit B to schedule training."),
-    (ClauseType.third_party_beneficiary,
-     "The Indemnified Persons are intended third-party beneficiaries of Section 9.",
-     "This Agreement is for the sole benefit of the parties and there are no third-party beneficiaries."),
-    (ClauseType.renewal_term,
-     "This Agreement will renew automatically for successive one-year terms.",
-     "This Agreement may be extended upon the mutual written agreement of the parties."),
-    (ClauseType.change_of_control,
-     "Either party may terminate this Agreement upon notice if the other party undergoes a change of control.",
-     "Either party may assign this Agreement to an acquirer of all or substantially all of its assets without "
-     "the other party's consent."),
-    (ClauseType.exclusivity,
-     "The Company appoints the Distributor as its exclusive distributor of the Products in the Territory.",
-     "This Agreement shall be governed exclusively by the laws of the State of Ohio."),
-    (ClauseType.unlimited_all_you_can_eat_license,
-     "Licensee may install the Software on an unlimited number of devices.",
-     "The authorized capital of the Company consists of an unlimited number of common shares."),
-    (ClauseType.effective_date,
-     "This Amendment shall become effective on the date it is signed by both parties.",
-     "Any notice shall be deemed effective upon receipt by the addressee."),
+    (
+        ClauseType.competitive_restriction_exception,
+        "Nothing in this Section shall prevent Seller from holding, as a passive investment, shares of a publicly "
+        "traded company that competes with Buyer.",
+        "Except as set forth in Section 4, all payments are exclusive of sales and use taxes.",
+    ),
+    (
+        ClauseType.covenant_not_to_sue,
+        "Reseller shall never file any application to register the Supplier marks in any country.",
+        "Any dispute regarding the validity or termination of this Agreement shall not be decided by a court "
+        "and shall be settled by arbitration.",
+    ),
+    (
+        ClauseType.covenant_not_to_sue,
+        "The Licensee shall not, during the term or afterwards, attack or oppose in any manner the title of "
+        "Licensor to the licensed trademarks.",
+        "The Licensee shall notify Licensor of any challenge by a third party to the licensed trademarks.",
+    ),
+    (
+        ClauseType.volume_restriction,
+        "The Artist will make up to four (4) promotional appearances in each contract year.",
+        "Supplier will remedy any defect within a period not to exceed thirty (30) days.",
+    ),
+    (
+        ClauseType.price_restrictions,
+        "Vendor's list prices are subject to increase only once per calendar year, on sixty days' notice.",
+        "Vendor will publish its list prices on its website each calendar year.",
+    ),
+    (
+        ClauseType.price_restrictions,
+        "Distributor may not increase the rates charged to the Company by more than five percent (5%) in any year.",
+        "Distributor will invoice the rates set out in Schedule B within five days of shipment.",
+    ),
+    (
+        ClauseType.affiliate_license_licensor,
+        "Parent hereby grants, and shall cause the other members of the Parent Group to grant, to Buyer a "
+        "non-exclusive license under the Retained Patents.",
+        "Parent hereby grants to Buyer a non-exclusive license under the Retained Patents.",
+    ),
+    (
+        ClauseType.non_compete,
+        "During the Term the Agent shall not sell or promote in the Territory any product that is competitive "
+        "with the Products.",
+        "The Agent shall promote the Products against competitive products in the Territory.",
+    ),
+    (
+        ClauseType.termination_for_convenience,
+        "The Customer may terminate this Agreement for any reason upon sixty (60) days' written notice to the Supplier.",
+        "Sections 7 and 9 shall survive termination of this Agreement for any reason.",
+    ),
+    (
+        ClauseType.termination_for_convenience,
+        "Either party may at any time terminate this Agreement by giving not less than three (3) months' written "
+        "notice to the other party.",
+        "Either party may terminate this Agreement by giving thirty (30) days' written notice if a force majeure "
+        "event continues for more than ninety days.",
+    ),
+    (
+        ClauseType.joint_ip_ownership,
+        "Inventions made jointly by employees of both parties shall be jointly owned by the parties.",
+        "This Agreement has been drafted jointly by the parties and shall not be construed against either of them.",
+    ),
+    (
+        ClauseType.non_disparagement,
+        "Neither party shall make any public statement that disparages the other party or its products.",
+        "The Licensee shall not use the licensed marks in any manner that disparages the Licensor.",
+    ),
+    (
+        ClauseType.uncapped_liability,
+        "Except for liability arising under Section 11 (Indemnity), in no event shall either party's liability "
+        "exceed the fees paid in the prior twelve months.",
+        "In no event shall either party's liability exceed the fees paid in the prior twelve months.",
+    ),
+    (
+        ClauseType.minimum_commitment,
+        "Buyer commits to purchase a minimum of 5,000 units in each contract year.",
+        "The receiving party shall disclose only the minimum amount of Confidential Information required by law.",
+    ),
+    (
+        ClauseType.expiration_date,
+        "The term of this Agreement shall be three (3) years from the Effective Date.",
+        "The obligations of confidentiality shall survive for three (3) years after the term of this Agreement.",
+    ),
+    (
+        ClauseType.no_solicit_of_customers,
+        "The Consultant shall not contact any customer of the Company for the purpose of offering competing services.",
+        "The Consultant shall contact each customer of the Company listed in Exhibit B to schedule training.",
+    ),
+    (
+        ClauseType.third_party_beneficiary,
+        "The Indemnified Persons are intended third-party beneficiaries of Section 9.",
+        "This Agreement is for the sole benefit of the parties and there are no third-party beneficiaries.",
+    ),
+    (
+        ClauseType.renewal_term,
+        "This Agreement will renew automatically for successive one-year terms.",
+        "This Agreement may be extended upon the mutual written agreement of the parties.",
+    ),
+    (
+        ClauseType.change_of_control,
+        "Either party may terminate this Agreement upon notice if the other party undergoes a change of control.",
+        "Either party may assign this Agreement to an acquirer of all or substantially all of its assets without "
+        "the other party's consent.",
+    ),
+    (
+        ClauseType.exclusivity,
+        "The Company appoints the Distributor as its exclusive distributor of the Products in the Territory.",
+        "This Agreement shall be governed exclusively by the laws of the State of Ohio.",
+    ),
+    (
+        ClauseType.unlimited_all_you_can_eat_license,
+        "Licensee may install the Software on an unlimited number of devices.",
+        "The authorized capital of the Company consists of an unlimited number of common shares.",
+    ),
+    (
+        ClauseType.effective_date,
+        "This Amendment shall become effective on the date it is signed by both parties.",
+        "Any notice shall be deemed effective upon receipt by the addressee.",
+    ),
 ]
 
 
 def test_renewal_term_is_not_the_notice_period_in_the_same_sentence():
-    text = ("Thereafter this Agreement shall renew for successive two (2)-year terms unless either party gives "
-            "written notice of non-renewal not less than ninety (90) days before the end of the then-current term.")
+    text = (
+        "Thereafter this Agreement shall renew for successive two (2)-year terms unless either party gives "
+        "written notice of non-renewal not less than ninety (90) days before the end of the then-current term."
+    )
     rv = review(text, index=3, page_start=3)
     [ren] = by_type(rv, ClauseType.renewal_term)
     assert ren.values_dict()["duration"] == "successive two (2)-year"
     [notice] = by_type(rv, ClauseType.notice_period_to_terminate_renewal)
     assert notice.values_dict()["duration"] == "ninety (90) days"
     # the notice period comes first here; the renewal term must still be the renewal term
-    text2 = ("Unless either party gives at least sixty (60) days' notice of non-renewal, this Agreement renews "
-             "for additional one (1) year periods.")
+    text2 = (
+        "Unless either party gives at least sixty (60) days' notice of non-renewal, this Agreement renews "
+        "for additional one (1) year periods."
+    )
     [ren2] = by_type(review(text2, index=3, page_start=3), ClauseType.renewal_term)
     assert ren2.values_dict()["duration"] == "additional one (1) year"
 
@@ -335,12 +389,16 @@ def test_a_rate_change_notice_gives_no_renewal_value():
 
 def test_hyphenated_durations():
     assert extract_durations("for successive five (5)-year terms or a two-year term") == [
-        "successive five (5)-year", "two-year"]
+        "successive five (5)-year",
+        "two-year",
+    ]
 
 
 def test_cover_page_parties_and_inline_title():
-    text = ("Exhibit 10.4 EXECUTION COPY SUPPLY AGREEMENT\n\nbetween\n\nNORTHWIND TRADERS, INC.\n\nand\n\n"
-            "CONTOSO LABS LTD\n\nDated as of June 2, 2021\n\nTABLE OF CONTENTS")
+    text = (
+        "Exhibit 10.4 EXECUTION COPY SUPPLY AGREEMENT\n\nbetween\n\nNORTHWIND TRADERS, INC.\n\nand\n\n"
+        "CONTOSO LABS LTD\n\nDated as of June 2, 2021\n\nTABLE OF CONTENTS"
+    )
     rv = review(text)
     [parties] = by_type(rv, ClauseType.parties)
     assert [v.value for v in parties.values] == ["NORTHWIND TRADERS, INC.", "CONTOSO LABS LTD"]
@@ -357,110 +415,163 @@ def test_cover_page_parties_and_inline_title():
 #: (category, clause that should be found, near miss that should not). Invented for these tests
 #: from the CUAD category definitions and common drafting; not taken from the CUAD contracts.
 PATTERN_CASES_V6 = [
-    (ClauseType.third_party_beneficiary,
-     "The Parent shall be a third party beneficiary of Section 7, but shall not have any obligations hereunder.",
-     "No person other than the parties shall be a third party beneficiary of this Agreement."),
-    (ClauseType.third_party_beneficiary,
-     "There are no third party beneficiaries of this Agreement, except as provided in Section 9 with respect "
-     "to Indemnified Persons.",
-     "There are no third party beneficiaries of this Agreement."),
-    (ClauseType.rofr_rofo_rofn,
-     "If Owner decides to license any new title, Owner shall give Distributor the first right of negotiation "
-     "for such title.",
-     "Each party shall have the first right to defend any claim brought against it."),
-    (ClauseType.post_termination_services,
-     "Upon termination of this Agreement, Supplier shall continue to provide transition services for a period "
-     "of ninety (90) days.",
-     "Upon termination of this Agreement, each party shall return or destroy the Confidential Information "
-     "of the other party."),
-    (ClauseType.termination_for_convenience,
-     "This Agreement may be terminated by either party upon sixty (60) days' prior written notice.",
-     "This Agreement may be terminated by either party upon thirty (30) days' written notice if the other "
-     "party commits a material breach."),
-    (ClauseType.warranty_duration,
-     "Vendor shall provide a twelve-month limited warranty on all hardware supplied hereunder.",
-     "Vendor makes no warranty as to the accuracy of any third party data."),
-    (ClauseType.warranty_duration,
-     "Buyer shall notify Seller of any defects or non-conformance within ten (10) days after receipt of the "
-     "Products, failing which the Products shall be deemed accepted.",
-     "Buyer shall pay each invoice within thirty (30) days after receipt of the Products."),
-    (ClauseType.exclusivity,
-     "Licensor hereby grants to Licensee an exclusive, worldwide, royalty-free license to the Software.",
-     "Licensor hereby grants to Licensee a non- exclusive, worldwide, royalty-free license to the Software."),
-    (ClauseType.exclusivity,
-     "The Company hereby appoints Agent as its sole agent for the sale of the Products in the Territory.",
-     "The Company may act in its sole discretion in approving any marketing materials."),
-    (ClauseType.competitive_restriction_exception,
-     "Licensor reserves the right to sell the Products directly to national accounts within the Territory.",
-     "Licensor reserves the right not to sell on credit to any customer."),
-    (ClauseType.renewal_term,
-     "This Agreement shall automatically renew for a period of one (1) year at the end of the Initial Term.",
-     "This Agreement may be renewed only by the mutual written agreement of the parties."),
-    (ClauseType.notice_period_to_terminate_renewal,
-     "Either party may terminate this Agreement at the expiration of the Initial Term or any renewal term "
-     "upon sixty (60) days written notice.",
-     "Either party may terminate this Agreement upon sixty (60) days written notice if the other party "
-     "becomes insolvent."),
-    (ClauseType.insurance,
-     "Contractor shall maintain general liability insurance with limits of not less than $1,000,000 per "
-     "occurrence.",
-     "The Consultant shall obtain his own health insurance coverage and shall not be entitled to other employee "
-     "benefits."),
-    (ClauseType.uncapped_liability,
-     "The limitations of liability in this Section 9 shall not apply to a party's indemnification "
-     "obligations or its breach of confidentiality.",
-     "Neither party shall be liable for any failure caused by forces beyond its reasonable control, and the "
-     "limitations in this Section shall not apply to such delay."),
-    (ClauseType.revenue_profit_sharing,
-     "Distributor shall pay the Company ten percent (10%) of the net revenues from sales of the Products.",
-     "The costs of shipping returned goods shall be split evenly between the parties."),
-    (ClauseType.minimum_commitment,
-     "The Sponsor shall feature the Company in its newsletter a minimum of four (4) times per year.",
-     "Contractor shall maintain insurance coverage of a minimum of $1,000,000 per year."),
-    (ClauseType.non_transferable_license,
-     "Owner grants to Reseller a non-exclusive, non-transferable right to use the Marks in the Territory.",
-     "Owner grants to Reseller the right to use the Marks in the Territory."),
-    (ClauseType.effective_date,
-     "This Agreement shall take effect on the date of signature by both parties.",
-     "Any termination shall take effect on the date stated in the notice."),
-    (ClauseType.non_compete,
-     "Throughout the Term, Distributor shall not sell, offer for sale or promote any water filtration products "
-     "other than the Products.",
-     "Throughout the Term, Distributor shall not disclose the pricing of the Products to any third party."),
-    (ClauseType.no_solicit_of_employees,
-     "During the Term, neither party shall solicit for employment any employee of the other party.",
-     "The indemnified party may employ separate counsel at its own expense, and no employee shall be "
-     "required to testify."),
-    (ClauseType.ip_ownership_assignment,
-     "All inventions conceived by Consultant in performing the Services shall be the exclusive property of "
-     "the Company.",
-     "The Company shall remain the owner of all intellectual property it owned before the Effective Date."),
-    (ClauseType.affiliate_license_licensee,
-     "Licensee shall have the right to grant sublicenses under the license granted in Section 2 to any of "
-     "its Affiliates.",
-     "Licensee shall have the right to grant sublicenses under the license granted in Section 2 to "
-     "distributors."),
-    (ClauseType.affiliate_license_licensor,
-     "Licensor, on behalf of itself and its Affiliates, hereby grants to Licensee a license to use the "
-     "Licensed Mark.",
-     "Licensee shall not acquire any license to any technology owned or controlled by Licensor or any of its "
-     "Affiliates."),
-    (ClauseType.non_disparagement,
-     "Neither party shall make any public statement that disparages the other party or its products.",
-     "Reseller shall not use the other party's Marks in any manner that is disparaging."),
-    (ClauseType.unlimited_all_you_can_eat_license,
-     "Customer may make an unlimited number of copies of the Documentation for internal use.",
-     "Franchisee shall give the Company's auditors unlimited access to Franchisee's offices and records."),
-    (ClauseType.covenant_not_to_sue,
-     "Neither party shall directly or indirectly attack, challenge or impair the title of the other party "
-     "in its trademarks.",
-     "If any provision of this Agreement is held invalid or unenforceable, it shall not impair the validity "
-     "of the remaining provisions or any registration of trademarks."),
+    (
+        ClauseType.third_party_beneficiary,
+        "The Parent shall be a third party beneficiary of Section 7, but shall not have any obligations hereunder.",
+        "No person other than the parties shall be a third party beneficiary of this Agreement.",
+    ),
+    (
+        ClauseType.third_party_beneficiary,
+        "There are no third party beneficiaries of this Agreement, except as provided in Section 9 with respect "
+        "to Indemnified Persons.",
+        "There are no third party beneficiaries of this Agreement.",
+    ),
+    (
+        ClauseType.rofr_rofo_rofn,
+        "If Owner decides to license any new title, Owner shall give Distributor the first right of negotiation "
+        "for such title.",
+        "Each party shall have the first right to defend any claim brought against it.",
+    ),
+    (
+        ClauseType.post_termination_services,
+        "Upon termination of this Agreement, Supplier shall continue to provide transition services for a period "
+        "of ninety (90) days.",
+        "Upon termination of this Agreement, each party shall return or destroy the Confidential Information "
+        "of the other party.",
+    ),
+    (
+        ClauseType.termination_for_convenience,
+        "This Agreement may be terminated by either party upon sixty (60) days' prior written notice.",
+        "This Agreement may be terminated by either party upon thirty (30) days' written notice if the other "
+        "party commits a material breach.",
+    ),
+    (
+        ClauseType.warranty_duration,
+        "Vendor shall provide a twelve-month limited warranty on all hardware supplied hereunder.",
+        "Vendor makes no warranty as to the accuracy of any third party data.",
+    ),
+    (
+        ClauseType.warranty_duration,
+        "Buyer shall notify Seller of any defects or non-conformance within ten (10) days after receipt of the "
+        "Products, failing which the Products shall be deemed accepted.",
+        "Buyer shall pay each invoice within thirty (30) days after receipt of the Products.",
+    ),
+    (
+        ClauseType.exclusivity,
+        "Licensor hereby grants to Licensee an exclusive, worldwide, royalty-free license to the Software.",
+        "Licensor hereby grants to Licensee a non- exclusive, worldwide, royalty-free license to the Software.",
+    ),
+    (
+        ClauseType.exclusivity,
+        "The Company hereby appoints Agent as its sole agent for the sale of the Products in the Territory.",
+        "The Company may act in its sole discretion in approving any marketing materials.",
+    ),
+    (
+        ClauseType.competitive_restriction_exception,
+        "Licensor reserves the right to sell the Products directly to national accounts within the Territory.",
+        "Licensor reserves the right not to sell on credit to any customer.",
+    ),
+    (
+        ClauseType.renewal_term,
+        "This Agreement shall automatically renew for a period of one (1) year at the end of the Initial Term.",
+        "This Agreement may be renewed only by the mutual written agreement of the parties.",
+    ),
+    (
+        ClauseType.notice_period_to_terminate_renewal,
+        "Either party may terminate this Agreement at the expiration of the Initial Term or any renewal term "
+        "upon sixty (60) days written notice.",
+        "Either party may terminate this Agreement upon sixty (60) days written notice if the other party "
+        "becomes insolvent.",
+    ),
+    (
+        ClauseType.insurance,
+        "Contractor shall maintain general liability insurance with limits of not less than $1,000,000 per occurrence.",
+        "The Consultant shall obtain his own health insurance coverage and shall not be entitled to other employee "
+        "benefits.",
+    ),
+    (
+        ClauseType.uncapped_liability,
+        "The limitations of liability in this Section 9 shall not apply to a party's indemnification "
+        "obligations or its breach of confidentiality.",
+        "Neither party shall be liable for any failure caused by forces beyond its reasonable control, and the "
+        "limitations in this Section shall not apply to such delay.",
+    ),
+    (
+        ClauseType.revenue_profit_sharing,
+        "Distributor shall pay the Company ten percent (10%) of the net revenues from sales of the Products.",
+        "The costs of shipping returned goods shall be split evenly between the parties.",
+    ),
+    (
+        ClauseType.minimum_commitment,
+        "The Sponsor shall feature the Company in its newsletter a minimum of four (4) times per year.",
+        "Contractor shall maintain insurance coverage of a minimum of $1,000,000 per year.",
+    ),
+    (
+        ClauseType.non_transferable_license,
+        "Owner grants to Reseller a non-exclusive, non-transferable right to use the Marks in the Territory.",
+        "Owner grants to Reseller the right to use the Marks in the Territory.",
+    ),
+    (
+        ClauseType.effective_date,
+        "This Agreement shall take effect on the date of signature by both parties.",
+        "Any termination shall take effect on the date stated in the notice.",
+    ),
+    (
+        ClauseType.non_compete,
+        "Throughout the Term, Distributor shall not sell, offer for sale or promote any water filtration products "
+        "other than the Products.",
+        "Throughout the Term, Distributor shall not disclose the pricing of the Products to any third party.",
+    ),
+    (
+        ClauseType.no_solicit_of_employees,
+        "During the Term, neither party shall solicit for employment any employee of the other party.",
+        "The indemnified party may employ separate counsel at its own expense, and no employee shall be "
+        "required to testify.",
+    ),
+    (
+        ClauseType.ip_ownership_assignment,
+        "All inventions conceived by Consultant in performing the Services shall be the exclusive property of "
+        "the Company.",
+        "The Company shall remain the owner of all intellectual property it owned before the Effective Date.",
+    ),
+    (
+        ClauseType.affiliate_license_licensee,
+        "Licensee shall have the right to grant sublicenses under the license granted in Section 2 to any of "
+        "its Affiliates.",
+        "Licensee shall have the right to grant sublicenses under the license granted in Section 2 to distributors.",
+    ),
+    (
+        ClauseType.affiliate_license_licensor,
+        "Licensor, on behalf of itself and its Affiliates, hereby grants to Licensee a license to use the "
+        "Licensed Mark.",
+        "Licensee shall not acquire any license to any technology owned or controlled by Licensor or any of its "
+        "Affiliates.",
+    ),
+    (
+        ClauseType.non_disparagement,
+        "Neither party shall make any public statement that disparages the other party or its products.",
+        "Reseller shall not use the other party's Marks in any manner that is disparaging.",
+    ),
+    (
+        ClauseType.unlimited_all_you_can_eat_license,
+        "Customer may make an unlimited number of copies of the Documentation for internal use.",
+        "Franchisee shall give the Company's auditors unlimited access to Franchisee's offices and records.",
+    ),
+    (
+        ClauseType.covenant_not_to_sue,
+        "Neither party shall directly or indirectly attack, challenge or impair the title of the other party "
+        "in its trademarks.",
+        "If any provision of this Agreement is held invalid or unenforceable, it shall not impair the validity "
+        "of the remaining provisions or any registration of trademarks.",
+    ),
 ]
 
 
-@pytest.mark.parametrize("category, positive, negative", PATTERN_CASES + PATTERN_CASES_V6,
-                         ids=[f"{c.value}-{i}" for i, (c, _, _) in enumerate(PATTERN_CASES + PATTERN_CASES_V6)])
+@pytest.mark.parametrize(
+    "category, positive, negative",
+    PATTERN_CASES + PATTERN_CASES_V6,
+    ids=[f"{c.value}-{i}" for i, (c, _, _) in enumerate(PATTERN_CASES + PATTERN_CASES_V6)],
+)
 def test_patterns_find_the_clause_and_skip_the_near_miss(category, positive, negative):
     """Hand-written clauses (rules-v5 and rules-v6 patterns): each is found, and its near miss is not."""
     found = by_type(review(positive, index=4, page_start=3), category)
@@ -474,12 +585,21 @@ def test_review_unit_seam_is_never_evidence():
     the finding as its quote; every quote must be text from one side of a seam."""
     from tasks.review.route import UNIT_SEPARATOR
 
-    parts = ["7.5 Audits.",
-             "Licensor may, upon thirty (30) days notice, audit such books and records once per year.",
-             "Either party may terminate this Agreement for convenience upon ninety (90) days written notice."]
+    parts = [
+        "7.5 Audits.",
+        "Licensor may, upon thirty (30) days notice, audit such books and records once per year.",
+        "Either party may terminate this Agreement for convenience upon ninety (90) days written notice.",
+    ]
     text = UNIT_SEPARATOR.join(parts)
-    unit = Chunk(document_sha256="0" * 64, index=3, char_start=5000, char_end=5000 + len(text), page_start=2,
-                 page_end=2, text=text)
+    unit = Chunk(
+        document_sha256="0" * 64,
+        index=3,
+        char_start=5000,
+        char_end=5000 + len(text),
+        page_start=2,
+        page_end=2,
+        text=text,
+    )
     findings = RulesBackend().review_chunk(unit, "x").findings
     assert {f.clause_type for f in findings} >= {ClauseType.audit_rights, ClauseType.termination_for_convenience}
     for f in findings:

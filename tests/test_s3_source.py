@@ -18,7 +18,6 @@ from schemas.documents import FailureKind
 from schemas.settings import Limits
 from schemas.tables import FindingRow, RunDocumentRow, SourceObjectRow
 from tasks.ingest.local import SourceError
-from tasks.store.persist import dispose_engines, get_engine
 from tasks.ingest.s3 import (
     DOWNLOAD_DIR_PREFIX,
     display_name,
@@ -29,6 +28,7 @@ from tasks.ingest.s3 import (
     remove_downloads,
     s3_client,
 )
+from tasks.store.persist import dispose_engines, get_engine
 
 pytestmark = pytest.mark.integration
 
@@ -97,8 +97,14 @@ def test_uri_parsing_and_safe_names():
 
 def test_listing_paginates_filters_and_keeps_sizes_and_etags(bucket, s3_url):
     name, client = bucket
-    keys = [f"docs/c{i:02d}.pdf" for i in range(7)] + ["docs/sub/deep.PDF", "docs/notes.txt", "docs/.trash/x.pdf",
-                                                      "docs/folder/", "docs-other/y.pdf", "top.pdf"]
+    keys = [f"docs/c{i:02d}.pdf" for i in range(7)] + [
+        "docs/sub/deep.PDF",
+        "docs/notes.txt",
+        "docs/.trash/x.pdf",
+        "docs/folder/",
+        "docs-other/y.pdf",
+        "top.pdf",
+    ]
     etags = {}
     for i, key in enumerate(keys):
         etags[key] = client.put_object(Bucket=name, Key=key, Body=b"%PDF-1.4 " + bytes([65 + i]) * i)["ETag"].strip('"')
@@ -124,8 +130,12 @@ def test_exact_key_is_one_object_whatever_its_suffix(bucket, s3_url):
     name, client = bucket
     for key in ("a/report.pdf", "a/report.pdf.bak", "a/report.pdf/inner.pdf", "a/readme.txt"):
         client.put_object(Bucket=name, Key=key, Body=b"%PDF-1.4")
-    assert [o.uri for o in list_s3_source(f"s3://{name}/a/report.pdf", endpoint_url=s3_url)] == [f"s3://{name}/a/report.pdf"]
-    assert [o.uri for o in list_s3_source(f"s3://{name}/a/readme.txt", endpoint_url=s3_url)] == [f"s3://{name}/a/readme.txt"]
+    assert [o.uri for o in list_s3_source(f"s3://{name}/a/report.pdf", endpoint_url=s3_url)] == [
+        f"s3://{name}/a/report.pdf"
+    ]
+    assert [o.uri for o in list_s3_source(f"s3://{name}/a/readme.txt", endpoint_url=s3_url)] == [
+        f"s3://{name}/a/readme.txt"
+    ]
     assert list_s3_source(f"s3://{name}/a/missing.pdf", endpoint_url=s3_url) == []
 
 
@@ -211,9 +221,21 @@ def test_review_cli_reports_a_missing_bucket_without_traceback(s3_url, tmp_path,
 
     from cli.app import app
 
-    result = CliRunner().invoke(app, ["review", "s3://no-such-bucket-here/in", "--endpoint-url", s3_url,
-                                      "--db", f"sqlite:///{tmp_path / 'cli.db'}", "--out", str(tmp_path / "out"),
-                                      "--backend", "rules"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "review",
+            "s3://no-such-bucket-here/in",
+            "--endpoint-url",
+            s3_url,
+            "--db",
+            f"sqlite:///{tmp_path / 'cli.db'}",
+            "--out",
+            str(tmp_path / "out"),
+            "--backend",
+            "rules",
+        ],
+    )
     dispose_engines()
     assert result.exit_code == 2, result.output
     assert "cannot list s3://no-such-bucket-here/in: the bucket does not exist" in result.output
@@ -241,8 +263,9 @@ def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url
     dirs_before = download_dirs()
     source = f"s3://{name}/contracts"
     try:
-        first = review_documents(source=source, endpoint_url=s3_url, database_url=db_url, backend="rules",
-                                 out_dir=str(tmp_path / "out1"))
+        first = review_documents(
+            source=source, endpoint_url=s3_url, database_url=db_url, backend="rules", out_dir=str(tmp_path / "out1")
+        )
         status = {d["file_name"]: (d["status"], d["reason"]) for d in first["documents"]}
         assert len(status) == 6, status  # readme.txt is not listed
         for pdf in pdfs:
@@ -250,14 +273,17 @@ def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url
         assert status["fake.pdf"][0] == "failed" and "not a PDF" in status["fake.pdf"][1]
         assert status["blank.pdf"][0] == "failed" and "no text layer" in status["blank.pdf"][1]
         pair = {status[display_name(hostile)], status[pdfs[0].name]}  # the first listed one is reviewed
-        assert pair in ({("reviewed", None), ("reviewed", f"same content as {pdfs[0].name}")},
-                        {("reviewed", None), ("reviewed", f"same content as {display_name(hostile)}")}), pair
+        assert pair in (
+            {("reviewed", None), ("reviewed", f"same content as {pdfs[0].name}")},
+            {("reviewed", None), ("reviewed", f"same content as {display_name(hostile)}")},
+        ), pair
         with Session(get_engine(db_url)) as s:
             runs = s.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == first["run_id"])).all()
             assert {r.source for r in runs} == {f"s3://{name}/{k}" for k in etags if k.lower().endswith(".pdf")}
             rows = {r.uri: r for r in s.exec(select(SourceObjectRow)).all()}
-            assert {uri: r.etag for uri, r in rows.items()} == {f"s3://{name}/{k}": e for k, e in etags.items()
-                                                                if k.lower().endswith(".pdf")}
+            assert {uri: r.etag for uri, r in rows.items()} == {
+                f"s3://{name}/{k}": e for k, e in etags.items() if k.lower().endswith(".pdf")
+            }
             for pdf in pdfs:
                 assert rows[f"s3://{name}/contracts/{pdf.name}"].sha256 == hashlib.sha256(pdf.read_bytes()).hexdigest()
             findings = s.exec(select(func.count()).select_from(FindingRow)).one()
@@ -276,8 +302,9 @@ def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url
             return fetch(obj, limits)
 
         monkeypatch.setattr(tasks.ingest.s3, "fetch_s3_object", counting_fetch)
-        second = review_documents(source=source, endpoint_url=s3_url, database_url=db_url, backend="rules",
-                                  out_dir=str(tmp_path / "out2"))
+        second = review_documents(
+            source=source, endpoint_url=s3_url, database_url=db_url, backend="rules", out_dir=str(tmp_path / "out2")
+        )
         # known (uri, ETag) of reviewed content: reused without a download; only the failed ones are fetched again
         assert sorted(fetched) == [f"s3://{name}/contracts/blank.pdf", f"s3://{name}/contracts/fake.pdf"]
         again = {d["file_name"]: d["status"] for d in second["documents"]}
@@ -298,8 +325,21 @@ def test_review_cli_over_a_bucket_prints_hostile_names_verbatim(bucket, s3_url, 
 
     name, client = bucket
     client.put_object(Bucket=name, Key="in/[bold red]x[link=mailto:a@e.test].pdf", Body=b"not a PDF")
-    result = CliRunner().invoke(app, ["review", f"s3://{name}/in", "--endpoint-url", s3_url, "--backend", "rules",
-                                      "--db", f"sqlite:///{tmp_path / 'cli.db'}", "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "review",
+            f"s3://{name}/in",
+            "--endpoint-url",
+            s3_url,
+            "--backend",
+            "rules",
+            "--db",
+            f"sqlite:///{tmp_path / 'cli.db'}",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     dispose_engines()
     assert result.exit_code == 1, result.output  # its only object failed: nothing was reviewed
     assert "failed [bold red]x[link=mailto:a@e.test].pdf: not a PDF" in result.output  # markup in a key is text

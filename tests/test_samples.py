@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from schemas.taxonomy import ClauseType
 from docreview_testing.samples import (
     MAX_PAGES,
     MIN_PAGES,
@@ -20,6 +19,7 @@ from docreview_testing.samples import (
     load_ground_truth,
     write_ground_truth,
 )
+from schemas.taxonomy import ClauseType
 
 COUNT = 4
 
@@ -37,10 +37,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Samp
 @pytest.fixture(scope="module")
 def page_texts(generated) -> dict[str, list[str]]:
     out, samples = generated
-    return {
-        s.file_name: [_norm(p.extract_text()) for p in PdfReader(out / s.file_name).pages]
-        for s in samples
-    }
+    return {s.file_name: [_norm(p.extract_text()) for p in PdfReader(out / s.file_name).pages] for s in samples}
 
 
 def _digests(directory: Path) -> dict[str, str]:
@@ -99,10 +96,22 @@ def test_clause_ids_are_taxonomy_values(generated) -> None:
     for s in samples:
         assert set(s.clauses) <= valid
         assert set(s.clauses) == set(s.clause_end_pages) == set(s.clause_quotes)
-        for required in ("document_name", "parties", "agreement_date", "effective_date",
-                         "governing_law", "cap_on_liability", "renewal_term",
-                         "termination_for_convenience", "anti_assignment", "change_of_control",
-                         "audit_rights", "insurance", "third_party_beneficiary", "expiration_date"):
+        for required in (
+            "document_name",
+            "parties",
+            "agreement_date",
+            "effective_date",
+            "governing_law",
+            "cap_on_liability",
+            "renewal_term",
+            "termination_for_convenience",
+            "anti_assignment",
+            "change_of_control",
+            "audit_rights",
+            "insurance",
+            "third_party_beneficiary",
+            "expiration_date",
+        ):
             assert required in s.clauses, (s.file_name, required)
 
 

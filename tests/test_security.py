@@ -13,6 +13,7 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from sqlalchemy import text
@@ -79,11 +80,11 @@ def test_chunk_and_page_limits(hostile, tmp_path, db_url, monkeypatch):
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_token_budget_defers_the_rest_and_the_next_run_picks_them_up(hostile, tmp_path, db_url, monkeypatch):
-    from tasks.review.chunk import chunk_text
-    from tasks.ingest.extract import run_extraction
-    from tasks.check.injection import estimate_tokens
     from schemas.documents import PAGE_SEPARATOR
     from schemas.settings import Limits
+    from tasks.check.injection import estimate_tokens
+    from tasks.ingest.extract import run_extraction
+    from tasks.review.chunk import chunk_text
 
     names = ["clean-contract.pdf", "inject-body-plain.pdf", "inject-last-line.pdf"]
     inbox = _pick(hostile, names, tmp_path / "in")
@@ -130,12 +131,12 @@ SECRETS = {
 class _ErrorAPI(BaseHTTPRequestHandler):
     """Answers every Messages API and Bedrock call with a non-retryable error; records headers."""
 
-    seen: list[dict[str, str]] = []
+    seen: ClassVar[list[dict[str, str]]] = []
 
-    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
+    def log_message(self, format, *args):
         pass
 
-    def do_POST(self):  # noqa: N802 - stdlib name
+    def do_POST(self):
         self.rfile.read(int(self.headers.get("content-length") or 0))
         type(self).seen.append({k.lower(): v for k, v in self.headers.items()})
         if self.path.startswith("/v1/messages"):
@@ -156,8 +157,15 @@ class _ErrorAPI(BaseHTTPRequestHandler):
 
 
 def _cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(DOCREVIEW), *args], env=env, capture_output=True, text=True, timeout=timeout,
-                          cwd=str(Path(args[1]).parent), check=False)
+    return subprocess.run(
+        [str(DOCREVIEW), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(Path(args[1]).parent),
+        check=False,
+    )
 
 
 def _db_dump(db_url: str) -> str:
@@ -212,16 +220,23 @@ def test_no_secret_reaches_logs_artifacts_reports_or_the_database(hostile, tmp_p
     thread.start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_", "DOCREVIEW_"))}
-    env.update(SECRETS, PREFECT_API_URL=str(PREFECT_API_URL.value()), AWS_REGION="us-east-1",
-               DOCREVIEW_ANTHROPIC_MODEL="claude-haiku-4-5", DOCREVIEW_BEDROCK_ENDPOINT_URL=base,
-               ANTHROPIC_BASE_URL=base, PYTHONWARNINGS="ignore")
+    env.update(
+        SECRETS,
+        PREFECT_API_URL=str(PREFECT_API_URL.value()),
+        AWS_REGION="us-east-1",
+        DOCREVIEW_ANTHROPIC_MODEL="claude-haiku-4-5",
+        DOCREVIEW_BEDROCK_ENDPOINT_URL=base,
+        ANTHROPIC_BASE_URL=base,
+        PYTHONWARNINGS="ignore",
+    )
     started = time.time()
     runs: dict[str, subprocess.CompletedProcess] = {}
     try:
         for backend in ("rules", "anthropic", "bedrock"):
             out = tmp_path / f"out-{backend}"
-            runs[backend] = _cli(["review", str(inbox), "--out", str(out), "--db", db_url, "--backend", backend, "-v"],
-                                 env)
+            runs[backend] = _cli(
+                ["review", str(inbox), "--out", str(out), "--db", db_url, "--backend", backend, "-v"], env
+            )
         stub_llm = None
         try:
             from docreview_testing import stub_llm
@@ -230,8 +245,10 @@ def test_no_secret_reaches_logs_artifacts_reports_or_the_database(hostile, tmp_p
         if stub_llm is not None:  # a full, successful review through the SDK with the key
             with stub_llm.StubLLMServer() as stub:
                 out = tmp_path / "out-stub"
-                runs["stub"] = _cli(["review", str(inbox), "--out", str(out), "--db", db_url, "--backend",
-                                     "anthropic", "-v"], {**env, "ANTHROPIC_BASE_URL": stub.url})
+                runs["stub"] = _cli(
+                    ["review", str(inbox), "--out", str(out), "--db", db_url, "--backend", "anthropic", "-v"],
+                    {**env, "ANTHROPIC_BASE_URL": stub.url},
+                )
     finally:
         server.shutdown()
         server.server_close()
@@ -241,8 +258,9 @@ def test_no_secret_reaches_logs_artifacts_reports_or_the_database(hostile, tmp_p
         assert proc.returncode == (1 if refused else 0), (name, proc.stdout[-2000:], proc.stderr[-2000:])
         assert not refused or "Stopped: the API refused the requests" in " ".join(proc.stderr.split())
     # The SDK really used the key (so a leak would have had something to leak).
-    assert any(SECRETS["ANTHROPIC_API_KEY"] in (h.get("x-api-key", "") + h.get("authorization", ""))
-               for h in _ErrorAPI.seen)
+    assert any(
+        SECRETS["ANTHROPIC_API_KEY"] in (h.get("x-api-key", "") + h.get("authorization", "")) for h in _ErrorAPI.seen
+    )
     assert any(SECRETS["AWS_ACCESS_KEY_ID"] in h.get("authorization", "") for h in _ErrorAPI.seen)
     anthropic_report = json.loads((tmp_path / "out-anthropic" / "report.json").read_text())
     assert {d["status"] for d in anthropic_report["documents"]} == {"deferred"}
@@ -281,11 +299,19 @@ def test_settings_keep_credentials_secret(monkeypatch):
 def test_pii_redaction_round_trip():
     from tasks.review.pii import redact, restore
 
-    text = ("Notices to jane.doe@example.com or (212) 555-0100, +44 20 7946 0958. Employee SSN 123-45-6789. "
-            "Pay to IBAN GB82 WEST 1234 5698 7654 32 or DE89370400440532013000.")
+    text = (
+        "Notices to jane.doe@example.com or (212) 555-0100, +44 20 7946 0958. Employee SSN 123-45-6789. "
+        "Pay to IBAN GB82 WEST 1234 5698 7654 32 or DE89370400440532013000."
+    )
     red = redact(text)
-    for original in ("jane.doe@example.com", "(212) 555-0100", "+44 20 7946 0958", "123-45-6789",
-                     "GB82 WEST 1234 5698 7654 32", "DE89370400440532013000"):
+    for original in (
+        "jane.doe@example.com",
+        "(212) 555-0100",
+        "+44 20 7946 0958",
+        "123-45-6789",
+        "GB82 WEST 1234 5698 7654 32",
+        "DE89370400440532013000",
+    ):
         assert original not in red.text and original in red.mapping.values()
     assert red.kinds == {"email": 1, "phone": 2, "ssn": 1, "iban": 2}
     assert restore(red.text, red.mapping) == text
@@ -297,9 +323,11 @@ def test_pii_redaction_round_trip():
 def test_pii_redaction_leaves_contract_numbers_alone():
     from tasks.review.pii import redact
 
-    text = ("Section 12.3: fees of $1,500,000 payable within 30 days of March 1, 2024; 10,000 units; "
-            "account 123456789; invoice 2024-001-0042; SSN-like 000-12-3456 and 666-12-3456; "
-            "IBAN-like GB00 WEST 1234 5698 7654 32 (bad check digits).")
+    text = (
+        "Section 12.3: fees of $1,500,000 payable within 30 days of March 1, 2024; 10,000 units; "
+        "account 123456789; invoice 2024-001-0042; SSN-like 000-12-3456 and 666-12-3456; "
+        "IBAN-like GB00 WEST 1234 5698 7654 32 (bad check digits)."
+    )
     red = redact(text)
     assert red.text == text and red.mapping == {}
 
@@ -310,9 +338,15 @@ def test_restored_quotes_ground_against_the_original():
 
     text = "Notices shall be sent to legal@contoso.com with a copy to +1 212 555 0100."
     red = redact(text)
-    model_quote = red.text[len("Notices shall be sent to "):].rstrip(".")
-    finding = Finding(clause_type="other", summary="Notices go to [EMAIL_1].", risk="low", evidence=model_quote,
-                      page=1, values=[FindingValue(name="party", value="[EMAIL_1]")])
+    model_quote = red.text[len("Notices shall be sent to ") :].rstrip(".")
+    finding = Finding(
+        clause_type="other",
+        summary="Notices go to [EMAIL_1].",
+        risk="low",
+        evidence=model_quote,
+        page=1,
+        values=[FindingValue(name="party", value="[EMAIL_1]")],
+    )
     restored = restore_finding_fields(finding, red.mapping)
     assert restored.evidence in text and restored.values[0].value == "legal@contoso.com"
     assert finding.evidence == model_quote  # the input is unchanged
@@ -326,8 +360,9 @@ TERMINAL_BOUND_S = 600
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("prefect_harness")
-def test_every_robustness_and_hostile_file_ends_in_a_terminal_state(shared_data, hostile, tmp_path, db_url,
-                                                                     monkeypatch):
+def test_every_robustness_and_hostile_file_ends_in_a_terminal_state(
+    shared_data, hostile, tmp_path, db_url, monkeypatch
+):
     folder, docs = hostile
     inbox = tmp_path / "inbox"  # folder listing does not follow symlinked folders: copy (8 MB)
     shutil.copytree(shared_data / "pdf-robustness", inbox / "robustness")
@@ -364,8 +399,16 @@ def test_redacting_backend_sends_no_pii_and_restores_findings():
 
     page1 = "Notices to Acme go to legal@acme.example or +1 212-555-0187.\n\n"
     page2 = "Payment to IBAN GB82 WEST 1234 5698 7654 32 within thirty (30) days."
-    chunk = Chunk(document_sha256="s", index=0, char_start=0, char_end=len(page1 + page2), page_start=1, page_end=2,
-                  text=page1 + page2, page_offsets=[len(page1)])
+    chunk = Chunk(
+        document_sha256="s",
+        index=0,
+        char_start=0,
+        char_end=len(page1 + page2),
+        page_start=1,
+        page_end=2,
+        text=page1 + page2,
+        page_offsets=[len(page1)],
+    )
     seen: list[Chunk] = []
 
     class Inner:
@@ -373,10 +416,20 @@ def test_redacting_backend_sends_no_pii_and_restores_findings():
 
         def review_chunk(self, c: Chunk, document_name: str) -> ChunkReview:
             seen.append(c)
-            quote = c.text[c.page_offsets[0]:].split(" within")[0]  # quotes the redacted page 2
-            return ChunkReview(chunk_index=0, findings=[Finding(
-                clause_type="other", summary="Payment account.", risk="low", evidence=quote, page=2,
-                values=[FindingValue(name="account", value=quote.split("IBAN ")[1])])])
+            quote = c.text[c.page_offsets[0] :].split(" within")[0]  # quotes the redacted page 2
+            return ChunkReview(
+                chunk_index=0,
+                findings=[
+                    Finding(
+                        clause_type="other",
+                        summary="Payment account.",
+                        risk="low",
+                        evidence=quote,
+                        page=2,
+                        values=[FindingValue(name="account", value=quote.split("IBAN ")[1])],
+                    )
+                ],
+            )
 
     review = RedactingBackend(Inner()).review_chunk(chunk, "a.pdf")
     sent = seen[0].text

@@ -36,10 +36,15 @@ from tests.test_stub_llm import make_chunk
 
 #: One concrete model id per capability-table family (dated ids where the family prefix alone is
 #: not an id the API serves).
-FAMILY_IDS = {prefix: {"claude-fable-5": "claude-fable-5-2", "claude-mythos-5": "claude-mythos-5-2",
-                       "claude-opus-4": "claude-opus-4-20250514",
-                       "claude-sonnet-4": "claude-sonnet-4-20250514"}.get(prefix, prefix)
-              for prefix in CAPABILITIES}
+FAMILY_IDS = {
+    prefix: {
+        "claude-fable-5": "claude-fable-5-2",
+        "claude-mythos-5": "claude-mythos-5-2",
+        "claude-opus-4": "claude-opus-4-20250514",
+        "claude-sonnet-4": "claude-sonnet-4-20250514",
+    }.get(prefix, prefix)
+    for prefix in CAPABILITIES
+}
 
 HEADERS = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
 
@@ -169,15 +174,18 @@ def test_the_schema_check_catches_what_the_api_rejects():
     assert schema_errors({"type": "array", "items": {"type": "string"}, "minItems": 1}) == []
     assert any("format" in e for e in schema_errors({"type": "string", "format": "regex"}))
     assert any("additionalProperties" in e for e in schema_errors({"type": "object", "properties": {}}))
-    assert any("additionalProperties" in e for e in schema_errors(
-        {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}}))
+    assert any(
+        "additionalProperties" in e
+        for e in schema_errors({"type": "object", "properties": {}, "additionalProperties": {"type": "string"}})
+    )
     # the SDK's transform makes each of them acceptable, and pydantic still enforces page >= 1
     from anthropic.lib._parse._transform import transform_schema
 
     assert schema_errors(transform_schema(raw)) == []
     with pytest.raises(ValueError):
-        ReviewToolInput.model_validate({"findings": [{"clause_type": "other", "summary": "s", "risk": "low",
-                                                      "evidence": "e", "page": 0}]})
+        ReviewToolInput.model_validate(
+            {"findings": [{"clause_type": "other", "summary": "s", "risk": "low", "evidence": "e", "page": 0}]}
+        )
 
 
 # --- the double's rules, as the API answers them -----------------------------------------------
@@ -192,21 +200,46 @@ def _base(model: str, **extra) -> dict:
     return {"model": model, "max_tokens": 64, "messages": [{"role": "user", "content": "x"}], **extra}
 
 
-@pytest.mark.parametrize("model,extra,message", [
-    ("claude-sonnet-4-6", {"tools": [dict(review_tool(), input_schema=ReviewToolInput.model_json_schema())]},
-     "properties minimum are not supported"),
-    ("claude-sonnet-4-6", {"output_config": {"format": {"type": "json_schema", "schema": {
-        "type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}, "additionalProperties": False}}}},
-     "maximum"),
-    ("claude-sonnet-5-5", {"tools": [review_tool()], "tool_choice": {"type": "tool", "name": "record_findings"}},
-     "forcing tool use"),
-    ("claude-fable-5-2", {"tools": [review_tool()], "tool_choice": {"type": "any"}}, "forcing tool use"),
-    ("claude-opus-5-5", {"thinking": {"type": "disabled"}}, "thinking.type"),
-    ("claude-sonnet-5", {"thinking": {"type": "enabled", "budget_tokens": 2048}}, "thinking.type"),
-    ("claude-sonnet-5", {"tools": [review_tool()], "tool_choice": {"type": "tool", "name": "record_findings"}},
-     "Thinking may not be enabled"),  # thinks by default: forced tool use needs thinking disabled
-    ("claude-sonnet-4-20250514", {"output_config": {"format": output_format()}}, "structured outputs"),
-])
+@pytest.mark.parametrize(
+    "model,extra,message",
+    [
+        (
+            "claude-sonnet-4-6",
+            {"tools": [dict(review_tool(), input_schema=ReviewToolInput.model_json_schema())]},
+            "properties minimum are not supported",
+        ),
+        (
+            "claude-sonnet-4-6",
+            {
+                "output_config": {
+                    "format": {
+                        "type": "json_schema",
+                        "schema": {
+                            "type": "object",
+                            "properties": {"n": {"type": "integer", "maximum": 3}},
+                            "additionalProperties": False,
+                        },
+                    }
+                }
+            },
+            "maximum",
+        ),
+        (
+            "claude-sonnet-5-5",
+            {"tools": [review_tool()], "tool_choice": {"type": "tool", "name": "record_findings"}},
+            "forcing tool use",
+        ),
+        ("claude-fable-5-2", {"tools": [review_tool()], "tool_choice": {"type": "any"}}, "forcing tool use"),
+        ("claude-opus-5-5", {"thinking": {"type": "disabled"}}, "thinking.type"),
+        ("claude-sonnet-5", {"thinking": {"type": "enabled", "budget_tokens": 2048}}, "thinking.type"),
+        (
+            "claude-sonnet-5",
+            {"tools": [review_tool()], "tool_choice": {"type": "tool", "name": "record_findings"}},
+            "Thinking may not be enabled",
+        ),  # thinks by default: forced tool use needs thinking disabled
+        ("claude-sonnet-4-20250514", {"output_config": {"format": output_format()}}, "structured outputs"),
+    ],
+)
 def test_double_refuses_what_the_api_refuses(server, stub, model, extra, message):
     resp = _post(server, _base(model, **extra))
     assert resp.status_code == 400 and resp.json()["error"]["type"] == "invalid_request_error"
@@ -214,11 +247,17 @@ def test_double_refuses_what_the_api_refuses(server, stub, model, extra, message
 
 
 def test_double_accepts_the_documented_alternatives(server, stub):
-    ok = [_base("claude-sonnet-5", tools=[review_tool()], thinking={"type": "disabled"},
-                tool_choice={"type": "tool", "name": "record_findings"}),
-          _base("claude-sonnet-5-5", output_config={"format": output_format()}, thinking={"type": "between_tools"}),
-          _base("claude-opus-5-5", output_config={"format": output_format()}),
-          _base("claude-sonnet-4-6", max_tokens=0)]
+    ok = [
+        _base(
+            "claude-sonnet-5",
+            tools=[review_tool()],
+            thinking={"type": "disabled"},
+            tool_choice={"type": "tool", "name": "record_findings"},
+        ),
+        _base("claude-sonnet-5-5", output_config={"format": output_format()}, thinking={"type": "between_tools"}),
+        _base("claude-opus-5-5", output_config={"format": output_format()}),
+        _base("claude-sonnet-4-6", max_tokens=0),
+    ]
     for body in ok:
         assert _post(server, body).status_code == 200, body["model"]
 
@@ -226,16 +265,23 @@ def test_double_accepts_the_documented_alternatives(server, stub):
 def test_structured_output_reply_is_json_text_and_streams_as_text_deltas(server, stub):
     from tasks.review.backends.prompt import render_chunk, system_blocks
 
-    body = _base("claude-opus-5-5", max_tokens=4096, output_config={"format": output_format()},
-                 system=system_blocks(mode="json_schema"),
-                 messages=[{"role": "user", "content": render_chunk(make_chunk(), "a.pdf", "json_schema")}])
+    body = _base(
+        "claude-opus-5-5",
+        max_tokens=4096,
+        output_config={"format": output_format()},
+        system=system_blocks(mode="json_schema"),
+        messages=[{"role": "user", "content": render_chunk(make_chunk(), "a.pdf", "json_schema")}],
+    )
     plain = _post(server, body).json()
     kinds = [b["type"] for b in plain["content"]]
     assert kinds == ["thinking", "text"] and plain["stop_reason"] == "end_turn"  # Opus 5.5 always thinks
     findings = ReviewToolInput.model_validate_json(plain["content"][1]["text"]).findings
     streamed = _post(server, {**body, "stream": True}).text
-    deltas = [json.loads(line[6:])["delta"] for line in streamed.splitlines()
-              if line.startswith("data: ") and '"content_block_delta"' in line]
+    deltas = [
+        json.loads(line[6:])["delta"]
+        for line in streamed.splitlines()
+        if line.startswith("data: ") and '"content_block_delta"' in line
+    ]
     text = "".join(d["text"] for d in deltas if d["type"] == "text_delta")
     assert {d["type"] for d in deltas} == {"thinking_delta", "signature_delta", "text_delta"}
     assert ReviewToolInput.model_validate_json(text).findings == findings and findings
@@ -247,11 +293,18 @@ def test_converse_double_refuses_a_forced_tool_where_the_model_rejects_it(server
 
     client = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=server.url)
     tool = review_tool()
-    spec = {"name": tool["name"], "description": tool["description"], "inputSchema": {"json": tool["input_schema"]},
-            "strict": True}
+    spec = {
+        "name": tool["name"],
+        "description": tool["description"],
+        "inputSchema": {"json": tool["input_schema"]},
+        "strict": True,
+    }
     with pytest.raises(ClientError) as info:
-        client.converse(modelId="global.anthropic.claude-sonnet-5-5", messages=[{"role": "user", "content": [
-            {"text": "x"}]}], toolConfig={"tools": [{"toolSpec": spec}], "toolChoice": {"tool": {"name": tool["name"]}}})
+        client.converse(
+            modelId="global.anthropic.claude-sonnet-5-5",
+            messages=[{"role": "user", "content": [{"text": "x"}]}],
+            toolConfig={"tools": [{"toolSpec": spec}], "toolChoice": {"tool": {"name": tool["name"]}}},
+        )
     client.close()
     assert info.value.response["Error"]["Code"] == "ValidationException"
     assert "forcing tool use" in info.value.response["Error"]["Message"]
@@ -313,7 +366,9 @@ def test_warm_cache_writes_the_prefix_the_first_reviews_read(server, stub, api):
     first = b.review_chunk(make_chunk(0), "a.pdf").calls[0]
     second = b.review_chunk(make_chunk(1), "a.pdf").calls[0]
     for call in (first, second):
-        assert call.cache_read_input_tokens == warm.cache_creation_input_tokens and call.cache_creation_input_tokens == 0
+        assert (
+            call.cache_read_input_tokens == warm.cache_creation_input_tokens and call.cache_creation_input_tokens == 0
+        )
     assert stub.errors == {}
     if api == "anthropic":
         assert warm.output_tokens == 0  # max_tokens 0: the cache is filled, nothing is generated
@@ -408,16 +463,26 @@ def test_concurrent_first_calls_each_write_the_cache_unless_it_was_warmed(server
     assert all(c.cache_creation_input_tokens == 0 and c.cache_read_input_tokens > 0 for c in calls)
 
 
-FILING_TEXT = ("Consolidated Statement of Cash Flows\n(Millions) 2018 2017 2016\n"
-               "Net cash provided by (used in) operating activities 6,439 6,240 6,662\n"
-               "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)\n"
-               "Dividends paid to shareholders (3,193) (2,803) (2,678)\n"
-               "Depreciation and amortization 1,488 1,544 1,474\nOther net 9 (6) (4)\n")
+FILING_TEXT = (
+    "Consolidated Statement of Cash Flows\n(Millions) 2018 2017 2016\n"
+    "Net cash provided by (used in) operating activities 6,439 6,240 6,662\n"
+    "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)\n"
+    "Dividends paid to shareholders (3,193) (2,803) (2,678)\n"
+    "Depreciation and amortization 1,488 1,544 1,474\nOther net 9 (6) (4)\n"
+)
 
 
 def filing_chunk():
-    return make_chunk().model_copy(update={"text": FILING_TEXT, "char_end": len(FILING_TEXT), "page_offsets": [],
-                                           "page_start": 60, "page_end": 60, "profile": "filing"})
+    return make_chunk().model_copy(
+        update={
+            "text": FILING_TEXT,
+            "char_end": len(FILING_TEXT),
+            "page_offsets": [],
+            "page_start": 60,
+            "page_end": 60,
+            "profile": "filing",
+        }
+    )
 
 
 def test_filing_schema_uses_the_filing_topics_and_is_api_conformant():

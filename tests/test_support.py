@@ -21,13 +21,20 @@ C = ClauseType
 
 def make_doc(*pages: str) -> ExtractedDocument:
     src = SourceObject(uri="x.pdf", name="x.pdf", local_path="/x.pdf", size_bytes=1)
-    return ExtractedDocument(sha256="e" * 64, source=src,
-                             pages=[PageText(number=i + 1, text=t) for i, t in enumerate(pages)])
+    return ExtractedDocument(
+        sha256="e" * 64, source=src, pages=[PageText(number=i + 1, text=t) for i, t in enumerate(pages)]
+    )
 
 
 def finding(evidence: str, clause: ClauseType, values=(), risk: Risk = Risk.low) -> Finding:
-    return Finding(clause_type=clause, summary="s", risk=risk, evidence=evidence, page=1,
-                   values=[FindingValue(name=n, value=v) for n, v in values])
+    return Finding(
+        clause_type=clause,
+        summary="s",
+        risk=risk,
+        evidence=evidence,
+        page=1,
+        values=[FindingValue(name=n, value=v) for n, v in values],
+    )
 
 
 def checks_of(cf: CheckedFinding) -> dict[str, CheckResult]:
@@ -37,20 +44,23 @@ def checks_of(cf: CheckedFinding) -> dict[str, CheckResult]:
 # --- values the way contracts write them -----------------------------------------------------
 
 
-@pytest.mark.parametrize("text, amount, currency", [
-    ("£2,5 Mio.", "2500000", "GBP"),
-    ("EUR 3,5 Mrd.", "3500000000", "EUR"),
-    ("CHF 1'250'000.00", "1250000", "CHF"),
-    ("Rs. 12,50,000", "1250000", "INR"),
-    ("Rs. 1,25,00,000.00", "12500000", "INR"),
-    ("USD 2 millones", "2000000", "USD"),
-    ("2,5 millones de euros", "2500000", "EUR"),
-    ("€1,5 milliards", "1500000000", "EUR"),
-    ("US$3bn", "3000000000", "USD"),
-    ("$500k", "500000", "USD"),
-    ("USD 1.5 million", "1500000", "USD"),
-    ("EUR 1.250.000,00", "1250000", "EUR"),
-])
+@pytest.mark.parametrize(
+    "text, amount, currency",
+    [
+        ("£2,5 Mio.", "2500000", "GBP"),
+        ("EUR 3,5 Mrd.", "3500000000", "EUR"),
+        ("CHF 1'250'000.00", "1250000", "CHF"),
+        ("Rs. 12,50,000", "1250000", "INR"),
+        ("Rs. 1,25,00,000.00", "12500000", "INR"),
+        ("USD 2 millones", "2000000", "USD"),
+        ("2,5 millones de euros", "2500000", "EUR"),
+        ("€1,5 milliards", "1500000000", "EUR"),
+        ("US$3bn", "3000000000", "USD"),
+        ("$500k", "500000", "USD"),
+        ("USD 1.5 million", "1500000", "USD"),
+        ("EUR 1.250.000,00", "1250000", "EUR"),
+    ],
+)
 def test_amounts_with_scale_words_and_groupings(text, amount, currency):
     got = [v for v in extract_values(f"a fee of {text} is payable") if v.kind is Kind.money]
     assert len(got) == 1, got
@@ -58,14 +68,17 @@ def test_amounts_with_scale_words_and_groupings(text, amount, currency):
     assert got[0].raw.rstrip(".") == text.rstrip(".")  # the raw text stays next to the value
 
 
-@pytest.mark.parametrize("text, iso", [
-    ("this twenty-second day of June, 2021", "2021-06-22"),
-    ("the Thirty-First day of December, 2019", "2019-12-31"),
-    ("this first day of March 2020", "2020-03-01"),
-    ("3rd day of April, A.D. 2020", "2020-04-03"),
-    ("the 1st day of March, in the year of our Lord 2020", "2020-03-01"),
-    ("March 1, A.D. 2020", "2020-03-01"),
-])
+@pytest.mark.parametrize(
+    "text, iso",
+    [
+        ("this twenty-second day of June, 2021", "2021-06-22"),
+        ("the Thirty-First day of December, 2019", "2019-12-31"),
+        ("this first day of March 2020", "2020-03-01"),
+        ("3rd day of April, A.D. 2020", "2020-04-03"),
+        ("the 1st day of March, in the year of our Lord 2020", "2020-03-01"),
+        ("March 1, A.D. 2020", "2020-03-01"),
+    ],
+)
 def test_spelled_out_ordinal_days_and_anno_domini(text, iso):
     got = [v for v in extract_values(f"made as of {text} by the parties") if v.kind is Kind.date]
     assert len(got) == 1, got
@@ -74,10 +87,11 @@ def test_spelled_out_ordinal_days_and_anno_domini(text, iso):
 
 
 def test_words_and_figures_that_disagree_are_flagged():
-    money = [v for v in extract_values("five hundred thousand dollars ($400,000)") if v.kind is Kind.money][0]
+    money = next(v for v in extract_values("five hundred thousand dollars ($400,000)") if v.kind is Kind.money)
     assert money.amount == Decimal(400000) and "words say 500000" in money.problem
-    f = finding("a fee of five hundred thousand dollars ($400,000) is payable", C.minimum_commitment,
-                [("amount", "$400,000")])
+    f = finding(
+        "a fee of five hundred thousand dollars ($400,000) is payable", C.minimum_commitment, [("amount", "$400,000")]
+    )
     assert check_values(f).verdict is Verdict.needs_review
 
 
@@ -91,19 +105,33 @@ def test_right_values_verify_and_wrong_ones_are_contradicted():
     assert check_values(finding(q2, C.agreement_date, [("date", "June 23, 2021")])).verdict is Verdict.contradicted
 
 
-HOSTING_TERM = ("The initial term of this Agreement shall commence upon April 1, 1999 and shall continue for a period "
-                "of six (6) months. Thereafter it shall automatically renew for successive one (1) month periods unless "
-                "either party gives the other at least fifteen (15) days prior written notice.")
+HOSTING_TERM = (
+    "The initial term of this Agreement shall commence upon April 1, 1999 and shall continue for a period "
+    "of six (6) months. Thereafter it shall automatically renew for successive one (1) month periods unless "
+    "either party gives the other at least fifteen (15) days prior written notice."
+)
 
 
-@pytest.mark.parametrize("clause, value, verdict, reason", [
-    (C.expiration_date, ("date", "April 1, 1999"), Verdict.needs_review, "gives this date as a start"),
-    (C.effective_date, ("date", "April 1, 1999"), Verdict.verified, "agree with the quote"),
-    (C.notice_period_to_terminate_renewal, ("notice", "one (1) month"), Verdict.needs_review,
-     "gives this period as a term or renewal length"),
-    (C.notice_period_to_terminate_renewal, ("notice", "fifteen (15) days"), Verdict.verified, "agree with the quote"),
-    (C.renewal_term, ("renewal", "one (1) month"), Verdict.verified, "agree with the quote"),
-])
+@pytest.mark.parametrize(
+    "clause, value, verdict, reason",
+    [
+        (C.expiration_date, ("date", "April 1, 1999"), Verdict.needs_review, "gives this date as a start"),
+        (C.effective_date, ("date", "April 1, 1999"), Verdict.verified, "agree with the quote"),
+        (
+            C.notice_period_to_terminate_renewal,
+            ("notice", "one (1) month"),
+            Verdict.needs_review,
+            "gives this period as a term or renewal length",
+        ),
+        (
+            C.notice_period_to_terminate_renewal,
+            ("notice", "fifteen (15) days"),
+            Verdict.verified,
+            "agree with the quote",
+        ),
+        (C.renewal_term, ("renewal", "one (1) month"), Verdict.verified, "agree with the quote"),
+    ],
+)
 def test_a_value_found_in_the_quote_must_play_the_claimed_part(clause, value, verdict, reason):
     """A start date is no expiration date, a renewal length no notice period, though the quote holds both."""
     got = check_values(finding(HOSTING_TERM, clause, [value]))
@@ -114,21 +142,30 @@ def test_dates_of_a_term_from_and_until_keep_their_parts():
     quote = "This Agreement is effective from January 1, 2020 until December 31, 2022."
     assert check_values(finding(quote, C.effective_date, [("date", "January 1, 2020")])).verdict is Verdict.verified
     assert check_values(finding(quote, C.expiration_date, [("date", "December 31, 2022")])).verdict is Verdict.verified
-    assert check_values(finding(quote, C.effective_date, [("date", "December 31, 2022")])).verdict is Verdict.needs_review
+    assert (
+        check_values(finding(quote, C.effective_date, [("date", "December 31, 2022")])).verdict is Verdict.needs_review
+    )
     notice = "Either party may terminate at least six (6) months prior to the expiration of the then-current term."
-    assert check_values(finding(notice, C.notice_period_to_terminate_renewal, [("n", "six (6) months")])).verdict \
+    assert (
+        check_values(finding(notice, C.notice_period_to_terminate_renewal, [("n", "six (6) months")])).verdict
         is Verdict.verified
+    )
 
 
 def test_key_terms_leave_out_values_the_check_doubts():
     from tasks.observe.report import key_terms
 
     def row(date: str, values_verdict: str) -> dict:
-        return {"clause_type": "expiration_date", "verdict": "needs_review", "values": {"date": date},
-                "checks": [{"name": "support", "verdict": "verified"}, {"name": "values", "verdict": values_verdict}]}
+        return {
+            "clause_type": "expiration_date",
+            "verdict": "needs_review",
+            "values": {"date": date},
+            "checks": [{"name": "support", "verdict": "verified"}, {"name": "values", "verdict": values_verdict}],
+        }
 
     assert key_terms([row("April 1, 1999", "needs_review"), row("October 1, 1999", "verified")]) == {
-        "Expiration date": ["October 1, 1999"]}
+        "Expiration date": ["October 1, 1999"]
+    }
 
 
 def test_unparseable_value_needs_review_never_contradicted():
@@ -142,47 +179,74 @@ def test_two_conflicting_agreement_dates_are_flagged():
         f = finding(ev, C.agreement_date, [("date", v)])
         return CheckedFinding(finding=f, chunk_index=0, ordinal=0, stated_page=1, verdict=Verdict.verified, checks=[])
 
-    out = consistency([cf("LICENSE AGREEMENT dated April 2, 2020", "April 2, 2020"),
-                       cf("This Agreement is made and entered into as of March 1, 2020 by A and B.", "March 1, 2020")])
+    out = consistency(
+        [
+            cf("LICENSE AGREEMENT dated April 2, 2020", "April 2, 2020"),
+            cf("This Agreement is made and entered into as of March 1, 2020 by A and B.", "March 1, 2020"),
+        ]
+    )
     assert [o.verdict for o in out] == [Verdict.contradicted, Verdict.contradicted]
     assert "conflicts with 'March 1, 2020'" in checks_of(out[0])["consistency"].reason
-    same = consistency([cf("LICENSE AGREEMENT dated April 2, 2020", "April 2, 2020"),
-                        cf("This Agreement is made as of the second day of April, 2020.", "second day of April, 2020")])
+    same = consistency(
+        [
+            cf("LICENSE AGREEMENT dated April 2, 2020", "April 2, 2020"),
+            cf("This Agreement is made as of the second day of April, 2020.", "second day of April, 2020"),
+        ]
+    )
     assert all(checks_of(o)["consistency"].verdict is Verdict.verified for o in same)
 
 
 # --- support ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("quote", ["12.1 Waiver of Jury Trial.", "2.4 Personnel.", "7.1 Exclusion of Damages.",
-                                   "ARTICLE IV TERM AND TERMINATION", "Section 9.2", "Governing Law:"])
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "12.1 Waiver of Jury Trial.",
+        "2.4 Personnel.",
+        "7.1 Exclusion of Damages.",
+        "ARTICLE IV TERM AND TERMINATION",
+        "Section 9.2",
+        "Governing Law:",
+    ],
+)
 def test_heading_only_quotes(quote):
     assert heading_only(quote)
     got = check_support(finding(quote, C.governing_law))
     assert got.verdict is Verdict.needs_review and got.reason == "quote is a heading only"
 
 
-@pytest.mark.parametrize("quote", [
-    "This Agreement shall be governed by the laws of the State of New York.",
-    "12.1 Governing Law. This Agreement shall be governed by the laws of Delaware.",
-    "May 8, 2014",
-])
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "This Agreement shall be governed by the laws of the State of New York.",
+        "12.1 Governing Law. This Agreement shall be governed by the laws of Delaware.",
+        "May 8, 2014",
+    ],
+)
 def test_sentences_are_not_headings(quote):
     assert not heading_only(quote)
 
 
 def test_document_title_is_no_heading_problem_for_document_name():
-    assert check_support(finding("MARKETING AFFILIATE AGREEMENT", C.document_name), model=None).verdict is Verdict.verified
+    assert (
+        check_support(finding("MARKETING AFFILIATE AGREEMENT", C.document_name), model=None).verdict is Verdict.verified
+    )
 
 
-@pytest.mark.parametrize("quote, clause", [
-    ("Customer shall not be subject to any individual minimum purchase requirement.", C.minimum_commitment),
-    ("No minimum purchase obligation shall apply during the first year.", C.minimum_commitment),
-    ("There shall be no audit of the Distributor's records.", C.audit_rights),
-    ("Company grants Distributor a non-exclusive right to sell the Products.", C.exclusivity),
-    ("Nothing in this Agreement shall be construed to require Licensee to purchase any minimum quantity.",
-     C.minimum_commitment),
-])
+@pytest.mark.parametrize(
+    "quote, clause",
+    [
+        ("Customer shall not be subject to any individual minimum purchase requirement.", C.minimum_commitment),
+        ("No minimum purchase obligation shall apply during the first year.", C.minimum_commitment),
+        ("There shall be no audit of the Distributor's records.", C.audit_rights),
+        ("Company grants Distributor a non-exclusive right to sell the Products.", C.exclusivity),
+        (
+            "Nothing in this Agreement shall be construed to require Licensee to purchase any minimum quantity.",
+            C.minimum_commitment,
+        ),
+    ],
+)
 def test_negated_clauses(quote, clause):
     assert negation(quote, clause)
     got = check_support(finding(quote, clause), model=None)
@@ -201,39 +265,53 @@ def test_support_model_reads_the_category():
     law = "This Agreement shall be governed by and construed in accordance with the laws of the State of New York."
     assert check_support(finding(law, C.governing_law)).verdict is Verdict.verified
     other = check_support(finding(law, C.insurance))
-    assert other.verdict is Verdict.needs_review and other.reason.startswith("quote reads as Governing Law, not Insurance")
+    assert other.verdict is Verdict.needs_review and other.reason.startswith(
+        "quote reads as Governing Law, not Insurance"
+    )
     assert other.score is not None and other.score < model.threshold
 
 
 def test_grounded_but_unsupported_is_needs_review_and_verified_needs_every_check():
-    text = ("12.1 Waiver of Jury Trial.\nEach party waives trial by jury.\n"
-            "12.2 Governing Law. This Agreement shall be governed by the laws of the State of New York.")
+    text = (
+        "12.1 Waiver of Jury Trial.\nEach party waives trial by jury.\n"
+        "12.2 Governing Law. This Agreement shall be governed by the laws of the State of New York."
+    )
     doc = make_doc(text)
     chunks = chunk_text(doc.sha256, doc.text, doc.page_starts())
     index = DocumentIndex.build(doc)
     heading = finding("12.1 Waiver of Jury Trial.", C.governing_law)
-    law = finding("This Agreement shall be governed by the laws of the State of New York.", C.governing_law,
-                  [("jurisdiction", "New York")])
+    law = finding(
+        "This Agreement shall be governed by the laws of the State of New York.",
+        C.governing_law,
+        [("jurisdiction", "New York")],
+    )
     out = fact_check([heading, law], chunks[0], [], index)
     assert out[0].verdict is Verdict.needs_review
     assert checks_of(out[0])["grounding"].verdict is Verdict.verified
     assert checks_of(out[0])["support"].reason == "quote is a heading only"
     assert out[1].verdict is Verdict.verified
     assert {n: c.verdict for n, c in checks_of(out[1]).items()} == {
-        "grounding": Verdict.verified, "support": Verdict.verified, "values": Verdict.verified}
+        "grounding": Verdict.verified,
+        "support": Verdict.verified,
+        "values": Verdict.verified,
+    }
 
 
 def test_a_verifier_yes_does_not_settle_a_heading_only_quote():
     heading = CheckResult(name="support", verdict=Verdict.needs_review, reason="quote is a heading only")
-    weak = CheckResult(name="support", verdict=Verdict.needs_review, reason="quote reads as Insurance, not Audit Rights")
+    weak = CheckResult(
+        name="support", verdict=Verdict.needs_review, reason="quote reads as Insurance, not Audit Rights"
+    )
     yes = CheckResult(name="verifier", verdict=Verdict.verified, reason="verifier: supported")
     assert overall_verdict([heading, yes]) is Verdict.needs_review
     assert overall_verdict([weak, yes]) is Verdict.verified
 
 
 def test_which_findings_get_the_verifier():
-    ok = [CheckResult(name="grounding", verdict=Verdict.verified, reason="r"),
-          CheckResult(name="support", verdict=Verdict.verified, reason="r", score=0.9)]
+    ok = [
+        CheckResult(name="grounding", verdict=Verdict.verified, reason="r"),
+        CheckResult(name="support", verdict=Verdict.verified, reason="r", score=0.9),
+    ]
     weak = [ok[0], CheckResult(name="support", verdict=Verdict.verified, reason="r", score=0.3)]
     lost = [CheckResult(name="grounding", verdict=Verdict.unsupported, reason="r")]
     low, high = finding("q", C.audit_rights), finding("q", C.audit_rights, risk=Risk.high)
@@ -266,15 +344,19 @@ def test_verifier_through_the_test_double_records_calls(stub_env, monkeypatch, t
 
     monkeypatch.delenv("DOCREVIEW_VERIFIER_ENABLED", raising=False)
     db = f"sqlite:///{tmp_path / 'v.db'}"
-    text = ("9. Audit. Licensor may audit the books and records of Licensee once per calendar year on thirty (30) "
-            "days' notice.\n10. Governing Law. This Agreement shall be governed by the laws of the State of New York.")
+    text = (
+        "9. Audit. Licensor may audit the books and records of Licensee once per calendar year on thirty (30) "
+        "days' notice.\n10. Governing Law. This Agreement shall be governed by the laws of the State of New York."
+    )
     doc = make_doc(text)
     chunks = chunk_text(doc.sha256, doc.text, doc.page_starts())
     index = DocumentIndex.build(doc)
-    audit = finding("Licensor may audit the books and records of Licensee once per calendar year", C.audit_rights,
-                    risk=Risk.high)
-    wrong = finding("This Agreement shall be governed by the laws of the State of New York.", C.audit_rights,
-                    risk=Risk.high)
+    audit = finding(
+        "Licensor may audit the books and records of Licensee once per calendar year", C.audit_rights, risk=Risk.high
+    )
+    wrong = finding(
+        "This Agreement shall be governed by the laws of the State of New York.", C.audit_rights, risk=Risk.high
+    )
     out = fact_check_findings.fn([audit, wrong], chunks[0], [], index, "anthropic", db, "run-1")
     assert checks_of(out[0])["verifier"].verdict is Verdict.verified and out[0].verdict is Verdict.verified
     assert checks_of(out[1])["verifier"].verdict is Verdict.needs_review and out[1].verdict is Verdict.needs_review
@@ -323,12 +405,17 @@ def test_no_heading_only_quote_is_verified_over_a_40_contract_run():
                 verified += 1
                 q = re.sub(r"\s+", " ", cf.finding.evidence).strip()
                 numbered = re.match(r"(?:(?:article|section)\s+)?[\dIVXivx]+(?:\.\d+)*\.?\s+(?=[A-Z])", q, re.I)
-                rest = q[numbered.end():] if numbered else q
+                rest = q[numbered.end() :] if numbered else q
                 words = re.findall(r"[A-Za-z]+", rest)
                 titled = all(w[0].isupper() for w in words if len(w) > 3)
                 # names and dates are verb-less by nature: a party line or "Date: June 1, 1998" is no heading
-                if (cf.finding.clause_type not in (C.document_name, C.parties) and len(words) <= 12
-                        and not re.search(r"\d", rest) and not verbs.search(rest) and (numbered or titled)):
+                if (
+                    cf.finding.clause_type not in (C.document_name, C.parties)
+                    and len(words) <= 12
+                    and not re.search(r"\d", rest)
+                    and not verbs.search(rest)
+                    and (numbered or titled)
+                ):
                     offenders.append((name, cf.finding.clause_type.value, q))
     assert total > 400 and verified > 100
     assert offenders == [], "\n".join(map(repr, offenders))
@@ -367,9 +454,12 @@ def test_verifier_passage_is_the_quote_in_its_context():
 
 
 def test_support_model_file_round_trip_gives_the_same_probabilities(tmp_path):
-    model = SupportModel(classes=["governing_law", "none"], bias=[0.25, -0.5], threshold=0.3,
-                         terms={"governed": (2.5, [(0, 1.234)]), "laws": (1.75, [(0, 0.5), (1, -0.125)]),
-                                "the": (1.0, [(1, 0.001)])})
+    model = SupportModel(
+        classes=["governing_law", "none"],
+        bias=[0.25, -0.5],
+        threshold=0.3,
+        terms={"governed": (2.5, [(0, 1.234)]), "laws": (1.75, [(0, 0.5), (1, -0.125)]), "the": (1.0, [(1, 0.001)])},
+    )
     path = tmp_path / "model.npz.xz"
     size = model.save(path)
     assert size == path.stat().st_size > 0
@@ -378,7 +468,9 @@ def test_support_model_file_round_trip_gives_the_same_probabilities(tmp_path):
     text = "This Agreement is governed by the laws of the State of New York, the laws."
     assert again.probabilities(text) == model.probabilities(text)
     assert again.probabilities(text)["governing_law"] > 0.5
-    assert model.save(tmp_path / "twice.npz.xz") == size and (tmp_path / "twice.npz.xz").read_bytes() == path.read_bytes()
+    assert (
+        model.save(tmp_path / "twice.npz.xz") == size and (tmp_path / "twice.npz.xz").read_bytes() == path.read_bytes()
+    )
 
 
 def test_support_model_refuses_weights_it_cannot_store_exactly():
@@ -393,7 +485,7 @@ def test_a_broken_support_model_file_is_named(tmp_path):
 
     bad = tmp_path / "broken.npz.xz"
     bad.write_bytes(b"not xz at all")
-    with pytest.raises(ValueError, match="broken.npz.xz is unreadable"):
+    with pytest.raises(ValueError, match=r"broken\.npz\.xz is unreadable"):
         _read_model(str(bad))
 
 
@@ -402,25 +494,38 @@ def _scored(quote: str, clause: ClauseType, score: float, model: SupportModel, o
     from schemas.findings import CheckedFinding
 
     ok = score >= model.threshold
-    support = CheckResult(name="support", verdict=Verdict.verified if ok else Verdict.needs_review, score=score,
-                          reason="quote reads as X" if ok else f"quote reads as no CUAD clause, not X (support {score:.2f})")
+    support = CheckResult(
+        name="support",
+        verdict=Verdict.verified if ok else Verdict.needs_review,
+        score=score,
+        reason="quote reads as X" if ok else f"quote reads as no CUAD clause, not X (support {score:.2f})",
+    )
     checks = [CheckResult(name="grounding", verdict=Verdict.verified, reason="found"), support]
-    return CheckedFinding(finding=finding(quote, clause), chunk_index=0, ordinal=ordinal, stated_page=1,
-                          verdict=overall_verdict(checks), checks=checks)
+    return CheckedFinding(
+        finding=finding(quote, clause),
+        chunk_index=0,
+        ordinal=ordinal,
+        stated_page=1,
+        verdict=overall_verdict(checks),
+        checks=checks,
+    )
 
 
 def _floors(**floors: float) -> SupportModel:
-    return SupportModel(classes=["audit_rights", "insurance", "none"], bias=[0, 0, 0], threshold=0.3,
-                        category_floor=floors)
+    return SupportModel(
+        classes=["audit_rights", "insurance", "none"], bias=[0, 0, 0], threshold=0.3, category_floor=floors
+    )
 
 
 def test_the_strongest_passage_of_a_category_is_supported_above_its_floor():
     from tasks.check.support import relative_support
 
     model = _floors(audit_rights=0.05, insurance=0.2)
-    checked = [_scored("Licensee may inspect the books.", C.audit_rights, 0.12, model, 0),
-               _scored("Records shall be kept.", C.audit_rights, 0.08, model, 1),   # weaker: needs the threshold
-               _scored("Insurance as customary.", C.insurance, 0.1, model, 2)]      # strongest, below its floor
+    checked = [
+        _scored("Licensee may inspect the books.", C.audit_rights, 0.12, model, 0),
+        _scored("Records shall be kept.", C.audit_rights, 0.08, model, 1),  # weaker: needs the threshold
+        _scored("Insurance as customary.", C.insurance, 0.1, model, 2),
+    ]  # strongest, below its floor
     out = relative_support(checked, model)
     assert [cf.verdict for cf in out] == [Verdict.verified, Verdict.needs_review, Verdict.needs_review]
     support = checks_of(out[0])["support"]
@@ -432,8 +537,10 @@ def test_a_stronger_verified_passage_leaves_weaker_ones_to_the_threshold():
     from tasks.check.support import relative_support
 
     model = _floors(audit_rights=0.0)
-    checked = [_scored("Licensee may audit the books.", C.audit_rights, 0.6, model, 0),
-               _scored("Records shall be kept.", C.audit_rights, 0.2, model, 1)]
+    checked = [
+        _scored("Licensee may audit the books.", C.audit_rights, 0.6, model, 0),
+        _scored("Records shall be kept.", C.audit_rights, 0.2, model, 1),
+    ]
     assert [cf.verdict for cf in relative_support(checked, model)] == [Verdict.verified, Verdict.needs_review]
 
 
@@ -442,8 +549,9 @@ def test_headings_negations_and_models_without_floors_are_not_upgraded():
 
     model = _floors(audit_rights=0.0)
     heading = _scored("7.1 Audit.", C.audit_rights, 0.01, model)
-    heading.checks[1] = CheckResult(name="support", verdict=Verdict.needs_review, score=0.01,
-                                    reason="quote is a heading only")
+    heading.checks[1] = CheckResult(
+        name="support", verdict=Verdict.needs_review, score=0.01, reason="quote is a heading only"
+    )
     heading.verdict = Verdict.needs_review
     assert relative_support([heading], model)[0].verdict is Verdict.needs_review
     plain = _floors()
@@ -452,23 +560,36 @@ def test_headings_negations_and_models_without_floors_are_not_upgraded():
 
 
 def test_a_weak_score_for_the_likeliest_class_says_so():
-    model = SupportModel(classes=["governing_law", "insurance", "none"], bias=[0.0, 0.0, 0.0], threshold=0.9,
-                         terms={"governed": (1.0, [(0, 1.0)])})
+    model = SupportModel(
+        classes=["governing_law", "insurance", "none"],
+        bias=[0.0, 0.0, 0.0],
+        threshold=0.9,
+        terms={"governed": (1.0, [(0, 1.0)])},
+    )
     result = check_support(finding("This Agreement is governed by the laws of Ohio.", C.governing_law), model)
     assert result.verdict is Verdict.needs_review
-    assert result.reason.startswith("quote reads as Governing Law only weakly (support 0.5") and "below 0.9" in result.reason
+    assert (
+        result.reason.startswith("quote reads as Governing Law only weakly (support 0.5")
+        and "below 0.9" in result.reason
+    )
 
 
 def test_a_strongest_passage_the_model_reads_as_something_else_is_not_supported():
     from tasks.check.support import WEAK_SUPPORT_REASON, relative_support
 
-    model = SupportModel(classes=["most_favored_nation", "insurance", "none"], bias=[0.0, 0.0, 0.0], threshold=0.4,
-                         category_floor={"most_favored_nation": 0.0},
-                         terms={"lunch": (1.0, [(2, 9.0)]), "favored": (1.0, [(0, 2.0)])})
+    model = SupportModel(
+        classes=["most_favored_nation", "insurance", "none"],
+        bias=[0.0, 0.0, 0.0],
+        threshold=0.4,
+        category_floor={"most_favored_nation": 0.0},
+        terms={"lunch": (1.0, [(2, 9.0)]), "favored": (1.0, [(0, 2.0)])},
+    )
     lunch = _scored("The parties shall meet for lunch on Tuesdays.", C.most_favored_nation, 0.0002, model)
     assert model.probabilities(lunch.finding.evidence)["none"] > 0.9
     assert relative_support([lunch], model)[0].verdict is Verdict.needs_review  # the model is sure: no clause
-    worded = _scored("Prices shall be no less favorable than those given to others.", C.most_favored_nation, 0.01, model)
+    worded = _scored(
+        "Prices shall be no less favorable than those given to others.", C.most_favored_nation, 0.01, model
+    )
     out = relative_support([worded], model)[0]
     assert out.verdict is Verdict.verified and WEAK_SUPPORT_REASON in checks_of(out)["support"].reason
 
@@ -478,20 +599,33 @@ def test_a_category_the_model_cannot_judge_needs_its_own_wording():
     only when the quote uses the clause's wording, so a quote of another clause claimed as it is not."""
     from tasks.check.support import CATEGORY_WORDING, relative_support
 
-    model = SupportModel(classes=["most_favored_nation", "source_code_escrow", "none"], bias=[0.0, 0.0, 0.0],
-                         threshold=0.4, category_floor={"most_favored_nation": 0.0, "source_code_escrow": 0.0})
+    model = SupportModel(
+        classes=["most_favored_nation", "source_code_escrow", "none"],
+        bias=[0.0, 0.0, 0.0],
+        threshold=0.4,
+        category_floor={"most_favored_nation": 0.0, "source_code_escrow": 0.0},
+    )
     vague = _scored("Pricing terms are set out in Schedule B.", C.most_favored_nation, 0.01, model)
     support = checks_of(relative_support([vague], model)[0])["support"]
     assert support.verdict is Verdict.needs_review
     assert support.reason.startswith("quote does not use the wording of Most Favored Nation (favourable, lowest")
-    assignment = _scored("Developer hereby assigns to Company all right, title and interest in the Work Product.",
-                         C.source_code_escrow, 0.002, model)
+    assignment = _scored(
+        "Developer hereby assigns to Company all right, title and interest in the Work Product.",
+        C.source_code_escrow,
+        0.002,
+        model,
+    )
     assert relative_support([assignment], model)[0].verdict is Verdict.needs_review
-    escrow = _scored("Licensor shall deposit the Source Code with the Escrow Agent within thirty days.",
-                     C.source_code_escrow, 0.002, model)
+    escrow = _scored(
+        "Licensor shall deposit the Source Code with the Escrow Agent within thirty days.",
+        C.source_code_escrow,
+        0.002,
+        model,
+    )
     assert relative_support([escrow], model)[0].verdict is Verdict.verified
-    assert set(CATEGORY_WORDING) == {c for c, f in load_model().category_floor.items()
-                                     if f == 0.0 and ClauseType(c) not in NAME_CATEGORIES}
+    assert set(CATEGORY_WORDING) == {
+        c for c, f in load_model().category_floor.items() if f == 0.0 and ClauseType(c) not in NAME_CATEGORIES
+    }
 
 
 def test_a_missing_or_broken_support_model_is_exit_2_before_the_run(tmp_path, monkeypatch):
@@ -520,8 +654,10 @@ def test_a_category_outside_the_model_says_what_decides_it():
     model = SupportModel(classes=["audit_rights", "none"], bias=[0.0, 0.0], threshold=0.4)
     got = check_support(finding("This Agreement is governed by the laws of Ohio.", C.governing_law), model)
     assert got.verdict is Verdict.verified and got.score is None
-    assert got.reason == ("not a heading, not negated; the support model covers CUAD clause categories, not "
-                          "Governing Law: grounding and values decide")
+    assert got.reason == (
+        "not a heading, not negated; the support model covers CUAD clause categories, not "
+        "Governing Law: grounding and values decide"
+    )
     bare = check_support(finding("This Agreement is governed by the laws of Ohio.", C.governing_law), None)
     assert bare.reason == "not a heading, not negated (no support model installed)"
 
@@ -530,4 +666,7 @@ def test_a_value_broken_over_lines_reads_as_one_line_and_still_verifies():
     value = FindingValue(name="date", value="6th day\nof  April, 1999")
     assert value.value == "6th day of April, 1999"
     quote = "made and entered into this 6th day\nof April, 1999 by and between the parties"
-    assert check_values(finding(quote, C.agreement_date, [("date", "6th day\nof April, 1999")])).verdict is Verdict.verified
+    assert (
+        check_values(finding(quote, C.agreement_date, [("date", "6th day\nof April, 1999")])).verdict
+        is Verdict.verified
+    )

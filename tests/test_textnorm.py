@@ -19,14 +19,14 @@ def test_clean_page_text_nbsp_ligature_nul_private_use():
 @pytest.mark.parametrize(
     ("source", "quote"),
     [
-        ("the \ufb01nal invoice", "the final invoice"),                      # ligature
-        ("the\u00a0Supplier shall", "the Supplier shall"),                   # no-break space
+        ("the \ufb01nal invoice", "the final invoice"),  # ligature
+        ("the\u00a0Supplier shall", "the Supplier shall"),  # no-break space
         ("\u201cConfidential Information\u201d means", '"Confidential Information" means'),  # curly quotes
         ("the Company\u2019s rights", "the Company's rights"),
-        ("within thirty\n(30)   days", "within thirty (30) days"),           # whitespace and line breaks
-        ("upon re-\nceipt of the notice", "upon receipt of the notice"),     # end-of-line hyphen join
+        ("within thirty\n(30)   days", "within thirty (30) days"),  # whitespace and line breaks
+        ("upon re-\nceipt of the notice", "upon receipt of the notice"),  # end-of-line hyphen join
         ("the price-\ndetermining factor", "the price-determining factor"),  # real compound kept
-        ("a non\u2011compete clause", "a non-compete clause"),               # non-breaking hyphen
+        ("a non\u2011compete clause", "a non-compete clause"),  # non-breaking hyphen
         ("GOVERNING LAW. This Agreement", "Governing Law. This agreement"),  # case
     ],
 )
@@ -50,8 +50,15 @@ def test_offsets_point_back_into_the_source():
 
 @pytest.mark.parametrize(
     ("raw", "canonical"),
-    [("1,500,000", "1500000"), ("1,500,000.00", "1500000"), ("8.75", "8.75"), ("8.50", "8.5"),
-     ("1.250.000,00", "1250000"), ("030", "30"), ("2020", "2020")],
+    [
+        ("1,500,000", "1500000"),
+        ("1,500,000.00", "1500000"),
+        ("8.75", "8.75"),
+        ("8.50", "8.5"),
+        ("1.250.000,00", "1250000"),
+        ("030", "30"),
+        ("2020", "2020"),
+    ],
 )
 def test_canonical_number(raw: str, canonical: str):
     assert canonical_number(raw) == canonical

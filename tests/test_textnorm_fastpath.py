@@ -62,8 +62,28 @@ def reference_match_form(text: str) -> tuple[str, list[int]]:
 
 
 ALPHABET = list("abXY z09.,;:()$%'\"`-\n\t\r\f\v") + [
-    "\u00a0", "\u2019", "\u201c", "\u2014", "\u2013", "\u00ad", "\x00", "\ue000", "\ufb01", "\u00df", "\u0130",
-    "\x1c", "\u2028", "\u3000", "\u00e9", "\u03a9", "-\n", "re-\nceipt", " \n ", "ab cd", "a  b", "price-determining",
+    "\u00a0",
+    "\u2019",
+    "\u201c",
+    "\u2014",
+    "\u2013",
+    "\u00ad",
+    "\x00",
+    "\ue000",
+    "\ufb01",
+    "\u00df",
+    "\u0130",
+    "\x1c",
+    "\u2028",
+    "\u3000",
+    "\u00e9",
+    "\u03a9",
+    "-\n",
+    "re-\nceipt",
+    " \n ",
+    "ab cd",
+    "a  b",
+    "price-determining",
 ]
 
 

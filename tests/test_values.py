@@ -28,16 +28,19 @@ def one(values, kind):
     return got[0]
 
 
-@pytest.mark.parametrize("text, ymd", [
-    ("the 1st day of March, 2020", (2020, 3, 1)),
-    ("this 22nd day of June 2021", (2021, 6, 22)),
-    ("March 1, 2020", (2020, 3, 1)),
-    ("1 March 2020", (2020, 3, 1)),
-    ("Sept. 3rd, 2019", (2019, 9, 3)),
-    ("2020-03-01", (2020, 3, 1)),
-    ("made and effective as of1 August 2019", (2019, 8, 1)),  # glued PDF text
-    ("March 2020", (2020, 3, None)),
-])
+@pytest.mark.parametrize(
+    "text, ymd",
+    [
+        ("the 1st day of March, 2020", (2020, 3, 1)),
+        ("this 22nd day of June 2021", (2021, 6, 22)),
+        ("March 1, 2020", (2020, 3, 1)),
+        ("1 March 2020", (2020, 3, 1)),
+        ("Sept. 3rd, 2019", (2019, 9, 3)),
+        ("2020-03-01", (2020, 3, 1)),
+        ("made and effective as of1 August 2019", (2019, 8, 1)),  # glued PDF text
+        ("March 2020", (2020, 3, None)),
+    ],
+)
 def test_written_dates(text, ymd):
     v = one(find_dates(text), Kind.date)
     assert v.dates == (ymd,) and not v.ambiguous and v.problem is None
@@ -75,19 +78,22 @@ def test_date_order_is_decided_per_document_and_never_flipped():
     assert odd.dates == ((2021, 1, 13),) and "MDY" in odd.problem
 
 
-@pytest.mark.parametrize("text, amount, currency", [
-    ("USD 1.5 million", "1500000", "USD"),
-    ("US$0.5m", "500000", "USD"),
-    ("EUR 1.250.000,00", "1250000", "EUR"),
-    ("$1,250,000.50", "1250000.50", "USD"),
-    ("£2m", "2000000", "GBP"),
-    ("HK$1,000", "1000", "HKD"),
-    ("CAD $5,000", "5000", "CAD"),
-    ("5,000 dollars", "5000", "USD"),
-    ("1.5 million euros", "1500000", "EUR"),
-    ("five hundred thousand dollars ($500,000)", "500000", "USD"),
-    ("One Million Five Hundred Thousand Dollars (US$1,500,000)", "1500000", "USD"),
-])
+@pytest.mark.parametrize(
+    "text, amount, currency",
+    [
+        ("USD 1.5 million", "1500000", "USD"),
+        ("US$0.5m", "500000", "USD"),
+        ("EUR 1.250.000,00", "1250000", "EUR"),
+        ("$1,250,000.50", "1250000.50", "USD"),
+        ("£2m", "2000000", "GBP"),
+        ("HK$1,000", "1000", "HKD"),
+        ("CAD $5,000", "5000", "CAD"),
+        ("5,000 dollars", "5000", "USD"),
+        ("1.5 million euros", "1500000", "EUR"),
+        ("five hundred thousand dollars ($500,000)", "500000", "USD"),
+        ("One Million Five Hundred Thousand Dollars (US$1,500,000)", "1500000", "USD"),
+    ],
+)
 def test_money(text, amount, currency):
     v = one(find_money(text), Kind.money)
     assert v.amount == Decimal(amount) and v.unit == currency and v.problem is None
@@ -101,7 +107,10 @@ def test_money_words_and_figures_are_checked_against_each_other():
 def test_several_amounts_in_one_clause_stay_apart():
     got = find_money("a fee of $10,000 per month, USD 1.5 million in total and EUR 1.250.000,00 for Europe")
     assert [(v.amount, v.unit) for v in got] == [
-        (Decimal(10000), "USD"), (Decimal(1500000), "USD"), (Decimal(1250000), "EUR")]
+        (Decimal(10000), "USD"),
+        (Decimal(1500000), "USD"),
+        (Decimal(1250000), "EUR"),
+    ]
     assert [v.raw for v in got] == ["$10,000", "USD 1.5 million", "EUR 1.250.000,00"]
 
 
@@ -112,29 +121,35 @@ def test_currency_is_part_of_money_equality():
     assert compare(usd, one(find_money("US$ 1 million"), Kind.money)) is Match.equal
 
 
-@pytest.mark.parametrize("text, pct, problem", [
-    ("8.75% per annum", "8.75", False),
-    ("ten percent (10%)", "10", False),
-    ("twenty-five percent (25%)", "25", False),
-    ("2.5 per cent", "2.5", False),
-    ("fifty percent", "50", False),
-    ("ten percent (15%)", "15", True),
-])
+@pytest.mark.parametrize(
+    "text, pct, problem",
+    [
+        ("8.75% per annum", "8.75", False),
+        ("ten percent (10%)", "10", False),
+        ("twenty-five percent (25%)", "25", False),
+        ("2.5 per cent", "2.5", False),
+        ("fifty percent", "50", False),
+        ("ten percent (15%)", "15", True),
+    ],
+)
 def test_percentages(text, pct, problem):
     v = one(find_percentages(text), Kind.percent)
     assert v.amount == Decimal(pct) and bool(v.problem) is problem
 
 
-@pytest.mark.parametrize("text, n, unit", [
-    ("thirty (30) days", 30, "day"),
-    ("five (5) years", 5, "year"),
-    ("twelve (12) months", 12, "month"),
-    ("sixty (60) calendar days", 60, "day"),
-    ("ten (10) business days", 10, "business_day"),
-    ("a 30-day period", 30, "day"),
-    ("one year", 1, "year"),
-    ("90 days", 90, "day"),
-])
+@pytest.mark.parametrize(
+    "text, n, unit",
+    [
+        ("thirty (30) days", 30, "day"),
+        ("five (5) years", 5, "year"),
+        ("twelve (12) months", 12, "month"),
+        ("sixty (60) calendar days", 60, "day"),
+        ("ten (10) business days", 10, "business_day"),
+        ("a 30-day period", 30, "day"),
+        ("one year", 1, "year"),
+        ("90 days", 90, "day"),
+    ],
+)
 def test_durations(text, n, unit):
     v = one(find_durations(text), Kind.duration)
     assert v.amount == Decimal(n) and v.unit == unit and v.problem is None
@@ -154,8 +169,10 @@ def test_duration_units_differ():
 
 def test_a_day_of_the_month_is_a_date_not_a_duration():
     vals = extract_values("made this 22nd day of June 2021 for five (5) years")
-    assert [(v.kind, v.raw) for v in vals] == [(Kind.date, "this 22nd day of June 2021"),
-                                               (Kind.duration, "five (5) years")]
+    assert [(v.kind, v.raw) for v in vals] == [
+        (Kind.date, "this 22nd day of June 2021"),
+        (Kind.duration, "five (5) years"),
+    ]
 
 
 def test_section_references_are_not_decimals():
@@ -164,10 +181,17 @@ def test_section_references_are_not_decimals():
     assert [v.kind for v in extract_values("Section 1.5")] == []
 
 
-@pytest.mark.parametrize("words, n", [
-    ("five hundred thousand", 500000), ("thirty", 30), ("one hundred and twenty-five", 125),
-    ("One Million Five Hundred Thousand", 1500000), ("a hundred", 100), ("forty-five", 45),
-])
+@pytest.mark.parametrize(
+    "words, n",
+    [
+        ("five hundred thousand", 500000),
+        ("thirty", 30),
+        ("one hundred and twenty-five", 125),
+        ("One Million Five Hundred Thousand", 1500000),
+        ("a hundred", 100),
+        ("forty-five", 45),
+    ],
+)
 def test_number_words(words, n):
     assert words_to_number(words) == Decimal(n)
 

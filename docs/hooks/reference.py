@@ -41,7 +41,7 @@ def cell(text: str) -> str:
     everything that Markdown or HTML would read (``<``, ``|``, ``*``, ``_``, ``[``) is escaped."""
     out, pos = [], 0
     for match in _CODE_SPAN.finditer(text):
-        out.append(_plain(text[pos:match.start()]))
+        out.append(_plain(text[pos : match.start()]))
         out.append(code(match.group(1)))
         pos = match.end()
     out.append(_plain(text[pos:]))
@@ -50,8 +50,14 @@ def cell(text: str) -> str:
 
 def _plain(text: str) -> str:
     text = html.escape(text, quote=False)
-    for char, entity in (("|", "&#124;"), ("*", "&#42;"), ("_", "&#95;"), ("[", "&#91;"), ("]", "&#93;"),
-                         ("\\", "&#92;")):
+    for char, entity in (
+        ("|", "&#124;"),
+        ("*", "&#42;"),
+        ("_", "&#95;"),
+        ("[", "&#91;"),
+        ("]", "&#93;"),
+        ("\\", "&#92;"),
+    ):
         text = text.replace(char, entity)
     return text
 
@@ -102,7 +108,9 @@ def _constraints(field: Any) -> str:
     parts = []
     for name, symbol in (("gt", ">"), ("ge", "≥"), ("lt", "<"), ("le", "≤")):
         if name in bounds:
-            parts.append(f"{symbol} {bounds[name]:g}" if isinstance(bounds[name], float) else f"{symbol} {bounds[name]}")
+            parts.append(
+                f"{symbol} {bounds[name]:g}" if isinstance(bounds[name], float) else f"{symbol} {bounds[name]}"
+            )
     if bounds.get("min_length") == 1:
         parts.append("not empty")
     elif "min_length" in bounds:
@@ -202,17 +210,27 @@ def settings_reference() -> str:
     from tasks.ingest.s3 import S3Settings
 
     models = [
-        (Settings, "schemas/settings.py", "Settings (and its nested Limits)",
-         "Read when a run or command starts."),
+        (Settings, "schemas/settings.py", "Settings (and its nested Limits)", "Read when a run or command starts."),
         (S3Settings, "tasks/ingest/s3.py", "S3Settings", "The S3 client of `s3://` sources and the watcher."),
-        (DeploySettings, "flows/deploy.py", "DeploySettings",
-         "Read by `docreview serve` and when deploying with `deployments/prefect.yaml`."),
+        (
+            DeploySettings,
+            "flows/deploy.py",
+            "DeploySettings",
+            "Read by `docreview serve` and when deploying with `deployments/prefect.yaml`.",
+        ),
     ]
     parts = []
     for model, path, title, note in models:
-        parts += [f"### {title}", "", f"`{path}`: {note}", "",
-                  "| environment variable | type | default | description |", "|---|---|---|---|",
-                  *settings_rows(model), ""]
+        parts += [
+            f"### {title}",
+            "",
+            f"`{path}`: {note}",
+            "",
+            "| environment variable | type | default | description |",
+            "|---|---|---|---|",
+            *settings_rows(model),
+            "",
+        ]
     return "\n".join(parts)
 
 
@@ -239,10 +257,14 @@ def cli_reference() -> str:
     root = typer.main.get_command(app)
     context_class = getattr(root, "context_class", None) or __import__("typer")._click.Context
     root_ctx = context_class(root, info_name="docreview")
-    lines = ["# Command reference", "",
-             "_Generated from the typer app (`cli/app.py`, entry point `cli.app:main`) when the site is built "
-             "(`docs/hooks/reference.py`); the same text as `docreview COMMAND --help`. The prose is in "
-             "[Command line](cli.md)._", ""]
+    lines = [
+        "# Command reference",
+        "",
+        "_Generated from the typer app (`cli/app.py`, entry point `cli.app:main`) when the site is built "
+        "(`docs/hooks/reference.py`); the same text as `docreview COMMAND --help`. The prose is in "
+        "[Command line](cli.md)._",
+        "",
+    ]
     for path, command, ctx in _walk(root, root_ctx, ["docreview"]):
         group = hasattr(command, "list_commands")
         lines += [f"{'#' * min(len(path) + 1, 4)} `{' '.join(path)}`", ""]

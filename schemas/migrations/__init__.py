@@ -130,8 +130,9 @@ def _sqlite_locking_engine(engine: Engine) -> Engine:
     pysqlite's own transaction handling is switched off (SQLAlchemy's documented recipe for
     transactional DDL on SQLite), so DDL and the version row commit together, under the lock.
     """
-    locking = create_engine(engine.url, poolclass=NullPool,
-                            connect_args={"timeout": SQLITE_LOCK_TIMEOUT_S, "check_same_thread": False})
+    locking = create_engine(
+        engine.url, poolclass=NullPool, connect_args={"timeout": SQLITE_LOCK_TIMEOUT_S, "check_same_thread": False}
+    )
 
     @event.listens_for(locking, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
@@ -168,7 +169,9 @@ def check_migrations(engine: Engine) -> None:
     if diff:
         raise SchemaDriftError(
             "schemas/tables.py differs from the migrations (run `docreview db revision -m ...`): "
-            + "; ".join(str(d) for d in diff[:10]) + (f"; and {len(diff) - 10} more" if len(diff) > 10 else ""))
+            + "; ".join(str(d) for d in diff[:10])
+            + (f"; and {len(diff) - 10} more" if len(diff) > 10 else "")
+        )
 
 
 def new_revision(message: str) -> Path:
@@ -190,8 +193,9 @@ def new_revision(message: str) -> Path:
             numbers = [int(r.revision) for r in script.walk_revisions() if re.fullmatch(r"\d+", r.revision)]
             rev_id = f"{max(numbers, default=0) + 1:04d}"
             with engine.begin() as conn:
-                written = command.revision(alembic_config(connection=conn), message=message, autogenerate=True,
-                                           rev_id=rev_id)
+                written = command.revision(
+                    alembic_config(connection=conn), message=message, autogenerate=True, rev_id=rev_id
+                )
         finally:
             engine.dispose()
     scripts = written if isinstance(written, list) else [written]

@@ -54,14 +54,19 @@ def idempotent_creates(_context: Any, _revision: Any, directives: list[Any]) -> 
 
 
 def _configure(**kwargs: object) -> None:
-    context.configure(target_metadata=target_metadata, render_as_batch=True, compare_type=True,
-                      render_item=render_item, process_revision_directives=idempotent_creates, **kwargs)
+    context.configure(
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        compare_type=True,
+        render_item=render_item,
+        process_revision_directives=idempotent_creates,
+        **kwargs,
+    )
 
 
 def run_migrations_offline() -> None:
     """Emit SQL to stdout (``--sql``) instead of running it."""
-    _configure(url=config.get_main_option("sqlalchemy.url"), literal_binds=True,
-               dialect_opts={"paramstyle": "named"})
+    _configure(url=config.get_main_option("sqlalchemy.url"), literal_binds=True, dialect_opts={"paramstyle": "named"})
     with context.begin_transaction():
         context.run_migrations()
 

@@ -44,8 +44,7 @@ def find_absences(checked: list[CheckedFinding], chunk_indexes: list[int]) -> li
     present = {cf.finding.clause_type for cf in checked}
     chunks = sorted(set(chunk_indexes))
     return [
-        Absence(clause_type=cat, chunks=chunks,
-                reason=f"no {cat.value} finding in {len(chunks)} examined chunk(s)")
-        for cat in ABSENCE_CATEGORIES if cat not in present
+        Absence(clause_type=cat, chunks=chunks, reason=f"no {cat.value} finding in {len(chunks)} examined chunk(s)")
+        for cat in ABSENCE_CATEGORIES
+        if cat not in present
     ]
-

@@ -13,7 +13,6 @@ from prefect.cache_policies import NO_CACHE
 from schemas.findings import CheckedFinding, CheckResult, Verdict
 from schemas.taxonomy import ClauseType
 from tasks.check.factcheck import DocumentIndex
-from tasks.check.verdicts import VERDICT_SEVERITY, overall_verdict
 from tasks.check.values import (
     DateOrder,
     Kind,
@@ -22,6 +21,7 @@ from tasks.check.values import (
     compare,
     extract_values,
 )
+from tasks.check.verdicts import VERDICT_SEVERITY, overall_verdict
 from tasks.runnames import for_document
 from tasks.textnorm import match_form
 
@@ -44,23 +44,44 @@ class Term:
 
 
 TERMS: tuple[Term, ...] = (
-    Term("term length", frozenset({C.expiration_date}), Kind.duration,
-         cue=r"\b(?:initial )?term\b[^.;]{0,60}(?:shall|will|is|of)|(?:continue|remain) in (?:full )?(?:force|effect)"),
+    Term(
+        "term length",
+        frozenset({C.expiration_date}),
+        Kind.duration,
+        cue=r"\b(?:initial )?term\b[^.;]{0,60}(?:shall|will|is|of)|(?:continue|remain) in (?:full )?(?:force|effect)",
+    ),
     Term("renewal term", frozenset({C.renewal_term}), Kind.duration, cue=r"renew|extend|extension"),
     Term("notice period", frozenset({C.notice_period_to_terminate_renewal}), Kind.duration, cue=r"notice"),
-    Term("governing law", frozenset({C.governing_law}), None, r"jurisdiction|governing|law|state|country",
-         cue=r"govern|constru|interpret"),
+    Term(
+        "governing law",
+        frozenset({C.governing_law}),
+        None,
+        r"jurisdiction|governing|law|state|country",
+        cue=r"govern|constru|interpret",
+    ),
     Term("liability cap", frozenset({C.cap_on_liability}), Kind.money, cue=r"liabilit|liable"),
     Term("payment amount", frozenset(), Kind.money, r"^(?:payment|payment_amount|fee|fees|price|purchase_price)$"),
     # An agreement-date finding claims the date of this agreement: a title line ("LICENSE AGREEMENT
     # dated April 2, 2020"), "Dated:", "as of" or "made/entered into/executed" all state it.
-    Term("agreement date", frozenset({C.agreement_date}), Kind.date,
-         cue=r"\b(?:this|the) [^.;]{0,80}?(?:agreement|contract|amendment)\b[^.;]{0,80}?\b(?:dated|made|entered into|executed)\b"
-             r"|\b(?:dated|as of|made|entered into|executed|signed)\b"),
-    Term("effective date", frozenset({C.effective_date}), Kind.date,
-         cue=r"\b(?:this|the) [^.;]{0,80}?(?:agreement|contract|amendment)\b[^.;]{0,80}?\beffective\b"),
-    Term("expiration date", frozenset({C.expiration_date}), Kind.date,
-         cue=r"\b(?:this|the) (?:agreement|contract|initial term|term)\b[^.;]{0,80}?(?:expire|terminate|end|continue)"),
+    Term(
+        "agreement date",
+        frozenset({C.agreement_date}),
+        Kind.date,
+        cue=r"\b(?:this|the) [^.;]{0,80}?(?:agreement|contract|amendment)\b[^.;]{0,80}?\b(?:dated|made|entered into|executed)\b"
+        r"|\b(?:dated|as of|made|entered into|executed|signed)\b",
+    ),
+    Term(
+        "effective date",
+        frozenset({C.effective_date}),
+        Kind.date,
+        cue=r"\b(?:this|the) [^.;]{0,80}?(?:agreement|contract|amendment)\b[^.;]{0,80}?\beffective\b",
+    ),
+    Term(
+        "expiration date",
+        frozenset({C.expiration_date}),
+        Kind.date,
+        cue=r"\b(?:this|the) (?:agreement|contract|initial term|term)\b[^.;]{0,80}?(?:expire|terminate|end|continue)",
+    ),
 )
 
 
@@ -72,7 +93,8 @@ _RECITAL = re.compile(r"^\W*(?:recitals?\W+)?(?:\(?[a-z0-9]{1,3}[.)]\s*)?whereas
 
 
 _JUR_NOISE = re.compile(
-    r"\b(?:the|laws?|of|state|commonwealth|province|republic|kingdom|government|federal|substantive|internal)\b|[.,']")
+    r"\b(?:the|laws?|of|state|commonwealth|province|republic|kingdom|government|federal|substantive|internal)\b|[.,']"
+)
 
 
 _JUR_ANY = {"united states", "united states of america", "usa", "us", "u s a", "u s"}
@@ -98,7 +120,7 @@ def _term_values(cf: CheckedFinding, term: Term, order: DateOrder) -> list[tuple
             continue
         if term.cue:
             at = f.evidence.find(item.value)
-            before = f.evidence[max(0, at - CUE_WINDOW):at] if at >= 0 else f.evidence
+            before = f.evidence[max(0, at - CUE_WINDOW) : at] if at >= 0 else f.evidence
             before = re.split(r"[.;]\s", before)[-1]  # the value's own sentence
             if not re.search(term.cue, re.sub(r"\s+", " ", before), re.I):
                 continue
@@ -158,15 +180,27 @@ def consistency(
                     conflicts.append((j, other))
             if conflicts:
                 shown = "; ".join(
-                    f"{', '.join(repr(r) for r, _ in other[:2])} in {pointer(checked[j])}" for j, other in conflicts[:3])
-                extra.setdefault(i, []).append(CheckResult(
-                    name="consistency", verdict=Verdict.contradicted,
-                    reason=f"{term.name} {', '.join(repr(r) for r, _ in vals[:2])} conflicts with {shown}"))
+                    f"{', '.join(repr(r) for r, _ in other[:2])} in {pointer(checked[j])}" for j, other in conflicts[:3]
+                )
+                extra.setdefault(i, []).append(
+                    CheckResult(
+                        name="consistency",
+                        verdict=Verdict.contradicted,
+                        reason=f"{term.name} {', '.join(repr(r) for r, _ in vals[:2])} conflicts with {shown}",
+                    )
+                )
             else:
-                extra.setdefault(i, []).append(CheckResult(
-                    name="consistency", verdict=Verdict.verified,
-                    reason=(f"{term.name} agrees with {agreeing} other finding(s)" if agreeing
-                            else f"the only finding stating the {term.name}")))
+                extra.setdefault(i, []).append(
+                    CheckResult(
+                        name="consistency",
+                        verdict=Verdict.verified,
+                        reason=(
+                            f"{term.name} agrees with {agreeing} other finding(s)"
+                            if agreeing
+                            else f"the only finding stating the {term.name}"
+                        ),
+                    )
+                )
     out = []
     for i, cf in enumerate(checked):
         if i not in extra:
@@ -174,8 +208,16 @@ def consistency(
             continue
         merged = _merge_consistency(extra[i])
         checks = [c for c in cf.checks if c.name != "consistency"] + [merged]
-        out.append(CheckedFinding(finding=cf.finding, chunk_index=cf.chunk_index, ordinal=cf.ordinal,
-                                  stated_page=cf.stated_page, verdict=overall_verdict(checks), checks=checks))
+        out.append(
+            CheckedFinding(
+                finding=cf.finding,
+                chunk_index=cf.chunk_index,
+                ordinal=cf.ordinal,
+                stated_page=cf.stated_page,
+                verdict=overall_verdict(checks),
+                checks=checks,
+            )
+        )
     return out
 
 
@@ -189,7 +231,7 @@ def _merge_consistency(results: list[CheckResult]) -> CheckResult:
 
 def _default_pointer(cf: CheckedFinding) -> str:
     quote = cf.finding.evidence.strip().replace("\n", " ")
-    return f"the {cf.finding.clause_type.value} finding on page {cf.finding.page} (\"{quote[:60]}…\")"
+    return f'the {cf.finding.clause_type.value} finding on page {cf.finding.page} ("{quote[:60]}…")'
 
 
 @task(name="check-consistency", task_run_name=for_document("check-consistency"), cache_policy=NO_CACHE)
@@ -214,4 +256,3 @@ def check_consistency(
             return f"finding {key[:12]} ({_default_pointer(cf)[4:]})"
 
     return consistency(checked, index.date_order if index else DateOrder.unknown, pointer)
-

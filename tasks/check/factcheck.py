@@ -50,6 +50,8 @@ from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, page_for
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
 from schemas.review import LLMCallRecord
 from schemas.taxonomy import ClauseType
+from tasks.check.support import SupportModel, check_support
+from tasks.check.support import configured_model as configured_support_model
 from tasks.check.values import (
     NUMBER_WORDS,
     DateOrder,
@@ -63,8 +65,6 @@ from tasks.check.values import (
     heading_refs,
     section_refs,
 )
-from tasks.check.support import SupportModel, check_support
-from tasks.check.support import configured_model as configured_support_model
 from tasks.check.verdicts import RULE_REASONS, VERDICT_SEVERITY, overall_verdict  # noqa: F401 - also imported from here
 from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, verify_with_model
 from tasks.runnames import for_document
@@ -114,7 +114,7 @@ class DocumentIndex:
     text: str = ""
 
     @classmethod
-    def build(cls, document: ExtractedDocument) -> "DocumentIndex":
+    def build(cls, document: ExtractedDocument) -> DocumentIndex:
         """Index ``document`` (one pass over its text)."""
         text = document.text
         norm, offsets = match_form(text)
@@ -126,8 +126,18 @@ class DocumentIndex:
             if number:
                 offs.append(m.start())
                 nums.append(next(iter(number)))
-        return cls(norm, offsets, squeezed, sq_offsets, document.page_starts(), glued,
-                   decide_date_order(text), offs, nums, text)
+        return cls(
+            norm,
+            offsets,
+            squeezed,
+            sq_offsets,
+            document.page_starts(),
+            glued,
+            decide_date_order(text),
+            offs,
+            nums,
+            text,
+        )
 
     def sections_at(self, offset: int | None) -> set[str]:
         """Section number of the heading that encloses document ``offset``, with its parents
@@ -189,14 +199,22 @@ def ground_quote(quote: str, index: DocumentIndex, chunk: Chunk, neighbours: lis
                         ignoring_spaces=squeezed,
                     )
     for scope, spans in scopes:  # a quote running across a page break, over the margin lines between
-        ranges = ([index.norm_span(c.char_start, c.char_end + SEAM_GAP) for c in spans] if spans is not None
-                  else [(0, len(index.norm))])
+        ranges = (
+            [index.norm_span(c.char_start, c.char_end + SEAM_GAP) for c in spans]
+            if spans is not None
+            else [(0, len(index.norm))]
+        )
         for lo, hi in ranges:
             hit = _seam_match(q, index, lo, hi)
             if hit is not None:
                 doc_offset, skipped = hit
-                return Grounding(found=True, scope=scope, offset=doc_offset,
-                                 page=page_for_offset(index.page_starts, doc_offset), across_pages=skipped)
+                return Grounding(
+                    found=True,
+                    scope=scope,
+                    offset=doc_offset,
+                    page=page_for_offset(index.page_starts, doc_offset),
+                    across_pages=skipped,
+                )
     lo, hi = index.norm_span(chunk.char_start, chunk.char_end)
     similarity = fuzz.partial_ratio(q, index.norm[lo:hi]) if hi > lo else 0.0
     return Grounding(found=False, similarity=float(similarity))
@@ -225,9 +243,9 @@ def _seam_match(q: str, index: DocumentIndex, lo: int, hi: int) -> tuple[int, in
             continue
         base = max(lo, p - SEAM_GAP - len(q))
         before = index.norm[base:p]
-        after = index.norm[p:min(hi, p + SEAM_GAP + len(q))]
+        after = index.norm[p : min(hi, p + SEAM_GAP + len(q))]
         for k in cuts:
-            head, tail = q[:k], q[k + 1:]
+            head, tail = q[:k], q[k + 1 :]
             i = before.rfind(head)
             if i < 0:
                 continue
@@ -257,15 +275,20 @@ def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex
     if grounding.page != finding.page:
         where += f" (stated page {finding.page} corrected)"
     if grounding.across_pages:
-        where += (f", continuing on page {grounding.across_pages} past the running header or footer lines "
-                  f"at the page break")
+        where += (
+            f", continuing on page {grounding.across_pages} past the running header or footer lines at the page break"
+        )
     if grounding.ignoring_spaces:
         glued = grounding.page in index.glued_pages
         return CheckResult(
             name="grounding",
             verdict=Verdict.verified if glued else Verdict.needs_review,
-            reason=where + (" ignoring spaces: the page's text layer glues words together"
-                            if glued else " only when spaces are ignored"),
+            reason=where
+            + (
+                " ignoring spaces: the page's text layer glues words together"
+                if glued
+                else " only when spaces are ignored"
+            ),
             page=grounding.page,
         )
     return CheckResult(name="grounding", verdict=Verdict.verified, reason=where, page=grounding.page)
@@ -279,13 +302,51 @@ def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex
 _SECTION_NAMES = re.compile(r"section|article|clause_ref|reference|paragraph", re.I)
 #: Words that say nothing about which party or place a value names.
 _GENERIC_WORDS = frozenset(
-    "the and of for a an to in on by inc inc. incorporated corp corporation llc l.l.c ltd limited company co "
-    "lp l.p llp plc gmbh ag sa s.a bv nv state commonwealth laws law".split()
+    [
+        "the",
+        "and",
+        "of",
+        "for",
+        "a",
+        "an",
+        "to",
+        "in",
+        "on",
+        "by",
+        "inc",
+        "inc.",
+        "incorporated",
+        "corp",
+        "corporation",
+        "llc",
+        "l.l.c",
+        "ltd",
+        "limited",
+        "company",
+        "co",
+        "lp",
+        "l.p",
+        "llp",
+        "plc",
+        "gmbh",
+        "ag",
+        "sa",
+        "s.a",
+        "bv",
+        "nv",
+        "state",
+        "commonwealth",
+        "laws",
+        "law",
+    ]
 )
 _YES_NO = frozenset({"yes", "no", "true", "false", "n/a", "none", "not stated"})
 #: Value names that say the value is a date, an amount, a percentage or a period.
-_TYPED_NAMES = re.compile(r"date|amount|fee|price|payment|money|sum|cap|limit|percent|rate|duration|period|term|"
-                          r"notice|total|instal|royalt", re.I)
+_TYPED_NAMES = re.compile(
+    r"date|amount|fee|price|payment|money|sum|cap|limit|percent|rate|duration|period|term|"
+    r"notice|total|instal|royalt",
+    re.I,
+)
 
 
 def _occurs(needle: str, hay: str) -> bool:
@@ -298,10 +359,11 @@ def _occurs(needle: str, hay: str) -> bool:
         if pos < 0:
             return False
         before = hay[pos - 1] if pos else " "
-        after = hay[pos + len(needle): pos + len(needle) + 2]
+        after = hay[pos + len(needle) : pos + len(needle) + 2]
         ok_before = not (before.isalnum() and needle[0].isalnum())
         ok_after = not after or not (
-            (after[0].isalnum() and needle[-1].isalnum()) or (after[0] in ".," and after[1:2].isdigit())
+            (after[0].isalnum() and needle[-1].isalnum())
+            or (after[0] in ".," and after[1:2].isdigit())
             or (after[0].isdigit() and needle[-1] in ".,")
         )
         if ok_before and ok_after:
@@ -325,9 +387,12 @@ _END_CUE = re.compile(r"\b(?:expir\w*|terminat\w*|end|ends|ending|until|through|
 #: A period that is a term or renewal length: right after "renew for (successive)", "for a period of",
 #: "term of" …, or right before "periods", "terms", "renewal" ("one (1) month periods") — unless a
 #: notice follows it ("sixty (60) days prior to", "30 days' written notice").
-_TERM_BEFORE = re.compile(r"(?:\b(?:renew\w*|extend\w*|continue\w*)\s+(?:automatically\s+)?(?:for\s+)?(?:an?\s+|one\s+or\s+more\s+)?"
-                          r"(?:(?:additional|successive|further|consecutive|subsequent)\s+)?(?:(?:periods?|terms?)\s+of\s+)?"
-                          r"|\b(?:term|period)\s+of\s+)$", re.I)
+_TERM_BEFORE = re.compile(
+    r"(?:\b(?:renew\w*|extend\w*|continue\w*)\s+(?:automatically\s+)?(?:for\s+)?(?:an?\s+|one\s+or\s+more\s+)?"
+    r"(?:(?:additional|successive|further|consecutive|subsequent)\s+)?(?:(?:periods?|terms?)\s+of\s+)?"
+    r"|\b(?:term|period)\s+of\s+)$",
+    re.I,
+)
 _TERM_AFTER = re.compile(r"^\s*(?:periods?|terms?|renewal|increments?)\b", re.I)
 _NOTICE_AFTER = re.compile(r"^[^.;]{0,40}?\b(?:prior|before|in\s+advance|notice|written|notif\w*)\b", re.I)
 _ROLE_WINDOW = 60
@@ -340,9 +405,11 @@ _START_DATES = frozenset({"effective_date", "agreement_date"})
 def _date_role(text: str, at: int) -> str | None:
     """``"start"`` or ``"end"``: which cue (:data:`_START_CUE`, :data:`_END_CUE`) ends nearest before
     ``text[at]`` within :data:`_ROLE_WINDOW` characters; None when neither occurs there."""
-    before = text[max(0, at - _ROLE_WINDOW):at]
-    ends = {role: max((m.end() for m in rx.finditer(before)), default=-1)
-            for role, rx in (("start", _START_CUE), ("end", _END_CUE))}
+    before = text[max(0, at - _ROLE_WINDOW) : at]
+    ends = {
+        role: max((m.end() for m in rx.finditer(before)), default=-1)
+        for role, rx in (("start", _START_CUE), ("end", _END_CUE))
+    }
     role = max(ends, key=ends.__getitem__)
     return role if ends[role] >= 0 else None
 
@@ -351,7 +418,7 @@ def _excerpt(quote: str, start: int, end: int, before: int = 30, after: int = 0)
     """``quote[start:end]`` with about ``before``/``after`` characters around it, cut at spaces."""
     lo = quote.rfind(" ", 0, max(0, start - before)) + 1 if start > before else 0
     hi = quote.find(" ", end + after) if after else end
-    return " ".join(quote[lo:hi if hi >= 0 else len(quote)].split())
+    return " ".join(quote[lo : hi if hi >= 0 else len(quote)].split())
 
 
 def value_role_problem(category: ClauseType, stated: Value, matches: list[Value], quote: str) -> str | None:
@@ -371,23 +438,26 @@ def value_role_problem(category: ClauseType, stated: Value, matches: list[Value]
         roles = {_date_role(quote, q.start) for q in matches}
         wrong = "start" if cat in _END_DATES else "end"
         if roles == {wrong}:
-            return (f"the quote gives this date as {'a start' if wrong == 'start' else 'an end'} "
-                    f"({_excerpt(quote, matches[0].start, matches[0].end)!r}), not as the claimed "
-                    f"{'end' if wrong == 'start' else 'start'}")
+            return (
+                f"the quote gives this date as {'a start' if wrong == 'start' else 'an end'} "
+                f"({_excerpt(quote, matches[0].start, matches[0].end)!r}), not as the claimed "
+                f"{'end' if wrong == 'start' else 'start'}"
+            )
     if stated.kind is Kind.duration and cat == "notice_period_to_terminate_renewal":
+
         def term_length(q: Value) -> bool:
-            before, after = quote[max(0, q.start - _ROLE_WINDOW):q.start], quote[q.end:q.end + _ROLE_WINDOW]
+            before, after = quote[max(0, q.start - _ROLE_WINDOW) : q.start], quote[q.end : q.end + _ROLE_WINDOW]
             return bool(_TERM_BEFORE.search(before) or _TERM_AFTER.search(after)) and not _NOTICE_AFTER.search(after)
 
         if all(term_length(q) for q in matches):
-            return (f"the quote gives this period as a term or renewal length "
-                    f"({_excerpt(quote, matches[0].start, matches[0].end, after=20)!r}), not as a notice period")
+            return (
+                f"the quote gives this period as a term or renewal length "
+                f"({_excerpt(quote, matches[0].start, matches[0].end, after=20)!r}), not as a notice period"
+            )
     return None
 
 
-def check_values(
-    finding: Finding, index: DocumentIndex | None = None, offset: int | None = None
-) -> CheckResult:
+def check_values(finding: Finding, index: DocumentIndex | None = None, offset: int | None = None) -> CheckResult:
     """Every value the finding states must equal (after normalisation) a value in its quote.
 
     ``index`` gives the document's date order and headings; ``offset`` (where the quote is in
@@ -421,13 +491,17 @@ def check_values(
             counted += 1
             if ref in quote_refs or ref.split("(")[0] in heads:
                 continue
-            wrong.append(f"{label}: section {ref} is neither referenced in the quote nor the section the quote is in"
-                         + (f" ({', '.join(sorted(heads))})" if heads else ""))
-        typed = [v for v in extract_values(text, order)]
+            wrong.append(
+                f"{label}: section {ref} is neither referenced in the quote nor the section the quote is in"
+                + (f" ({', '.join(sorted(heads))})" if heads else "")
+            )
+        typed = list(extract_values(text, order))
         if not typed and not refs and _TYPED_NAMES.search(item.name) and re.search(r"\d|[$€£¥₹]", text):
             counted += 1
-            unsure.append(f"{label}: cannot be read as a date, amount, percentage or period; "
-                          "a person has to compare it with the quote")
+            unsure.append(
+                f"{label}: cannot be read as a date, amount, percentage or period; "
+                "a person has to compare it with the quote"
+            )
             continue
         for v in typed:
             counted += 1
@@ -445,18 +519,24 @@ def check_values(
                 # "twenty-five percent (25%)") is that value.
                 cut = any(not q.problem and _squash(v.raw) in _squash(q.raw) for q in equal)
                 if (v.problem and not cut) or (flawed and len(flawed) == len(equal)):
-                    unsure.append(f"{label}: {(v.problem or flawed[0].problem)} in {(v.raw if v.problem else flawed[0].raw)!r}")
+                    unsure.append(
+                        f"{label}: {(v.problem or flawed[0].problem)} in {(v.raw if v.problem else flawed[0].raw)!r}"
+                    )
                 continue
             if maybe:
-                unsure.append(f"{label}: equals {maybe[0].raw!r} only under one day/month order "
-                              f"(the document's order is {order.value})")
+                unsure.append(
+                    f"{label}: equals {maybe[0].raw!r} only under one day/month order "
+                    f"(the document's order is {order.value})"
+                )
                 continue
             if _occurs(match_form(v.raw)[0], qnorm):
                 if v.problem:  # the quote itself has it: the source needs a human look
                     unsure.append(f"{label}: {v.problem} (as written in the quote)")
                 continue  # written exactly as in the quote
             shown = "; ".join(q.show() for q in same_kind[:6]) or "none"
-            wrong.append(f"{label}: {v.kind.value} {v.show()} is not in the quote ({v.kind.value}s in the quote: {shown})")
+            wrong.append(
+                f"{label}: {v.kind.value} {v.show()} is not in the quote ({v.kind.value}s in the quote: {shown})"
+            )
         cover = covered_spans(text, typed)
         leftovers = []
         for m in re.finditer(r"(?<![\w.])\d+(?:[.,]\d+)*", text):
@@ -466,8 +546,10 @@ def check_values(
             counted += 1
             num = numbers_in(raw)[0] if numbers_in(raw) else raw
             if num not in quote_numbers:
-                wrong.append(f"{label}: number {num} is not in the quote (numbers in the quote: "
-                             f"{', '.join(sorted(quote_numbers)[:8]) or 'none'})")
+                wrong.append(
+                    f"{label}: number {num} is not in the quote (numbers in the quote: "
+                    f"{', '.join(sorted(quote_numbers)[:8]) or 'none'})"
+                )
         if typed or refs or leftovers:
             continue
         counted += 1
@@ -478,7 +560,9 @@ def check_values(
         if words and present == words:
             continue
         if present:
-            unsure.append(f"{label}: only some of its words occur in the quote ({', '.join(sorted(words - present))} missing)")
+            unsure.append(
+                f"{label}: only some of its words occur in the quote ({', '.join(sorted(words - present))} missing)"
+            )
         else:
             wrong.append(f"{label}: not in the quote")
     if wrong:
@@ -538,7 +622,9 @@ def check_arithmetic(finding: Finding, index: DocumentIndex | None = None) -> Ch
             s = sum((p.amount for p in parts), Decimal(0))
             if s != total.amount:
                 wrong = True
-                reasons.append(f"the {len(parts)} stated parts sum to {s.normalize():f}, the stated total is {total.amount.normalize():f}")
+                reasons.append(
+                    f"the {len(parts)} stated parts sum to {s.normalize():f}, the stated total is {total.amount.normalize():f}"
+                )
             else:
                 reasons.append(f"the {len(parts)} stated parts sum to the stated total {total.show()}")
     if len(shares) >= 2:
@@ -560,8 +646,10 @@ def check_arithmetic(finding: Finding, index: DocumentIndex | None = None) -> Ch
             if product == others[0].amount:
                 reasons.append(f"{n:f} equal instalments of {inst[0].show()} make {others[0].show()}")
             else:
-                quote_unsure = (f"the quote's {n:f} equal instalments of {inst[0].show()} make {product.normalize():f}, "
-                                f"but it states {others[0].show()}")
+                quote_unsure = (
+                    f"the quote's {n:f} equal instalments of {inst[0].show()} make {product.normalize():f}, "
+                    f"but it states {others[0].show()}"
+                )
                 reasons.append(quote_unsure)
     if not reasons:
         return None
@@ -584,8 +672,9 @@ def needs_verifier(finding: Finding, checks: list[CheckResult], weak_support: fl
     if verdict in (Verdict.contradicted, Verdict.unsupported):
         return False
     support = by.get("support")
-    weak = support is not None and (support.verdict is not Verdict.verified
-                                    or (support.score is not None and support.score < weak_support))
+    weak = support is not None and (
+        support.verdict is not Verdict.verified or (support.score is not None and support.score < weak_support)
+    )
     return finding.risk.value == "high" or weak or verdict is Verdict.needs_review
 
 
@@ -593,8 +682,9 @@ def needs_verifier(finding: Finding, checks: list[CheckResult], weak_support: fl
 VERIFIER_CONTEXT_CHARS = 800
 
 
-def verifier_passage(chunk: Chunk, neighbours: list[Chunk], quote: str, offset: int | None,
-                     context: int = VERIFIER_CONTEXT_CHARS) -> str:
+def verifier_passage(
+    chunk: Chunk, neighbours: list[Chunk], quote: str, offset: int | None, context: int = VERIFIER_CONTEXT_CHARS
+) -> str:
     """The passage a verifier call sees: the quote where it stands in ``chunk`` or a neighbour,
     with ``context`` characters on each side (cut at the chunk's ends). The quote is looked up
     verbatim, then by document ``offset`` in a chunk whose text is its whole document range (a
@@ -603,12 +693,12 @@ def verifier_passage(chunk: Chunk, neighbours: list[Chunk], quote: str, offset: 
     for c in ordered:
         at = c.text.find(quote) if quote else -1
         if at >= 0:
-            return c.text[max(0, at - context):at + len(quote) + context]
+            return c.text[max(0, at - context) : at + len(quote) + context]
     if offset is not None:
         for c in ordered:
             if c.char_start <= offset < c.char_end and len(c.text) == c.char_end - c.char_start:
                 at = offset - c.char_start
-                return c.text[max(0, at - context):at + len(quote) + context]
+                return c.text[max(0, at - context) : at + len(quote) + context]
     return "\n".join(c.text for c in ordered)
 
 
@@ -668,10 +758,19 @@ def fact_check(
     return out
 
 
-@task(name="fact-check-findings", task_run_name=for_document("fact-check", lambda p: f"chunk {p['chunk'].index + 1}"), cache_policy=NO_CACHE)
+@task(
+    name="fact-check-findings",
+    task_run_name=for_document("fact-check", lambda p: f"chunk {p['chunk'].index + 1}"),
+    cache_policy=NO_CACHE,
+)
 def fact_check_findings(
-    findings: list[Finding], chunk: Chunk, neighbours: list[Chunk], index: DocumentIndex,
-    backend: str = "rules", database_url: str | None = None, run_id: str | None = None,
+    findings: list[Finding],
+    chunk: Chunk,
+    neighbours: list[Chunk],
+    index: DocumentIndex,
+    backend: str = "rules",
+    database_url: str | None = None,
+    run_id: str | None = None,
 ) -> list[CheckedFinding]:
     """Prefect task: :func:`fact_check` for the findings of one reviewed chunk.
 
@@ -683,11 +782,17 @@ def fact_check_findings(
     return _fact_check_chunks([(findings, chunk, neighbours)], index, backend, database_url, run_id)
 
 
-@task(name="fact-check-document", cache_policy=NO_CACHE,
-      task_run_name=for_document("fact-check", lambda p: f"{len(p['reviewed'])} chunks"))
+@task(
+    name="fact-check-document",
+    cache_policy=NO_CACHE,
+    task_run_name=for_document("fact-check", lambda p: f"{len(p['reviewed'])} chunks"),
+)
 def fact_check_document(
-    reviewed: list[tuple[list[Finding], Chunk, list[Chunk]]], index: DocumentIndex,
-    backend: str = "rules", database_url: str | None = None, run_id: str | None = None,
+    reviewed: list[tuple[list[Finding], Chunk, list[Chunk]]],
+    index: DocumentIndex,
+    backend: str = "rules",
+    database_url: str | None = None,
+    run_id: str | None = None,
 ) -> list[CheckedFinding]:
     """Prefect task: :func:`fact_check_findings` for every reviewed chunk of one document at once.
 
@@ -699,8 +804,13 @@ def fact_check_document(
     return _fact_check_chunks(reviewed, index, backend, database_url, run_id)
 
 
-def _fact_check_chunks(reviewed: list[tuple[list[Finding], Chunk, list[Chunk]]], index: DocumentIndex,
-                       backend: str, database_url: str | None, run_id: str | None) -> list[CheckedFinding]:
+def _fact_check_chunks(
+    reviewed: list[tuple[list[Finding], Chunk, list[Chunk]]],
+    index: DocumentIndex,
+    backend: str,
+    database_url: str | None,
+    run_id: str | None,
+) -> list[CheckedFinding]:
     from schemas.settings import Settings
 
     settings = Settings()
@@ -709,9 +819,16 @@ def _fact_check_chunks(reviewed: list[tuple[list[Finding], Chunk, list[Chunk]]],
     out: list[CheckedFinding] = []
     for findings, chunk, neighbours in reviewed:
         calls: list[LLMCallRecord] = []
-        out += fact_check(findings, chunk, neighbours, index, verifier=verifier,
-                          support_model=model if model is not None else "rules", calls=calls,
-                          weak_support=settings.verifier_weak_support)
+        out += fact_check(
+            findings,
+            chunk,
+            neighbours,
+            index,
+            verifier=verifier,
+            support_model=model if model is not None else "rules",
+            calls=calls,
+            weak_support=settings.verifier_weak_support,
+        )
         if calls and database_url and run_id:
             from tasks.store.persist import save_llm_calls
 
@@ -731,12 +848,15 @@ def _configured_verifier(backend: str, settings) -> Verifier | None:
         if settings.verifier_enabled is None:
             return None
         return lambda finding, passage: CheckResult(
-            name="verifier", verdict=Verdict.needs_review,
-            reason="verifier enabled but ANTHROPIC_API_KEY is not set; not run")
+            name="verifier",
+            verdict=Verdict.needs_review,
+            reason="verifier enabled but ANTHROPIC_API_KEY is not set; not run",
+        )
     client = make_verifier_client(settings)
     prices = settings.llm_prices or None
-    return lambda finding, passage: verify_with_model(finding, passage, client, settings.verifier_model,
-                                                      settings.verifier_max_tokens, prices=prices)
+    return lambda finding, passage: verify_with_model(
+        finding, passage, client, settings.verifier_model, settings.verifier_max_tokens, prices=prices
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -757,5 +877,3 @@ quotes that recite another agreement (``WHEREAS``, ``that certain``) state no te
 # --------------------------------------------------------------------------------------------
 # optional verifier model (Anthropic Citations)
 # --------------------------------------------------------------------------------------------
-
-

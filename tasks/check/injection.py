@@ -82,56 +82,162 @@ def _n(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-_OBJ = r"(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guidance|context|messages?|commands?|orders)"
+_OBJ = (
+    r"(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guidance|context|messages?|commands?|orders)"
+)
 _PRIOR = r"(?:previous|prior|preceding|earlier|above|foregoing|original|initial|system|existing|other)"
 
 #: The rules, on the matching form (casefolded, whitespace collapsed) unless ``raw``.
 RULES: tuple[_Rule, ...] = (
-    _Rule("override_instructions", "tells the reader to ignore or replace its instructions",
-          _n(rf"\b(?:ignore|disregard|forget|override|bypass|discard|skip|neglect)\s+(?:all\s+|any\s+|of\s+)?"
-             rf"(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:{_PRIOR}\s+)?(?:and\s+{_PRIOR}\s+)?{_OBJ}\b"), needs=("ignore", "disregard", "forget", "override", "bypass", "discard", "skip", "neglect")),
-    _Rule("override_instructions", "tells the reader to disregard what came before",
-          _n(r"\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?|everything\s+)?(?:the\s+)?(?:above|previous|preceding)"
-             r"(?!\s+(?:section|sections|paragraph|clause|article|sentence|provision|provisions|limitation|obligation|"
-             r"amount|sum|price|terms?)\b)"), needs=("ignore", "disregard", "forget")),
-    _Rule("override_instructions", "announces new instructions",
-          _n(rf"\b(?:new|updated|revised|real|actual|true|secret|hidden|important|additional)\s+(?:system\s+)?"
-             rf"(?:instructions?|prompts?)\s*(?::|for\s+(?:the\s+)?(?:ai|assistant|model|llm|reviewer))"), needs=("instruction", "prompt")),
-    _Rule("override_instructions", "speaks about the system prompt",
-          _n(r"\b(?:(?:your|reveal|print|show|repeat|override|ignore|new|updated)\s+(?:the\s+)?system\s+prompt|"
-             r"developer\s+mode|jailbreak|do\s+anything\s+now|prompt\s+injection)\b"), needs=("prompt", "developer", "jailbreak", "anything")),
-    _Rule("suppress_findings", "asks the reviewer to report nothing or approve the document",
-          _n(r"\b(?:report|return|output|record|flag|list|find|raise|mention|produce|give)\s+(?:no|zero|nothing|none)"
-             r"(?:\s+(?:material|further|other|additional))?\s+(?:issues?|findings?|risks?|problems?|concerns?|red\s+flags?|"
-             r"clauses?|results?)\b"), needs=tuple(f"{verb} {no}" for verb in ("report", "return", "output", "record", "flag", "list", "find", "raise",
-                                                   "mention", "produce", "give") for no in ("no", "zero"))),
-    _Rule("suppress_findings", "asks the reviewer to leave something out",
-          _n(r"\b(?:do\s+not|don't|never)\s+(?:report|flag|mention|record|include|list|highlight|raise)\s+"
-             r"(?:this|these|that|those|any|the\s+following|anything)(?:\s+(?:clause|clauses|section|sections|"
-             r"finding|findings|issue|issues|risk|risks|paragraph|text))?\s*(?:\.|,|;|:|to|in|as|$)"), needs=tuple(f"{neg} {verb}" for neg in ("do not", "don't", "never") for verb in ("report", "flag", "mention", "record",
-                                                                              "include", "list", "highlight", "raise"))),
-    _Rule("suppress_findings", "tells the reviewer what its verdict must be",
-          _n(r"\b(?:this|the)\s+(?:contract|document|agreement)\s+(?:is|has\s+been)\s+(?:already\s+)?"
-             r"(?:fully\s+)?(?:approved|pre-?approved|verified|cleared)\s+(?:by|for)\s+(?:legal|compliance|the\s+reviewer|"
-             r"review)\b.{0,40}?\b(?:no|skip|without)\b"), needs=("approved", "verified", "cleared")),
-    _Rule("role_play", "tries to change who the reader is",
-          _n(r"\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?\s+)?"
-             r"(?:ai|assistant|chatbot|language\s+model|llm|unrestricted|different)|roleplay\s+as|role-?play\s+as)\b"), needs=("you are now", "now on", "pretend", "act as", "roleplay as", "role-play as")),
-    _Rule("role_play", "addresses an AI model",
-          _n(r"\b(?:as\s+an\s+ai|as\s+a\s+(?:large\s+)?language\s+model|dear\s+(?:ai|assistant|claude|chatgpt|gpt|llm|"
-             r"model|reviewer)|(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|llm|language\s+model|"
-             r"claude|chatgpt|gpt|review(?:ing)?\s+(?:model|bot|system|ai)))\b"), needs=("as an ai", "language model", "dear ", "note to", "note for", "message to", "message for", "instruction to",
-                 "instruction for", "instructions to", "instructions for")),
-    _Rule("role_marker", "contains a chat-role marker",
-          re.compile(r"(?:^|(?<=[\"'>\]]))[ \t]*(?:Human|Assistant|HUMAN|ASSISTANT)[ \t]*:(?=[ \t]*\S)", re.M), raw=True, needs=("Human", "Assistant", "HUMAN", "ASSISTANT")),
-    _Rule("role_marker", "contains a chat-template token",
-          _n(r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>|"
-             r"\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|instructions?|admin|user_query|document)\s*>"), needs=("<", "inst]")),
-    _Rule("role_marker", "contains a role heading",
-          _n(r"#{2,}\s*(?:system|assistant|human|user|instructions?|developer)\b"), needs=("##",)),
-    _Rule("tool_call", "imitates a tool call",
-          _n(r"<\s*/?\s*(?:tool_use|tool_result|function_calls?|invoke|tool_call)\b|\"type\"\s*:\s*\"tool_(?:use|result)\"|"
-             r"\btool_choice\b|\brecord_findings\b"), needs=("<", "tool_", "record_findings")),
+    _Rule(
+        "override_instructions",
+        "tells the reader to ignore or replace its instructions",
+        _n(
+            rf"\b(?:ignore|disregard|forget|override|bypass|discard|skip|neglect)\s+(?:all\s+|any\s+|of\s+)?"
+            rf"(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:{_PRIOR}\s+)?(?:and\s+{_PRIOR}\s+)?{_OBJ}\b"
+        ),
+        needs=("ignore", "disregard", "forget", "override", "bypass", "discard", "skip", "neglect"),
+    ),
+    _Rule(
+        "override_instructions",
+        "tells the reader to disregard what came before",
+        _n(
+            r"\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?|everything\s+)?(?:the\s+)?(?:above|previous|preceding)"
+            r"(?!\s+(?:section|sections|paragraph|clause|article|sentence|provision|provisions|limitation|obligation|"
+            r"amount|sum|price|terms?)\b)"
+        ),
+        needs=("ignore", "disregard", "forget"),
+    ),
+    _Rule(
+        "override_instructions",
+        "announces new instructions",
+        _n(
+            r"\b(?:new|updated|revised|real|actual|true|secret|hidden|important|additional)\s+(?:system\s+)?"
+            r"(?:instructions?|prompts?)\s*(?::|for\s+(?:the\s+)?(?:ai|assistant|model|llm|reviewer))"
+        ),
+        needs=("instruction", "prompt"),
+    ),
+    _Rule(
+        "override_instructions",
+        "speaks about the system prompt",
+        _n(
+            r"\b(?:(?:your|reveal|print|show|repeat|override|ignore|new|updated)\s+(?:the\s+)?system\s+prompt|"
+            r"developer\s+mode|jailbreak|do\s+anything\s+now|prompt\s+injection)\b"
+        ),
+        needs=("prompt", "developer", "jailbreak", "anything"),
+    ),
+    _Rule(
+        "suppress_findings",
+        "asks the reviewer to report nothing or approve the document",
+        _n(
+            r"\b(?:report|return|output|record|flag|list|find|raise|mention|produce|give)\s+(?:no|zero|nothing|none)"
+            r"(?:\s+(?:material|further|other|additional))?\s+(?:issues?|findings?|risks?|problems?|concerns?|red\s+flags?|"
+            r"clauses?|results?)\b"
+        ),
+        needs=tuple(
+            f"{verb} {no}"
+            for verb in (
+                "report",
+                "return",
+                "output",
+                "record",
+                "flag",
+                "list",
+                "find",
+                "raise",
+                "mention",
+                "produce",
+                "give",
+            )
+            for no in ("no", "zero")
+        ),
+    ),
+    _Rule(
+        "suppress_findings",
+        "asks the reviewer to leave something out",
+        _n(
+            r"\b(?:do\s+not|don't|never)\s+(?:report|flag|mention|record|include|list|highlight|raise)\s+"
+            r"(?:this|these|that|those|any|the\s+following|anything)(?:\s+(?:clause|clauses|section|sections|"
+            r"finding|findings|issue|issues|risk|risks|paragraph|text))?\s*(?:\.|,|;|:|to|in|as|$)"
+        ),
+        needs=tuple(
+            f"{neg} {verb}"
+            for neg in ("do not", "don't", "never")
+            for verb in ("report", "flag", "mention", "record", "include", "list", "highlight", "raise")
+        ),
+    ),
+    _Rule(
+        "suppress_findings",
+        "tells the reviewer what its verdict must be",
+        _n(
+            r"\b(?:this|the)\s+(?:contract|document|agreement)\s+(?:is|has\s+been)\s+(?:already\s+)?"
+            r"(?:fully\s+)?(?:approved|pre-?approved|verified|cleared)\s+(?:by|for)\s+(?:legal|compliance|the\s+reviewer|"
+            r"review)\b.{0,40}?\b(?:no|skip|without)\b"
+        ),
+        needs=("approved", "verified", "cleared"),
+    ),
+    _Rule(
+        "role_play",
+        "tries to change who the reader is",
+        _n(
+            r"\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?\s+)?"
+            r"(?:ai|assistant|chatbot|language\s+model|llm|unrestricted|different)|roleplay\s+as|role-?play\s+as)\b"
+        ),
+        needs=("you are now", "now on", "pretend", "act as", "roleplay as", "role-play as"),
+    ),
+    _Rule(
+        "role_play",
+        "addresses an AI model",
+        _n(
+            r"\b(?:as\s+an\s+ai|as\s+a\s+(?:large\s+)?language\s+model|dear\s+(?:ai|assistant|claude|chatgpt|gpt|llm|"
+            r"model|reviewer)|(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|llm|language\s+model|"
+            r"claude|chatgpt|gpt|review(?:ing)?\s+(?:model|bot|system|ai)))\b"
+        ),
+        needs=(
+            "as an ai",
+            "language model",
+            "dear ",
+            "note to",
+            "note for",
+            "message to",
+            "message for",
+            "instruction to",
+            "instruction for",
+            "instructions to",
+            "instructions for",
+        ),
+    ),
+    _Rule(
+        "role_marker",
+        "contains a chat-role marker",
+        re.compile(r"(?:^|(?<=[\"'>\]]))[ \t]*(?:Human|Assistant|HUMAN|ASSISTANT)[ \t]*:(?=[ \t]*\S)", re.M),
+        raw=True,
+        needs=("Human", "Assistant", "HUMAN", "ASSISTANT"),
+    ),
+    _Rule(
+        "role_marker",
+        "contains a chat-template token",
+        _n(
+            r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>|"
+            r"\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|instructions?|admin|user_query|document)\s*>"
+        ),
+        needs=("<", "inst]"),
+    ),
+    _Rule(
+        "role_marker",
+        "contains a role heading",
+        _n(r"#{2,}\s*(?:system|assistant|human|user|instructions?|developer)\b"),
+        needs=("##",),
+    ),
+    _Rule(
+        "tool_call",
+        "imitates a tool call",
+        _n(
+            r"<\s*/?\s*(?:tool_use|tool_result|function_calls?|invoke|tool_call)\b|\"type\"\s*:\s*\"tool_(?:use|result)\"|"
+            r"\btool_choice\b|\brecord_findings\b"
+        ),
+        needs=("<", "tool_", "record_findings"),
+    ),
 )
 
 
@@ -198,8 +304,7 @@ def detect_injection(text: str) -> list[InjectionFlag]:
     # Dotted İ casefolds to "i" plus a combining dot, dotless ı to itself: both read as "i" to a
     # model ("İGNORE ALL PREVIOUS INSTRUCTIONS"), so both are "i" here (one character for one:
     # offsets are unchanged).
-    norm, offs = match_form(stripped.translate(_DOTTED_I) if "\u0130" in stripped or "\u0131" in stripped
-                            else stripped)
+    norm, offs = match_form(stripped.translate(_DOTTED_I) if "\u0130" in stripped or "\u0131" in stripped else stripped)
     found: list[InjectionFlag] = []
     for rule in RULES:
         hay = stripped if rule.raw else norm
@@ -219,8 +324,9 @@ def detect_injection(text: str) -> list[InjectionFlag]:
                 start, end = back[start], back[end - 1] + 1
             if any(f.rule == rule.name and f.start < end and start < f.end for f in found):
                 continue
-            found.append(InjectionFlag(rule=rule.name, reason=rule.reason, start=start, end=end,
-                                       matched=text[start:end]))
+            found.append(
+                InjectionFlag(rule=rule.name, reason=rule.reason, start=start, end=end, matched=text[start:end])
+            )
     return sorted(found, key=lambda f: (f.start, f.rule))
 
 
@@ -238,8 +344,9 @@ def cap_page_chars(document: ExtractedDocument, max_chars: int) -> ExtractedDocu
         raise ValueError("max_chars must be positive")
     if all(len(p.text) <= max_chars for p in document.pages):
         return document
-    pages = [p if len(p.text) <= max_chars else p.model_copy(update={"text": p.text[:max_chars]})
-             for p in document.pages]
+    pages = [
+        p if len(p.text) <= max_chars else p.model_copy(update={"text": p.text[:max_chars]}) for p in document.pages
+    ]
     return document.model_copy(update={"pages": pages})
 
 
@@ -299,8 +406,13 @@ class Admission:
     tokens: int = 0
 
 
-def admit_document(chunks: list[Chunk], limits: Limits, budget: TokenBudget,
-                   overhead_chars: int | None = None, billable: list[Chunk] | None = None) -> Admission:
+def admit_document(
+    chunks: list[Chunk],
+    limits: Limits,
+    budget: TokenBudget,
+    overhead_chars: int | None = None,
+    billable: list[Chunk] | None = None,
+) -> Admission:
     """Apply the chunk limit, then the run's token budget, to a chunked document.
 
     ``billable`` are the chunks that will be sent to a model (those routed ``deep``, none for
@@ -311,16 +423,22 @@ def admit_document(chunks: list[Chunk], limits: Limits, budget: TokenBudget,
     Over the budget: the document is deferred to the next run.
     """
     if len(chunks) > limits.max_chunks_per_document:
-        return Admission(DocumentStatus.failed,
-                         f"too many chunks: {len(chunks):,} over the limit of {limits.max_chunks_per_document:,} "
-                         f"(DOCREVIEW_MAX_CHUNKS_PER_DOCUMENT)", FailureKind.too_large)
+        return Admission(
+            DocumentStatus.failed,
+            f"too many chunks: {len(chunks):,} over the limit of {limits.max_chunks_per_document:,} "
+            f"(DOCREVIEW_MAX_CHUNKS_PER_DOCUMENT)",
+            FailureKind.too_large,
+        )
     billed = chunks if billable is None else billable
     tokens = estimate_tokens(billed, overhead_chars) if billed else 0
     if tokens and not budget.reserve(tokens):
-        return Admission(DocumentStatus.deferred,
-                         f"run token budget reached: the document needs ~{tokens:,} input tokens and "
-                         f"{max(0, (budget.limit or 0) - budget.used):,} of {budget.limit:,} are left "
-                         f"(DOCREVIEW_MAX_RUN_TOKENS); deferred to the next run", tokens=tokens)
+        return Admission(
+            DocumentStatus.deferred,
+            f"run token budget reached: the document needs ~{tokens:,} input tokens and "
+            f"{max(0, (budget.limit or 0) - budget.used):,} of {budget.limit:,} are left "
+            f"(DOCREVIEW_MAX_RUN_TOKENS); deferred to the next run",
+            tokens=tokens,
+        )
     return Admission(tokens=tokens)
 
 
@@ -369,8 +487,16 @@ def document_flags(original: ExtractedDocument, chunks: list[Chunk], max_chars_p
         inside = [c.index for c in chunks if c.char_start <= f.start and f.end <= c.char_end]
         touched = inside or [c.index for c in chunks if c.char_start < f.end and f.start < c.char_end]
         flags[(f.rule, f.start)] = DocumentFlag(
-            kind=KIND_INJECTION, detector=DETECTOR_VERSION, rule=f.rule, reason=f.reason, char_start=f.start,
-            char_end=f.end, page=capped.page_at(f.start), excerpt=_excerpt(text, f.start, f.end), chunk_indices=touched)
+            kind=KIND_INJECTION,
+            detector=DETECTOR_VERSION,
+            rule=f.rule,
+            reason=f.reason,
+            char_start=f.start,
+            char_end=f.end,
+            page=capped.page_at(f.start),
+            excerpt=_excerpt(text, f.start, f.end),
+            chunk_indices=touched,
+        )
     # Running headers and footers were removed from the text (tasks.ingest.furniture) but are
     # still on the page a model's reader sees: screened too, flagged at the page's start.
     for page, start in zip(original.pages, starts):
@@ -380,28 +506,48 @@ def document_flags(original: ExtractedDocument, chunks: list[Chunk], max_chars_p
                 if key in flags:
                     continue
                 flags[key] = DocumentFlag(
-                    kind=KIND_INJECTION, detector=DETECTOR_VERSION, rule=f.rule,
-                    reason=f"{f.reason} (in a running header or footer)", char_start=start, char_end=start,
-                    page=page.number, excerpt=_excerpt(line, f.start, f.end),
-                    chunk_indices=[c.index for c in chunks if c.char_start <= start + 1 and start <= c.char_end
-                                   + len(PAGE_SEPARATOR)] or [c.index for c in chunks if c.page_start <= page.number
-                                                               <= c.page_end][:1])
+                    kind=KIND_INJECTION,
+                    detector=DETECTOR_VERSION,
+                    rule=f.rule,
+                    reason=f"{f.reason} (in a running header or footer)",
+                    char_start=start,
+                    char_end=start,
+                    page=page.number,
+                    excerpt=_excerpt(line, f.start, f.end),
+                    chunk_indices=[
+                        c.index
+                        for c in chunks
+                        if c.char_start <= start + 1 and start <= c.char_end + len(PAGE_SEPARATOR)
+                    ]
+                    or [c.index for c in chunks if c.page_start <= page.number <= c.page_end][:1],
+                )
     out = sorted(flags.values(), key=lambda g: (g.char_start, g.rule))
     for page, start in zip(original.pages, starts):
         if len(page.text) > max_chars_per_page:
             cut = start + max_chars_per_page
-            out.append(DocumentFlag(
-                kind=KIND_PAGE_TRUNCATED, detector=PAGE_LIMIT_DETECTOR, rule="max_chars_per_page",
-                reason=(f"page {page.number} has {len(page.text):,} characters; only the first "
-                        f"{max_chars_per_page:,} were reviewed (DOCREVIEW_MAX_CHARS_PER_PAGE)"),
-                char_start=cut, char_end=cut, page=page.number, excerpt="",
-                chunk_indices=[c.index for c in chunks if c.char_start <= cut <= c.char_end + len(PAGE_SEPARATOR)]))
+            out.append(
+                DocumentFlag(
+                    kind=KIND_PAGE_TRUNCATED,
+                    detector=PAGE_LIMIT_DETECTOR,
+                    rule="max_chars_per_page",
+                    reason=(
+                        f"page {page.number} has {len(page.text):,} characters; only the first "
+                        f"{max_chars_per_page:,} were reviewed (DOCREVIEW_MAX_CHARS_PER_PAGE)"
+                    ),
+                    char_start=cut,
+                    char_end=cut,
+                    page=page.number,
+                    excerpt="",
+                    chunk_indices=[c.index for c in chunks if c.char_start <= cut <= c.char_end + len(PAGE_SEPARATOR)],
+                )
+            )
     return out
 
 
 @task(name="screen-document", task_run_name=for_document("screen"), cache_policy=NO_CACHE)
-def screen_document(database_url: str, original: ExtractedDocument, chunks: list[Chunk],
-                    max_chars_per_page: int) -> list[DocumentFlag]:
+def screen_document(
+    database_url: str, original: ExtractedDocument, chunks: list[Chunk], max_chars_per_page: int
+) -> list[DocumentFlag]:
     """Prefect task: find a document's flags (:func:`document_flags`) and store them.
 
     Storing is idempotent (natural key: sha256, detector, kind, rule, char_start). Returns the flags.
@@ -431,15 +577,29 @@ def report_flags(database_url: str, sha256: str | None, findings: list[dict]) ->
     from tasks.store.persist import load_document_flags
 
     rows = load_document_flags(database_url, sha256, REPORTED_DETECTORS)
-    flags = [dict(kind=r.kind, rule=r.rule, reason=r.reason, page=r.page, chunk_indices=list(r.chunk_indices),
-                  excerpt=r.excerpt) for r in rows]
+    flags = [
+        dict(
+            kind=r.kind,
+            rule=r.rule,
+            reason=r.reason,
+            page=r.page,
+            chunk_indices=list(r.chunk_indices),
+            excerpt=r.excerpt,
+        )
+        for r in rows
+    ]
     checks = []
     injected = [f for f in flags if f["kind"] == KIND_INJECTION]
     if injected:
         pages = sorted({f["page"] for f in injected})
-        checks.append(dict(name=KIND_INJECTION, verdict="needs_review",
-                           reason=f"{len(injected)} instruction-like passage(s) aimed at the reviewer on page(s) "
-                                  f"{', '.join(map(str, pages))}; findings from those passages need a person's review"))
+        checks.append(
+            dict(
+                name=KIND_INJECTION,
+                verdict="needs_review",
+                reason=f"{len(injected)} instruction-like passage(s) aimed at the reviewer on page(s) "
+                f"{', '.join(map(str, pages))}; findings from those passages need a person's review",
+            )
+        )
         tainted: dict[int, list[dict]] = {}
         for f in injected:
             for idx in f["chunk_indices"]:
@@ -448,13 +608,20 @@ def report_flags(database_url: str, sha256: str | None, findings: list[dict]) ->
             hits = tainted.get(finding.get("chunk_index", -1), [])
             if not hits:
                 continue
-            reason = (f"the passage this finding came from contains instruction-like text "
-                      f"({'; '.join(sorted({h['reason'] for h in hits}))}); fact-check verdict was {finding['verdict']}")
+            reason = (
+                f"the passage this finding came from contains instruction-like text "
+                f"({'; '.join(sorted({h['reason'] for h in hits}))}); fact-check verdict was {finding['verdict']}"
+            )
             finding["verdict"] = "needs_review"
             finding.setdefault("checks", []).append(dict(name=KIND_INJECTION, verdict="needs_review", reason=reason))
     truncated = [f for f in flags if f["kind"] == KIND_PAGE_TRUNCATED]
     if truncated:
-        checks.append(dict(name=KIND_PAGE_TRUNCATED, verdict="needs_review",
-                           reason="; ".join(f["reason"] for f in truncated[:5])
-                           + (f"; and {len(truncated) - 5} more page(s)" if len(truncated) > 5 else "")))
+        checks.append(
+            dict(
+                name=KIND_PAGE_TRUNCATED,
+                verdict="needs_review",
+                reason="; ".join(f["reason"] for f in truncated[:5])
+                + (f"; and {len(truncated) - 5} more page(s)" if len(truncated) > 5 else ""),
+            )
+        )
     return flags, checks

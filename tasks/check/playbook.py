@@ -33,8 +33,13 @@ _TRUSTED = {"verified", "needs_review"}
 
 #: Days per duration unit. Months and years are calendar approximations (30 and 365 days); a
 #: business day counts 7/5 calendar days. A limit and a clause in the same unit compare exactly.
-DAYS_PER_UNIT: dict[str, Decimal] = {"day": Decimal(1), "business_day": Decimal(7) / Decimal(5), "week": Decimal(7),
-                                     "month": Decimal(30), "year": Decimal(365)}
+DAYS_PER_UNIT: dict[str, Decimal] = {
+    "day": Decimal(1),
+    "business_day": Decimal(7) / Decimal(5),
+    "week": Decimal(7),
+    "month": Decimal(30),
+    "year": Decimal(365),
+}
 
 
 class PlaybookError(ValueError):
@@ -88,7 +93,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"the key {key!r} is given twice in one mapping", key_node.start_mark)
+                    None, None, f"the key {key!r} is given twice in one mapping", key_node.start_mark
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -114,7 +120,7 @@ def load_playbook(path: str | Path) -> LoadedPlaybook:
     """
     p = Path(path)
     try:
-        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except OSError as exc:
         raise PlaybookError(f"playbook {p}: cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -126,8 +132,9 @@ def load_playbook(path: str | Path) -> LoadedPlaybook:
     try:
         playbook = Playbook.model_validate(data)
     except ValidationError as exc:
-        problems = [f"{_where(data, tuple(e['loc']))}: {str(e['msg']).removeprefix('Value error, ')}"
-                    for e in exc.errors()]
+        problems = [
+            f"{_where(data, tuple(e['loc']))}: {str(e['msg']).removeprefix('Value error, ')}" for e in exc.errors()
+        ]
         raise PlaybookError(f"playbook {p}: " + "; ".join(problems)) from None
     loaded = LoadedPlaybook(playbook=playbook, source=str(p))
     problems = []
@@ -138,13 +145,19 @@ def load_playbook(path: str | Path) -> LoadedPlaybook:
         if rule.clause.value == "governing_law" and rule.expect is Expectation.allowed_values:
             unread = [v for v in rule.values or [] if value_jurisdiction(v) is None]
             if unread:
-                problems.append(f"{where}, field values: {', '.join(repr(v) for v in unread)} name(s) no jurisdiction "
-                                "docreview knows (write the state or country, e.g. 'New York', 'England')")
+                problems.append(
+                    f"{where}, field values: {', '.join(repr(v) for v in unread)} name(s) no jurisdiction "
+                    "docreview knows (write the state or country, e.g. 'New York', 'England')"
+                )
         if rule.value is None:
             continue
         limit = read_limit(rule)
         if limit is None:
-            kind = "a duration such as '90 days'" if "duration" in rule.expect.value else "an amount such as 'USD 1,000,000'"
+            kind = (
+                "a duration such as '90 days'"
+                if "duration" in rule.expect.value
+                else "an amount such as 'USD 1,000,000'"
+            )
             problems.append(f"{where}, field value: cannot read {rule.value!r} as {kind}")
         elif (limit.days if limit.days is not None else limit.amount or 0) <= 0:
             problems.append(f"{where}, field value: {rule.value!r} is not a positive limit")
@@ -180,46 +193,268 @@ def to_days(duration: Value) -> Decimal:
 
 # --- jurisdictions ------------------------------------------------------------------------
 
-_US_STATES = (
-    "Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida Georgia Hawaii Idaho "
-    "Illinois Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan Minnesota "
-    "Mississippi Missouri Montana Nebraska Nevada Ohio Oklahoma Oregon Pennsylvania Tennessee Texas Utah "
-    "Vermont Virginia Washington Wisconsin Wyoming").split() + [
-    "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Rhode Island",
-    "South Carolina", "South Dakota", "West Virginia", "District of Columbia", "Puerto Rico"]
-_OTHER = ["England", "Wales", "Scotland", "Northern Ireland", "United Kingdom", "Ireland", "Ontario", "Quebec",
-          "British Columbia", "Alberta", "Manitoba", "Nova Scotia", "Canada", "Israel", "Germany", "France",
-          "Netherlands", "Switzerland", "Singapore", "Hong Kong", "China", "Japan", "India", "Australia",
-          "New South Wales", "Victoria", "Sweden", "Korea", "Taiwan", "Cayman Islands", "Bermuda", "Luxembourg",
-          "Italy", "Spain", "Belgium", "Denmark", "Norway", "Finland", "Mexico", "Brazil", "Austria",
-          "British Virgin Islands", "Malaysia", "Thailand", "Philippines", "South Africa", "New Zealand",
-          "United States"]
+_US_STATES = [
+    "Alabama",
+    "Alaska",
+    "Arizona",
+    "Arkansas",
+    "California",
+    "Colorado",
+    "Connecticut",
+    "Delaware",
+    "Florida",
+    "Georgia",
+    "Hawaii",
+    "Idaho",
+    "Illinois",
+    "Indiana",
+    "Iowa",
+    "Kansas",
+    "Kentucky",
+    "Louisiana",
+    "Maine",
+    "Maryland",
+    "Massachusetts",
+    "Michigan",
+    "Minnesota",
+    "Mississippi",
+    "Missouri",
+    "Montana",
+    "Nebraska",
+    "Nevada",
+    "Ohio",
+    "Oklahoma",
+    "Oregon",
+    "Pennsylvania",
+    "Tennessee",
+    "Texas",
+    "Utah",
+    "Vermont",
+    "Virginia",
+    "Washington",
+    "Wisconsin",
+    "Wyoming",
+] + [
+    "New Hampshire",
+    "New Jersey",
+    "New Mexico",
+    "New York",
+    "North Carolina",
+    "North Dakota",
+    "Rhode Island",
+    "South Carolina",
+    "South Dakota",
+    "West Virginia",
+    "District of Columbia",
+    "Puerto Rico",
+]
+_OTHER = [
+    "England",
+    "Wales",
+    "Scotland",
+    "Northern Ireland",
+    "United Kingdom",
+    "Ireland",
+    "Ontario",
+    "Quebec",
+    "British Columbia",
+    "Alberta",
+    "Manitoba",
+    "Nova Scotia",
+    "Canada",
+    "Israel",
+    "Germany",
+    "France",
+    "Netherlands",
+    "Switzerland",
+    "Singapore",
+    "Hong Kong",
+    "China",
+    "Japan",
+    "India",
+    "Australia",
+    "New South Wales",
+    "Victoria",
+    "Sweden",
+    "Korea",
+    "Taiwan",
+    "Cayman Islands",
+    "Bermuda",
+    "Luxembourg",
+    "Italy",
+    "Spain",
+    "Belgium",
+    "Denmark",
+    "Norway",
+    "Finland",
+    "Mexico",
+    "Brazil",
+    "Austria",
+    "British Virgin Islands",
+    "Malaysia",
+    "Thailand",
+    "Philippines",
+    "South Africa",
+    "New Zealand",
+    "United States",
+]
 #: Other ways contracts write a jurisdiction → its name (``NY law``, ``the laws of England and Wales``).
-_ALIASES = {"N.Y.": "New York", "NY": "New York", "Del.": "Delaware", "Cal.": "California", "Calif.": "California",
-            "D.C.": "District of Columbia", "Washington, D.C.": "District of Columbia",
-            "U.K.": "United Kingdom", "UK": "United Kingdom", "Great Britain": "United Kingdom",
-            "England and Wales": "England", "People's Republic of China": "China", "PRC": "China", "P.R.C.": "China",
-            "Republic of Korea": "Korea", "South Korea": "Korea", "U.S.A.": "United States", "USA": "United States",
-            "U.S.": "United States", "United States of America": "United States", "Hong Kong SAR": "Hong Kong",
-            "English law": "England", "Scottish law": "Scotland", "Irish law": "Ireland", "German law": "Germany",
-            "French law": "France", "Swiss law": "Switzerland", "Dutch law": "Netherlands", "Israeli law": "Israel",
-            "Canadian law": "Canada", "Japanese law": "Japan", "Singapore law": "Singapore"}
+_ALIASES = {
+    "N.Y.": "New York",
+    "NY": "New York",
+    "Del.": "Delaware",
+    "Cal.": "California",
+    "Calif.": "California",
+    "D.C.": "District of Columbia",
+    "Washington, D.C.": "District of Columbia",
+    "U.K.": "United Kingdom",
+    "UK": "United Kingdom",
+    "Great Britain": "United Kingdom",
+    "England and Wales": "England",
+    "People's Republic of China": "China",
+    "PRC": "China",
+    "P.R.C.": "China",
+    "Republic of Korea": "Korea",
+    "South Korea": "Korea",
+    "U.S.A.": "United States",
+    "USA": "United States",
+    "U.S.": "United States",
+    "United States of America": "United States",
+    "Hong Kong SAR": "Hong Kong",
+    "English law": "England",
+    "Scottish law": "Scotland",
+    "Irish law": "Ireland",
+    "German law": "Germany",
+    "French law": "France",
+    "Swiss law": "Switzerland",
+    "Dutch law": "Netherlands",
+    "Israeli law": "Israel",
+    "Canadian law": "Canada",
+    "Japanese law": "Japan",
+    "Singapore law": "Singapore",
+}
 #: US postal codes, read only in a rule's own values ("NJ"), never in document text ("IN NO EVENT").
-_POSTAL = dict(zip(
-    "AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK "
-    "OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR".split(),
-    "Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida Georgia Hawaii Idaho Illinois "
-    "Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan Minnesota Mississippi Missouri "
-    "Montana Nebraska Nevada".split() + ["New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina",
-                                        "North Dakota", "Ohio", "Oklahoma", "Oregon", "Pennsylvania", "Rhode Island",
-                                        "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah", "Vermont",
-                                        "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming",
-                                        "District of Columbia", "Puerto Rico"]))
+_POSTAL = dict(
+    zip(
+        [
+            "AL",
+            "AK",
+            "AZ",
+            "AR",
+            "CA",
+            "CO",
+            "CT",
+            "DE",
+            "FL",
+            "GA",
+            "HI",
+            "ID",
+            "IL",
+            "IN",
+            "IA",
+            "KS",
+            "KY",
+            "LA",
+            "ME",
+            "MD",
+            "MA",
+            "MI",
+            "MN",
+            "MS",
+            "MO",
+            "MT",
+            "NE",
+            "NV",
+            "NH",
+            "NJ",
+            "NM",
+            "NY",
+            "NC",
+            "ND",
+            "OH",
+            "OK",
+            "OR",
+            "PA",
+            "RI",
+            "SC",
+            "SD",
+            "TN",
+            "TX",
+            "UT",
+            "VT",
+            "VA",
+            "WA",
+            "WV",
+            "WI",
+            "WY",
+            "DC",
+            "PR",
+        ],
+        [
+            "Alabama",
+            "Alaska",
+            "Arizona",
+            "Arkansas",
+            "California",
+            "Colorado",
+            "Connecticut",
+            "Delaware",
+            "Florida",
+            "Georgia",
+            "Hawaii",
+            "Idaho",
+            "Illinois",
+            "Indiana",
+            "Iowa",
+            "Kansas",
+            "Kentucky",
+            "Louisiana",
+            "Maine",
+            "Maryland",
+            "Massachusetts",
+            "Michigan",
+            "Minnesota",
+            "Mississippi",
+            "Missouri",
+            "Montana",
+            "Nebraska",
+            "Nevada",
+        ]
+        + [
+            "New Hampshire",
+            "New Jersey",
+            "New Mexico",
+            "New York",
+            "North Carolina",
+            "North Dakota",
+            "Ohio",
+            "Oklahoma",
+            "Oregon",
+            "Pennsylvania",
+            "Rhode Island",
+            "South Carolina",
+            "South Dakota",
+            "Tennessee",
+            "Texas",
+            "Utah",
+            "Vermont",
+            "Virginia",
+            "Washington",
+            "West Virginia",
+            "Wisconsin",
+            "Wyoming",
+            "District of Columbia",
+            "Puerto Rico",
+        ],
+    )
+)
 _NAMES = {n: n for n in _US_STATES + _OTHER} | _ALIASES
 _JURISDICTION_RE = re.compile(
-    r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(_NAMES, key=len, reverse=True)) + r")(?![\w])")
+    r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(_NAMES, key=len, reverse=True)) + r")(?![\w])"
+)
 _CASELESS = re.compile(
-    r"\b(?:" + "|".join(re.escape(n) for n in sorted(_US_STATES + _OTHER, key=len, reverse=True)) + r")\b", re.I)
+    r"\b(?:" + "|".join(re.escape(n) for n in sorted(_US_STATES + _OTHER, key=len, reverse=True)) + r")\b", re.I
+)
 #: Named only as the country around a state's law ("the laws of Delaware and of the United States").
 _NEUTRAL = {"United States"}
 
@@ -310,8 +545,11 @@ def _durations(finding: dict[str, Any]) -> list[Value]:
             return found
     text = str(finding.get("evidence") or "")
     found = [v for v in extract_values(text) if v.kind is Kind.duration and v.amount is not None]
-    near = [v for v in found if _NOTICE_AFTER.search(text[v.end:v.end + 30])
-            or _NOTICE_BEFORE.search(text[max(0, v.start - 40):v.start])]
+    near = [
+        v
+        for v in found
+        if _NOTICE_AFTER.search(text[v.end : v.end + 30]) or _NOTICE_BEFORE.search(text[max(0, v.start - 40) : v.start])
+    ]
     return near or found
 
 
@@ -324,8 +562,15 @@ def _ids(findings: list[dict[str, Any]]) -> list[int]:
 
 
 def _result(rule: PlaybookRule, status: RuleStatus, reason: str, findings: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"rule": rule.id, "clause": rule.clause.value, "expect": rule.expect.value, "status": status.value,
-            "severity": rule.severity.value, "reason": reason, "finding_ids": _ids(findings)}
+    return {
+        "rule": rule.id,
+        "clause": rule.clause.value,
+        "expect": rule.expect.value,
+        "status": status.value,
+        "severity": rule.severity.value,
+        "reason": reason,
+        "finding_ids": _ids(findings),
+    }
 
 
 def _stands(finding: dict[str, Any]) -> bool:
@@ -357,10 +602,16 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
     finding_ids}``. ``limit`` is the rule's read limit (:func:`read_limit`), for duration and
     amount rules."""
     clause, name = rule.clause.value, label(rule.clause)
-    rejected = [f["id"] for f in document.get("findings") or []
-                if f["clause_type"] == clause and _rejected_by_reviewer(f)]
-    mine = [f for f in document.get("findings") or [] if f["clause_type"] == clause and not _rejected_by_reviewer(f)
-            and (f["verdict"] in _TRUSTED or _approved_by_reviewer(f))]
+    rejected = [
+        f["id"] for f in document.get("findings") or [] if f["clause_type"] == clause and _rejected_by_reviewer(f)
+    ]
+    mine = [
+        f
+        for f in document.get("findings") or []
+        if f["clause_type"] == clause
+        and not _rejected_by_reviewer(f)
+        and (f["verdict"] in _TRUSTED or _approved_by_reviewer(f))
+    ]
     evidence = [f for f in mine if supported(f) or _approved_by_reviewer(f)]
     caveat = ""
     if not evidence:
@@ -369,17 +620,25 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
     doubtful = [f for f in mine if f not in evidence]
     if not evidence:
         if doubtful:
-            return _result(rule, RuleStatus.unknown, f"{name} found only in findings the fact-check did not "
-                           f"confirm (a heading, a negation or a quote not found); a reviewer decides", doubtful)
-        examined = next((a.get("chunks_examined") for a in document.get("absences") or []
-                         if a.get("clause_type") == clause), None)
+            return _result(
+                rule,
+                RuleStatus.unknown,
+                f"{name} found only in findings the fact-check did not "
+                f"confirm (a heading, a negation or a quote not found); a reviewer decides",
+                doubtful,
+            )
+        examined = next(
+            (a.get("chunks_examined") for a in document.get("absences") or [] if a.get("clause_type") == clause), None
+        )
         where = f" in the {examined} examined chunk(s)" if examined else " in the reviewed document"
         if rejected:
             where += f" (finding(s) {', '.join(str(i) for i in rejected)} rejected by a reviewer)"
         status = rule.when_absent()
-        meaning = {RuleStatus.passed: "nothing to check",
-                   RuleStatus.deviation: "the playbook forbids its absence",
-                   RuleStatus.unknown: "the playbook cannot judge its absence"}[status]
+        meaning = {
+            RuleStatus.passed: "nothing to check",
+            RuleStatus.deviation: "the playbook forbids its absence",
+            RuleStatus.unknown: "the playbook cannot judge its absence",
+        }[status]
         return _result(rule, status, f"no {name} clause found{where}: {meaning}", [])
     result = _judge(rule, limit, evidence, name)
     if caveat and result["status"] == RuleStatus.passed.value:  # no pass on a quote nobody confirmed
@@ -395,8 +654,9 @@ def _judge(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, Any
     if rule.expect is Expectation.present:
         return _result(rule, RuleStatus.passed, f"{name} is present (page {pages})", evidence)
     if rule.expect is Expectation.absent:
-        return _result(rule, RuleStatus.deviation, f"{name} is present (page {pages}); the playbook "
-                       "expects it absent", evidence)
+        return _result(
+            rule, RuleStatus.deviation, f"{name} is present (page {pages}); the playbook expects it absent", evidence
+        )
     if rule.expect is Expectation.allowed_values:
         return _allowed(rule, evidence)
     if rule.expect in (Expectation.max_duration, Expectation.min_duration):
@@ -414,18 +674,24 @@ def _allowed(rule: PlaybookRule, evidence: list[dict[str, Any]]) -> dict[str, An
         if reading:
             readings.append((f, reading))
     if not readings:
-        return _result(rule, RuleStatus.unknown, f"could not read the {label(rule.clause)} value in the findings",
-                       evidence)
+        return _result(
+            rule, RuleStatus.unknown, f"could not read the {label(rule.clause)} value in the findings", evidence
+        )
     first_finding, first = readings[0]
     ok = [f for f, r in readings if r in allowed]
     if first in allowed:
         return _result(rule, RuleStatus.passed, f"{first} (allowed: {', '.join(rule.values or [])})", ok)
-    return _result(rule, RuleStatus.deviation, f"{first}, not one of {', '.join(rule.values or [])} "
-                   f"(page {first_finding['page']})", [f for f, r in readings if r == first])
+    return _result(
+        rule,
+        RuleStatus.deviation,
+        f"{first}, not one of {', '.join(rule.values or [])} (page {first_finding['page']})",
+        [f for f, r in readings if r == first],
+    )
 
 
-def _compare(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, Any]], read: Any,
-             what: str) -> dict[str, Any]:
+def _compare(
+    rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, Any]], read: Any, what: str
+) -> dict[str, Any]:
     if limit is None:
         return _result(rule, RuleStatus.unknown, f"the rule's value {rule.value!r} could not be read", evidence)
     is_max = rule.expect.value.startswith("max")
@@ -434,11 +700,19 @@ def _compare(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, A
         other = [(f, v) for f, v in read_from if (v.unit or "USD") != limit.currency]
         read_from = [(f, v) for f, v in read_from if (v.unit or "USD") == limit.currency]
         if not read_from and other:
-            return _result(rule, RuleStatus.unknown, f"the amount is in {other[0][1].unit or 'an unnamed currency'}, "
-                           f"the rule in {limit.currency}", [f for f, _ in other])
+            return _result(
+                rule,
+                RuleStatus.unknown,
+                f"the amount is in {other[0][1].unit or 'an unnamed currency'}, the rule in {limit.currency}",
+                [f for f, _ in other],
+            )
     if not read_from:
-        return _result(rule, RuleStatus.unknown, f"no {what} could be read in the {label(rule.clause)} findings "
-                       f"(e.g. a limit not stated as a fixed {what})", evidence)
+        return _result(
+            rule,
+            RuleStatus.unknown,
+            f"no {what} could be read in the {label(rule.clause)} findings (e.g. a limit not stated as a fixed {what})",
+            evidence,
+        )
 
     def size(v: Value) -> Decimal:
         return to_days(v) if what == "duration" else (v.amount or Decimal(0))
@@ -449,10 +723,18 @@ def _compare(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, A
     fails = size(worst) > bound if is_max else size(worst) < bound
     word = "at most" if is_max else "at least"
     if fails:
-        return _result(rule, RuleStatus.deviation, f"{worst.raw.strip()} (page {worst_f['page']}); the playbook "
-                       f"allows {word} {limit.raw}", [worst_f])
-    return _result(rule, RuleStatus.passed, f"{worst.raw.strip()} is {word} {limit.raw}",
-                   list({id(f): f for f, _ in read_from}.values()))
+        return _result(
+            rule,
+            RuleStatus.deviation,
+            f"{worst.raw.strip()} (page {worst_f['page']}); the playbook allows {word} {limit.raw}",
+            [worst_f],
+        )
+    return _result(
+        rule,
+        RuleStatus.passed,
+        f"{worst.raw.strip()} is {word} {limit.raw}",
+        list({id(f): f for f, _ in read_from}.values()),
+    )
 
 
 def evaluate_document(playbook: LoadedPlaybook, document: dict[str, Any]) -> list[dict[str, Any]]:

@@ -31,8 +31,8 @@ import io
 import json
 import lzma
 import math
-import threading
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,27 +65,60 @@ C = ClauseType
 #: Categories whose clause asserts that something exists or applies; a quote saying it does not
 #: apply negates the finding. Negative-by-nature categories (anti-assignment, non-compete,
 #: no-solicit, caps, covenant not to sue …) are left out on purpose.
-AFFIRMATIVE: frozenset[ClauseType] = frozenset({
-    C.minimum_commitment, C.exclusivity, C.audit_rights, C.insurance, C.most_favored_nation,
-    C.revenue_profit_sharing, C.liquidated_damages, C.warranty_duration, C.ip_ownership_assignment,
-    C.joint_ip_ownership, C.license_grant, C.rofr_rofo_rofn, C.renewal_term, C.post_termination_services,
-    C.source_code_escrow, C.price_restrictions, C.volume_restriction, C.irrevocable_or_perpetual_license,
-    C.unlimited_all_you_can_eat_license, C.affiliate_license_licensor, C.affiliate_license_licensee,
-})
+AFFIRMATIVE: frozenset[ClauseType] = frozenset(
+    {
+        C.minimum_commitment,
+        C.exclusivity,
+        C.audit_rights,
+        C.insurance,
+        C.most_favored_nation,
+        C.revenue_profit_sharing,
+        C.liquidated_damages,
+        C.warranty_duration,
+        C.ip_ownership_assignment,
+        C.joint_ip_ownership,
+        C.license_grant,
+        C.rofr_rofo_rofn,
+        C.renewal_term,
+        C.post_termination_services,
+        C.source_code_escrow,
+        C.price_restrictions,
+        C.volume_restriction,
+        C.irrevocable_or_perpetual_license,
+        C.unlimited_all_you_can_eat_license,
+        C.affiliate_license_licensor,
+        C.affiliate_license_licensee,
+    }
+)
 
 # Negation of an obligation: "shall not be subject to", "is not required to", "there shall be no",
 # "no minimum ... shall apply", "nothing in this agreement shall ... require/obligate".
-NEGATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p, re.I)) for name, p in (
-    ("shall not be subject to", r"\b(?:shall|will|is|are|be)\s+not\s+(?:be\s+)?(?:subject\s+to|required\s+to|obligated\s+to|"
-                                r"under\s+any\s+obligation|bound\s+to)"),
-    ("no obligation", r"\b(?:has|have|shall\s+have|will\s+have|is\s+under|be\s+under)\s+no\s+(?:obligation|duty|right|liability\s+for\s+minimum)"),
-    ("there shall be no", r"\bthere\s+(?:is|are|shall\s+be|will\s+be)\s+no\b"),
-    ("no ... shall", r"(?:^|[.;:]\s+|\(\w{1,3}\)\s*)no\s+(?:\w+[\s-]+){0,5}?(?:shall|will)\s+(?:be\s+)?(?:apply|applies|"
-                     r"exist|be\s+(?:required|payable|due|owed|imposed|granted))"),
-    ("nothing ... shall require", r"\bnothing\s+(?:in|contained\s+in|herein)\b[^.;]{0,120}?\bshall\b[^.;]{0,60}?"
-                                  r"(?:require|obligate|grant|create|confer|be\s+(?:deemed|construed))"),
-    ("not exclusive", r"\bnon[\s-]?exclusive\b|\bnot\s+(?:be\s+)?exclusive\b"),
-))
+NEGATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(p, re.I))
+    for name, p in (
+        (
+            "shall not be subject to",
+            r"\b(?:shall|will|is|are|be)\s+not\s+(?:be\s+)?(?:subject\s+to|required\s+to|obligated\s+to|"
+            r"under\s+any\s+obligation|bound\s+to)",
+        ),
+        (
+            "no obligation",
+            r"\b(?:has|have|shall\s+have|will\s+have|is\s+under|be\s+under)\s+no\s+(?:obligation|duty|right|liability\s+for\s+minimum)",
+        ),
+        ("there shall be no", r"\bthere\s+(?:is|are|shall\s+be|will\s+be)\s+no\b"),
+        (
+            "no ... shall",
+            r"(?:^|[.;:]\s+|\(\w{1,3}\)\s*)no\s+(?:\w+[\s-]+){0,5}?(?:shall|will)\s+(?:be\s+)?(?:apply|applies|"
+            r"exist|be\s+(?:required|payable|due|owed|imposed|granted))",
+        ),
+        (
+            "nothing ... shall require",
+            r"\bnothing\s+(?:in|contained\s+in|herein)\b[^.;]{0,120}?\bshall\b[^.;]{0,60}?"
+            r"(?:require|obligate|grant|create|confer|be\s+(?:deemed|construed))",
+        ),
+        ("not exclusive", r"\bnon[\s-]?exclusive\b|\bnot\s+(?:be\s+)?exclusive\b"),
+    )
+)
 
 #: Which negation patterns apply to which category (default: all but ``not exclusive``).
 _NEGATION_ONLY_FOR = {"not exclusive": frozenset({C.exclusivity})}
@@ -95,9 +128,36 @@ _HEADING_NUMBER = re.compile(
     r"|\(?[a-z0-9]{1,3}\)|\d{1,2}(?:\.\d{1,2}){0,3}\.?|[ivxlc]{1,5}\.)\s*",
     re.I,
 )
-_VERB = re.compile(r"\b(?:shall|will|may|must|agrees?|is|are|was|were|be|been|has|have|hereby|means|"
-                   r"includes?|provides?|constitutes?|grants?|pays?|terminates?|expires?|can|cannot|should|would)\b", re.I)
-_SMALL_WORDS = frozenset("of and or the a an to in on for by with from at as upon under its their this that".split())
+_VERB = re.compile(
+    r"\b(?:shall|will|may|must|agrees?|is|are|was|were|be|been|has|have|hereby|means|"
+    r"includes?|provides?|constitutes?|grants?|pays?|terminates?|expires?|can|cannot|should|would)\b",
+    re.I,
+)
+_SMALL_WORDS = frozenset(
+    [
+        "of",
+        "and",
+        "or",
+        "the",
+        "a",
+        "an",
+        "to",
+        "in",
+        "on",
+        "for",
+        "by",
+        "with",
+        "from",
+        "at",
+        "as",
+        "upon",
+        "under",
+        "its",
+        "their",
+        "this",
+        "that",
+    ]
+)
 
 
 def heading_only(quote: str) -> bool:
@@ -184,7 +244,7 @@ class SupportModel(BaseModel):
     _weights: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros((0, 0), dtype=np.int16))
 
     @model_validator(mode="after")
-    def _build_arrays(self) -> "SupportModel":
+    def _build_arrays(self) -> SupportModel:
         if not self.terms:
             self._weights = np.zeros((0, len(self.classes)), dtype=np.int16)
             return self
@@ -196,8 +256,10 @@ class SupportModel(BaseModel):
             for cls, w in pairs:
                 scaled = round(w * WEIGHT_SCALE)
                 if not 0 <= cls < k or abs(scaled) > 32767 or scaled / WEIGHT_SCALE != w:
-                    raise ValueError(f"term {term!r}: weight {w} of class {cls} cannot be stored "
-                                     f"(class index 0..{k - 1}, |weight| < 32.768, at most three decimals)")
+                    raise ValueError(
+                        f"term {term!r}: weight {w} of class {cls} cannot be stored "
+                        f"(class index 0..{k - 1}, |weight| < 32.768, at most three decimals)"
+                    )
                 weights[row, cls] = scaled
         self._index = {t: i for i, t in enumerate(self.terms)}
         self._idf, self._weights = idf, weights
@@ -243,14 +305,19 @@ class SupportModel(BaseModel):
         meta = json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":")).encode("utf-8")
         vocab = "\n".join(self._index).encode("utf-8")
         buf = io.BytesIO()
-        np.savez(buf, meta=np.frombuffer(meta, dtype=np.uint8), vocabulary=np.frombuffer(vocab, dtype=np.uint8),
-                 idf=self._idf, weights=self._weights)
+        np.savez(
+            buf,
+            meta=np.frombuffer(meta, dtype=np.uint8),
+            vocabulary=np.frombuffer(vocab, dtype=np.uint8),
+            idf=self._idf,
+            weights=self._weights,
+        )
         data = _fixed_zip_times(buf.getvalue())
         Path(path).write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
         return Path(path).stat().st_size
 
     @classmethod
-    def read(cls, path: str | Path) -> "SupportModel":
+    def read(cls, path: str | Path) -> SupportModel:
         """The model written by :meth:`save` at ``path``. Raises ``OSError`` when the file cannot be read,
         ``lzma.LZMAError``/``ValueError``/``KeyError`` when it is not such a file."""
         with np.load(io.BytesIO(lzma.decompress(Path(path).read_bytes())), allow_pickle=False) as z:
@@ -258,8 +325,10 @@ class SupportModel(BaseModel):
             vocab = z["vocabulary"].tobytes().decode("utf-8").split("\n") if z["vocabulary"].size else []
             idf, weights = z["idf"], z["weights"]
         if weights.dtype != np.int16 or weights.shape != (len(vocab), len(model.classes)) or idf.shape != (len(vocab),):
-            raise ValueError(f"arrays of shape {weights.shape}/{idf.shape} do not match {len(vocab)} terms "
-                             f"and {len(model.classes)} classes")
+            raise ValueError(
+                f"arrays of shape {weights.shape}/{idf.shape} do not match {len(vocab)} terms "
+                f"and {len(model.classes)} classes"
+            )
         model._index = {t: i for i, t in enumerate(vocab)}
         model._idf, model._weights = idf.astype(np.float64), weights
         return model
@@ -299,8 +368,10 @@ def require_model() -> SupportModel:
     the support check could not judge any category) or unreadable."""
     model = load_model()
     if model is None:
-        raise ValueError(f"the fact-check's support model {MODEL_FILE} is missing: reinstall docreview "
-                         "(pip install -e .) or retrain it with `python -m benchmarks.train_support`")
+        raise ValueError(
+            f"the fact-check's support model {MODEL_FILE} is missing: reinstall docreview "
+            "(pip install -e .) or retrain it with `python -m benchmarks.train_support`"
+        )
     return model
 
 
@@ -312,8 +383,10 @@ def _read_model(path: str | None = None) -> SupportModel | None:
     try:
         return SupportModel.read(file)
     except (OSError, EOFError, ValueError, KeyError, lzma.LZMAError) as exc:
-        raise ValueError(f"support model file {file} is unreadable ({type(exc).__name__}); retrain it with "
-                         "`python -m benchmarks.train_support`") from None
+        raise ValueError(
+            f"support model file {file} is unreadable ({type(exc).__name__}); retrain it with "
+            "`python -m benchmarks.train_support`"
+        ) from None
 
 
 @dataclass
@@ -334,7 +407,7 @@ def _label(value: str) -> str:
         return "no CUAD clause" if value == NONE_CLASS else value
 
 
-def assess(finding: Finding, model: SupportModel | None | str = "default") -> Support:
+def assess(finding: Finding, model: SupportModel | str | None = "default") -> Support:
     """Heading, negation and model support of ``finding`` (see the module docstring).
 
     ``model``: a :class:`SupportModel`, ``"default"`` (the shipped file, when present), or
@@ -355,17 +428,20 @@ def assess(finding: Finding, model: SupportModel | None | str = "default") -> Su
         return Support(score, best, f"quote negates the clause ({neg!r})")
     if score is not None and isinstance(model, SupportModel) and score < model.threshold:
         if best == NONE_CLASS:
-            return Support(score, best, f"quote reads as no CUAD clause, not {_label(cat.value)} "
-                                        f"(support {score:.2f})")
+            return Support(score, best, f"quote reads as no CUAD clause, not {_label(cat.value)} (support {score:.2f})")
         if best == cat.value:  # the likeliest class, but not likely enough
-            return Support(score, best, f"quote reads as {_label(cat.value)} only weakly (support {score:.2f}, "
-                                        f"below {model.threshold:g})")
-        return Support(score, best, f"quote reads as {_label(best or '')}, not {_label(cat.value)} "
-                                    f"(support {score:.2f})")
+            return Support(
+                score,
+                best,
+                f"quote reads as {_label(cat.value)} only weakly (support {score:.2f}, below {model.threshold:g})",
+            )
+        return Support(
+            score, best, f"quote reads as {_label(best or '')}, not {_label(cat.value)} (support {score:.2f})"
+        )
     return Support(score, best, None)
 
 
-def check_support(finding: Finding, model: SupportModel | None | str = "default") -> CheckResult:
+def check_support(finding: Finding, model: SupportModel | str | None = "default") -> CheckResult:
     """The ``support`` check: ``verified`` when the quote states the claimed category, else
     ``needs_review`` with the reason (never ``contradicted``: a grounded quote that reads as
     another clause is for a person to judge). Without an evidence quote: ``needs_review``."""
@@ -377,8 +453,10 @@ def check_support(finding: Finding, model: SupportModel | None | str = "default"
     if s.score is not None:
         reason = f"quote reads as {_label(finding.clause_type.value)} (support {s.score:.2f})"
     elif isinstance(model, SupportModel) or (model == "default" and load_model() is not None):
-        reason = (f"not a heading, not negated; the support model covers CUAD clause categories, not "
-                  f"{_label(finding.clause_type.value)}: grounding and values decide")
+        reason = (
+            f"not a heading, not negated; the support model covers CUAD clause categories, not "
+            f"{_label(finding.clause_type.value)}: grounding and values decide"
+        )
     else:
         reason = "not a heading, not negated (no support model installed)"
     return CheckResult(name="support", verdict=Verdict.verified, reason=reason, score=s.score)
@@ -408,16 +486,32 @@ WEAK_SUPPORT_REASON = "the model barely recognises it"
 #: strongest passage of such a category is supported only when its quote has this wording. A quote
 #: claimed as Source Code Escrow that never mentions escrow or source code is not taken on trust.
 _WORDING: dict[str, tuple[str, str]] = {
-    C.most_favored_nation.value: (r"favou?r|most[\s-]+favou?red|\bequal(?:ly)?\s+to\b|\blowest\b|\bbest\b|\bno\s+(?:less|more|higher|greater|lower)\b|"
-                                  r"\bmatch", "favourable, lowest, best, no less/more than, match"),
-    C.non_disparagement.value: (r"disparag|derogat|defam|\bnegative\b|reputation|goodwill|critici", "disparage, derogatory, reputation"),
-    C.no_solicit_of_customers.value: (r"solicit|entic|induc|divert|\bcontact|circumvent|persuad|interfer|call\s+(?:on|upon)",
-                                      "solicit, entice, induce, divert"),
-    C.rofr_rofo_rofn.value: (r"\bfirst\b|\blast\b|\brof|\boption|\bmatch|right\s+to\s+(?:negotiate|purchase|acquire|buy)",
-                             "first refusal/offer/negotiation, option, match"),
-    C.price_restrictions.value: (r"pric|\bfees?\b|\brates?\b|\bcharges?\b|\bcosts?\b|tariff", "price, fees, rates, charges"),
-    C.unlimited_all_you_can_eat_license.value: (r"unlimited|enterprise|all[\s-]+you[\s-]+can|without\s+(?:limit|restriction|charge|additional)|"
-                                                r"any\s+number|\bfree\s+of\s+charge", "unlimited, enterprise-wide, any number"),
+    C.most_favored_nation.value: (
+        r"favou?r|most[\s-]+favou?red|\bequal(?:ly)?\s+to\b|\blowest\b|\bbest\b|\bno\s+(?:less|more|higher|greater|lower)\b|"
+        r"\bmatch",
+        "favourable, lowest, best, no less/more than, match",
+    ),
+    C.non_disparagement.value: (
+        r"disparag|derogat|defam|\bnegative\b|reputation|goodwill|critici",
+        "disparage, derogatory, reputation",
+    ),
+    C.no_solicit_of_customers.value: (
+        r"solicit|entic|induc|divert|\bcontact|circumvent|persuad|interfer|call\s+(?:on|upon)",
+        "solicit, entice, induce, divert",
+    ),
+    C.rofr_rofo_rofn.value: (
+        r"\bfirst\b|\blast\b|\brof|\boption|\bmatch|right\s+to\s+(?:negotiate|purchase|acquire|buy)",
+        "first refusal/offer/negotiation, option, match",
+    ),
+    C.price_restrictions.value: (
+        r"pric|\bfees?\b|\brates?\b|\bcharges?\b|\bcosts?\b|tariff",
+        "price, fees, rates, charges",
+    ),
+    C.unlimited_all_you_can_eat_license.value: (
+        r"unlimited|enterprise|all[\s-]+you[\s-]+can|without\s+(?:limit|restriction|charge|additional)|"
+        r"any\s+number|\bfree\s+of\s+charge",
+        "unlimited, enterprise-wide, any number",
+    ),
     C.source_code_escrow.value: (r"escrow|source\s+code", "escrow, source code"),
     C.affiliate_license_licensor.value: (r"affiliat|subsidiar|\bgroup\b|parent", "affiliates, subsidiaries, group"),
 }
@@ -456,8 +550,15 @@ def relative_support(checked: list[CheckedFinding], model: SupportModel | None) 
         s = _support_result(cf)
         cat = cf.finding.clause_type.value
         floor = model.category_floor.get(cat)
-        if (s is None or s.score is None or s.verdict is not Verdict.needs_review or not s.reason.startswith(_READS_AS)
-                or floor is None or s.score < floor or s.score < strongest.get(cat, 1.0)):
+        if (
+            s is None
+            or s.score is None
+            or s.verdict is not Verdict.needs_review
+            or not s.reason.startswith(_READS_AS)
+            or floor is None
+            or s.score < floor
+            or s.score < strongest.get(cat, 1.0)
+        ):
             out.append(cf)
             continue
         probs = model.probabilities(cf.finding.evidence)
@@ -467,17 +568,25 @@ def relative_support(checked: list[CheckedFinding], model: SupportModel | None) 
             continue
         if floor == 0.0 and cat in CATEGORY_WORDING and not CATEGORY_WORDING[cat].search(cf.finding.evidence):
             # the model cannot judge this category, and the quote does not use the clause's own wording
-            result = CheckResult(name="support", verdict=Verdict.needs_review, score=s.score,
-                                 reason=f"quote does not use the wording of {_label(cat)} ({WORDING_HINT[cat]}), "
-                                        f"and the support model cannot judge that category (support {s.score:.2f})")
+            result = CheckResult(
+                name="support",
+                verdict=Verdict.needs_review,
+                score=s.score,
+                reason=f"quote does not use the wording of {_label(cat)} ({WORDING_HINT[cat]}), "
+                f"and the support model cannot judge that category (support {s.score:.2f})",
+            )
             checks = [result if c.name == "support" else c for c in cf.checks]
             out.append(dataclasses.replace(cf, checks=checks, verdict=overall_verdict(checks)))
             continue
         weak = f" — {WEAK_SUPPORT_REASON}: confirm the clause" if s.score < WEAK_RELATIVE else ""
-        result = CheckResult(name="support", verdict=Verdict.verified, score=s.score,
-                             reason=f"the passage of this document that reads most as {_label(cat)} "
-                                    f"(support {s.score:.2f}; its strongest passage needs {floor:g}, "
-                                    f"any other {model.threshold:g}){weak}")
+        result = CheckResult(
+            name="support",
+            verdict=Verdict.verified,
+            score=s.score,
+            reason=f"the passage of this document that reads most as {_label(cat)} "
+            f"(support {s.score:.2f}; its strongest passage needs {floor:g}, "
+            f"any other {model.threshold:g}){weak}",
+        )
         checks = [result if c.name == "support" else c for c in cf.checks]
         out.append(dataclasses.replace(cf, checks=checks, verdict=overall_verdict(checks)))
     return out
@@ -485,8 +594,6 @@ def relative_support(checked: list[CheckedFinding], model: SupportModel | None) 
 
 def _support_result(cf: CheckedFinding) -> CheckResult | None:
     return next((c for c in cf.checks if c.name == "support"), None)
-
-
 
 
 @task(name="check-support-in-document", task_run_name=for_document("check-support-in-document"), cache_policy=NO_CACHE)

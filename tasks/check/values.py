@@ -44,12 +44,38 @@ from price_parser import Price
 # --------------------------------------------------------------------------------------------
 
 _SMALL = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-         "eighty": 80, "ninety": 90}
+_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fourty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
 _HALF = {"half": Decimal("0.5"), "one-half": Decimal("0.5"), "quarter": Decimal("0.25")}
 _NUMBER_WORD = sorted([*_SMALL, *_TENS, *_SCALES, "hundred"], key=len, reverse=True)
@@ -148,9 +174,14 @@ class Value:
     def as_json(self) -> dict[str, str | None]:
         """JSON-safe form next to the raw text: ``{kind, raw, amount (Decimal as text), unit (ISO 4217
         code for money), iso (dates), problem}``."""
-        return {"kind": self.kind.value, "raw": self.raw,
-                "amount": None if self.amount is None else format(self.amount.normalize(), "f"),
-                "unit": self.unit, "iso": self.iso(), "problem": self.problem}
+        return {
+            "kind": self.kind.value,
+            "raw": self.raw,
+            "amount": None if self.amount is None else format(self.amount.normalize(), "f"),
+            "unit": self.unit,
+            "iso": self.iso(),
+            "problem": self.problem,
+        }
 
     def show(self) -> str:
         """Normalised form for reasons and reports, e.g. ``USD 1500000``, ``30 day``, ``2020-03-01``."""
@@ -217,31 +248,80 @@ def compare(stated: Value, found: Value) -> Match:
 # --------------------------------------------------------------------------------------------
 
 _MONTHS = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
-    "september": 9, "october": 10, "november": 11, "december": 12,
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10,
-    "nov": 11, "dec": 12,
+    "january": 1,
+    "february": 2,
+    "march": 3,
+    "april": 4,
+    "may": 5,
+    "june": 6,
+    "july": 7,
+    "august": 8,
+    "september": 9,
+    "october": 10,
+    "november": 11,
+    "december": 12,
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "sept": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
 }
-_MON = r"(?P<mon>january|february|march|april|may|june|july|august|september|october|november|december|" \
-       r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_MON = (
+    r"(?P<mon>january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+)
 _ORD = r"(?:st|nd|rd|th)?"
 #: "A.D. 2020", "AD 2020", "in the year of our Lord 2020" before a year.
-_ERA = r"(?:(?:in\s+the\s+year\s+(?:of\s+our\s+lord\s+)?)?(?:A\.\s?D\.?|AD)\s*|in\s+the\s+year\s+(?:of\s+our\s+lord\s+)?)?"
+_ERA = (
+    r"(?:(?:in\s+the\s+year\s+(?:of\s+our\s+lord\s+)?)?(?:A\.\s?D\.?|AD)\s*|in\s+the\s+year\s+(?:of\s+our\s+lord\s+)?)?"
+)
 _YR = _ERA + r"(?P<year>(?:1[89]|20|21)\d{2})"
 
-_ORDINAL_UNITS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-                  "ninth": 9}
+_ORDINAL_UNITS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+}
 #: Ordinal day words, "first" … "thirty-first" → 1 … 31.
-ORDINAL_DAYS: dict[str, int] = {**_ORDINAL_UNITS, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
-                                "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17,
-                                "eighteenth": 18, "nineteenth": 19, "twentieth": 20, "thirtieth": 30}
+ORDINAL_DAYS: dict[str, int] = {
+    **_ORDINAL_UNITS,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "thirteenth": 13,
+    "fourteenth": 14,
+    "fifteenth": 15,
+    "sixteenth": 16,
+    "seventeenth": 17,
+    "eighteenth": 18,
+    "nineteenth": 19,
+    "twentieth": 20,
+    "thirtieth": 30,
+}
 ORDINAL_DAYS.update({f"twenty-{w}": 20 + n for w, n in _ORDINAL_UNITS.items()})
 ORDINAL_DAYS["thirty-first"] = 31
-_ORD_WORD = "(?P<dayw>" + "|".join(sorted((w.replace("-", r"[\s-]") for w in ORDINAL_DAYS), key=len, reverse=True)) + ")"
+_ORD_WORD = (
+    "(?P<dayw>" + "|".join(sorted((w.replace("-", r"[\s-]") for w in ORDINAL_DAYS), key=len, reverse=True)) + ")"
+)
 
 _DATE_PATTERNS = [
     # the 1st day of March, 2020 / this 22nd day of June 2021 / 3rd day of April, A.D. 2020
-    re.compile(rf"(?:\b(?:the|this)\s+)?(?<!\d)(?P<day>\d{{1,2}}){_ORD}\s+day\s+of\s+{_MON}\s*,?\s*(?:of\s+)?{_YR}\b", re.I),
+    re.compile(
+        rf"(?:\b(?:the|this)\s+)?(?<!\d)(?P<day>\d{{1,2}}){_ORD}\s+day\s+of\s+{_MON}\s*,?\s*(?:of\s+)?{_YR}\b", re.I
+    ),
     # this twenty-second day of June, 2021 (ordinal words)
     re.compile(rf"(?:\b(?:the|this)\s+)?\b{_ORD_WORD}\s+day\s+of\s+{_MON}\s*,?\s*(?:of\s+)?{_YR}\b", re.I),
     # March 1, 2020 / Mar. 1st 2020
@@ -334,14 +414,17 @@ def find_dates(text: str, order: DateOrder = DateOrder.unknown) -> list[Value]:
                 dates = tuple(readings)
             else:
                 y = int(m.group("year"))
-                mon = _MONTHS[m.group("mon").lower()] if "mon" in m.groupdict() and m.group("mon") else int(m.group("m"))
+                mon = (
+                    _MONTHS[m.group("mon").lower()] if "mon" in m.groupdict() and m.group("mon") else int(m.group("m"))
+                )
                 day = int(m.group("day")) if "day" in m.groupdict() and m.group("day") else None
                 if m.groupdict().get("dayw"):
                     day = ORDINAL_DAYS[re.sub(r"\s+", "-", m.group("dayw").lower())]
                 if not _valid(y, mon, day):
                     taken.append((m.start(), m.end()))
-                    out.append(Value(Kind.date, m.group(0), m.start(), m.end(), dates=(),
-                                     problem="not a calendar date"))
+                    out.append(
+                        Value(Kind.date, m.group(0), m.start(), m.end(), dates=(), problem="not a calendar date")
+                    )
                     continue
                 dates = ((y, mon, day),)
             taken.append((m.start(), m.end()))
@@ -353,49 +436,131 @@ def find_dates(text: str, order: DateOrder = DateOrder.unknown) -> list[Value]:
 # Money
 # --------------------------------------------------------------------------------------------
 
-_CODES = {"USD", "EUR", "GBP", "CAD", "AUD", "NZD", "JPY", "CNY", "RMB", "CHF", "INR", "HKD", "SGD", "SEK", "NOK",
-          "DKK", "KRW", "MXN", "BRL", "ZAR", "ILS", "TWD"}
+_CODES = {
+    "USD",
+    "EUR",
+    "GBP",
+    "CAD",
+    "AUD",
+    "NZD",
+    "JPY",
+    "CNY",
+    "RMB",
+    "CHF",
+    "INR",
+    "HKD",
+    "SGD",
+    "SEK",
+    "NOK",
+    "DKK",
+    "KRW",
+    "MXN",
+    "BRL",
+    "ZAR",
+    "ILS",
+    "TWD",
+}
 _SYMBOL_PREFIX = {  # written prefix → ISO 4217
-    "US$": "USD", "U.S.$": "USD", "USD$": "USD", "US $": "USD", "C$": "CAD", "CA$": "CAD", "CAD$": "CAD",
-    "A$": "AUD", "AU$": "AUD", "AUD$": "AUD", "NZ$": "NZD", "HK$": "HKD", "S$": "SGD", "SG$": "SGD",
-    "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "Rs.": "INR", "Rs": "INR",
+    "US$": "USD",
+    "U.S.$": "USD",
+    "USD$": "USD",
+    "US $": "USD",
+    "C$": "CAD",
+    "CA$": "CAD",
+    "CAD$": "CAD",
+    "A$": "AUD",
+    "AU$": "AUD",
+    "AUD$": "AUD",
+    "NZ$": "NZD",
+    "HK$": "HKD",
+    "S$": "SGD",
+    "SG$": "SGD",
+    "$": "USD",
+    "€": "EUR",
+    "£": "GBP",
+    "¥": "JPY",
+    "₹": "INR",
+    "Rs.": "INR",
+    "Rs": "INR",
 }
 _WORD_CURRENCY = [  # currency words after an amount → ISO 4217 (longest first)
-    (r"canadian\s+dollars?", "CAD"), (r"australian\s+dollars?", "AUD"), (r"hong\s+kong\s+dollars?", "HKD"),
-    (r"singapore\s+dollars?", "SGD"), (r"new\s+zealand\s+dollars?", "NZD"),
-    (r"(?:united\s+states|u\.\s?s\.|us)\s+dollars?", "USD"), (r"dollars?", "USD"),
-    (r"euros?", "EUR"), (r"pounds?\s+sterling|(?:british\s+)?pounds?", "GBP"), (r"swiss\s+francs?", "CHF"),
-    (r"(?:japanese\s+)?yen", "JPY"), (r"renminbi|yuan|rmb", "CNY"), (r"(?:indian\s+)?rupees?", "INR"),
+    (r"canadian\s+dollars?", "CAD"),
+    (r"australian\s+dollars?", "AUD"),
+    (r"hong\s+kong\s+dollars?", "HKD"),
+    (r"singapore\s+dollars?", "SGD"),
+    (r"new\s+zealand\s+dollars?", "NZD"),
+    (r"(?:united\s+states|u\.\s?s\.|us)\s+dollars?", "USD"),
+    (r"dollars?", "USD"),
+    (r"euros?", "EUR"),
+    (r"pounds?\s+sterling|(?:british\s+)?pounds?", "GBP"),
+    (r"swiss\s+francs?", "CHF"),
+    (r"(?:japanese\s+)?yen", "JPY"),
+    (r"renminbi|yuan|rmb", "CNY"),
+    (r"(?:indian\s+)?rupees?", "INR"),
 ]
 _WORD_CUR_RE = "|".join(p for p, _ in _WORD_CURRENCY)
 #: Scale words after a figure, several languages → multiplier. English "billion" is 10**9 (short
 #: scale); the German/French/Spanish long-scale words for 10**9 are Mrd./Milliarde(n)/milliard(s)/mil
 #: millones. Own rules: no maintained parser reads scale words (price-parser and babel read figures only).
-_MULT = {"thousand": 10**3, "k": 10**3, "tsd": 10**3, "mille": 10**3,
-         "million": 10**6, "millions": 10**6, "mm": 10**6, "m": 10**6, "mn": 10**6, "mio": 10**6, "mill": 10**6,
-         "millionen": 10**6, "millones": 10**6, "millon": 10**6, "millón": 10**6, "milioni": 10**6,
-         "billion": 10**9, "bn": 10**9, "b": 10**9, "mrd": 10**9, "mia": 10**9, "milliarde": 10**9,
-         "milliarden": 10**9, "milliard": 10**9, "milliards": 10**9, "mil millones": 10**9, "miliardi": 10**9}
-_MULT_RE = (r"(?:\s*(?P<mult>thousand|millions?|millionen|billion|mil\s+millones|millones|mill[oó]n|milioni|"
-            r"milliarden|milliarde|milliards?|miliardi|mm|mn|bn|tsd|mio|mrd|mia|mill)(?:\.|\b)"
-            r"|(?P<mults>[kKmMbB])\b(?!\.\w))")
+_MULT = {
+    "thousand": 10**3,
+    "k": 10**3,
+    "tsd": 10**3,
+    "mille": 10**3,
+    "million": 10**6,
+    "millions": 10**6,
+    "mm": 10**6,
+    "m": 10**6,
+    "mn": 10**6,
+    "mio": 10**6,
+    "mill": 10**6,
+    "millionen": 10**6,
+    "millones": 10**6,
+    "millon": 10**6,
+    "millón": 10**6,
+    "milioni": 10**6,
+    "billion": 10**9,
+    "bn": 10**9,
+    "b": 10**9,
+    "mrd": 10**9,
+    "mia": 10**9,
+    "milliarde": 10**9,
+    "milliarden": 10**9,
+    "milliard": 10**9,
+    "milliards": 10**9,
+    "mil millones": 10**9,
+    "miliardi": 10**9,
+}
+_MULT_RE = (
+    r"(?:\s*(?P<mult>thousand|millions?|millionen|billion|mil\s+millones|millones|mill[oó]n|milioni|"
+    r"milliarden|milliarde|milliards?|miliardi|mm|mn|bn|tsd|mio|mrd|mia|mill)(?:\.|\b)"
+    r"|(?P<mults>[kKmMbB])\b(?!\.\w))"
+)
 #: A figure: apostrophe grouping (Swiss "1'250'000.00"), Indian lakh/crore grouping ("12,50,000",
 #: "1,25,00,000.00"), Western/European grouping ("1,250,000.00", "1.250.000,00", "1 250 000"), or a
 #: plain number with one decimal mark ("2,5", "3.75").
-_FIGURE = (r"(?P<fig>\d{1,3}(?:['’]\d{3})+(?:\.\d{1,2})?"
-           r"|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d{1,2})?(?!\d)"
-           r"|\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)")
+_FIGURE = (
+    r"(?P<fig>\d{1,3}(?:['’]\d{3})+(?:\.\d{1,2})?"
+    r"|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d{1,2})?(?!\d)"
+    r"|\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+)
 _CODES_RE = "|".join(sorted(_CODES))
-_PREFIX = r"(?P<pre>(?:\b(?:US|U\.S\.|CA|AU|NZ|HK|SG|" + _CODES_RE + r")\s?)?\$|C\$|A\$|S\$|€|£|¥|₹|Rs\.?|" \
-          r"\b(?:" + _CODES_RE + r")\b\.?)"
+_PREFIX = (
+    r"(?P<pre>(?:\b(?:US|U\.S\.|CA|AU|NZ|HK|SG|" + _CODES_RE + r")\s?)?\$|C\$|A\$|S\$|€|£|¥|₹|Rs\.?|"
+    r"\b(?:" + _CODES_RE + r")\b\.?)"
+)
 
 _MONEY_FIG = re.compile(rf"{_PREFIX}\s?{_FIGURE}{_MULT_RE}?", re.I)
 _MONEY_WORDCUR = re.compile(  # 5,000 dollars / 1.5 million euros / 100 U.S. dollars
     rf"(?<![\w$€£¥.,]){_FIGURE}(?:\s*(?P<mult>thousand|millions?|millones|billion|milliards?|mio\.?|mrd\.?))?"
-    rf"\s+(?:de\s+)?(?P<cur>{_WORD_CUR_RE})\b", re.I)
+    rf"\s+(?:de\s+)?(?P<cur>{_WORD_CUR_RE})\b",
+    re.I,
+)
 _MONEY_WORDS = re.compile(  # five hundred thousand dollars ($500,000) / Ten Thousand U.S. Dollars (US$10,000)
     rf"(?P<words>{NUMBER_WORDS})\s+(?:(?P<cur>{_WORD_CUR_RE})\s*)?\(\s*(?P<inner>[^()]{{1,40}}?)\s*\)"
-    rf"(?:\s+(?P<cur2>{_WORD_CUR_RE})\b)?", re.I)
+    rf"(?:\s+(?P<cur2>{_WORD_CUR_RE})\b)?",
+    re.I,
+)
 _MONEY_WORDS_ONLY = re.compile(rf"(?P<words>{NUMBER_WORDS})\s+(?P<cur>{_WORD_CUR_RE})\b", re.I)
 
 
@@ -409,8 +574,17 @@ def _currency_of_prefix(pre: str) -> str:
     if p.endswith("$") and p[:-1] in _CODES:
         return "CNY" if p[:-1] == "RMB" else p[:-1]  # "USD $", "CAD $", and "EUR $" read as written
     if p.endswith("$"):
-        return {"US": "USD", "USD": "USD", "CA": "CAD", "CAD": "CAD", "AU": "AUD", "AUD": "AUD", "NZ": "NZD",
-                "HK": "HKD", "SG": "SGD"}.get(p[:-1], "USD")
+        return {
+            "US": "USD",
+            "USD": "USD",
+            "CA": "CAD",
+            "CAD": "CAD",
+            "AU": "AUD",
+            "AUD": "AUD",
+            "NZ": "NZD",
+            "HK": "HKD",
+            "SG": "SGD",
+        }.get(p[:-1], "USD")
     return "USD"
 
 
@@ -463,7 +637,9 @@ def find_money(text: str) -> list[Value]:
         if not inner:
             continue
         words = words_to_number(m.group("words"))
-        fig = parse_figure(inner.group("fig"), multiplied=bool(inner.groupdict().get("mult") or inner.groupdict().get("mults")))
+        fig = parse_figure(
+            inner.group("fig"), multiplied=bool(inner.groupdict().get("mult") or inner.groupdict().get("mults"))
+        )
         if fig is None or words is None:
             continue
         fig *= _mult(inner) if "pre" in inner.groupdict() else 1
@@ -478,8 +654,12 @@ def find_money(text: str) -> list[Value]:
         problem = None
         if words != fig:
             problem = f"words say {_num(words)}, figures say {_num(fig)}"
-        elif word_cur and inner.groupdict().get("pre") and _currency_of_word(word_cur) != cur and \
-                not inner.group("pre").strip() == "$":
+        elif (
+            word_cur
+            and inner.groupdict().get("pre")
+            and _currency_of_word(word_cur) != cur
+            and inner.group("pre").strip() != "$"
+        ):
             problem = f"words say {_currency_of_word(word_cur)}, figures say {cur}"
         taken.append((m.start(), m.end()))
         out.append(Value(Kind.money, m.group(0), m.start(), m.end(), amount=fig, unit=cur, problem=problem))
@@ -504,7 +684,9 @@ def find_money(text: str) -> list[Value]:
         if words is None:
             continue
         taken.append((m.start(), m.end()))
-        out.append(Value(Kind.money, m.group(0), m.start(), m.end(), amount=words, unit=_currency_of_word(m.group("cur"))))
+        out.append(
+            Value(Kind.money, m.group(0), m.start(), m.end(), amount=words, unit=_currency_of_word(m.group("cur")))
+        )
     return sorted(out, key=lambda v: v.start)
 
 
@@ -514,9 +696,12 @@ def find_money(text: str) -> list[Value]:
 
 _PCT_WORD = r"(?:%|percent\b|per\s*cent\b|pct\.?)"
 _PCT_WORDS_FIG = re.compile(
-    rf"(?P<words>{NUMBER_WORDS})(?:\s+and\s+(?P<frac>one[\s-]half|a\s+half))?\s+{_PCT_WORD}\s*\(\s*(?P<fig>\d+(?:\.\d+)?)\s*{_PCT_WORD}?\s*\)", re.I)
+    rf"(?P<words>{NUMBER_WORDS})(?:\s+and\s+(?P<frac>one[\s-]half|a\s+half))?\s+{_PCT_WORD}\s*\(\s*(?P<fig>\d+(?:\.\d+)?)\s*{_PCT_WORD}?\s*\)",
+    re.I,
+)
 _PCT_FIG_WORDS = re.compile(  # 10 percent (ten percent) is rare; figures first then words
-    rf"(?P<fig>\d+(?:\.\d+)?)\s*{_PCT_WORD}\s*\(\s*(?P<words>{NUMBER_WORDS})\s+{_PCT_WORD}\s*\)", re.I)
+    rf"(?P<fig>\d+(?:\.\d+)?)\s*{_PCT_WORD}\s*\(\s*(?P<words>{NUMBER_WORDS})\s+{_PCT_WORD}\s*\)", re.I
+)
 _PCT_FIG = re.compile(rf"(?<![\w.,])(?P<fig>\d+(?:\.\d+)?)\s*{_PCT_WORD}", re.I)
 _PCT_WORDS = re.compile(rf"(?P<words>{NUMBER_WORDS})(?:\s+and\s+(?P<frac>one[\s-]half|a\s+half))?\s+{_PCT_WORD}", re.I)
 
@@ -584,8 +769,9 @@ def find_durations(text: str) -> list[Value]:
             if fig is not None and words is not None and fig != words:
                 problem = f"words say {_num(words)}, figures say {_num(fig)}"
             taken.append((m.start(), m.end()))
-            out.append(Value(Kind.duration, m.group(0), m.start(), m.end(), amount=amount, unit=_unit(m),
-                             problem=problem))
+            out.append(
+                Value(Kind.duration, m.group(0), m.start(), m.end(), amount=amount, unit=_unit(m), problem=problem)
+            )
     return sorted(out, key=lambda v: v.start)
 
 

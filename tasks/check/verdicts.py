@@ -23,7 +23,9 @@ def overall_verdict(checks: list[CheckResult]) -> Verdict:
     ``support`` result, :data:`RULE_REASONS`), the result is ``verified``.
     """
     worst = max((c.verdict for c in checks), key=VERDICT_SEVERITY.__getitem__, default=Verdict.verified)
-    if worst is Verdict.needs_review and any(c.name == "verifier" and c.verdict is Verdict.verified for c in checks):
-        if not any(c.name == "support" and c.reason.startswith(RULE_REASONS) for c in checks):
-            return Verdict.verified
+    settled_by_verifier = worst is Verdict.needs_review and any(
+        c.name == "verifier" and c.verdict is Verdict.verified for c in checks
+    )
+    if settled_by_verifier and not any(c.name == "support" and c.reason.startswith(RULE_REASONS) for c in checks):
+        return Verdict.verified
     return worst

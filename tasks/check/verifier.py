@@ -68,8 +68,13 @@ def build_verifier_request(finding: Finding, passage: str, model: str, max_token
         "model": model,
         "max_tokens": max_tokens,
         "system": VERIFIER_SYSTEM,
-        "tools": [{"name": VERIFY_TOOL_NAME, "description": "Record whether the passage supports the finding.",
-                   "input_schema": VerifierAnswer.model_json_schema()}],
+        "tools": [
+            {
+                "name": VERIFY_TOOL_NAME,
+                "description": "Record whether the passage supports the finding.",
+                "input_schema": VerifierAnswer.model_json_schema(),
+            }
+        ],
         "tool_choice": {"type": "tool", "name": VERIFY_TOOL_NAME},
         "messages": [{"role": "user", "content": [{"type": "text", "text": question}]}],
     }
@@ -85,24 +90,34 @@ def parse_verifier_response(message: Any, passage: str) -> CheckResult:
     malformed input or ``stop_reason == "max_tokens"`` → ``needs_review``.
     """
     if getattr(message, "stop_reason", None) == "max_tokens":
-        return CheckResult(name="verifier", verdict=Verdict.needs_review, reason="verifier answer truncated at max_tokens")
+        return CheckResult(
+            name="verifier", verdict=Verdict.needs_review, reason="verifier answer truncated at max_tokens"
+        )
     for block in getattr(message, "content", []) or []:
         if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == VERIFY_TOOL_NAME:
             try:
                 answer = VerifierAnswer.model_validate(getattr(block, "input", None) or {})
             except ValidationError:
-                return CheckResult(name="verifier", verdict=Verdict.needs_review,
-                                   reason="verifier answer did not match its schema")
+                return CheckResult(
+                    name="verifier", verdict=Verdict.needs_review, reason="verifier answer did not match its schema"
+                )
             reason = answer.reason.strip()[:300]
             if not answer.supported:
-                return CheckResult(name="verifier", verdict=Verdict.needs_review,
-                                   reason=f"verifier: not supported — {reason}")
+                return CheckResult(
+                    name="verifier", verdict=Verdict.needs_review, reason=f"verifier: not supported — {reason}"
+                )
             span = match_form(answer.supporting_span)[0]
             if not span or span not in match_form(passage)[0]:
-                return CheckResult(name="verifier", verdict=Verdict.needs_review,
-                                   reason="verifier: supported, but its supporting span is not in the passage")
-            return CheckResult(name="verifier", verdict=Verdict.verified,
-                               reason=f"verifier: supported by \"{answer.supporting_span.strip()[:120]}\" — {reason}")
+                return CheckResult(
+                    name="verifier",
+                    verdict=Verdict.needs_review,
+                    reason="verifier: supported, but its supporting span is not in the passage",
+                )
+            return CheckResult(
+                name="verifier",
+                verdict=Verdict.verified,
+                reason=f'verifier: supported by "{answer.supporting_span.strip()[:120]}" — {reason}',
+            )
     return CheckResult(name="verifier", verdict=Verdict.needs_review, reason="verifier made no tool call")
 
 
@@ -111,17 +126,25 @@ def make_verifier_client(settings: Any) -> Any:
     ``timeout=settings.llm_timeout_s`` seconds; the key stays a ``SecretStr`` until this call."""
     import anthropic
 
-    kwargs: dict[str, Any] = {"api_key": settings.anthropic_api_key.get_secret_value(), "max_retries": 0,
-                              "timeout": settings.llm_timeout_s}
+    kwargs: dict[str, Any] = {
+        "api_key": settings.anthropic_api_key.get_secret_value(),
+        "max_retries": 0,
+        "timeout": settings.llm_timeout_s,
+    }
     if settings.anthropic_base_url:
         kwargs["base_url"] = settings.anthropic_base_url
     return anthropic.Anthropic(**kwargs)
 
 
-def verify_with_model(finding: Finding, passage: str, client: Any, model: str, max_tokens: int = 512,
-                      attempt: int = VERIFIER_ATTEMPT_BASE + 1,
-                      prices: dict[str, tuple[float, float, float, float]] | None = None,
-                      ) -> tuple[CheckResult, LLMCallRecord]:
+def verify_with_model(
+    finding: Finding,
+    passage: str,
+    client: Any,
+    model: str,
+    max_tokens: int = 512,
+    attempt: int = VERIFIER_ATTEMPT_BASE + 1,
+    prices: dict[str, tuple[float, float, float, float]] | None = None,
+) -> tuple[CheckResult, LLMCallRecord]:
     """One verifier call (:func:`build_verifier_request`, :func:`parse_verifier_response`) and its record.
 
     An API error gives a ``needs_review`` check naming the error class and a record with
@@ -136,20 +159,35 @@ def verify_with_model(finding: Finding, passage: str, client: Any, model: str, m
     try:
         message = client.messages.create(**build_verifier_request(finding, passage, model, max_tokens))
     except anthropic.APIError as exc:
-        record = LLMCallRecord(backend="anthropic", model=model, attempt=attempt,
-                               latency_ms=(time.perf_counter() - started) * 1000, error_class=type(exc).__name__)
-        return (CheckResult(name="verifier", verdict=Verdict.needs_review,
-                            reason=f"verifier call failed: {type(exc).__name__}"), record)
+        record = LLMCallRecord(
+            backend="anthropic",
+            model=model,
+            attempt=attempt,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            error_class=type(exc).__name__,
+        )
+        return (
+            CheckResult(
+                name="verifier", verdict=Verdict.needs_review, reason=f"verifier call failed: {type(exc).__name__}"
+            ),
+            record,
+        )
     usage = getattr(message, "usage", None)
 
     def get(name: str) -> int:
         return int(getattr(usage, name, 0) or 0)
 
     record = LLMCallRecord(
-        backend="anthropic", model=model, request_id=getattr(message, "id", None), attempt=attempt,
-        stop_reason=getattr(message, "stop_reason", None), input_tokens=get("input_tokens"),
-        output_tokens=get("output_tokens"), cache_creation_input_tokens=get("cache_creation_input_tokens"),
+        backend="anthropic",
+        model=model,
+        request_id=getattr(message, "id", None),
+        attempt=attempt,
+        stop_reason=getattr(message, "stop_reason", None),
+        input_tokens=get("input_tokens"),
+        output_tokens=get("output_tokens"),
+        cache_creation_input_tokens=get("cache_creation_input_tokens"),
         cache_read_input_tokens=get("cache_read_input_tokens"),
-        latency_ms=(time.perf_counter() - started) * 1000, cost_usd=cost_usd(model, usage, prices or None),
+        latency_ms=(time.perf_counter() - started) * 1000,
+        cost_usd=cost_usd(model, usage, prices or None),
     )
     return parse_verifier_response(message, passage), record

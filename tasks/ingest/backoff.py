@@ -13,7 +13,7 @@ deletes the row.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlmodel import Session
@@ -25,7 +25,7 @@ from schemas.tables import ExtractionBackoffRow, utcnow
 
 def _aware(when: datetime) -> datetime:
     """``when`` as a timezone-aware UTC time (SQLite returns naive times)."""
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _when(when: datetime) -> str:
@@ -49,8 +49,9 @@ def _waiting(row: ExtractionBackoffRow | None, now: datetime, limits: Limits | N
     return not (limits is not None and row.timeout_s is not None and limits.extraction_timeout_s > row.timeout_s)
 
 
-def backoff_until(database_url: str, sha256: str, now: datetime | None = None,
-                  limits: Limits | None = None) -> datetime | None:
+def backoff_until(
+    database_url: str, sha256: str, now: datetime | None = None, limits: Limits | None = None
+) -> datetime | None:
     """When the back-off of document ``sha256`` ends (UTC), or None when it may be extracted now
     (no back-off, it ended, or ``limits`` allow more time than the timeout that started it)."""
     from tasks.store.persist import get_engine
@@ -61,8 +62,9 @@ def backoff_until(database_url: str, sha256: str, now: datetime | None = None,
     return _aware(row.retry_after) if _waiting(row, now, limits) else None
 
 
-def backoff_reason(database_url: str, sha256: str, now: datetime | None = None,
-                   limits: Limits | None = None) -> str | None:
+def backoff_reason(
+    database_url: str, sha256: str, now: datetime | None = None, limits: Limits | None = None
+) -> str | None:
     """Why the document ``sha256`` is not extracted now (its back-off holds, see :func:`backoff_until`),
     else None."""
     from tasks.store.persist import get_engine
@@ -72,13 +74,16 @@ def backoff_reason(database_url: str, sha256: str, now: datetime | None = None,
         row = session.get(ExtractionBackoffRow, sha256)
     if not _waiting(row, now, limits):
         return None
-    return (f"text extraction timed out in {row.timeouts} earlier run(s) (last on {_when(row.last_failed_at)}: "
-            f"{row.last_reason}); not extracted again before {_when(row.retry_after)} (back-off doubles with each "
-            f"timeout, DOCREVIEW_EXTRACTION_BACKOFF_S; a higher DOCREVIEW_EXTRACTION_TIMEOUT_S ends it)")
+    return (
+        f"text extraction timed out in {row.timeouts} earlier run(s) (last on {_when(row.last_failed_at)}: "
+        f"{row.last_reason}); not extracted again before {_when(row.retry_after)} (back-off doubles with each "
+        f"timeout, DOCREVIEW_EXTRACTION_BACKOFF_S; a higher DOCREVIEW_EXTRACTION_TIMEOUT_S ends it)"
+    )
 
 
-def record_extraction(database_url: str, sha256: str, result: dict[str, Any], limits: Limits,
-                      now: datetime | None = None) -> str | None:
+def record_extraction(
+    database_url: str, sha256: str, result: dict[str, Any], limits: Limits, now: datetime | None = None
+) -> str | None:
     """Remember the outcome of one extraction of ``sha256`` (a :func:`tasks.ingest.extract.run_extraction`
     result): a timeout starts or lengthens the back-off, anything else ends it.
 
@@ -98,12 +103,23 @@ def record_extraction(database_url: str, sha256: str, result: dict[str, Any], li
         timeouts = (row.timeouts if row is not None else 0) + 1
         delay = backoff_delay_s(timeouts, limits)
         retry_after = now + timedelta(seconds=delay)
-        upsert(session, ExtractionBackoffRow,
-               [dict(sha256=sha256, timeouts=timeouts, last_reason=str(result.get("reason") or "timeout"),
-                     last_failed_at=now, retry_after=retry_after, timeout_s=limits.extraction_timeout_s)],
-               keys=["sha256"], update=["timeouts", "last_reason", "last_failed_at", "retry_after", "timeout_s"])
+        upsert(
+            session,
+            ExtractionBackoffRow,
+            [
+                dict(
+                    sha256=sha256,
+                    timeouts=timeouts,
+                    last_reason=str(result.get("reason") or "timeout"),
+                    last_failed_at=now,
+                    retry_after=retry_after,
+                    timeout_s=limits.extraction_timeout_s,
+                )
+            ],
+            keys=["sha256"],
+            update=["timeouts", "last_reason", "last_failed_at", "retry_after", "timeout_s"],
+        )
         session.commit()
     if delay <= 0:
         return None
     return f"timeout {timeouts} in a row: not extracted again before {_when(retry_after)}"
-

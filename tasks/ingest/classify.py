@@ -32,25 +32,50 @@ COVER_CHARS = 6000
 _I = re.IGNORECASE
 _SEC = re.compile(r"SECURITIES\s+AND\s+EXCHANGE\s+COMMISSION", _I)
 _FORMS: list[tuple[FilingForm, re.Pattern[str], re.Pattern[str]]] = [
-    (FilingForm.form_10k, re.compile(r"\bFORM\s+10-?K\b", _I),
-     re.compile(r"ANNUAL\s+REPORT\s+PURSUANT\s+TO\s+SECTION\s+13(?:\s+OR\s+15\s*\(d\))?", _I)),
-    (FilingForm.form_10q, re.compile(r"\bFORM\s+10-?Q\b", _I),
-     re.compile(r"QUARTERLY\s+REPORT\s+PURSUANT\s+TO\s+SECTION\s+13\s+OR\s+15\s*\(d\)", _I)),
+    (
+        FilingForm.form_10k,
+        re.compile(r"\bFORM\s+10-?K\b", _I),
+        re.compile(r"ANNUAL\s+REPORT\s+PURSUANT\s+TO\s+SECTION\s+13(?:\s+OR\s+15\s*\(d\))?", _I),
+    ),
+    (
+        FilingForm.form_10q,
+        re.compile(r"\bFORM\s+10-?Q\b", _I),
+        re.compile(r"QUARTERLY\s+REPORT\s+PURSUANT\s+TO\s+SECTION\s+13\s+OR\s+15\s*\(d\)", _I),
+    ),
     (FilingForm.form_8k, re.compile(r"\bFORM\s+8-?K\b", _I), re.compile(r"CURRENT\s+REPORT", _I)),
 ]
 _8K_ITEM = re.compile(r"^\s*Item\s+[1-9]\.0\d\b", _I | re.M)
-_RELEASE = re.compile(r"\b(?:reports?|announces?)\b[^•.]{0,100}?\bresults\b|FOR\s+IMMEDIATE\s+RELEASE|"
-                      r"\b(?:first|second|third|fourth)[- ]quarter\b[^\n]{0,60}\b(?:results|sales|earnings)\b", _I)
+_RELEASE = re.compile(
+    r"\b(?:reports?|announces?)\b[^•.]{0,100}?\bresults\b|FOR\s+IMMEDIATE\s+RELEASE|"
+    r"\b(?:first|second|third|fourth)[- ]quarter\b[^\n]{0,60}\b(?:results|sales|earnings)\b",
+    _I,
+)
 _EPS = re.compile(r"\bEPS\b|earnings\s+per\s+(?:diluted\s+)?share", _I)
 _EXHIBIT = re.compile(r"^\s*EXHIBIT\s+\d+(?:\.\d+)?\b", _I | re.M)
 _REGISTRANT = re.compile(r"([^\n]{3,120})\n\s*\(Exact\s+name\s+of\s+(?:the\s+)?registrant", _I)
 _NAMED_BEFORE = re.compile(r"Commission\s+file\s+number[^\n]*\n(?:[\d-]+\s+)?([A-Z0-9][A-Z0-9&.,' -]{2,60})\n", _I)
 _RELEASE_NAME = re.compile(r"^\s*([A-Z][\w&.,' -]{1,60}?)\s+(?:reports?|announces?)\b", re.M | _I)
 _FILE_NUMBER = re.compile(r"Commission\s+File\s+(?:No\.|Number)\s*:?\s*\n?\s*(\d{1,4}-\d{3,6})", _I)
-_MONTHS = ("january february march april may june july august september october november december").split()
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
 _DATE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r")\s+(\d{1,2})\s*,?\s+(\d{4})", _I)
-_PERIOD = re.compile(r"(?:fiscal\s+year\s+ended|quarterly\s+period\s+ended|period\s+ended|"
-                     r"Date\s+of\s+(?:R|r)eport[^:\n]*:?)\s*\n?\s*([A-Za-z]+\s+\d{1,2}\s*,?\s+\d{4})", _I)
+_PERIOD = re.compile(
+    r"(?:fiscal\s+year\s+ended|quarterly\s+period\s+ended|period\s+ended|"
+    r"Date\s+of\s+(?:R|r)eport[^:\n]*:?)\s*\n?\s*([A-Za-z]+\s+\d{1,2}\s*,?\s+\d{4})",
+    _I,
+)
 
 
 def iso_date(text: str) -> str | None:
@@ -114,30 +139,52 @@ def classify_text(text: str, override: str | None = None) -> DocumentKind:
         m = _PERIOD.search(cover)
         period = iso_date(m.group(1)) if m else iso_date(cover)
     if override == "contract":
-        return DocumentKind(profile=Profile.contract, document_type=CONTRACT_TYPE,
-                            reason="profile set for the run (--profile contract)"
-                            + (f"; the text reads as {form.value} ({why})" if form else ""))
+        return DocumentKind(
+            profile=Profile.contract,
+            document_type=CONTRACT_TYPE,
+            reason="profile set for the run (--profile contract)"
+            + (f"; the text reads as {form.value} ({why})" if form else ""),
+        )
     number = _FILE_NUMBER.search(cover)
     file_number = number.group(1) if number else None
     if override == "filing":
-        return DocumentKind(profile=Profile.filing, document_type=(form or FilingForm.other).value,
-                            reason="profile set for the run (--profile filing)"
-                            + (f"; {why}" if form else "; no SEC form recognised on the cover page"),
-                            company=company, period=period, file_number=file_number)
+        return DocumentKind(
+            profile=Profile.filing,
+            document_type=(form or FilingForm.other).value,
+            reason="profile set for the run (--profile filing)"
+            + (f"; {why}" if form else "; no SEC form recognised on the cover page"),
+            company=company,
+            period=period,
+            file_number=file_number,
+        )
     if form is not None:
-        return DocumentKind(profile=Profile.filing, document_type=form.value, reason=why, company=company,
-                            period=period, file_number=file_number)
+        return DocumentKind(
+            profile=Profile.filing,
+            document_type=form.value,
+            reason=why,
+            company=company,
+            period=period,
+            file_number=file_number,
+        )
     if _SEC.search(cover):
-        return DocumentKind(profile=Profile.contract, document_type=CONTRACT_TYPE,
-                            reason="names the Securities and Exchange Commission but no form the filing profile "
-                                   "knows (10-K, 10-Q, 8-K, earnings release) is recognised on its cover page: "
-                                   "reviewed under the contract profile")
+        return DocumentKind(
+            profile=Profile.contract,
+            document_type=CONTRACT_TYPE,
+            reason="names the Securities and Exchange Commission but no form the filing profile "
+            "knows (10-K, 10-Q, 8-K, earnings release) is recognised on its cover page: "
+            "reviewed under the contract profile",
+        )
     if _EXHIBIT.search(cover[:600]):
-        return DocumentKind(profile=Profile.contract, document_type=CONTRACT_TYPE,
-                            reason="an exhibit filed on its own (no SEC form cover page): reviewed under the "
-                                   "contract profile")
-    return DocumentKind(profile=Profile.contract, document_type=CONTRACT_TYPE,
-                        reason="no SEC form cover page or earnings-release heading: a contract")
+        return DocumentKind(
+            profile=Profile.contract,
+            document_type=CONTRACT_TYPE,
+            reason="an exhibit filed on its own (no SEC form cover page): reviewed under the contract profile",
+        )
+    return DocumentKind(
+        profile=Profile.contract,
+        document_type=CONTRACT_TYPE,
+        reason="no SEC form cover page or earnings-release heading: a contract",
+    )
 
 
 def _form_of(cover: str) -> tuple[FilingForm | None, str]:
@@ -150,8 +197,9 @@ def _form_of(cover: str) -> tuple[FilingForm | None, str]:
             return form, f"cover page reads {name.group(0)!r} and has Form 8-K Item headings"
     head = cover[:2500]
     if _RELEASE.search(head) and _EPS.search(cover):
-        return FilingForm.earnings_release, (f"first page reads {_squash(_RELEASE.search(head).group(0))!r} "
-                                             "and reports earnings per share")
+        return FilingForm.earnings_release, (
+            f"first page reads {_squash(_RELEASE.search(head).group(0))!r} and reports earnings per share"
+        )
     return None, ""
 
 
@@ -165,6 +213,9 @@ def classify_document(document: ExtractedDocument, override: str | None = None) 
     without any text is a contract whose reason says so; extraction fails such files first)."""
     head = "\n\n".join(p.text for p in document.pages[:4])
     if not head.strip():
-        return DocumentKind(profile=Profile.contract, document_type=CONTRACT_TYPE,
-                            reason="no text on the first pages to classify: reviewed under the contract profile")
+        return DocumentKind(
+            profile=Profile.contract,
+            document_type=CONTRACT_TYPE,
+            reason="no text on the first pages to classify: reviewed under the contract profile",
+        )
     return classify_text(head, override)

@@ -98,7 +98,7 @@ def run_extraction(path: str, limits: Limits) -> dict:
                 "ok": False,
                 "kind": FailureKind.timeout.value,
                 "reason": f"text extraction did not finish within {limits.extraction_timeout_s:g} s (process killed)"
-                          + (f" after {len(crashes)} restart(s): {'; '.join(crashes)}" if crashes else ""),
+                + (f" after {len(crashes)} restart(s): {'; '.join(crashes)}" if crashes else ""),
                 "attempts": attempt,
             }
         started, result = _progress_and_result(proc.stdout)
@@ -128,7 +128,7 @@ def run_extraction(path: str, limits: Limits) -> dict:
                 "ok": False,
                 "kind": FailureKind.memory_limit.value,
                 "reason": f"the extraction process cannot start within DOCREVIEW_EXTRACTION_MEMORY_MB="
-                          f"{limits.extraction_memory_mb} MiB (raise it; default 1536)",
+                f"{limits.extraction_memory_mb} MiB (raise it; default 1536)",
                 "attempts": attempt,
             }
         if "MemoryError" in err or proc.returncode in (-9, -6):
@@ -139,13 +139,25 @@ def run_extraction(path: str, limits: Limits) -> dict:
                 "attempts": attempt,
             }
         if proc.returncode == 0:
-            return {"ok": False, "kind": FailureKind.corrupt.value, "reason": "text extraction returned unreadable output",
-                    "attempts": attempt}
+            return {
+                "ok": False,
+                "kind": FailureKind.corrupt.value,
+                "reason": "text extraction returned unreadable output",
+                "attempts": attempt,
+            }
         last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}"
-        return {"ok": False, "kind": FailureKind.corrupt.value, "reason": f"text extraction crashed: {last[:300]}",
-                "attempts": attempt}
-    return {"ok": False, "kind": FailureKind.corrupt.value,  # pragma: no cover - the loop returns
-            "reason": "text extraction crashed on every attempt", "attempts": MAX_ATTEMPTS}
+        return {
+            "ok": False,
+            "kind": FailureKind.corrupt.value,
+            "reason": f"text extraction crashed: {last[:300]}",
+            "attempts": attempt,
+        }
+    return {
+        "ok": False,
+        "kind": FailureKind.corrupt.value,  # pragma: no cover - the loop returns
+        "reason": "text extraction crashed on every attempt",
+        "attempts": MAX_ATTEMPTS,
+    }
 
 
 @task(name="extract-document", task_run_name=for_document("extract"), cache_policy=NO_CACHE)
@@ -170,9 +182,13 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
 
         waiting = backoff_reason(database_url, fingerprinted.sha256, limits=limits)
         if waiting:
-            return fingerprinted.model_copy(update={"failure": FailureKind.timeout, "reason": waiting,
-                                                    "retry_after": backoff_until(database_url, fingerprinted.sha256,
-                                                                                 limits=limits)})
+            return fingerprinted.model_copy(
+                update={
+                    "failure": FailureKind.timeout,
+                    "reason": waiting,
+                    "retry_after": backoff_until(database_url, fingerprinted.sha256, limits=limits),
+                }
+            )
     result = run_extraction(obj.local_path, limits)
     if database_url and fingerprinted.sha256:
         from tasks.ingest.backoff import backoff_until, record_extraction
@@ -183,22 +199,27 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
             retry_after = backoff_until(database_url, fingerprinted.sha256)
     if not result.get("ok"):
         kind = FailureKind(result.get("kind", FailureKind.corrupt.value))
-        return fingerprinted.model_copy(update={"failure": kind, "reason": result.get("reason", kind.value),
-                                                "retry_after": retry_after})
+        return fingerprinted.model_copy(
+            update={"failure": kind, "reason": result.get("reason", kind.value), "retry_after": retry_after}
+        )
     pages = [
         PageText(number=p["number"], text=p["text"], quality=PageQuality(**p["quality"]), running=p.get("running", []))
         for p in result["pages"]
     ]
     if not any(p.text.strip() for p in pages):
         unread = [p for p in pages if p.quality.not_read]
-        detail = (f"; page(s) {', '.join(str(p.number) for p in unread[:10])} could not be read: "
-                  f"{unread[0].quality.not_read}" if unread else "")
+        detail = (
+            f"; page(s) {', '.join(str(p.number) for p in unread[:10])} could not be read: {unread[0].quality.not_read}"
+            if unread
+            else ""
+        )
         return fingerprinted.model_copy(
             update={
-                "failure": FailureKind.resource_limit if any("LimitReached" in (p.quality.not_read or "") for p in unread)
+                "failure": FailureKind.resource_limit
+                if any("LimitReached" in (p.quality.not_read or "") for p in unread)
                 else FailureKind.no_text,
                 "reason": f"no text layer on any of {len(pages)} page(s) (image-only or scanned; OCR is not performed)"
-                          + detail,
+                + detail,
                 "pages": len(pages),
             }
         )

@@ -63,8 +63,7 @@ def page_quality(raw: str, cleaned: str) -> dict:
     :class:`schemas.documents.PageQuality`)."""
     nul = raw.count("\x00")
     pua = sum(1 for ch in raw if "\ue000" <= ch <= "\uf8ff")
-    return {"empty": not cleaned.strip(), "glued_words": is_glued(cleaned), "private_use_chars": pua,
-            "nul_chars": nul}
+    return {"empty": not cleaned.strip(), "glued_words": is_glued(cleaned), "private_use_chars": pua, "nul_chars": nul}
 
 
 def is_glued(cleaned: str) -> bool:
@@ -100,7 +99,7 @@ def _maps_to_markers(font: Any) -> bool:
         if tu is None:
             return False
         data = tu.get_object().get_data()
-    except Exception:  # noqa: BLE001 - an unreadable CMap: PDFium's text stands
+    except Exception:
         return False
     for kind, body in _TOUNICODE_SECTION.findall(data):
         if kind == b"bfchar":
@@ -108,7 +107,7 @@ def _maps_to_markers(font: Any) -> bool:
                 if int(src, 16) and _is_marker_unit(dst):
                     return True
             continue
-        for lo, hi, dst, array in _BFRANGE.findall(body):
+        for lo, _hi, dst, array in _BFRANGE.findall(body):
             first = int(lo, 16)
             targets = [(first, dst)] if dst else [(first + k, d) for k, d in enumerate(_HEX.findall(array))]
             if any(code and _is_marker_unit(d) for code, d in targets):
@@ -135,7 +134,7 @@ def marker_font_pages(reader: Any, count: int) -> set[int]:
                 if cache[key]:
                     out.add(i)
                     break
-        except Exception:  # noqa: BLE001 - a broken resource dictionary: PDFium's text stands
+        except Exception:
             continue
     return out
 
@@ -158,7 +157,7 @@ def tounicode_map(font: Any) -> tuple[int, dict[int, str]]:
     try:
         tu = font.get("/ToUnicode")
         data = tu.get_object().get_data() if tu is not None else b""
-    except Exception:  # noqa: BLE001
+    except Exception:
         return 1, {}
     out: dict[int, str] = {}
     width = 1
@@ -203,13 +202,13 @@ def pypdf_page(reader: Any, i: int) -> tuple[str, list[tuple[str, str]]]:
         if name not in fonts:
             try:
                 fonts[name] = tounicode_map(page["/Resources"].get_object()["/Font"].get_object()[name].get_object())
-            except Exception:  # noqa: BLE001
+            except Exception:
                 fonts[name] = (1, {})
         return fonts[name]
 
     def decode(raw: bytes) -> str:
         width, table = current[0]
-        return "".join(table.get(int.from_bytes(raw[k:k + width], "big"), "") for k in range(0, len(raw), width))
+        return "".join(table.get(int.from_bytes(raw[k : k + width], "big"), "") for k in range(0, len(raw), width))
 
     def before(op: bytes, args: list, cm: Any, tm: Any) -> None:
         if op == b"Tf" and args:
@@ -258,11 +257,11 @@ def _open_pdfium(path: str, encrypted: bool) -> Any | None:
     """The PDFium document, or None when pypdfium2 is missing or cannot open the file."""
     try:
         import pypdfium2 as pdfium
-    except Exception:  # noqa: BLE001 - not installed or cannot load: pypdf alone
+    except Exception:
         return None
     try:
         return pdfium.PdfDocument(path, password="" if encrypted else None)
-    except Exception:  # noqa: BLE001 - PDFium cannot open it: pypdf alone
+    except Exception:
         return None
 
 
@@ -283,7 +282,7 @@ def extract(path: str, max_pages: int, pypdf_only: bool = False, pypdf_pages: fr
         raise
     except FileNotDecryptedError as exc:
         return {"ok": False, "kind": "password_required", "reason": f"password required: {exc}"}
-    except Exception as exc:  # noqa: BLE001 - every reader error means a corrupt file (unless PDFium reads it)
+    except Exception as exc:
         open_error = f"corrupt PDF: {type(exc).__name__}: {exc}"
 
     encrypted = False
@@ -291,21 +290,26 @@ def extract(path: str, max_pages: int, pypdf_only: bool = False, pypdf_pages: fr
     if reader is not None:
         try:
             encrypted = bool(reader.is_encrypted)
-            if encrypted:
-                # Permission-only files open with an empty user password.
-                if not reader.decrypt(""):
-                    return {"ok": False, "kind": "password_required",
-                            "reason": "password required: the PDF is encrypted with a user password"}
+            # Permission-only files open with an empty user password.
+            if encrypted and not reader.decrypt(""):
+                return {
+                    "ok": False,
+                    "kind": "password_required",
+                    "reason": "password required: the PDF is encrypted with a user password",
+                }
         except NotImplementedError as exc:
             return {"ok": False, "kind": "password_required", "reason": f"unsupported encryption: {exc}"}
-        except Exception as exc:  # noqa: BLE001
-            return {"ok": False, "kind": "corrupt",
-                    "reason": f"corrupt PDF (encryption dictionary): {type(exc).__name__}: {exc}"}
+        except Exception as exc:
+            return {
+                "ok": False,
+                "kind": "corrupt",
+                "reason": f"corrupt PDF (encryption dictionary): {type(exc).__name__}: {exc}",
+            }
         try:
             count = len(reader.pages)
         except FileNotDecryptedError as exc:
             return {"ok": False, "kind": "password_required", "reason": f"password required: {exc}"}
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             open_error = f"corrupt PDF (page tree): {type(exc).__name__}: {exc}"
             reader = None
 
@@ -328,16 +332,29 @@ def extract(path: str, max_pages: int, pypdf_only: bool = False, pypdf_pages: fr
     if all(p["not_read"] for p in pages):
         limit = next((p for p in pages if p["limit"]), None)
         if limit is not None:
-            return {"ok": False, "kind": "resource_limit",
-                    "reason": f"a resource limit stopped text extraction on every page ({count}): "
-                              f"page {limit['number']}: {limit['not_read']}"}
-        return {"ok": False, "kind": "corrupt",
-                "reason": f"corrupt PDF: text extraction failed on all {count} pages ({pages[0]['not_read']})"}
+            return {
+                "ok": False,
+                "kind": "resource_limit",
+                "reason": f"a resource limit stopped text extraction on every page ({count}): "
+                f"page {limit['number']}: {limit['not_read']}",
+            }
+        return {
+            "ok": False,
+            "kind": "corrupt",
+            "reason": f"corrupt PDF: text extraction failed on all {count} pages ({pages[0]['not_read']})",
+        }
     out = finish_pages(pages)
-    engines = {"pdfium": sum(1 for p in pages if p["extractor"] == "pdfium"),
-               "pypdf": sum(1 for p in pages if p["extractor"] == "pypdf")}
-    return {"ok": True, "encrypted": encrypted, "pages": out, "engines": engines,
-            "page_errors": sum(1 for p in pages if p["not_read"])}
+    engines = {
+        "pdfium": sum(1 for p in pages if p["extractor"] == "pdfium"),
+        "pypdf": sum(1 for p in pages if p["extractor"] == "pypdf"),
+    }
+    return {
+        "ok": True,
+        "encrypted": encrypted,
+        "pages": out,
+        "engines": engines,
+        "page_errors": sum(1 for p in pages if p["not_read"]),
+    }
 
 
 def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pdfium: bool = False) -> dict:
@@ -350,8 +367,15 @@ def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pd
 
     from tasks.textnorm import clean_page_text
 
-    page = {"number": i + 1, "raw": "", "clean": None, "actual": None, "extractor": None, "not_read": None,
-            "limit": False}
+    page = {
+        "number": i + 1,
+        "raw": "",
+        "clean": None,
+        "actual": None,
+        "extractor": None,
+        "not_read": None,
+        "limit": False,
+    }
     first = None
     if pdf is not None and not skip_pdfium:
         sys.stdout.write(json.dumps({"pdfium_page": i}) + "\n")
@@ -360,7 +384,7 @@ def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pd
             first = pdfium_page(pdf, i)
         except MemoryError:
             raise
-        except Exception:  # noqa: BLE001 - pypdf has a go
+        except Exception:
             first = None
     c1 = clean_page_text(first) if first is not None else ""
     if first is not None and (reader is None or (c1 and not is_glued(c1) and not force_pypdf)):
@@ -378,14 +402,17 @@ def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pd
             page.update(not_read=f"LimitReachedError: {exc}", limit=True)
             return page
         second, spans = None, []
-    except Exception as exc:  # noqa: BLE001 - one bad page must not lose the document
+    except Exception as exc:
         if first is None:
             page["not_read"] = f"{type(exc).__name__}: {str(exc)[:200]}"
             return page
         second, spans = None, []
     c2 = clean_page_text(second) if second is not None else ""
-    keep_first = second is None or (c1 and not c2) or (
-        c1 and is_glued(c2) and (not is_glued(c1) or _glue_score(c1) <= _glue_score(c2)))
+    keep_first = (
+        second is None
+        or (c1 and not c2)
+        or (c1 and is_glued(c2) and (not is_glued(c1) or _glue_score(c1) <= _glue_score(c2)))
+    )
     if keep_first:
         page.update(raw=first or "", clean=c1, extractor="pdfium")
     else:
@@ -400,8 +427,13 @@ def finish_pages(pages: list[dict]) -> list[dict]:
     Returns ``[{"number", "text", "quality", "running"}]`` (``running``: the removed lines).
     """
     from tasks.ingest.furniture import strip_running_lines
-    from tasks.ingest.ligatures import (actual_text_replacements, free_words, rejoin_split_ligatures, restore_ligatures,
-                                        vocabulary)
+    from tasks.ingest.ligatures import (
+        actual_text_replacements,
+        free_words,
+        rejoin_split_ligatures,
+        restore_ligatures,
+        vocabulary,
+    )
     from tasks.textnorm import GLUED_PAGE_NOTE, clean_page_text
 
     vocab = vocabulary([p["raw"] for p in pages])
@@ -420,8 +452,7 @@ def finish_pages(pages: list[dict]) -> list[dict]:
     for p, text, before, n, lines in zip(pages, texts, cleaned, restored, removed):
         quality = page_quality(p["raw"], before)
         quality["empty"] = not text.strip()
-        quality.update(ligatures_restored=n, not_read=p["not_read"], running_lines=len(lines),
-                       extractor=p["extractor"])
+        quality.update(ligatures_restored=n, not_read=p["not_read"], running_lines=len(lines), extractor=p["extractor"])
         if quality["glued_words"]:
             text = f"{GLUED_PAGE_NOTE}\n{text}"
         out.append({"number": p["number"], "text": text, "quality": quality, "running": lines})

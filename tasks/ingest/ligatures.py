@@ -36,20 +36,150 @@ KNOWN_CODEPOINTS = {"\uf001": "fi", "\uf002": "fl"}
 
 #: Words with a ligature that contracts and filings use (lower case), for pages whose document
 #: never spells the word in full.
-COMMON_WORDS = frozenset("""
-affect affected affecting affects affiliate affiliated affiliates affirm affirmative afford benefit benefits
-beneficial beneficiary certificate certificates certified certify classified confidential confidentiality
-conflict conflicts defined define defines definition definitions definitive deficiency difference different
-differ difficult effect effective effectively effectiveness effects efficiency efficient efforts effort field
-fields file filed files filing filings final finally finance financial financing find finding findings first fiscal
-fixed flow flows fluctuations identified identify influence insufficient justified modification modifications
-modified modify notification notified notify off offer offered offering offerings offers office officer officers
-offices official offset profit profits qualified qualify ratified ratify reflect reflected reflects satisfied
-satisfy scientific significant significantly specific specifically specified specify staff staffing sufficient
-suffer suffered terrific traffic waived financially flexibility flexible floor diligence affiliation
-section sections option options election participant vesting notice termination obligation obligations
-information application compensation condition conditions settlement matter matters after
-""".split())
+COMMON_WORDS = frozenset(
+    [
+        "affect",
+        "affected",
+        "affecting",
+        "affects",
+        "affiliate",
+        "affiliated",
+        "affiliates",
+        "affirm",
+        "affirmative",
+        "afford",
+        "benefit",
+        "benefits",
+        "beneficial",
+        "beneficiary",
+        "certificate",
+        "certificates",
+        "certified",
+        "certify",
+        "classified",
+        "confidential",
+        "confidentiality",
+        "conflict",
+        "conflicts",
+        "defined",
+        "define",
+        "defines",
+        "definition",
+        "definitions",
+        "definitive",
+        "deficiency",
+        "difference",
+        "different",
+        "differ",
+        "difficult",
+        "effect",
+        "effective",
+        "effectively",
+        "effectiveness",
+        "effects",
+        "efficiency",
+        "efficient",
+        "efforts",
+        "effort",
+        "field",
+        "fields",
+        "file",
+        "filed",
+        "files",
+        "filing",
+        "filings",
+        "final",
+        "finally",
+        "finance",
+        "financial",
+        "financing",
+        "find",
+        "finding",
+        "findings",
+        "first",
+        "fiscal",
+        "fixed",
+        "flow",
+        "flows",
+        "fluctuations",
+        "identified",
+        "identify",
+        "influence",
+        "insufficient",
+        "justified",
+        "modification",
+        "modifications",
+        "modified",
+        "modify",
+        "notification",
+        "notified",
+        "notify",
+        "off",
+        "offer",
+        "offered",
+        "offering",
+        "offerings",
+        "offers",
+        "office",
+        "officer",
+        "officers",
+        "offices",
+        "official",
+        "offset",
+        "profit",
+        "profits",
+        "qualified",
+        "qualify",
+        "ratified",
+        "ratify",
+        "reflect",
+        "reflected",
+        "reflects",
+        "satisfied",
+        "satisfy",
+        "scientific",
+        "significant",
+        "significantly",
+        "specific",
+        "specifically",
+        "specified",
+        "specify",
+        "staff",
+        "staffing",
+        "sufficient",
+        "suffer",
+        "suffered",
+        "terrific",
+        "traffic",
+        "waived",
+        "financially",
+        "flexibility",
+        "flexible",
+        "floor",
+        "diligence",
+        "affiliation",
+        "section",
+        "sections",
+        "option",
+        "options",
+        "election",
+        "participant",
+        "vesting",
+        "notice",
+        "termination",
+        "obligation",
+        "obligations",
+        "information",
+        "application",
+        "compensation",
+        "condition",
+        "conditions",
+        "settlement",
+        "matter",
+        "matters",
+        "after",
+    ]
+)
 
 _WORD = re.compile(r"[A-Za-z]+")
 _MARK = re.compile(r"[\x00\ue000-\uf8ff]")
@@ -113,15 +243,16 @@ def _expand(word: str, vocab: Counter[str]) -> str | None:
     slot = next(i for i, ch in enumerate(word) if is_marker(ch))
     best, best_score = None, 0
     for lig in LIGATURES:
-        low = (word[:slot] + lig + word[slot + 1:]).lower()
+        low = (word[:slot] + lig + word[slot + 1 :]).lower()
         score = vocab.get(low, 0) * 2 + (1 if low in COMMON_WORDS else 0)
         if score > best_score:
             best, best_score = lig, score
     return best
 
 
-def restore_ligatures(text: str, actual: list[str | None] | None = None,
-                      vocab: Counter[str] | None = None) -> tuple[str, int]:
+def restore_ligatures(
+    text: str, actual: list[str | None] | None = None, vocab: Counter[str] | None = None
+) -> tuple[str, int]:
     """Replace the marker characters of one page's raw text by the letters they stand for.
 
     ``actual`` are the page's ``/ActualText`` replacements (:func:`actual_text_replacements`),
@@ -179,8 +310,9 @@ def free_words(texts: list[str]) -> Counter[str]:
     return counts
 
 
-def rejoin_split_ligatures(text: str, vocab: Counter[str] | None = None,
-                           free: Counter[str] | None = None) -> tuple[str, int]:
+def rejoin_split_ligatures(
+    text: str, vocab: Counter[str] | None = None, free: Counter[str] | None = None
+) -> tuple[str, int]:
     """Rejoin words PDFium split at a ligature the font maps to a lone "f" (the 2015 3M 10-K:
     "the ef ects of" for "the effects of").
 

@@ -45,8 +45,7 @@ def list_local_source(source: str) -> list[SourceObject]:
     else:
         raise SourceError(f"source not found: {source}")
     return [
-        SourceObject(uri=str(p), name=p.name, local_path=str(p.resolve()), size_bytes=_size_or_zero(p))
-        for p in files
+        SourceObject(uri=str(p), name=p.name, local_path=str(p.resolve()), size_bytes=_size_or_zero(p)) for p in files
     ]
 
 
@@ -88,4 +87,3 @@ def precheck(obj: SourceObject, limits: Limits) -> tuple[FailureKind, str] | Non
     if b"%PDF-" not in head:
         return FailureKind.not_pdf, "not a PDF (no %PDF- header in the first 1024 bytes)"
     return None
-

@@ -69,12 +69,16 @@ class S3Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DOCREVIEW_S3_", extra="ignore")
 
     endpoint_url: str | None = Field(None, description="S3-compatible endpoint, e.g. http://127.0.0.1:9000.")
-    suffix: str = Field(".pdf", description="Keys listed from a prefix must end with this (case-insensitive); '' = all.")
+    suffix: str = Field(
+        ".pdf", description="Keys listed from a prefix must end with this (case-insensitive); '' = all."
+    )
     page_size: int = Field(1000, ge=1, le=1000, description="Keys per ListObjectsV2 page (S3 caps it at 1000).")
     connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout, seconds.")
     read_timeout_s: float = Field(60.0, gt=0, description="Socket read timeout, seconds.")
     max_attempts: int = Field(5, ge=1, le=20, description="Attempts per S3 request (botocore standard retries).")
-    download_attempts: int = Field(3, ge=1, le=10, description="Attempts per object download when the body stream breaks.")
+    download_attempts: int = Field(
+        3, ge=1, le=10, description="Attempts per object download when the body stream breaks."
+    )
 
 
 # --- URIs and names ------------------------------------------------------------------------
@@ -87,7 +91,7 @@ def parse_s3_uri(uri: str) -> tuple[str, str]:
     """
     if not uri.startswith("s3://"):
         raise SourceError(f"not an S3 URI: {uri!r} (expected s3://bucket/prefix)")
-    bucket, _, key = uri[len("s3://"):].partition("/")
+    bucket, _, key = uri[len("s3://") :].partition("/")
     if not _BUCKET_RE.match(bucket) or ".." in bucket:
         raise SourceError(f"invalid S3 bucket name {bucket!r} in {uri!r}")
     return bucket, key
@@ -181,15 +185,20 @@ def describe_error(exc: BaseException, what: str) -> str:
             "PreconditionFailed": "the object changed since it was listed (ETag mismatch)",
             "412": "the object changed since it was listed (ETag mismatch)",
         }
-        return f"{what}: {hints.get(code, code or 'error')}" + (f" ({err.get('Message')})" if err.get("Message") and code not in hints else "")
+        return f"{what}: {hints.get(code, code or 'error')}" + (
+            f" ({err.get('Message')})" if err.get("Message") and code not in hints else ""
+        )
     if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
         return f"{what}: no usable AWS credentials (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE or a role)"
     if isinstance(exc, EndpointConnectionError):
         from urllib.parse import urlsplit
 
         url = urlsplit(str(exc.kwargs.get("endpoint_url", "")))
-        return f"{what}: cannot reach the S3 endpoint {url.scheme}://{url.netloc}" if url.netloc else \
-            f"{what}: cannot reach the S3 endpoint"
+        return (
+            f"{what}: cannot reach the S3 endpoint {url.scheme}://{url.netloc}"
+            if url.netloc
+            else f"{what}: cannot reach the S3 endpoint"
+        )
     return f"{what}: {type(exc).__name__}: {str(exc)[:300]}"
 
 
@@ -248,11 +257,13 @@ def list_s3_keys(
                 return bucket, [(path, int(first[0]["Size"]), _strip_etag(first[0].get("ETag")))]
         prefix = path if not path or path.endswith("/") else path + "/"
         paginator = client.get_paginator("list_objects_v2")
-        pages = paginator.paginate(Bucket=bucket, Prefix=prefix, PaginationConfig={"PageSize": page_size or cfg.page_size})
+        pages = paginator.paginate(
+            Bucket=bucket, Prefix=prefix, PaginationConfig={"PageSize": page_size or cfg.page_size}
+        )
         for page in pages:
             for item in page.get("Contents", []):
                 key = item["Key"]
-                rel = key[len(prefix):]
+                rel = key[len(prefix) :]
                 if not rel or key.endswith("/"):
                     continue  # the prefix itself or a "folder" marker
                 if any(part.startswith(".") and part not in (".", "..") for part in rel.split("/")):
@@ -285,8 +296,16 @@ def list_s3_source(
     objects = []
     for key, size, etag in found:
         uri = s3_uri(bucket, key)
-        objects.append(SourceObject(uri=uri, name=display_name(key), local_path=str(folder / download_name(uri)),
-                                    size_bytes=size, etag=etag, endpoint_url=endpoint))
+        objects.append(
+            SourceObject(
+                uri=uri,
+                name=display_name(key),
+                local_path=str(folder / download_name(uri)),
+                size_bytes=size,
+                etag=etag,
+                endpoint_url=endpoint,
+            )
+        )
     return objects
 
 
@@ -357,19 +376,22 @@ def fetch_s3_object(obj: SourceObject, limits: Limits) -> IngestOutcome:
         return IngestOutcome(source=obj, failure=FailureKind.empty_file, reason="empty object (0 bytes)")
     if obj.size_bytes > limits.max_file_bytes:
         return IngestOutcome(
-            source=obj, failure=FailureKind.too_large,
+            source=obj,
+            failure=FailureKind.too_large,
             reason=f"too large: object is {obj.size_bytes:,} bytes, over the limit of {limits.max_file_bytes:,} bytes "
-                   "(not downloaded)",
+            "(not downloaded)",
         )
     try:
         digest, size, version = download_object(obj, limits.max_file_bytes)
     except _TooLarge:
-        return IngestOutcome(source=obj, failure=FailureKind.too_large,
-                             reason=f"too large: object grew past the limit of {limits.max_file_bytes:,} bytes while "
-                                    "downloading (changed since it was listed)")
+        return IngestOutcome(
+            source=obj,
+            failure=FailureKind.too_large,
+            reason=f"too large: object grew past the limit of {limits.max_file_bytes:,} bytes while "
+            "downloading (changed since it was listed)",
+        )
     except (ClientError, BotoCoreError, OSError) as exc:
-        return IngestOutcome(source=obj, failure=FailureKind.unreadable,
-                             reason=describe_error(exc, "download failed"))
+        return IngestOutcome(source=obj, failure=FailureKind.unreadable, reason=describe_error(exc, "download failed"))
     fetched = obj.model_copy(update={"size_bytes": size, "version_id": version})
     failed = precheck(fetched, limits)
     if failed:

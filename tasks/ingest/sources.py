@@ -19,8 +19,9 @@ from tasks.ingest.local import list_local_source, precheck, sha256_file
 
 
 @task(name="list-source-objects", cache_policy=NO_CACHE)
-def list_source_objects(source: str, endpoint_url: str | None = None, suffix: str | None = None,
-                        exclude: list[str] | None = None) -> list[SourceObject]:
+def list_source_objects(
+    source: str, endpoint_url: str | None = None, suffix: str | None = None, exclude: list[str] | None = None
+) -> list[SourceObject]:
     """Prefect task: the objects of ``source``: a local folder or file path (a ``file://`` URI
     is accepted too), or ``s3://bucket[/prefix | /exact-key]`` (see :mod:`tasks.ingest.s3`;
     ``endpoint_url`` and ``suffix`` apply to S3 only, listed S3 objects are downloaded later, by
@@ -41,8 +42,11 @@ def list_source_objects(source: str, endpoint_url: str | None = None, suffix: st
         source = unquote(urlparse(source).path)
     skip = [Path(p).expanduser().resolve() for p in exclude or []]
     skip += [q.with_name(q.name + tail) for q in list(skip) for tail in ("-wal", "-shm", "-journal")]
-    return [o for o in list_local_source(source)
-            if not any(Path(o.uri).resolve() == q or q in Path(o.uri).resolve().parents for q in skip)]
+    return [
+        o
+        for o in list_local_source(source)
+        if not any(Path(o.uri).resolve() == q or q in Path(o.uri).resolve().parents for q in skip)
+    ]
 
 
 @task(name="fingerprint-document", task_run_name="fingerprint · {obj.name}", cache_policy=NO_CACHE)
@@ -61,8 +65,11 @@ def fingerprint_document(obj: SourceObject, limits: Limits) -> IngestOutcome:
     except OSError as exc:  # a dangling link, or removed since it was listed
         return IngestOutcome(source=obj, failure=FailureKind.unreadable, reason=f"cannot read file: {exc}")
     if not stat.S_ISREG(mode):  # a FIFO would block a reader for ever
-        return IngestOutcome(source=obj, failure=FailureKind.unreadable,
-                             reason="not a regular file (a pipe, socket or device); nothing was read")
+        return IngestOutcome(
+            source=obj,
+            failure=FailureKind.unreadable,
+            reason="not a regular file (a pipe, socket or device); nothing was read",
+        )
     try:
         digest = sha256_file(obj.local_path)
     except OSError as exc:
@@ -71,4 +78,3 @@ def fingerprint_document(obj: SourceObject, limits: Limits) -> IngestOutcome:
     if failed:
         return IngestOutcome(source=obj, sha256=digest, failure=failed[0], reason=failed[1])
     return IngestOutcome(source=obj, sha256=digest)
-

@@ -48,10 +48,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta, timezone
+from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote as url_quote, unquote, urlparse
+from urllib.parse import quote as url_quote
+from urllib.parse import unquote, urlparse
 
 from sqlmodel import Session, select
 
@@ -95,9 +96,11 @@ def no_api_warning() -> str | None:
         return None
     with _warn_lock:
         _warned_no_api = True
-    return ("PREFECT_API_URL is not set: events cannot reach a Prefect server, so no deployment would see "
-            "them. Objects are recorded and their events are sent once the watcher runs with PREFECT_API_URL "
-            "set (e.g. `prefect server start`, then PREFECT_API_URL=http://127.0.0.1:4200/api).")
+    return (
+        "PREFECT_API_URL is not set: events cannot reach a Prefect server, so no deployment would see "
+        "them. Objects are recorded and their events are sent once the watcher runs with PREFECT_API_URL "
+        "set (e.g. `prefect server start`, then PREFECT_API_URL=http://127.0.0.1:4200/api)."
+    )
 
 
 def event_id(uri: str, etag: str) -> uuid.UUID:
@@ -108,12 +111,15 @@ def event_id(uri: str, etag: str) -> uuid.UUID:
 def event_parts(obj: SourceObject) -> tuple[dict[str, str], dict[str, Any]]:
     """``(resource, payload)`` of the ``docreview.document.received`` event for ``obj``."""
     if obj.is_s3:
-        bucket, _, key = obj.uri[len("s3://"):].partition("/")
+        bucket, _, key = obj.uri[len("s3://") :].partition("/")
         resource = {"prefect.resource.id": obj.uri, "prefect.resource.name": key, "docreview.bucket": bucket}
     else:
         bucket, key = None, obj.local_path
-        resource = {"prefect.resource.id": obj.uri, "prefect.resource.name": obj.name,
-                    "docreview.folder": str(Path(obj.local_path).parent)}
+        resource = {
+            "prefect.resource.id": obj.uri,
+            "prefect.resource.name": obj.name,
+            "docreview.folder": str(Path(obj.local_path).parent),
+        }
     payload = {"uri": obj.uri, "bucket": bucket, "key": key, "etag": obj.etag, "size_bytes": obj.size_bytes}
     return resource, payload
 
@@ -137,7 +143,7 @@ def emit_document_received(obj: SourceObject) -> bool:
     resource, payload = event_parts(obj)
     try:
         sent = emit_event(EVENT_NAME, resource=resource, payload=payload, id=event_id(obj.uri, obj.etag or ""))
-    except Exception as exc:  # noqa: BLE001 - e.g. EventTooLarge: the object stays pending, the watcher goes on
+    except Exception as exc:
         logger.warning("event for %s not sent: %s", obj.uri, type(exc).__name__)
         return False
     return sent is not None
@@ -152,7 +158,7 @@ def flush_events(timeout_s: float = 10.0) -> None:
     def drain() -> None:
         try:
             EventsWorker.drain_all(timeout=timeout_s)
-        except Exception:  # noqa: BLE001 - shutting down: nothing more can be done
+        except Exception:
             logger.debug("events worker drain failed", exc_info=True)
         finally:
             done.set()
@@ -177,8 +183,11 @@ def claim(database_url: str, objects: list[SourceObject]) -> list[SourceObject]:
     uris = sorted({o.uri for o in objects})
     with Session(engine) as session:
         for i in range(0, len(uris), _IN_CHUNK):
-            rows = session.exec(select(WatchedObjectRow.uri, WatchedObjectRow.etag)
-                                .where(WatchedObjectRow.uri.in_(uris[i:i + _IN_CHUNK]))).all()  # type: ignore[union-attr]
+            rows = session.exec(
+                select(WatchedObjectRow.uri, WatchedObjectRow.etag).where(
+                    WatchedObjectRow.uri.in_(uris[i : i + _IN_CHUNK])
+                )
+            ).all()  # type: ignore[union-attr]
             known.update((u, e) for u, e in rows)
     unseen: dict[tuple[str, str], SourceObject] = {}
     for obj in objects:
@@ -196,8 +205,10 @@ def claim(database_url: str, objects: list[SourceObject]) -> list[SourceObject]:
         dialect = sqlite if session.get_bind().dialect.name == "sqlite" else postgresql
         for i in range(0, len(items), _IN_CHUNK):
             now = utcnow()
-            rows = [dict(uri=uri, etag=etag, size_bytes=o.size_bytes, first_seen_at=now)
-                    for (uri, etag), o in items[i:i + _IN_CHUNK]]
+            rows = [
+                dict(uri=uri, etag=etag, size_bytes=o.size_bytes, first_seen_at=now)
+                for (uri, etag), o in items[i : i + _IN_CHUNK]
+            ]
             # INSERT … ON CONFLICT DO NOTHING RETURNING: only the rows this call inserted come back
             stmt = dialect.insert(table).values(rows).on_conflict_do_nothing(index_elements=["uri", "etag"])
             inserted.update((u, e) for u, e in session.execute(stmt.returning(table.c.uri, table.c.etag)).all())
@@ -214,7 +225,7 @@ def pending(database_url: str, root_uri: str, older_than_s: float) -> list[Sourc
         rows = session.exec(select(WatchedObjectRow).where(WatchedObjectRow.emitted_at.is_(None))).all()  # type: ignore[union-attr]
     out = []
     for row in rows:
-        seen = row.first_seen_at if row.first_seen_at.tzinfo else row.first_seen_at.replace(tzinfo=timezone.utc)
+        seen = row.first_seen_at if row.first_seen_at.tzinfo else row.first_seen_at.replace(tzinfo=UTC)
         if row.uri.startswith(root_uri) and seen <= cutoff:
             out.append(_object_from_uri(row.uri, row.etag, row.size_bytes))
     return out
@@ -226,15 +237,22 @@ def mark_emitted(database_url: str, objects: list[SourceObject]) -> None:
         return
     now = utcnow()
     with Session(get_engine(database_url)) as session:
-        upsert(session, WatchedObjectRow, [dict(uri=o.uri, etag=o.etag or "", size_bytes=o.size_bytes,
-                                                first_seen_at=now, emitted_at=now) for o in objects],
-               keys=["uri", "etag"], update=["emitted_at"])
+        upsert(
+            session,
+            WatchedObjectRow,
+            [
+                dict(uri=o.uri, etag=o.etag or "", size_bytes=o.size_bytes, first_seen_at=now, emitted_at=now)
+                for o in objects
+            ],
+            keys=["uri", "etag"],
+            update=["emitted_at"],
+        )
         session.commit()
 
 
 def _object_from_uri(uri: str, etag: str, size_bytes: int) -> SourceObject:
     if uri.startswith("s3://"):
-        key = uri[len("s3://"):].partition("/")[2]
+        key = uri[len("s3://") :].partition("/")[2]
         from tasks.ingest.s3 import display_name
 
         return SourceObject(uri=uri, name=display_name(key), local_path="", size_bytes=size_bytes, etag=etag)
@@ -265,8 +283,13 @@ def local_object(path: Path) -> SourceObject | None:
     if not path.is_file():
         return None
     resolved = path.resolve()
-    return SourceObject(uri=file_uri(resolved), name=path.name, local_path=str(resolved), size_bytes=st.st_size,
-                        etag=f"{st.st_size}-{st.st_mtime_ns}")
+    return SourceObject(
+        uri=file_uri(resolved),
+        name=path.name,
+        local_path=str(resolved),
+        size_bytes=st.st_size,
+        etag=f"{st.st_size}-{st.st_mtime_ns}",
+    )
 
 
 def _wanted(root: Path, path: Path, suffix: str) -> bool:
@@ -338,8 +361,17 @@ class WatchTarget:
 
             endpoint = resolve_endpoint(self.endpoint_url)
             bucket, found = list_s3_keys(self.source, endpoint, self.suffix)
-            return [SourceObject(uri=s3_uri(bucket, k), name=display_name(k), local_path="", size_bytes=size,
-                                 etag=etag, endpoint_url=endpoint) for k, size, etag in found]
+            return [
+                SourceObject(
+                    uri=s3_uri(bucket, k),
+                    name=display_name(k),
+                    local_path="",
+                    size_bytes=size,
+                    etag=etag,
+                    endpoint_url=endpoint,
+                )
+                for k, size, etag in found
+            ]
         return list_local_folder(self.root(), self.suffix, self.settle_s)
 
 
@@ -390,8 +422,13 @@ def watch_s3(target: WatchTarget, interval_s: float, stop: threading.Event, repo
         stop.wait(interval_s)
 
 
-def watch_folder(target: WatchTarget, interval_s: float, stop: threading.Event, report: Reporter | None = None,
-                 ready: threading.Event | None = None) -> None:
+def watch_folder(
+    target: WatchTarget,
+    interval_s: float,
+    stop: threading.Event,
+    report: Reporter | None = None,
+    ready: threading.Event | None = None,
+) -> None:
     """Follow a local folder with watchdog until ``stop`` is set.
 
     File-system events (created, modified, moved in) mark a path; once it has been quiet for
@@ -482,15 +519,22 @@ def parse_s3_notification(body: str) -> list[tuple[str, str, str, int]]:
         obj = s3.get("object") or {}
         bucket = (s3.get("bucket") or {}).get("name")
         if bucket and obj.get("key") is not None:
-            out.append((bucket, unquote_plus(obj["key"]), str(obj.get("eTag") or obj.get("sequencer") or ""),
-                        int(obj.get("size") or 0)))
+            out.append(
+                (
+                    bucket,
+                    unquote_plus(obj["key"]),
+                    str(obj.get("eTag") or obj.get("sequencer") or ""),
+                    int(obj.get("size") or 0),
+                )
+            )
     detail = data.get("detail")
     if data.get("detail-type") == "Object Created" and isinstance(detail, dict):
         bucket = (detail.get("bucket") or {}).get("name")
         obj = detail.get("object") or {}
         if bucket and obj.get("key") is not None:
-            out.append((bucket, str(obj["key"]), str(obj.get("etag") or obj.get("sequencer") or ""),
-                        int(obj.get("size") or 0)))
+            out.append(
+                (bucket, str(obj["key"]), str(obj.get("etag") or obj.get("sequencer") or ""), int(obj.get("size") or 0))
+            )
     return out
 
 
@@ -508,10 +552,15 @@ def sqs_client(queue_url: str) -> Any:
     parts = url.netloc.split(".")
     region = parts[1] if len(parts) > 3 and parts[0] == "sqs" and url.netloc.endswith("amazonaws.com") else None
     cfg = S3Settings()
-    config = Config(connect_timeout=cfg.connect_timeout_s, read_timeout=max(cfg.read_timeout_s, 30.0),
-                    retries={"max_attempts": cfg.max_attempts, "mode": "standard"}, user_agent_extra="docreview")
-    return boto3.session.Session().client("sqs", endpoint_url=f"{url.scheme}://{url.netloc}", region_name=region,
-                                          config=config)
+    config = Config(
+        connect_timeout=cfg.connect_timeout_s,
+        read_timeout=max(cfg.read_timeout_s, 30.0),
+        retries={"max_attempts": cfg.max_attempts, "mode": "standard"},
+        user_agent_extra="docreview",
+    )
+    return boto3.session.Session().client(
+        "sqs", endpoint_url=f"{url.scheme}://{url.netloc}", region_name=region, config=config
+    )
 
 
 def _in_target(target: WatchTarget, bucket: str, key: str) -> bool:
@@ -522,14 +571,15 @@ def _in_target(target: WatchTarget, bucket: str, key: str) -> bool:
         return False
     if path and key != path and not key.startswith(path if path.endswith("/") else path + "/"):
         return False
-    rel = key[len(path):] if path else key
+    rel = key[len(path) :] if path else key
     if key.endswith("/") or any(p.startswith(".") and p not in (".", "..") for p in rel.split("/") if p):
         return False
     return key == path or not target.suffix or key.lower().endswith(target.suffix.lower())
 
 
-def receive_notifications(target: WatchTarget, client: Any, queue_url: str, wait_s: int = 20,
-                          report: Reporter | None = None) -> int:
+def receive_notifications(
+    target: WatchTarget, client: Any, queue_url: str, wait_s: int = 20, report: Reporter | None = None
+) -> int:
     """One long poll of the queue (up to 10 messages, ``wait_s`` seconds): announce the created
     objects under ``target`` and delete the messages. Returns the number of messages handled.
 
@@ -549,16 +599,25 @@ def receive_notifications(target: WatchTarget, client: Any, queue_url: str, wait
     for msg in messages:
         for bucket, key, etag, size in parse_s3_notification(msg.get("Body", "")):
             if _in_target(target, bucket, key):
-                objects.append(SourceObject(uri=s3_uri(bucket, key), name=display_name(key), local_path="",
-                                            size_bytes=size, etag=etag.strip('"'), endpoint_url=endpoint))
+                objects.append(
+                    SourceObject(
+                        uri=s3_uri(bucket, key),
+                        name=display_name(key),
+                        local_path="",
+                        size_bytes=size,
+                        etag=etag.strip('"'),
+                        endpoint_url=endpoint,
+                    )
+                )
     announce(target, objects, report)
     entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
     client.delete_message_batch(QueueUrl=queue_url, Entries=entries)
     return len(messages)
 
 
-def watch_sqs(target: WatchTarget, queue_url: str, stop: threading.Event, report: Reporter | None = None,
-              wait_s: int = 20) -> None:
+def watch_sqs(
+    target: WatchTarget, queue_url: str, stop: threading.Event, report: Reporter | None = None, wait_s: int = 20
+) -> None:
     """Consume S3 event notifications from ``queue_url`` until ``stop`` is set (long polls of
     ``wait_s`` seconds). Queue errors are reported (``error``) and retried after 5 s."""
     from botocore.exceptions import BotoCoreError, ClientError

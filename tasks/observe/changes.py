@@ -31,14 +31,25 @@ def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[Filin
     high-risk changes first, then by kind."""
     out: list[FilingChange] = []
     if before.risk_headings and after.risk_headings:
-        out += [FilingChange(kind="risk_factor_added", subject=h, after=h) for h in after.risk_headings
-                if not _has_heading(before.risk_headings, h)]
-        out += [FilingChange(kind="risk_factor_removed", subject=h, before=h) for h in before.risk_headings
-                if not _has_heading(after.risk_headings, h)]
+        out += [
+            FilingChange(kind="risk_factor_added", subject=h, after=h)
+            for h in after.risk_headings
+            if not _has_heading(before.risk_headings, h)
+        ]
+        out += [
+            FilingChange(kind="risk_factor_removed", subject=h, before=h)
+            for h in before.risk_headings
+            if not _has_heading(after.risk_headings, h)
+        ]
     elif before.risk_headings or after.risk_headings:  # one side's Item 1A could not be read: no add/remove list
-        out.append(FilingChange(kind="risk_factors_not_compared", subject="Item 1A. Risk Factors",
-                                before=f"{len(before.risk_headings)} heading(s) read",
-                                after=f"{len(after.risk_headings)} heading(s) read"))
+        out.append(
+            FilingChange(
+                kind="risk_factors_not_compared",
+                subject="Item 1A. Risk Factors",
+                before=f"{len(before.risk_headings)} heading(s) read",
+                after=f"{len(after.risk_headings)} heading(s) read",
+            )
+        )
     old_figs = {f.name: f for f in before.key_figures}
     for fig in after.key_figures:
         prev = old_figs.get(fig.name)
@@ -47,8 +58,15 @@ def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[Filin
         change = (fig.value - prev.value) / abs(prev.value) if prev.value else None
         if change is not None and abs(change) < MIN_FIGURE_CHANGE:
             continue
-        out.append(FilingChange(kind="figure_changed", subject=fig.name.value, before=f"{prev.raw} {prev.unit}",
-                                after=f"{fig.raw} {fig.unit}", change=round(change, 4) if change is not None else None))
+        out.append(
+            FilingChange(
+                kind="figure_changed",
+                subject=fig.name.value,
+                before=f"{prev.raw} {prev.unit}",
+                after=f"{fig.raw} {fig.unit}",
+                change=round(change, 4) if change is not None else None,
+            )
+        )
     for flag in ("going_concern", "material_weakness"):
         was, now = bool(before.flags.get(flag)), bool(after.flags.get(flag))
         if now and not was:
@@ -57,8 +75,11 @@ def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[Filin
             out.append(FilingChange(kind="flag_disappeared", subject=flag, before="yes", after="no"))
     old_aud, new_aud = before.flags.get("auditor"), after.flags.get("auditor")
     if old_aud and new_aud and str(old_aud).lower() != str(new_aud).lower():
-        out.append(FilingChange(kind="auditor_changed", subject="auditor", before=str(old_aud), after=str(new_aud),
-                                high_risk=True))
+        out.append(
+            FilingChange(
+                kind="auditor_changed", subject="auditor", before=str(old_aud), after=str(new_aud), high_risk=True
+            )
+        )
     return sorted(out, key=lambda c: not c.high_risk)
 
 
@@ -93,7 +114,9 @@ def record_filing_changes(database_url: str, sha256: str) -> list[FilingChange]:
         save_filing_changes(database_url, sha256, None, [])
         return []
     current = load_profiles(database_url, [sha256])[sha256]
-    changes = compare_summaries(FilingSummary.model_validate(prev.summary), FilingSummary.model_validate(current.summary))
+    changes = compare_summaries(
+        FilingSummary.model_validate(prev.summary), FilingSummary.model_validate(current.summary)
+    )
     save_filing_changes(database_url, sha256, prev.sha256, changes)
     return changes
 
@@ -109,10 +132,15 @@ def compare_filings(database_url: str, run_id: str) -> int:
     from tasks.store.persist import get_engine
 
     with Session(get_engine(database_url)) as session:
-        shas = session.exec(select(RunDocumentRow.sha256).join(
-            DocumentProfileRow, DocumentProfileRow.sha256 == RunDocumentRow.sha256).where(
-            RunDocumentRow.run_id == run_id, RunDocumentRow.status == "reviewed",
-            DocumentProfileRow.profile == "filing")).all()
+        shas = session.exec(
+            select(RunDocumentRow.sha256)
+            .join(DocumentProfileRow, DocumentProfileRow.sha256 == RunDocumentRow.sha256)
+            .where(
+                RunDocumentRow.run_id == run_id,
+                RunDocumentRow.status == "reviewed",
+                DocumentProfileRow.profile == "filing",
+            )
+        ).all()
     for sha in sorted(set(shas)):
         record_filing_changes.fn(database_url, sha)
     return len(set(shas))
@@ -125,8 +153,10 @@ def changes_markdown(documents: list[dict]) -> str:
     for d in documents:
         for c in d.get("changes") or []:
             pct = f"{c['change'] * 100:+.1f} %" if c.get("change") is not None else ""
-            rows.append(f"| {d['file_name']} | {'**high**' if c.get('high_risk') else ''} | {c['kind']} | "
-                        f"{str(c['subject'])[:80]} | {c.get('before') or ''} | {c.get('after') or ''} | {pct} |")
+            rows.append(
+                f"| {d['file_name']} | {'**high**' if c.get('high_risk') else ''} | {c['kind']} | "
+                f"{str(c['subject'])[:80]} | {c.get('before') or ''} | {c.get('after') or ''} | {pct} |"
+            )
     if not rows:
         return ""
     head = "| filing | risk | change | subject | before | after | change |\n|---|---|---|---|---|---|---|\n"

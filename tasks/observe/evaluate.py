@@ -34,7 +34,6 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 
 from schemas.playbook import Expectation, PlaybookRule
@@ -47,11 +46,18 @@ from tasks.textnorm import match_form
 CATEGORIES: tuple[ClauseType, ...] = tuple(c for c in ClauseType if c is not ClauseType.other)
 
 #: Categories whose ``-Answer`` is a value rather than Yes/No (CUAD_v1_README.txt).
-VALUE_CATEGORIES: frozenset[ClauseType] = frozenset({
-    ClauseType.document_name, ClauseType.parties, ClauseType.agreement_date, ClauseType.effective_date,
-    ClauseType.expiration_date, ClauseType.renewal_term, ClauseType.notice_period_to_terminate_renewal,
-    ClauseType.governing_law,
-})
+VALUE_CATEGORIES: frozenset[ClauseType] = frozenset(
+    {
+        ClauseType.document_name,
+        ClauseType.parties,
+        ClauseType.agreement_date,
+        ClauseType.effective_date,
+        ClauseType.expiration_date,
+        ClauseType.renewal_term,
+        ClauseType.notice_period_to_terminate_renewal,
+        ClauseType.governing_law,
+    }
+)
 
 #: Smallest share of the smaller token set that two texts must share to "overlap".
 OVERLAP_MIN = 0.5
@@ -203,17 +209,64 @@ def evidence_overlaps(evidence: str, spans: Iterable[str], minimum: float = OVER
 
 # --- values ---------------------------------------------------------------------------------
 
-_MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
 
 _NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
-    "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50,
-    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "one hundred": 100,
-    "one hundred twenty": 120, "one hundred eighty": 180, "a": 1, "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "forty-five": 45,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "one hundred": 100,
+    "one hundred twenty": 120,
+    "one hundred eighty": 180,
+    "a": 1,
+    "an": 1,
 }
 
 DateParts = tuple[int | None, int | None, int | None]  # (year, month, day); None = unknown
@@ -301,7 +354,9 @@ def durations_match(gold: str, predicted: str) -> bool:
     return g == p or (g[1] in ("year", "month") and p[1] in ("year", "month") and months(g) == months(p))
 
 
-_NAME_NOISE = re.compile(r"\b(?:the|state|of|commonwealth|province|laws?|inc|llc|ltd|corp|corporation|co|company|limited)\b")
+_NAME_NOISE = re.compile(
+    r"\b(?:the|state|of|commonwealth|province|laws?|inc|llc|ltd|corp|corporation|co|company|limited)\b"
+)
 
 
 def _name_tokens(text: str) -> set[str]:
@@ -350,7 +405,6 @@ def held_out(filename: str) -> bool:
     return int(hashlib.sha1(filename.encode("utf-8")).hexdigest()[:16], 16) % 3 == 0
 
 
-
 def locate(text_norm: str, offsets: list[int], piece: str, max_hits: int = 50) -> list[tuple[int, int]]:
     """Occurrences of ``piece`` in a document, as ``(start, end)`` offsets of the original text.
 
@@ -397,7 +451,9 @@ class RouterTally:
 
 
 def router_tally(
-    text: str, spans: dict[ClauseType, list[str]], deep_ranges: Sequence[tuple[int, int]],
+    text: str,
+    spans: dict[ClauseType, list[str]],
+    deep_ranges: Sequence[tuple[int, int]],
     tally: RouterTally | None = None,
 ) -> RouterTally:
     """Add one document's labelled pieces to ``tally`` (a new one when ``None``) and return it.
@@ -431,7 +487,7 @@ def text_from_chunks(chunks: Iterable[tuple[int, int, str]]) -> str:
     size = max((start + len(t) for start, _, t in items), default=0)
     buf = [" "] * size
     for start, _, t in items:
-        buf[start:start + len(t)] = t
+        buf[start : start + len(t)] = t
     return "".join(buf)
 
 

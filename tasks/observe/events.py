@@ -105,26 +105,39 @@ def document_events(report: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         for r in doc.get("playbook") or []:
             if r["status"] == "deviation" and r["severity"] == "high":
-                payload = {**base, "playbook": (run.get("playbook") or {}).get("name"),
-                           **{k: r[k] for k in ("rule", "clause", "expect", "severity", "reason", "finding_ids")}}
-                out.append(_event(PLAYBOOK_DEVIATION, resource, related, payload, run["id"],
-                                  f"{doc['source']}|{r['rule']}"))
+                payload = {
+                    **base,
+                    "playbook": (run.get("playbook") or {}).get("name"),
+                    **{k: r[k] for k in ("rule", "clause", "expect", "severity", "reason", "finding_ids")},
+                }
+                out.append(
+                    _event(PLAYBOOK_DEVIATION, resource, related, payload, run["id"], f"{doc['source']}|{r['rule']}")
+                )
         high = [f for f in doc.get("findings", []) if f.get("risk") == "high"]
         if doc["status"] != "reviewed" or not high:
             continue
         verdicts: dict[str, int] = {}
         for f in high:
             verdicts[f["verdict"]] = verdicts.get(f["verdict"], 0) + 1
-        listed = [{"id": f["id"], "clause_type": f["clause_type"], "clause_label": f["clause_label"],
-                   "verdict": f["verdict"], "page": f["page"], "summary": str(f["summary"])[:200]}
-                  for f in high[:MAX_FINDINGS_PER_EVENT]]
+        listed = [
+            {
+                "id": f["id"],
+                "clause_type": f["clause_type"],
+                "clause_label": f["clause_label"],
+                "verdict": f["verdict"],
+                "page": f["page"],
+                "summary": str(f["summary"])[:200],
+            }
+            for f in high[:MAX_FINDINGS_PER_EVENT]
+        ]
         payload = {**base, "count": len(high), "verdicts": verdicts, "findings": listed}
         out.append(_event(FINDING_HIGH_RISK, resource, related, payload, run["id"], doc["source"]))
     return out
 
 
-def _event(name: str, resource: dict[str, str], related: list[dict[str, str]], payload: dict[str, Any],
-           run_id: str, uri: str) -> dict[str, Any]:
+def _event(
+    name: str, resource: dict[str, str], related: list[dict[str, str]], payload: dict[str, Any], run_id: str, uri: str
+) -> dict[str, Any]:
     # The id is stable per run, event and source object: two objects with the same content share
     # a resource (their sha256) but are two events (the API rejects a repeated event id).
     event_id = uuid.uuid5(_EVENT_NAMESPACE, f"{run_id}|{name}|{resource['prefect.resource.id']}|{uri}")
@@ -140,10 +153,14 @@ def send_events(events: list[dict[str, Any]]) -> int:
     sent = 0
     for e in events:
         try:
-            if emit_event(event=e["event"], resource=e["resource"], related=e["related"], payload=e["payload"],
-                          id=e["id"]) is not None:
+            if (
+                emit_event(
+                    event=e["event"], resource=e["resource"], related=e["related"], payload=e["payload"], id=e["id"]
+                )
+                is not None
+            ):
                 sent += 1
-        except Exception:  # noqa: BLE001 - an event that cannot be sent must not break a run
+        except Exception:
             logger.debug("could not emit %s", e["event"], exc_info=True)
     return sent
 
@@ -156,21 +173,34 @@ def emit_document_events(report: dict[str, Any]) -> int:
 
 
 @task(name="emit-run-misconfigured", cache_policy=NO_CACHE)
-def emit_run_misconfigured(run_id: str, flow_run_id: str | None, backend: str, model: str, cause: str,
-                           deferred: int) -> bool:
+def emit_run_misconfigured(
+    run_id: str, flow_run_id: str | None, backend: str, model: str, cause: str, deferred: int
+) -> bool:
     """Prefect task: emit :data:`RUN_MISCONFIGURED` for run ``run_id`` (payload ``{run_id,
     backend, model, cause, documents_deferred}``); True when it was sent."""
     from prefect.events import emit_event
 
     try:
-        return emit_event(event=RUN_MISCONFIGURED,
-                          resource={"prefect.resource.id": f"docreview.run.{run_id}",
-                                    "prefect.resource.name": f"docreview run {run_id[:8]}"},
-                          related=flow_run_related(flow_run_id),
-                          payload={"run_id": run_id, "backend": backend, "model": model, "cause": cause,
-                                   "documents_deferred": deferred},
-                          id=uuid.uuid5(_EVENT_NAMESPACE, f"{run_id}|{RUN_MISCONFIGURED}")) is not None
-    except Exception:  # noqa: BLE001 - an event that cannot be sent must not hide the run's own error
+        return (
+            emit_event(
+                event=RUN_MISCONFIGURED,
+                resource={
+                    "prefect.resource.id": f"docreview.run.{run_id}",
+                    "prefect.resource.name": f"docreview run {run_id[:8]}",
+                },
+                related=flow_run_related(flow_run_id),
+                payload={
+                    "run_id": run_id,
+                    "backend": backend,
+                    "model": model,
+                    "cause": cause,
+                    "documents_deferred": deferred,
+                },
+                id=uuid.uuid5(_EVENT_NAMESPACE, f"{run_id}|{RUN_MISCONFIGURED}"),
+            )
+            is not None
+        )
+    except Exception:
         logger.debug("could not emit %s", RUN_MISCONFIGURED, exc_info=True)
         return False
 
@@ -212,7 +242,7 @@ def tag_flow_run(backend: str) -> list[str]:
             if tags != list(current.tags or []):
                 client.update_flow_run(current.id, tags=tags)
             return tags
-    except Exception:  # noqa: BLE001 - see docstring
+    except Exception:
         logger.debug("could not tag flow run %s", run_id, exc_info=True)
         return []
 
@@ -226,14 +256,25 @@ def filing_change_events(report: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for doc in report["documents"]:
         for n, change in enumerate(c for c in doc.get("changes") or [] if c.get("high_risk")):
-            resource = {"prefect.resource.id": document_resource_id(doc["source"]),
-                        "prefect.resource.name": doc["file_name"], "docreview.source": doc["source"],
-                        "docreview.sha256": doc.get("sha256") or ""}
-            payload = {"run_id": run["id"], "uri": doc["source"], "file_name": doc["file_name"],
-                       "sha256": doc.get("sha256"), "document_type": doc.get("document_type"),
-                       "company": doc.get("company"), "kind": change["kind"], "subject": change["subject"],
-                       "before": change.get("before"), "after": change.get("after"),
-                       "previous_sha256": doc.get("previous_sha256")}
+            resource = {
+                "prefect.resource.id": document_resource_id(doc["source"]),
+                "prefect.resource.name": doc["file_name"],
+                "docreview.source": doc["source"],
+                "docreview.sha256": doc.get("sha256") or "",
+            }
+            payload = {
+                "run_id": run["id"],
+                "uri": doc["source"],
+                "file_name": doc["file_name"],
+                "sha256": doc.get("sha256"),
+                "document_type": doc.get("document_type"),
+                "company": doc.get("company"),
+                "kind": change["kind"],
+                "subject": change["subject"],
+                "before": change.get("before"),
+                "after": change.get("after"),
+                "previous_sha256": doc.get("previous_sha256"),
+            }
             out.append(_event(FILING_CHANGE, resource, related, payload, run["id"], f"{doc['source']}#{n}"))
     return out
 

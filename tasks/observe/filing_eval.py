@@ -92,7 +92,9 @@ def score_filings(filings: FilingSet, report: dict[str, Any]) -> dict[str, Any]:
     Only documents of ``report`` that are in ``filings`` count; questions on filings not reviewed
     in the run are left out.
     """
-    by_name = {Path(d["file_name"]).stem: d for d in report["documents"] if Path(d["file_name"]).stem in filings.documents}
+    by_name = {
+        Path(d["file_name"]).stem: d for d in report["documents"] if Path(d["file_name"]).stem in filings.documents
+    }
     reviewed = {n: d for n, d in by_name.items() if d["status"] == "reviewed"}
     by_status: dict[str, int] = {}
     for d in by_name.values():
@@ -112,8 +114,14 @@ def score_filings(filings: FilingSet, report: dict[str, Any]) -> dict[str, Any]:
                     amount = figure_amount(str(raw))
                     if amount is not None:
                         figures.setdefault((name, int(f["page"])), []).append(amount)
-    evidence = sorted({(e["doc_name"], int(e["evidence_page_num"]) + 1) for q in filings.questions
-                       for e in q.get("evidence", []) if e["doc_name"] in reviewed})
+    evidence = sorted(
+        {
+            (e["doc_name"], int(e["evidence_page_num"]) + 1)
+            for q in filings.questions
+            for e in q.get("evidence", [])
+            if e["doc_name"] in reviewed
+        }
+    )
     hit = [p for p in evidence if p in pages_with]
     results = []
     for q in filings.questions:

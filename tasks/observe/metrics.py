@@ -19,7 +19,12 @@ from tasks.store.persist import get_engine
 
 
 def compute_run_metrics(
-    database_url: str, run_id: str, prompt_version: str, model: str, elapsed_s: float, chunker: str | None = None,
+    database_url: str,
+    run_id: str,
+    prompt_version: str,
+    model: str,
+    elapsed_s: float,
+    chunker: str | None = None,
 ) -> dict[str, float]:
     """Per-run metrics from the stored rows.
 
@@ -49,19 +54,26 @@ def compute_run_metrics(
         for i in range(0, len(shas), 500):
             verdicts += session.exec(
                 select(FindingRow.verdict).where(
-                    FindingRow.sha256.in_(shas[i:i + 500]),
+                    FindingRow.sha256.in_(shas[i : i + 500]),
                     FindingRow.prompt_version == prompt_version,
                     FindingRow.model == model,
                 )
             ).all()
         calls = session.exec(select(LLMCallRow).where(LLMCallRow.run_id == run_id)).all()
-        chunked = sorted({d.sha256 for d in docs if d.sha256 and not d.reused
-                          and d.status in (DocumentStatus.reviewed.value, DocumentStatus.deferred.value)})
+        chunked = sorted(
+            {
+                d.sha256
+                for d in docs
+                if d.sha256
+                and not d.reused
+                and d.status in (DocumentStatus.reviewed.value, DocumentStatus.deferred.value)
+            }
+        )
         chunk_rows: list[Any] = []
         for i in range(0, len(chunked), 500):
-            query = select(ChunkRow.sha256, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.route,
-                           ChunkRow.route_ranges).where(
-                ChunkRow.sha256.in_(chunked[i:i + 500]))
+            query = select(
+                ChunkRow.sha256, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.route, ChunkRow.route_ranges
+            ).where(ChunkRow.sha256.in_(chunked[i : i + 500]))
             if chunker is not None:
                 query = query.where(ChunkRow.chunker == chunker)
             chunk_rows += session.exec(query).all()
@@ -73,9 +85,16 @@ def compute_run_metrics(
         "documents_deferred": status.count(DocumentStatus.deferred.value),
         "documents_failed": status.count(DocumentStatus.failed.value),
         "documents_skipped": sum(1 for d in docs if d.reused),
-        "docs_per_min": sum(1 for d in docs if d.status == DocumentStatus.reviewed.value and not d.reused
-                            and not (d.reason or "").startswith("same content as")) / (elapsed_s / 60)
-        if elapsed_s > 0 else 0.0,
+        "docs_per_min": sum(
+            1
+            for d in docs
+            if d.status == DocumentStatus.reviewed.value
+            and not d.reused
+            and not (d.reason or "").startswith("same content as")
+        )
+        / (elapsed_s / 60)
+        if elapsed_s > 0
+        else 0.0,
         "findings_total": findings,
         "verification_rate": verdicts.count("verified") / findings if findings else 0.0,
         "unsupported": verdicts.count("unsupported"),
@@ -104,10 +123,18 @@ def _playbook_metrics(database_url: str, run_id: str) -> dict[str, float]:
     from schemas.tables import PlaybookResultRow
 
     with Session(get_engine(database_url)) as session:
-        stored = session.exec(select(PlaybookResultRow.sha256, PlaybookResultRow.status, PlaybookResultRow.severity)
-                              .where(PlaybookResultRow.run_id == run_id)).all()
-        objects = Counter(session.exec(select(RunDocumentRow.sha256).where(
-            RunDocumentRow.run_id == run_id, RunDocumentRow.status == DocumentStatus.reviewed.value)).all())
+        stored = session.exec(
+            select(PlaybookResultRow.sha256, PlaybookResultRow.status, PlaybookResultRow.severity).where(
+                PlaybookResultRow.run_id == run_id
+            )
+        ).all()
+        objects = Counter(
+            session.exec(
+                select(RunDocumentRow.sha256).where(
+                    RunDocumentRow.run_id == run_id, RunDocumentRow.status == DocumentStatus.reviewed.value
+                )
+            ).all()
+        )
     if not stored:
         return {}
     rows = [(status, severity) for sha, status, severity in stored for _ in range(objects.get(sha, 1))]
@@ -130,8 +157,12 @@ def _routing_metrics(chunk_rows: Sequence[Any]) -> dict[str, float]:
     total = deep = 0
     for rows in by_doc.values():
         total += covered_chars((r[1], r[2]) for r in rows)
-        deep += covered_chars(tuple(x) for r in rows if r[3] == "deep"
-                              for x in (json.loads(r[4]) if len(r) > 4 and r[4] else [(r[1], r[2])]))
+        deep += covered_chars(
+            tuple(x)
+            for r in rows
+            if r[3] == "deep"
+            for x in (json.loads(r[4]) if len(r) > 4 and r[4] else [(r[1], r[2])])
+        )
     return {
         "chunks_total": len(chunk_rows),
         "chunks_deep": sum(1 for r in chunk_rows if r[3] == "deep"),
@@ -159,8 +190,9 @@ def _llm_call_metrics(calls: Sequence[LLMCallRow]) -> dict[str, float]:
         return {}
     out: dict[str, float] = {"cache_hit_ratio": cache_hit_ratio(calls) or 0.0}
     warm = [c for c in calls if c.chunk_index == WARMUP_CHUNK_INDEX]
-    out["cache_write_calls"] = float(sum(1 for c in calls if c.chunk_index != WARMUP_CHUNK_INDEX
-                                         and c.cache_creation_input_tokens > 0))
+    out["cache_write_calls"] = float(
+        sum(1 for c in calls if c.chunk_index != WARMUP_CHUNK_INDEX and c.cache_creation_input_tokens > 0)
+    )
     if warm:
         out["cache_warmup_usd"] = sum(c.cost_usd for c in warm)
     latency = [c.latency_ms for c in calls if c.error_class is None]
@@ -180,4 +212,3 @@ def _drift_metrics(database_url: str, run_id: str) -> dict[str, float]:
     )
 
     return run_drift_metrics(database_url, run_id)
-

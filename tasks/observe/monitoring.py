@@ -106,8 +106,13 @@ class ObservedFinding:
 
     def describe(self) -> dict[str, Any]:
         """JSON-safe description used in drift listings."""
-        return dict(clause_type=self.clause_type, values=dict(self.values), verdict=self.verdict,
-                    evidence=self.evidence[:DRIFT_EVIDENCE_CHARS], page=self.page)
+        return dict(
+            clause_type=self.clause_type,
+            values=dict(self.values),
+            verdict=self.verdict,
+            evidence=self.evidence[:DRIFT_EVIDENCE_CHARS],
+            page=self.page,
+        )
 
 
 @dataclass
@@ -151,8 +156,9 @@ def compute_drift(previous: Sequence[ObservedFinding], current: Sequence[Observe
             it = f.item()
             match = None
             if budget[it] > 0:
-                match = next((p for p in prev_left if p.item() == it and (p.anchor == f.anchor or not same_anchor)),
-                             None)
+                match = next(
+                    (p for p in prev_left if p.item() == it and (p.anchor == f.anchor or not same_anchor)), None
+                )
             if match is not None:
                 budget[it] -= 1
                 prev_left.remove(match)
@@ -169,12 +175,19 @@ def compute_drift(previous: Sequence[ObservedFinding], current: Sequence[Observe
                 remaining.append(f)
                 continue
             prev_left.remove(match)
-            changed.append(dict(
-                clause_type=f.clause_type, evidence=f.evidence[:DRIFT_EVIDENCE_CHARS], page=f.page,
-                before=dict(values=dict(match.values), verdict=match.verdict,
-                            evidence=match.evidence[:DRIFT_EVIDENCE_CHARS] if pair_on != "anchor" else None),
-                after=dict(values=dict(f.values), verdict=f.verdict),
-            ))
+            changed.append(
+                dict(
+                    clause_type=f.clause_type,
+                    evidence=f.evidence[:DRIFT_EVIDENCE_CHARS],
+                    page=f.page,
+                    before=dict(
+                        values=dict(match.values),
+                        verdict=match.verdict,
+                        evidence=match.evidence[:DRIFT_EVIDENCE_CHARS] if pair_on != "anchor" else None,
+                    ),
+                    after=dict(values=dict(f.values), verdict=f.verdict),
+                )
+            )
         cur_left = remaining
     return DriftResult(
         score=round(score, 6),
@@ -191,15 +204,27 @@ def load_observations(session: Session, run_id: str, sha256: str) -> list[Observ
         .join(FindingRow, FindingRow.finding_key == FindingObservationRow.finding_key, isouter=True)
         .where(FindingObservationRow.run_id == run_id, FindingObservationRow.sha256 == sha256)
     ).all()
-    return [ObservedFinding(anchor=o.anchor, clause_type=o.clause_type, values=dict(o.values), verdict=o.verdict,
-                            evidence=evidence or "", page=page or 0) for o, evidence, page in rows]
+    return [
+        ObservedFinding(
+            anchor=o.anchor,
+            clause_type=o.clause_type,
+            values=dict(o.values),
+            verdict=o.verdict,
+            evidence=evidence or "",
+            page=page or 0,
+        )
+        for o, evidence, page in rows
+    ]
 
 
 def previous_review(session: Session, run_id: str, sha256: str) -> DocumentDriftRow | None:
     """The latest complete review of ``sha256`` in a run that started before run ``run_id``."""
     run = session.get(RunRow, run_id)
-    query = (select(DocumentDriftRow).join(RunRow, RunRow.id == DocumentDriftRow.run_id)
-             .where(DocumentDriftRow.sha256 == sha256, DocumentDriftRow.run_id != run_id))
+    query = (
+        select(DocumentDriftRow)
+        .join(RunRow, RunRow.id == DocumentDriftRow.run_id)
+        .where(DocumentDriftRow.sha256 == sha256, DocumentDriftRow.run_id != run_id)
+    )
     if run is not None:
         query = query.where(RunRow.started_at <= run.started_at)
     return session.exec(query.order_by(RunRow.started_at.desc())).first()
@@ -216,18 +241,41 @@ def record_drift(database_url: str, run_id: str, sha256: str, model: str, prompt
     with Session(get_engine(database_url)) as session:
         current = load_observations(session, run_id, sha256)
         base = previous_review(session, run_id, sha256)
-        row: dict[str, Any] = dict(run_id=run_id, sha256=sha256, model=model, prompt_version=prompt_version,
-                                   findings=len(current), baseline_run_id=None, baseline_model=None,
-                                   baseline_prompt_version=None, baseline_findings=None, score=None,
-                                   added=[], removed=[], changed=[])
+        row: dict[str, Any] = dict(
+            run_id=run_id,
+            sha256=sha256,
+            model=model,
+            prompt_version=prompt_version,
+            findings=len(current),
+            baseline_run_id=None,
+            baseline_model=None,
+            baseline_prompt_version=None,
+            baseline_findings=None,
+            score=None,
+            added=[],
+            removed=[],
+            changed=[],
+        )
         if base is not None:
             previous = load_observations(session, base.run_id, sha256)
             drift = compute_drift(previous, current)
-            row.update(baseline_run_id=base.run_id, baseline_model=base.model,
-                       baseline_prompt_version=base.prompt_version, baseline_findings=len(previous),
-                       score=drift.score, added=drift.added, removed=drift.removed, changed=drift.changed)
-        upsert(session, DocumentDriftRow, [row], keys=["run_id", "sha256"],
-               update=[k for k in row if k not in ("run_id", "sha256")])
+            row.update(
+                baseline_run_id=base.run_id,
+                baseline_model=base.model,
+                baseline_prompt_version=base.prompt_version,
+                baseline_findings=len(previous),
+                score=drift.score,
+                added=drift.added,
+                removed=drift.removed,
+                changed=drift.changed,
+            )
+        upsert(
+            session,
+            DocumentDriftRow,
+            [row],
+            keys=["run_id", "sha256"],
+            update=[k for k in row if k not in ("run_id", "sha256")],
+        )
         session.commit()
     return row["score"]
 
@@ -237,15 +285,17 @@ def run_drift_metrics(database_url: str, run_id: str) -> dict[str, float]:
     and, when it is above 0, ``drift`` (mean score), ``drift_max`` and ``drift_baseline_changed``
     (compared documents whose earlier review used another model or prompt version)."""
     with Session(get_engine(database_url)) as session:
-        rows = session.exec(select(DocumentDriftRow).where(DocumentDriftRow.run_id == run_id,
-                                                           DocumentDriftRow.score.is_not(None))).all()
+        rows = session.exec(
+            select(DocumentDriftRow).where(DocumentDriftRow.run_id == run_id, DocumentDriftRow.score.is_not(None))
+        ).all()
     out: dict[str, float] = {"drift_documents": len(rows)}
     if rows:
         scores = [r.score or 0.0 for r in rows]
         out["drift"] = sum(scores) / len(scores)
         out["drift_max"] = max(scores)
         out["drift_baseline_changed"] = sum(
-            1 for r in rows if r.baseline_model != r.model or r.baseline_prompt_version != r.prompt_version)
+            1 for r in rows if r.baseline_model != r.model or r.baseline_prompt_version != r.prompt_version
+        )
     return out
 
 
@@ -254,25 +304,38 @@ def document_drift(database_url: str, run_id: str) -> dict[str, dict[str, Any]]:
     baseline_run_id, baseline_model, baseline_prompt_version, model_changed}}``."""
     with Session(get_engine(database_url)) as session:
         rows = session.exec(select(DocumentDriftRow).where(DocumentDriftRow.run_id == run_id)).all()
-    return {r.sha256: dict(
-        score=r.score, added=list(r.added), removed=list(r.removed), changed=list(r.changed),
-        baseline_run_id=r.baseline_run_id, baseline_model=r.baseline_model,
-        baseline_prompt_version=r.baseline_prompt_version,
-        model_changed=r.baseline_run_id is not None and (r.baseline_model != r.model
-                                                         or r.baseline_prompt_version != r.prompt_version),
-    ) for r in rows}
+    return {
+        r.sha256: dict(
+            score=r.score,
+            added=list(r.added),
+            removed=list(r.removed),
+            changed=list(r.changed),
+            baseline_run_id=r.baseline_run_id,
+            baseline_model=r.baseline_model,
+            baseline_prompt_version=r.baseline_prompt_version,
+            model_changed=r.baseline_run_id is not None
+            and (r.baseline_model != r.model or r.baseline_prompt_version != r.prompt_version),
+        )
+        for r in rows
+    }
 
 
 def observed_keys(database_url: str, run_id: str, sha256: str) -> set[str] | None:
     """``finding_key`` of the findings run ``run_id`` produced for ``sha256`` when the run reviewed
     it completely; None when it did not (reused from an earlier run, deferred, failed)."""
     with Session(get_engine(database_url)) as session:
-        marked = session.exec(select(DocumentDriftRow.id).where(DocumentDriftRow.run_id == run_id,
-                                                                DocumentDriftRow.sha256 == sha256)).first()
+        marked = session.exec(
+            select(DocumentDriftRow.id).where(DocumentDriftRow.run_id == run_id, DocumentDriftRow.sha256 == sha256)
+        ).first()
         if marked is None:
             return None
-        return set(session.exec(select(FindingObservationRow.finding_key).where(
-            FindingObservationRow.run_id == run_id, FindingObservationRow.sha256 == sha256)).all())
+        return set(
+            session.exec(
+                select(FindingObservationRow.finding_key).where(
+                    FindingObservationRow.run_id == run_id, FindingObservationRow.sha256 == sha256
+                )
+            ).all()
+        )
 
 
 # --- golden metrics --------------------------------------------------------------------------
@@ -299,20 +362,32 @@ def cache_hit_ratio(calls: Iterable[LLMCallRow]) -> float | None:
 def run_verdicts(session: Session, run: RunRow) -> Counter[str]:
     """Findings of a run by verdict: for each reviewed document, this run's observations when it
     reviewed the document completely, else the stored findings it reused (same prompt and model)."""
-    docs = session.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == run.id,
-                                                     RunDocumentRow.status == "reviewed")).all()
+    docs = session.exec(
+        select(RunDocumentRow).where(RunDocumentRow.run_id == run.id, RunDocumentRow.status == "reviewed")
+    ).all()
     shas = sorted({d.sha256 for d in docs if d.sha256})
     observed = set(session.exec(select(DocumentDriftRow.sha256).where(DocumentDriftRow.run_id == run.id)).all())
     counts: Counter[str] = Counter()
     own = [s for s in shas if s in observed]
     reused = [s for s in shas if s not in observed]
     for i in range(0, len(own), 500):
-        counts.update(session.exec(select(FindingObservationRow.verdict).where(
-            FindingObservationRow.run_id == run.id, FindingObservationRow.sha256.in_(own[i:i + 500]))).all())
+        counts.update(
+            session.exec(
+                select(FindingObservationRow.verdict).where(
+                    FindingObservationRow.run_id == run.id, FindingObservationRow.sha256.in_(own[i : i + 500])
+                )
+            ).all()
+        )
     for i in range(0, len(reused), 500):
-        counts.update(session.exec(select(FindingRow.verdict).where(
-            FindingRow.sha256.in_(reused[i:i + 500]), FindingRow.prompt_version == run.prompt_version,
-            FindingRow.model == run.model)).all())
+        counts.update(
+            session.exec(
+                select(FindingRow.verdict).where(
+                    FindingRow.sha256.in_(reused[i : i + 500]),
+                    FindingRow.prompt_version == run.prompt_version,
+                    FindingRow.model == run.model,
+                )
+            ).all()
+        )
     return counts
 
 
@@ -371,9 +446,20 @@ def recent_runs(database_url: str, limit: int = 20, finished_only: bool = False)
         if finished_only:
             query = query.where(RunRow.finished_at.is_not(None))
         runs = session.exec(query.order_by(RunRow.started_at.desc()).limit(limit)).all()
-        return [RunSummary(id=r.id, source=r.source, backend=r.backend, model=r.model,
-                           prompt_version=r.prompt_version, status=r.status, started_at=r.started_at,
-                           finished_at=r.finished_at, metrics=golden_metrics(session, r)) for r in runs]
+        return [
+            RunSummary(
+                id=r.id,
+                source=r.source,
+                backend=r.backend,
+                model=r.model,
+                prompt_version=r.prompt_version,
+                status=r.status,
+                started_at=r.started_at,
+                finished_at=r.finished_at,
+                metrics=golden_metrics(session, r),
+            )
+            for r in runs
+        ]
 
 
 def find_run(database_url: str, run_id: str) -> RunSummary:
@@ -392,9 +478,17 @@ def find_run(database_url: str, run_id: str) -> RunSummary:
             run = found[0] if found else None
         if run is None:
             raise KeyError(f"no run {run_id!r}")
-        return RunSummary(id=run.id, source=run.source, backend=run.backend, model=run.model,
-                          prompt_version=run.prompt_version, status=run.status, started_at=run.started_at,
-                          finished_at=run.finished_at, metrics=golden_metrics(session, run))
+        return RunSummary(
+            id=run.id,
+            source=run.source,
+            backend=run.backend,
+            model=run.model,
+            prompt_version=run.prompt_version,
+            status=run.status,
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+            metrics=golden_metrics(session, run),
+        )
 
 
 # --- alerts ----------------------------------------------------------------------------------
@@ -413,10 +507,15 @@ class AlertThresholds(BaseModel):
     drift_max: float = 0.2
 
     @classmethod
-    def from_settings(cls, settings: Any) -> "AlertThresholds":
+    def from_settings(cls, settings: Any) -> AlertThresholds:
         """Thresholds from a :class:`~schemas.settings.Settings` (its ``alert_*`` fields)."""
-        return cls(**{name: getattr(settings, f"alert_{name}") for name in cls.model_fields
-                      if hasattr(settings, f"alert_{name}")})
+        return cls(
+            **{
+                name: getattr(settings, f"alert_{name}")
+                for name in cls.model_fields
+                if hasattr(settings, f"alert_{name}")
+            }
+        )
 
 
 class Alert(BaseModel):
@@ -451,14 +550,30 @@ def check_alerts(metrics: dict[str, float], thresholds: AlertThresholds) -> list
     def low(name: str, metric: str, bound: float, what: str) -> None:
         value = metrics.get(metric)
         if value is not None and value < bound:
-            out.append(Alert(name=name, metric=metric, value=value, threshold=bound, comparison="below",
-                             message=f"{what} {value:.3f} is below {bound:.3f}"))
+            out.append(
+                Alert(
+                    name=name,
+                    metric=metric,
+                    value=value,
+                    threshold=bound,
+                    comparison="below",
+                    message=f"{what} {value:.3f} is below {bound:.3f}",
+                )
+            )
 
     def high(name: str, metric: str, bound: float, what: str) -> None:
         value = metrics.get(metric)
         if value is not None and value > bound:
-            out.append(Alert(name=name, metric=metric, value=value, threshold=bound, comparison="above",
-                             message=f"{what} {value:.3f} is above {bound:.3f}"))
+            out.append(
+                Alert(
+                    name=name,
+                    metric=metric,
+                    value=value,
+                    threshold=bound,
+                    comparison="above",
+                    message=f"{what} {value:.3f} is above {bound:.3f}",
+                )
+            )
 
     if metrics.get("chunks_total", 1) > 0:
         low("routing-rate-low", "routing_rate", thresholds.routing_rate_min, "routing rate")
@@ -470,8 +585,16 @@ def check_alerts(metrics: dict[str, float], thresholds: AlertThresholds) -> list
     opened = max(metrics.get("breaker_open", 0.0), metrics.get("breaker_openings", 0.0))
     if opened > 0:
         metric = "breaker_open" if metrics.get("breaker_open", 0.0) > 0 else "breaker_openings"
-        out.append(Alert(name="breaker-open", metric=metric, value=metrics[metric], threshold=0.0,
-                         comparison="above", message=f"circuit breaker opened ({metric} = {metrics[metric]:g})"))
+        out.append(
+            Alert(
+                name="breaker-open",
+                metric=metric,
+                value=metrics[metric],
+                threshold=0.0,
+                comparison="above",
+                message=f"circuit breaker opened ({metric} = {metrics[metric]:g})",
+            )
+        )
     return out
 
 
@@ -494,14 +617,18 @@ def evaluate_alerts(database_url: str, run_id: str, thresholds: AlertThresholds)
     alerts = check_alerts(metrics, thresholds)
     related = []
     if run.flow_run_id:
-        related.append({"prefect.resource.id": f"prefect.flow-run.{run.flow_run_id}",
-                        "prefect.resource.role": "flow-run"})
+        related.append(
+            {"prefect.resource.id": f"prefect.flow-run.{run.flow_run_id}", "prefect.resource.role": "flow-run"}
+        )
     for alert in alerts:
         emit_event(
             event=alert.event,
-            resource={"prefect.resource.id": f"docreview.run.{run_id}",
-                      "prefect.resource.name": f"docreview run {run_id[:8]}",
-                      "docreview.source": run.source, "docreview.model": run.model},
+            resource={
+                "prefect.resource.id": f"docreview.run.{run_id}",
+                "prefect.resource.name": f"docreview run {run_id[:8]}",
+                "docreview.source": run.source,
+                "docreview.model": run.model,
+            },
             related=related,
             payload={**alert.model_dump(), "run_id": run_id, "drift_max": metrics.get("drift_max")},
         )
@@ -513,9 +640,11 @@ def evaluate_alerts(database_url: str, run_id: str, thresholds: AlertThresholds)
 
 def deferred_backlog(session: Session) -> int:
     """Source objects whose latest terminal state (by run start time) is ``deferred``."""
-    rows = session.exec(select(RunDocumentRow.source, RunDocumentRow.status)
-                        .join(RunRow, RunRow.id == RunDocumentRow.run_id)
-                        .order_by(RunRow.started_at, RunDocumentRow.id)).all()
+    rows = session.exec(
+        select(RunDocumentRow.source, RunDocumentRow.status)
+        .join(RunRow, RunRow.id == RunDocumentRow.run_id)
+        .order_by(RunRow.started_at, RunDocumentRow.id)
+    ).all()
     latest: dict[str, str] = {}
     for source, status in rows:
         latest[source] = status
@@ -548,7 +677,7 @@ class DocreviewCollector:
         with self._lock:
             try:
                 families = list(self._collect())
-            except Exception:  # noqa: BLE001 - a scrape reports the outage instead of failing
+            except Exception:
                 families = None
         up = GaugeMetricFamily("docreview_up", "1 when the docreview database could be read on this scrape")
         up.add_metric([], 1.0 if families is not None else 0.0)
@@ -564,32 +693,40 @@ class DocreviewCollector:
         )
 
         with Session(get_engine(self.database_url)) as session:
-            runs_done = session.exec(select(func.count()).select_from(RunRow)
-                                     .where(RunRow.finished_at.is_not(None))).one()
+            runs_done = session.exec(
+                select(func.count()).select_from(RunRow).where(RunRow.finished_at.is_not(None))
+            ).one()
             c = CounterMetricFamily("docreview_runs", "Finished review runs")
             c.add_metric([], runs_done)
             yield c
 
-            by_status = session.exec(select(RunDocumentRow.status, func.count())
-                                     .group_by(RunDocumentRow.status)).all()
-            reused = session.exec(select(func.count()).select_from(RunDocumentRow)
-                                  .where(RunDocumentRow.reused.is_(True))).one()
-            c = CounterMetricFamily("docreview_documents", "Documents reaching a terminal state, all runs",
-                                    labels=["status"])
+            by_status = session.exec(select(RunDocumentRow.status, func.count()).group_by(RunDocumentRow.status)).all()
+            reused = session.exec(
+                select(func.count()).select_from(RunDocumentRow).where(RunDocumentRow.reused.is_(True))
+            ).one()
+            c = CounterMetricFamily(
+                "docreview_documents", "Documents reaching a terminal state, all runs", labels=["status"]
+            )
             counts = dict(by_status)
             for status in ("reviewed", "deferred", "failed"):
                 c.add_metric([status], counts.get(status, 0))
             c.add_metric(["skipped"], reused)
             yield c
 
-            g = GaugeMetricFamily("docreview_deferred_backlog_documents",
-                                  "Source objects whose latest state is deferred (picked up by the next run)")
+            g = GaugeMetricFamily(
+                "docreview_deferred_backlog_documents",
+                "Source objects whose latest state is deferred (picked up by the next run)",
+            )
             g.add_metric([], deferred_backlog(session))
             yield g
 
-            run_metric_sum = dict(session.exec(select(RunMetricRow.name, func.sum(RunMetricRow.value))
-                                               .where(RunMetricRow.name.in_(["retries", "breaker_openings"]))
-                                               .group_by(RunMetricRow.name)).all())
+            run_metric_sum = dict(
+                session.exec(
+                    select(RunMetricRow.name, func.sum(RunMetricRow.value))
+                    .where(RunMetricRow.name.in_(["retries", "breaker_openings"]))
+                    .group_by(RunMetricRow.name)
+                ).all()
+            )
             c = CounterMetricFamily("docreview_retries", "Review task retries, all runs (0 until recorded)")
             c.add_metric([], run_metric_sum.get("retries") or 0.0)
             yield c
@@ -599,14 +736,23 @@ class DocreviewCollector:
 
             yield from self._llm_families(session, CounterMetricFamily, HistogramMetricFamily)
 
-            last = session.exec(select(RunRow).where(RunRow.finished_at.is_not(None))
-                                .order_by(RunRow.started_at.desc())).first()
+            last = session.exec(
+                select(RunRow).where(RunRow.finished_at.is_not(None)).order_by(RunRow.started_at.desc())
+            ).first()
             if last is None:
                 return
             m = golden_metrics(session, last)
             info = InfoMetricFamily("docreview_last_run", "The latest finished run")
-            info.add_metric([], {"run_id": last.id, "source": last.source, "backend": last.backend,
-                                 "model": last.model, "prompt_version": last.prompt_version})
+            info.add_metric(
+                [],
+                {
+                    "run_id": last.id,
+                    "source": last.source,
+                    "backend": last.backend,
+                    "model": last.model,
+                    "prompt_version": last.prompt_version,
+                },
+            )
             yield info
 
             def gauge(name: str, doc: str, value: float | None) -> Iterator[Any]:
@@ -615,49 +761,83 @@ class DocreviewCollector:
                     fam.add_metric([], float(value))
                     yield fam
 
-            yield from gauge("docreview_last_run_timestamp_seconds", "Finish time of the latest run (Unix seconds)",
-                             last.finished_at.timestamp() if last.finished_at else None)
+            yield from gauge(
+                "docreview_last_run_timestamp_seconds",
+                "Finish time of the latest run (Unix seconds)",
+                last.finished_at.timestamp() if last.finished_at else None,
+            )
             yield from gauge("docreview_last_run_duration_seconds", "Wall time of the latest run", m.get("wall_s"))
-            g = GaugeMetricFamily("docreview_last_run_documents", "Documents of the latest run by status",
-                                  labels=["status"])
+            g = GaugeMetricFamily(
+                "docreview_last_run_documents", "Documents of the latest run by status", labels=["status"]
+            )
             for status in ("total", "reviewed", "deferred", "failed", "skipped"):
                 g.add_metric([status], m.get(f"documents_{status}", 0.0))
             yield g
-            yield from gauge("docreview_last_run_docs_per_minute", "Documents per minute of wall time, latest run",
-                             m.get("docs_per_min"))
-            yield from gauge("docreview_last_run_routing_ratio", "Share of chunks sent to deep review, latest run",
-                             m.get("routing_rate"))
-            yield from gauge("docreview_last_run_prompt_cache_hit_ratio",
-                             "cache_read_input_tokens / all input tokens, latest run", m.get("cache_hit_ratio"))
-            yield from gauge("docreview_last_run_verification_ratio", "Verified findings / findings, latest run",
-                             m.get("verification_rate"))
-            g = GaugeMetricFamily("docreview_last_run_findings", "Findings of the latest run by fact-check verdict",
-                                  labels=["verdict"])
+            yield from gauge(
+                "docreview_last_run_docs_per_minute",
+                "Documents per minute of wall time, latest run",
+                m.get("docs_per_min"),
+            )
+            yield from gauge(
+                "docreview_last_run_routing_ratio",
+                "Share of chunks sent to deep review, latest run",
+                m.get("routing_rate"),
+            )
+            yield from gauge(
+                "docreview_last_run_prompt_cache_hit_ratio",
+                "cache_read_input_tokens / all input tokens, latest run",
+                m.get("cache_hit_ratio"),
+            )
+            yield from gauge(
+                "docreview_last_run_verification_ratio",
+                "Verified findings / findings, latest run",
+                m.get("verification_rate"),
+            )
+            g = GaugeMetricFamily(
+                "docreview_last_run_findings", "Findings of the latest run by fact-check verdict", labels=["verdict"]
+            )
             for v in VERDICTS:
                 g.add_metric([v], m.get(f"findings_{v}", 0.0))
             yield g
             yield from gauge("docreview_last_run_cost_usd", "Model cost of the latest run, USD", m.get("cost_usd"))
-            yield from gauge("docreview_last_run_drift_score",
-                             "Mean drift (0 same findings, 1 nothing in common) over documents compared, latest run",
-                             m.get("drift"))
-            yield from gauge("docreview_last_run_drift_max_score", "Largest document drift, latest run",
-                             m.get("drift_max"))
-            yield from gauge("docreview_last_run_drift_documents",
-                             "Documents compared with an earlier review, latest run", m.get("drift_documents", 0.0))
-            yield from gauge("docreview_last_run_drift_baseline_changed_documents",
-                             "Compared documents whose earlier review used another model or prompt version",
-                             m.get("drift_baseline_changed"))
-            yield from gauge("docreview_breaker_open", "1 when the circuit breaker was open at the end of the latest run",
-                             m.get("breaker_open", 0.0))
+            yield from gauge(
+                "docreview_last_run_drift_score",
+                "Mean drift (0 same findings, 1 nothing in common) over documents compared, latest run",
+                m.get("drift"),
+            )
+            yield from gauge(
+                "docreview_last_run_drift_max_score", "Largest document drift, latest run", m.get("drift_max")
+            )
+            yield from gauge(
+                "docreview_last_run_drift_documents",
+                "Documents compared with an earlier review, latest run",
+                m.get("drift_documents", 0.0),
+            )
+            yield from gauge(
+                "docreview_last_run_drift_baseline_changed_documents",
+                "Compared documents whose earlier review used another model or prompt version",
+                m.get("drift_baseline_changed"),
+            )
+            yield from gauge(
+                "docreview_breaker_open",
+                "1 when the circuit breaker was open at the end of the latest run",
+                m.get("breaker_open", 0.0),
+            )
 
     def _llm_families(self, session: Session, counter: Any, histogram: Any) -> Iterator[Any]:
         def sums(*cols: Any) -> list[Any]:
-            return session.exec(select(LLMCallRow.model, *cols).group_by(LLMCallRow.model)
-                                .order_by(LLMCallRow.model)).all()
+            return session.exec(
+                select(LLMCallRow.model, *cols).group_by(LLMCallRow.model).order_by(LLMCallRow.model)
+            ).all()
 
-        rows = sums(func.count(), func.sum(LLMCallRow.input_tokens), func.sum(LLMCallRow.output_tokens),
-                    func.sum(LLMCallRow.cache_read_input_tokens), func.sum(LLMCallRow.cache_creation_input_tokens),
-                    func.sum(LLMCallRow.cost_usd))
+        rows = sums(
+            func.count(),
+            func.sum(LLMCallRow.input_tokens),
+            func.sum(LLMCallRow.output_tokens),
+            func.sum(LLMCallRow.cache_read_input_tokens),
+            func.sum(LLMCallRow.cache_creation_input_tokens),
+            func.sum(LLMCallRow.cost_usd),
+        )
         calls = counter("docreview_llm_calls", "Model calls, all runs", labels=["model"])
         tokens = counter("docreview_llm_tokens", "Model tokens (API usage), all runs", labels=["model", "type"])
         cost = counter("docreview_llm_cost_usd", "Model cost in USD, all runs", labels=["model"])
@@ -672,14 +852,19 @@ class DocreviewCollector:
 
         for name, col, doc in (
             ("docreview_llm_call_duration_seconds", LLMCallRow.latency_ms, "Model call latency, all runs"),
-            ("docreview_llm_first_token_seconds", LLMCallRow.first_token_ms,
-             "Time to the first streamed token, all runs (streaming calls only)"),
+            (
+                "docreview_llm_first_token_seconds",
+                LLMCallRow.first_token_ms,
+                "Time to the first streamed token, all runs (streaming calls only)",
+            ),
         ):
             bucket_cols = [func.sum(case((col <= b * 1000, 1), else_=0)) for b in LATENCY_BUCKETS_S]
             hist = histogram(name, doc, labels=["model"])
             for model, n, total_ms, *cum in session.exec(
                 select(LLMCallRow.model, func.count(col), func.sum(col), *bucket_cols)
-                .where(col.is_not(None)).group_by(LLMCallRow.model).order_by(LLMCallRow.model)
+                .where(col.is_not(None))
+                .group_by(LLMCallRow.model)
+                .order_by(LLMCallRow.model)
             ).all():
                 buckets = [(_le(b), int(k or 0)) for b, k in zip(LATENCY_BUCKETS_S, cum)] + [("+Inf", int(n))]
                 hist.add_metric([model], buckets=buckets, sum_value=(total_ms or 0.0) / 1000)

@@ -49,9 +49,19 @@ def record_playbook_results(database_url: str, run_id: str, playbook: LoadedPlay
 def deviation_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The report's playbook deviations (pure), high severity first: ``[{document, rule, clause,
     severity, reason, finding_ids}]``."""
-    rows = [{"document": d["file_name"], "rule": r["rule"], "clause": r["clause"], "severity": r["severity"],
-             "reason": r["reason"], "finding_ids": ", ".join(str(i) for i in r["finding_ids"])}
-            for d in report["documents"] for r in d.get("playbook") or [] if r["status"] == "deviation"]
+    rows = [
+        {
+            "document": d["file_name"],
+            "rule": r["rule"],
+            "clause": r["clause"],
+            "severity": r["severity"],
+            "reason": r["reason"],
+            "finding_ids": ", ".join(str(i) for i in r["finding_ids"]),
+        }
+        for d in report["documents"]
+        for r in d.get("playbook") or []
+        if r["status"] == "deviation"
+    ]
     rows.sort(key=lambda r: (SEVERITY_ORDER.get(r["severity"], 3), r["document"], r["rule"]))
     return rows
 
@@ -63,8 +73,12 @@ def publish_deviations(report: dict[str, Any]) -> int:
         return 0
     rows = deviation_rows(report)
     name = report["run"]["playbook"]["name"]
-    create_table_artifact(key=DEVIATIONS_ARTIFACT_KEY,
-                          table=rows[:1000] or [{"document": "-", "rule": "-", "clause": "-", "severity": "-",
-                                                 "reason": "no deviation", "finding_ids": ""}],
-                          description=f"Deviations from the playbook {name!r}, high severity first")
+    create_table_artifact(
+        key=DEVIATIONS_ARTIFACT_KEY,
+        table=rows[:1000]
+        or [
+            {"document": "-", "rule": "-", "clause": "-", "severity": "-", "reason": "no deviation", "finding_ids": ""}
+        ],
+        description=f"Deviations from the playbook {name!r}, high severity first",
+    )
     return len(rows)

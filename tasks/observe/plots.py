@@ -24,8 +24,12 @@ from tasks.observe.monitoring import RunSummary, percentile, recent_runs
 from tasks.store.persist import get_engine
 
 #: Colours of the fact-check verdicts (the report's badge colours).
-VERDICT_COLOURS = {"verified": "#3a9b5c", "needs_review": "#d9a520", "unsupported": "#c8423c",
-                   "contradicted": "#a8327f"}
+VERDICT_COLOURS = {
+    "verified": "#3a9b5c",
+    "needs_review": "#d9a520",
+    "unsupported": "#c8423c",
+    "contradicted": "#a8327f",
+}
 
 #: Runs shown in the trend figure.
 TREND_RUNS = 20
@@ -33,8 +37,15 @@ TREND_RUNS = 20
 #: Most categories / documents drawn in the bar charts (the rest are summed up in the caption).
 MAX_BARS = 20
 
-_RC = {"svg.hashsalt": "docreview", "svg.fonttype": "path", "font.size": 9, "axes.spines.top": False,
-       "axes.spines.right": False, "axes.titlesize": 10, "axes.titleweight": "bold"}
+_RC = {
+    "svg.hashsalt": "docreview",
+    "svg.fonttype": "path",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+}
 
 
 @dataclass
@@ -131,7 +142,7 @@ def findings_plot(documents: list[dict[str, Any]]) -> Plot:
         total = sum(sum(c.values()) for c in counts.values())
         caption = f"{total} findings in {len(counts)} categories"
         if len(ordered) > len(shown):
-            rest = sum(sum(counts[k].values()) for k in ordered[len(shown):])
+            rest = sum(sum(counts[k].values()) for k in ordered[len(shown) :])
             caption += f"; {len(ordered) - len(shown)} smaller categories ({rest} findings) not drawn"
         return Plot("Findings by clause category and verdict", caption, _svg_uri(fig))
 
@@ -234,7 +245,7 @@ def _plain_minor(value: float, _pos: int) -> str:
 
 
 def _short(name: str, width: int = 42) -> str:
-    return name if len(name) <= width else name[:width - 1] + "…"
+    return name if len(name) <= width else name[: width - 1] + "…"
 
 
 def _rc() -> Any:

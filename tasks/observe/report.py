@@ -22,7 +22,7 @@ from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
 from tasks.check.injection import report_flags
-from tasks.check.playbook import supported  # noqa: F401 - part of this module's interface (key terms, triage)
+from tasks.check.playbook import supported
 from tasks.check.support import WEAK_SUPPORT_REASON
 from tasks.observe.monitoring import document_drift, observed_keys
 from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
@@ -49,8 +49,16 @@ _KEY_TERMS: list[tuple[str, list[ClauseType], list[str]]] = [
     ("Renewal", [ClauseType.renewal_term], ["duration", "term"]),
     ("Notice to terminate renewal", [ClauseType.notice_period_to_terminate_renewal], ["duration"]),
     ("Governing law", [ClauseType.governing_law], ["jurisdiction"]),
-    ("Payment amounts", [ClauseType.revenue_profit_sharing, ClauseType.minimum_commitment,
-                         ClauseType.price_restrictions, ClauseType.other], ["amount", "percentage"]),
+    (
+        "Payment amounts",
+        [
+            ClauseType.revenue_profit_sharing,
+            ClauseType.minimum_commitment,
+            ClauseType.price_restrictions,
+            ClauseType.other,
+        ],
+        ["amount", "percentage"],
+    ),
     ("Liability cap", [ClauseType.cap_on_liability], ["amount"]),
 ]
 
@@ -68,7 +76,7 @@ def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
                 continue
             for name in names:
                 raw = f["values"].get(name)
-                for value in (raw.split("; ") if isinstance(raw, str) else []):
+                for value in raw.split("; ") if isinstance(raw, str) else []:
                     if value and value not in seen:
                         seen.append(value)
         if seen:
@@ -95,8 +103,9 @@ def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None,
-                 endpoint: str | None = None) -> dict[str, Any]:
+def build_report(
+    database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None, endpoint: str | None = None
+) -> dict[str, Any]:
     """The report of run ``run_id`` as a JSON-safe dict (shape documented in docs/report-json.md).
 
     ``endpoint``: where the model calls went when that is not the vendor's own API
@@ -110,9 +119,12 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
         run = session.get(RunRow, run_id)
         if run is None:
             raise KeyError(f"no run {run_id}")
-        docs = session.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == run_id)
-                            .order_by(RunDocumentRow.source)).all()
-        metrics = {m.name: m.value for m in session.exec(select(RunMetricRow).where(RunMetricRow.run_id == run_id)).all()}
+        docs = session.exec(
+            select(RunDocumentRow).where(RunDocumentRow.run_id == run_id).order_by(RunDocumentRow.source)
+        ).all()
+        metrics = {
+            m.name: m.value for m in session.exec(select(RunMetricRow).where(RunMetricRow.run_id == run_id)).all()
+        }
     documents = []
     stored = _page_flag_rows(engine, [d.sha256 for d in docs if d.sha256])
     drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.observe.monitoring)
@@ -129,34 +141,70 @@ def build_report(database_url: str, run_id: str, offline: bool, playbook: dict[s
             checks = load_checks(database_url, [r.finding_key for r in rows])
             decisions = _decisions(database_url, [r.finding_key for r in rows])  # reviewer decisions, latest
             for r in sorted(rows, key=lambda r: (RISK_ORDER.get(r.risk, 3), r.page or 0, r.chunk_index)):
-                findings.append(dict(
-                    id=r.id, clause_type=r.clause_type, clause_label=finding_label(r.clause_type), summary=r.summary,
-                    risk=r.risk, evidence=r.evidence, page=r.page, stated_page=r.stated_page, verdict=r.verdict,
-                    values=dict(r.values), read_values=read_values(dict(r.values)), chunk_index=r.chunk_index,
-                    checks=[dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])],
-                    weak_support=any(c.name == "support" and WEAK_SUPPORT_REASON in c.reason
-                                     for c in checks.get(r.finding_key, [])),
-                    **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
-                    **({"section": summary.section_at(r.page or 1)} if summary is not None else {}),
-                ))
-        flags, doc_checks = report_flags(database_url, d.sha256, findings)  # hostile-input flags (tasks.check.injection)
+                findings.append(
+                    dict(
+                        id=r.id,
+                        clause_type=r.clause_type,
+                        clause_label=finding_label(r.clause_type),
+                        summary=r.summary,
+                        risk=r.risk,
+                        evidence=r.evidence,
+                        page=r.page,
+                        stated_page=r.stated_page,
+                        verdict=r.verdict,
+                        values=dict(r.values),
+                        read_values=read_values(dict(r.values)),
+                        chunk_index=r.chunk_index,
+                        checks=[
+                            dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])
+                        ],
+                        weak_support=any(
+                            c.name == "support" and WEAK_SUPPORT_REASON in c.reason
+                            for c in checks.get(r.finding_key, [])
+                        ),
+                        **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
+                        **({"section": summary.section_at(r.page or 1)} if summary is not None else {}),
+                    )
+                )
+        flags, doc_checks = report_flags(
+            database_url, d.sha256, findings
+        )  # hostile-input flags (tasks.check.injection)
         absences = _absences(database_url, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
         pages_flagged = page_flags(stored.get(d.sha256), flags) if d.status == "reviewed" else []
         doc_checks += page_checks(pages_flagged)
-        documents.append(dict(
-            source=d.source, file_name=d.file_name, sha256=d.sha256, status=d.status, reason=d.reason,
-            failure_kind=d.failure_kind, pages=d.pages, key_terms=key_terms(findings), findings=findings,
-            counts=finding_counts(findings), absences=absences, flags=flags, checks=doc_checks,
-            page_flags=pages_flagged,
-            drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
-            **filing_fields(profile, summary, d.status),
-            **({"playbook": playbook_results(rules.get(d.sha256 or "", []))} if playbook else {}),
-        ))
+        documents.append(
+            dict(
+                source=d.source,
+                file_name=d.file_name,
+                sha256=d.sha256,
+                status=d.status,
+                reason=d.reason,
+                failure_kind=d.failure_kind,
+                pages=d.pages,
+                key_terms=key_terms(findings),
+                findings=findings,
+                counts=finding_counts(findings),
+                absences=absences,
+                flags=flags,
+                checks=doc_checks,
+                page_flags=pages_flagged,
+                drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
+                **filing_fields(profile, summary, d.status),
+                **({"playbook": playbook_results(rules.get(d.sha256 or "", []))} if playbook else {}),
+            )
+        )
         wanted_absent(documents[-1])
     return dict(
         run=dict(
-            id=run.id, source=run.source, backend=run.backend, model=run.model, prompt_version=run.prompt_version,
-            offline=offline, endpoint=endpoint, flow_run_id=run.flow_run_id, playbook=playbook,
+            id=run.id,
+            source=run.source,
+            backend=run.backend,
+            model=run.model,
+            prompt_version=run.prompt_version,
+            offline=offline,
+            endpoint=endpoint,
+            flow_run_id=run.flow_run_id,
+            playbook=playbook,
             started_at=run.started_at.isoformat() if run.started_at else None,
             finished_at=run.finished_at.isoformat() if run.finished_at else None,
             metrics=_metrics_out(metrics),
@@ -187,9 +235,13 @@ def filing_fields(profile: Any, summary: FilingSummary | None, status: str) -> d
         return {"profile": None, "document_type": None, "profile_reason": None, "company": None, "period": None}
     out = profile_fields(profile)
     if summary is not None and status == "reviewed":
-        out.update(key_figures=[f.model_dump(mode="json") for f in summary.key_figures],
-                   sections=[list(s) for s in summary.sections], flags_filing=summary.flags,
-                   changes=list(profile.changes or []), previous_sha256=profile.previous_sha256)
+        out.update(
+            key_figures=[f.model_dump(mode="json") for f in summary.key_figures],
+            sections=[list(s) for s in summary.sections],
+            flags_filing=summary.flags,
+            changes=list(profile.changes or []),
+            previous_sha256=profile.previous_sha256,
+        )
     return out
 
 
@@ -203,9 +255,19 @@ STATUS_ORDER = {"deviation": 0, "unknown": 1, "pass": 2}
 def playbook_results(rows: list[Any]) -> list[dict[str, Any]]:
     """A document's stored playbook results (:class:`schemas.tables.PlaybookResultRow`) for the
     report: deviations first, then unknown, then pass; high severity first within each."""
-    out = [dict(rule=r.rule_id, clause=r.clause_type, clause_label=label(r.clause_type), expect=r.expect,
-                status=r.status, severity=r.severity, reason=r.reason, finding_ids=list(r.finding_ids))
-           for r in rows]
+    out = [
+        dict(
+            rule=r.rule_id,
+            clause=r.clause_type,
+            clause_label=label(r.clause_type),
+            expect=r.expect,
+            status=r.status,
+            severity=r.severity,
+            reason=r.reason,
+            finding_ids=list(r.finding_ids),
+        )
+        for r in rows
+    ]
     out.sort(key=lambda r: (STATUS_ORDER.get(r["status"], 3), RISK_ORDER.get(r["severity"], 3), r["rule"]))
     return out
 
@@ -214,8 +276,11 @@ def wanted_absent(document: dict[str, Any]) -> None:
     """Mark each of ``document``'s absences that a playbook rule wants (``expect: absent``, status
     ``pass``): ``absence["wanted_by"] = rule id``. The report then says the clause is not there as
     the playbook wants, and leaves it out of "Needs attention"."""
-    passing = {r["clause"]: r["rule"] for r in document.get("playbook") or []
-               if r["expect"] == "absent" and r["status"] == "pass"}
+    passing = {
+        r["clause"]: r["rule"]
+        for r in document.get("playbook") or []
+        if r["expect"] == "absent" and r["status"] == "pass"
+    }
     for absence in document.get("absences", []):
         if absence["clause_type"] in passing:
             absence["wanted_by"] = passing[absence["clause_type"]]
@@ -224,8 +289,16 @@ def wanted_absent(document: dict[str, Any]) -> None:
 def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
     """Per document: findings by verdict and by risk, and ``attention`` (high risk, or a verdict
     other than ``verified``, not yet decided by a reviewer)."""
-    counts = {"verified": 0, "needs_review": 0, "unsupported": 0, "contradicted": 0, "high": 0, "medium": 0,
-              "low": 0, "attention": 0}
+    counts = {
+        "verified": 0,
+        "needs_review": 0,
+        "unsupported": 0,
+        "contradicted": 0,
+        "high": 0,
+        "medium": 0,
+        "low": 0,
+        "attention": 0,
+    }
     for f in findings:
         counts[f["verdict"]] = counts.get(f["verdict"], 0) + 1
         counts[f["risk"]] = counts.get(f["risk"], 0) + 1
@@ -247,9 +320,17 @@ def _absences(database_url: str, sha256: str | None, prompt_version: str, model:
 
     rows = load_absences(database_url, sha256, prompt_version, model)
     decided = _decisions(database_url, [a.absence_key for a in rows])
-    return [dict(id=f"A{a.id}", clause_type=a.clause_type, clause_label=label(a.clause_type), reason=a.reason,
-                 chunks_examined=a.chunk_count or len(a.chunks),
-                 **({"decision": decided[a.absence_key]} if a.absence_key in decided else {})) for a in rows]
+    return [
+        dict(
+            id=f"A{a.id}",
+            clause_type=a.clause_type,
+            clause_label=label(a.clause_type),
+            reason=a.reason,
+            chunks_examined=a.chunk_count or len(a.chunks),
+            **({"decision": decided[a.absence_key]} if a.absence_key in decided else {}),
+        )
+        for a in rows
+    ]
 
 
 #: Page flags as the report names them, with what each means for the review (report order).
@@ -270,7 +351,7 @@ def _page_flag_rows(engine: Any, shas: list[str]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     with Session(engine) as session:
         for i in range(0, len(shas), 500):
-            for row in session.exec(select(DocumentRow).where(DocumentRow.sha256.in_(shas[i:i + 500]))).all():
+            for row in session.exec(select(DocumentRow).where(DocumentRow.sha256.in_(shas[i : i + 500]))).all():
                 out[row.sha256] = dict(row.page_flags or {})
     return out
 
@@ -296,8 +377,9 @@ def page_flags(stored: dict[str, Any] | None, flags: list[dict[str, Any]]) -> li
         if name == "not_read":
             details = {str(k): str(v) for k, v in (stored.get("not_read_reasons") or {}).items()}
         elif name in ("private_use_chars", "nul_chars"):
-            details = {str(k): f"{v} restored" for k, v in (stored.get("ligatures_restored") or {}).items()
-                       if int(k) in pages}
+            details = {
+                str(k): f"{v} restored" for k, v in (stored.get("ligatures_restored") or {}).items() if int(k) in pages
+            }
         out.append(dict(flag=name, pages=list(pages), meaning=meaning, details=details))
     return out
 
@@ -310,8 +392,13 @@ def page_checks(pages_flagged: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if entry["flag"] != "not_read":
             continue
         why = "; ".join(f"page {p}: {entry['details'].get(str(p), 'unreadable')}" for p in entry["pages"][:5])
-        out.append(dict(name="page_not_read", verdict="needs_review",
-                        reason=f"{len(entry['pages'])} page(s) could not be read and were not reviewed ({why})"))
+        out.append(
+            dict(
+                name="page_not_read",
+                verdict="needs_review",
+                reason=f"{len(entry['pages'])} page(s) could not be read and were not reviewed ({why})",
+            )
+        )
     return out
 
 
@@ -319,15 +406,35 @@ def _decisions(database_url: str, keys: list[str]) -> dict[str, dict[str, Any]]:
     """Latest reviewer decision per finding key: ``{key: {decision, note, decided_at}}``."""
     from tasks.store.persist import latest_decisions
 
-    return {k: dict(decision=d.decision, note=d.note, decided_at=d.decided_at.isoformat() if d.decided_at else None)
-            for k, d in latest_decisions(database_url, keys).items()}
+    return {
+        k: dict(decision=d.decision, note=d.note, decided_at=d.decided_at.isoformat() if d.decided_at else None)
+        for k, d in latest_decisions(database_url, keys).items()
+    }
 
 
-_INT_METRICS = {"playbook_deviations", "playbook_deviations_high", "playbook_unknown", "playbook_pass",
-                "documents_total", "documents_reviewed", "documents_deferred", "documents_failed",
-                "documents_skipped", "findings_total", "chunks_total", "pages_total",
-                "unsupported", "contradicted", "needs_review", "retries", "breaker_openings", "breaker_closings",
-                "llm_calls", "input_tokens", "output_tokens"}
+_INT_METRICS = {
+    "playbook_deviations",
+    "playbook_deviations_high",
+    "playbook_unknown",
+    "playbook_pass",
+    "documents_total",
+    "documents_reviewed",
+    "documents_deferred",
+    "documents_failed",
+    "documents_skipped",
+    "findings_total",
+    "chunks_total",
+    "pages_total",
+    "unsupported",
+    "contradicted",
+    "needs_review",
+    "retries",
+    "breaker_openings",
+    "breaker_closings",
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+}
 
 
 def _metrics_out(metrics: dict[str, float]) -> dict[str, float | int]:
@@ -502,27 +609,60 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
     """Render the report dict to an HTML page (all document-derived text escaped); ``plots`` are
     :class:`tasks.observe.plots.Plot` figures shown under the headline metrics."""
     documents = [dict(d, anchor=i) for i, d in enumerate(report["documents"], 1)]
-    rows = [dict(r, anchor=next(d["anchor"] for d in documents if d["file_name"] == r["document"]
-                                 and any(f["id"] == r["id"] for f in d["findings"])))
-            for r in attention_rows(report, limit=None)]
+    rows = [
+        dict(
+            r,
+            anchor=next(
+                d["anchor"]
+                for d in documents
+                if d["file_name"] == r["document"] and any(f["id"] == r["id"] for f in d["findings"])
+            ),
+        )
+        for r in attention_rows(report, limit=None)
+    ]
     shown = rows[:MAX_ATTENTION_ROWS]
-    missing = [dict(a, document=d["file_name"], anchor=d["anchor"]) for d in documents for a in d.get("absences", [])
-               if "decision" not in a and "wanted_by" not in a]
-    deviations = [dict(r, document=d["file_name"], anchor=d["anchor"]) for d in documents
-                  for r in d.get("playbook") or [] if r["status"] == "deviation"]
+    missing = [
+        dict(a, document=d["file_name"], anchor=d["anchor"])
+        for d in documents
+        for a in d.get("absences", [])
+        if "decision" not in a and "wanted_by" not in a
+    ]
+    deviations = [
+        dict(r, document=d["file_name"], anchor=d["anchor"])
+        for d in documents
+        for r in d.get("playbook") or []
+        if r["status"] == "deviation"
+    ]
     deviations.sort(key=lambda r: (RISK_ORDER.get(r["severity"], 3), r["document"], r["rule"]))
-    undecided = [dict(r, document=d["file_name"], anchor=d["anchor"]) for d in documents
-                 for r in d.get("playbook") or [] if r["status"] == "unknown"]
+    undecided = [
+        dict(r, document=d["file_name"], anchor=d["anchor"])
+        for d in documents
+        for r in d.get("playbook") or []
+        if r["status"] == "unknown"
+    ]
     undecided.sort(key=lambda r: (RISK_ORDER.get(r["severity"], 3), r["document"], r["rule"]))
-    return _template.render(run=report["run"], documents=documents, attention=shown,
-                            attention_more=len(rows) - len(shown), missing=missing, deviations=deviations,
-                            undecided=undecided,
-                            headline=headline_metrics(report["run"]["metrics"]), plots=plots or [])
+    return _template.render(
+        run=report["run"],
+        documents=documents,
+        attention=shown,
+        attention_more=len(rows) - len(shown),
+        missing=missing,
+        deviations=deviations,
+        undecided=undecided,
+        headline=headline_metrics(report["run"]["metrics"]),
+        plots=plots or [],
+    )
 
 
 @task(name="write-report", cache_policy=NO_CACHE)
-def write_report(database_url: str, run_id: str, out_dir: str, offline: bool,
-                 playbook: dict[str, Any] | None = None, endpoint: str | None = None) -> dict[str, Any]:
+def write_report(
+    database_url: str,
+    run_id: str,
+    out_dir: str,
+    offline: bool,
+    playbook: dict[str, Any] | None = None,
+    endpoint: str | None = None,
+) -> dict[str, Any]:
     """Prefect task: write the run's ``report.json`` and ``report.html`` into
     ``out_dir/runs/<run id>/`` (kept: an older run's report is never overwritten) and copy them to
     ``out_dir/report.json`` / ``out_dir/report.html`` (the latest run's); returns the report."""
@@ -535,8 +675,7 @@ def write_report(database_url: str, run_id: str, out_dir: str, offline: bool,
     (kept / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     from tasks.observe.plots import report_plots  # matplotlib loads only when a report is written
 
-    (kept / "report.html").write_text(render_html(report, report_plots(database_url, run_id, report)),
-                                      encoding="utf-8")
+    (kept / "report.html").write_text(render_html(report, report_plots(database_url, run_id, report)), encoding="utf-8")
     for name in ("report.json", "report.html"):
         shutil.copyfile(kept / name, out / name)
     return report
@@ -567,12 +706,20 @@ def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dic
     page, summary, id}``; at most ``limit`` (None: all)."""
     order = {"contradicted": 0, "unsupported": 1, "needs_review": 2, "verified": 3}
     rows = [
-        {"document": d["file_name"], "clause": f["clause_label"], "risk": f["risk"], "verdict": f["verdict"],
-         "page": f["page"], "summary": str(f["summary"])[:200], "id": f["id"]}
-        for d in report["documents"] for f in d["findings"] if needs_attention(f)
+        {
+            "document": d["file_name"],
+            "clause": f["clause_label"],
+            "risk": f["risk"],
+            "verdict": f["verdict"],
+            "page": f["page"],
+            "summary": str(f["summary"])[:200],
+            "id": f["id"],
+        }
+        for d in report["documents"]
+        for f in d["findings"]
+        if needs_attention(f)
     ]
-    rows.sort(key=lambda r: (order.get(r["verdict"], 4), RISK_ORDER.get(r["risk"], 3), r["document"],
-                             r["page"] or 0))
+    rows.sort(key=lambda r: (order.get(r["verdict"], 4), RISK_ORDER.get(r["risk"], 3), r["document"], r["page"] or 0))
     return rows if limit is None else rows[:limit]
 
 
@@ -585,8 +732,11 @@ def publish_changes_artifact(report: dict[str, Any]) -> None:
 
     text = changes_markdown(report["documents"])
     if text:
-        create_markdown_artifact(key=CHANGES_ARTIFACT_KEY, markdown=text,
-                                 description="Changes since each filing's previous filing of the same company and form")
+        create_markdown_artifact(
+            key=CHANGES_ARTIFACT_KEY,
+            markdown=text,
+            description="Changes since each filing's previous filing of the same company and form",
+        )
 
 
 #: Artifact key of the filing changes table.
@@ -618,29 +768,55 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
     to_look_at = attention_rows(report, limit=None)
     missing = sum(1 for d in report["documents"] for a in d.get("absences", []) if "wanted_by" not in a)
     not_done = sum(d["status"] != "reviewed" for d in report["documents"])
-    lines[4:4] = ["## Needs attention", "",
-                  f"- {len(to_look_at)} finding(s) to look at (high risk or not verified), "
-                  f"{sum(r['risk'] == 'high' for r in to_look_at)} of them high risk",
-                  f"- {missing} missing high-risk clause(s)", f"- {not_done} document(s) not reviewed",
-                  *([f"- {m.get('playbook_deviations', 0)} deviation(s) from the playbook "
-                     f"`{_md_cell(run['playbook']['name'])}`, {m.get('playbook_deviations_high', 0)} of high severity"]
-                    if run.get("playbook") else []), ""]
+    lines[4:4] = [
+        "## Needs attention",
+        "",
+        f"- {len(to_look_at)} finding(s) to look at (high risk or not verified), "
+        f"{sum(r['risk'] == 'high' for r in to_look_at)} of them high risk",
+        f"- {missing} missing high-risk clause(s)",
+        f"- {not_done} document(s) not reviewed",
+        *(
+            [
+                f"- {m.get('playbook_deviations', 0)} deviation(s) from the playbook "
+                f"`{_md_cell(run['playbook']['name'])}`, {m.get('playbook_deviations_high', 0)} of high severity"
+            ]
+            if run.get("playbook")
+            else []
+        ),
+        "",
+    ]
     failed = [d for d in report["documents"] if d["status"] != "reviewed"]
     if failed:
         lines += ["", "## Not reviewed", "", "| document | status | reason |", "|---|---|---|"]
-        lines += [f"| {_md_cell(d['file_name'])} | {d['status']} | {_md_cell(d['reason'] or '')} |" for d in failed[:200]]
+        lines += [
+            f"| {_md_cell(d['file_name'])} | {d['status']} | {_md_cell(d['reason'] or '')} |" for d in failed[:200]
+        ]
     create_markdown_artifact(key=SUMMARY_ARTIFACT_KEY, markdown="\n".join(lines), description="docreview run summary")
     table = [
-        {"document": d["file_name"], "clause": f["clause_label"], "risk": f["risk"], "verdict": f["verdict"],
-         "page": f["page"], "evidence": f["evidence"][:200]}
-        for d in report["documents"] for f in d["findings"]
+        {
+            "document": d["file_name"],
+            "clause": f["clause_label"],
+            "risk": f["risk"],
+            "verdict": f["verdict"],
+            "page": f["page"],
+            "evidence": f["evidence"][:200],
+        }
+        for d in report["documents"]
+        for f in d["findings"]
     ][:1000]
     if table:
         create_table_artifact(key=FINDINGS_ARTIFACT_KEY, table=table, description="docreview findings (first 1,000)")
     attention = attention_rows(report)
     if attention:
-        create_table_artifact(key=ATTENTION_ARTIFACT_KEY, table=attention,
-                              description="High-risk, unsupported and contradicted findings: review these first")
+        create_table_artifact(
+            key=ATTENTION_ARTIFACT_KEY,
+            table=attention,
+            description="High-risk, unsupported and contradicted findings: review these first",
+        )
     publish_changes_artifact(report)
-    create_link_artifact(key=REPORT_LINK_ARTIFACT_KEY, link=report_url,
-                         link_text=f"report.html of run {run['id'][:8]}", description="docreview HTML report")
+    create_link_artifact(
+        key=REPORT_LINK_ARTIFACT_KEY,
+        link=report_url,
+        link_text=f"report.html of run {run['id'][:8]}",
+        description="docreview HTML report",
+    )

@@ -34,7 +34,7 @@ import json
 import logging
 import re
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from prefect import task
@@ -43,8 +43,8 @@ from sqlmodel import Session, select
 
 from schemas.documents import Chunk
 from schemas.findings import PROMPT_VERSION
-from schemas.tables import BatchRow, utcnow
 from schemas.review import ChunkReview, LLMCallRecord, ReviewOutcome
+from schemas.tables import BatchRow, utcnow
 from tasks.review.retry import retry_condition
 
 logger = logging.getLogger("docreview.llm")
@@ -90,8 +90,9 @@ def batch_key(custom_ids: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(custom_ids)).encode()).hexdigest()
 
 
-def split_requests(requests: list[dict[str, Any]], max_requests: int = MAX_BATCH_REQUESTS,
-                   max_bytes: int = MAX_BATCH_BYTES) -> list[list[dict[str, Any]]]:
+def split_requests(
+    requests: list[dict[str, Any]], max_requests: int = MAX_BATCH_REQUESTS, max_bytes: int = MAX_BATCH_BYTES
+) -> list[list[dict[str, Any]]]:
     """``requests`` in consecutive groups of at most ``max_requests`` requests and ``max_bytes``
     bytes of JSON each (the size of one request is its compact UTF-8 JSON plus a separator).
     Order is kept. Raises ``ValueError`` when one request alone is larger than ``max_bytes``."""
@@ -118,8 +119,12 @@ def with_cache_ttl(params: dict[str, Any], ttl: str = BATCH_CACHE_TTL) -> dict[s
     out = dict(params)
     for key in ("system", "tools"):
         if isinstance(out.get(key), list):
-            out[key] = [dict(b, cache_control={**b["cache_control"], "ttl": ttl})
-                        if isinstance(b, dict) and "cache_control" in b else b for b in out[key]]
+            out[key] = [
+                dict(b, cache_control={**b["cache_control"], "ttl": ttl})
+                if isinstance(b, dict) and "cache_control" in b
+                else b
+                for b in out[key]
+            ]
     return out
 
 
@@ -129,8 +134,8 @@ def results_may_exist(created_at: datetime | None, now: datetime | None = None) 
     if created_at is None:
         return False
     if created_at.tzinfo is None:
-        created_at = created_at.replace(tzinfo=timezone.utc)
-    return (now or datetime.now(timezone.utc)) - created_at < timedelta(days=RESULTS_KEPT_DAYS)
+        created_at = created_at.replace(tzinfo=UTC)
+    return (now or datetime.now(UTC)) - created_at < timedelta(days=RESULTS_KEPT_DAYS)
 
 
 def submit_batch(client: Any, requests: list[dict[str, Any]]) -> str:
@@ -154,10 +159,15 @@ def poll_batch(client: Any, batch_id: str, interval_s: float = 60.0, timeout_s: 
         time.sleep(min(interval_s, max(0.0, deadline - time.monotonic())))
 
 
-def fetch_results(client: Any, batch_id: str, chunk_indexes: dict[str, int] | None = None,
-                  prices: dict[str, tuple[float, float, float, float]] | None = None,
-                  mode: str = "tool", cache_ttl: str | None = None,
-                  profiles: dict[str, str] | None = None) -> dict[str, ChunkReview]:
+def fetch_results(
+    client: Any,
+    batch_id: str,
+    chunk_indexes: dict[str, int] | None = None,
+    prices: dict[str, tuple[float, float, float, float]] | None = None,
+    mode: str = "tool",
+    cache_ttl: str | None = None,
+    profiles: dict[str, str] | None = None,
+) -> dict[str, ChunkReview]:
     """Results of an ended batch: ``{custom_id: ChunkReview}``.
 
     ``chunk_indexes`` maps ``custom_id`` to the chunk index (else it is read from the id). A
@@ -195,10 +205,22 @@ def fetch_results(client: Any, batch_id: str, chunk_indexes: dict[str, int] | No
             pin, pout, _, pread = cap.prices
             cache_prices = {**(prices or {}), message.model: (pin, pout, cap.cache_write_1h, pread)}
         cost = BATCH_PRICE_FACTOR * cost_usd(message.model, usage, cache_prices)
-        record = LLMCallRecord(backend="anthropic", model=message.model, request_id=message.id,
-                               stop_reason=message.stop_reason, **usage, cost_usd=cost)
-        out[cid] = parse_tool_reply(index, message.stop_reason, list(message.content), record, mode,  # type: ignore[arg-type]
-                                    (profiles or {}).get(cid, "contract"))
+        record = LLMCallRecord(
+            backend="anthropic",
+            model=message.model,
+            request_id=message.id,
+            stop_reason=message.stop_reason,
+            **usage,
+            cost_usd=cost,
+        )
+        out[cid] = parse_tool_reply(
+            index,
+            message.stop_reason,
+            list(message.content),
+            record,
+            mode,  # type: ignore[arg-type]
+            (profiles or {}).get(cid, "contract"),
+        )
     return out
 
 
@@ -213,8 +235,13 @@ def find_batch(database_url: str, key: str) -> BatchRow | None:
         if row is None or row.status == "fetched":
             return None
         if not results_may_exist(row.created_at):
-            logger.warning("stored message batch %s was created %s, over %d days ago: its results are gone, "
-                           "submitting the requests again", row.batch_id, row.created_at, RESULTS_KEPT_DAYS)
+            logger.warning(
+                "stored message batch %s was created %s, over %d days ago: its results are gone, "
+                "submitting the requests again",
+                row.batch_id,
+                row.created_at,
+                RESULTS_KEPT_DAYS,
+            )
             return None
         return row
 
@@ -224,10 +251,23 @@ def save_batch(database_url: str, key: str, batch_id: str, model: str, custom_id
     from tasks.store.persist import get_engine, upsert
 
     with Session(get_engine(database_url)) as session:
-        upsert(session, BatchRow, [{"batch_key": key, "batch_id": batch_id, "model": model,
-                                    "prompt_version": PROMPT_VERSION, "custom_ids": custom_ids, "status": status,
-                                    "created_at": utcnow()}],
-               keys=["batch_key"], update=["batch_id", "model", "prompt_version", "custom_ids", "status", "created_at"])
+        upsert(
+            session,
+            BatchRow,
+            [
+                {
+                    "batch_key": key,
+                    "batch_id": batch_id,
+                    "model": model,
+                    "prompt_version": PROMPT_VERSION,
+                    "custom_ids": custom_ids,
+                    "status": status,
+                    "created_at": utcnow(),
+                }
+            ],
+            keys=["batch_key"],
+            update=["batch_id", "model", "prompt_version", "custom_ids", "status", "created_at"],
+        )
         session.commit()
 
 
@@ -250,14 +290,22 @@ def batch_client(settings: Any) -> Any:
 
     if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
         raise ValueError("batch mode needs ANTHROPIC_API_KEY")
-    return anthropic.Anthropic(api_key=settings.anthropic_api_key.get_secret_value(),
-                               base_url=settings.anthropic_base_url, max_retries=0, timeout=settings.llm_timeout_s)
+    return anthropic.Anthropic(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        base_url=settings.anthropic_base_url,
+        max_retries=0,
+        timeout=settings.llm_timeout_s,
+    )
 
 
-@task(name="review-batch", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=30,
-      retry_condition_fn=retry_condition)
-def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: str,
-                 poll_interval_s: float = 60.0, timeout_s: float = 86_400.0) -> list[tuple[str, int, ChunkReview]]:
+@task(name="review-batch", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=30, retry_condition_fn=retry_condition)
+def review_batch(
+    backend: Any,
+    chunks: list[tuple[Chunk, str]],
+    database_url: str,
+    poll_interval_s: float = 60.0,
+    timeout_s: float = 86_400.0,
+) -> list[tuple[str, int, ChunkReview]]:
     """Prefect task: review ``chunks`` (``(chunk, document name)`` pairs) in Message Batches.
 
     Splits the requests under the API limits (:func:`split_requests`); for each batch submits it,
@@ -288,8 +336,7 @@ def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: st
             stored = find_batch(database_url, key)
             if stored is not None:
                 batch_id = stored.batch_id
-                logger.info("resuming message batch %s (%d request(s)) instead of submitting again", batch_id,
-                            len(ids))
+                logger.info("resuming message batch %s (%d request(s)) instead of submitting again", batch_id, len(ids))
             else:
                 batch_id = submit_batch(client, group)
                 save_batch(database_url, key, batch_id, backend.model, ids, "in_progress")
@@ -297,8 +344,17 @@ def review_batch(backend: Any, chunks: list[tuple[Chunk, str]], database_url: st
         for key, batch_id in submitted:
             poll_batch(client, batch_id, poll_interval_s, timeout_s)
             set_batch_status(database_url, key, "ended")
-            results.update(fetch_results(client, batch_id, indexes, getattr(backend, "prices", None),
-                                         getattr(backend, "mode", "tool"), BATCH_CACHE_TTL, profiles))
+            results.update(
+                fetch_results(
+                    client,
+                    batch_id,
+                    indexes,
+                    getattr(backend, "prices", None),
+                    getattr(backend, "mode", "tool"),
+                    BATCH_CACHE_TTL,
+                    profiles,
+                )
+            )
             set_batch_status(database_url, key, "fetched")
     finally:
         client.close()

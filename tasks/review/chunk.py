@@ -52,10 +52,11 @@ class _Breaks:
             if pos in self.heading_at:
                 continue
             line_end = text.find("\n", pos)
-            self.heading_at[pos] = text[pos: line_end if line_end >= 0 else len(text)].strip()[:120]
+            self.heading_at[pos] = text[pos : line_end if line_end >= 0 else len(text)].strip()[:120]
             heads.append(pos)
-        paras = [m.end() for m in _PARAGRAPH.finditer(text)
-                 if m.start() not in page_breaks and m.end() not in page_breaks]
+        paras = [
+            m.end() for m in _PARAGRAPH.finditer(text) if m.start() not in page_breaks and m.end() not in page_breaks
+        ]
         sents = [m.end() for m in _SENTENCE.finditer(text)]
         spaces = [m.end() for m in _SPACE.finditer(text)]
         self.by_priority = {
@@ -82,9 +83,7 @@ class _Breaks:
         return self.heading_at[self.headings[i - 1]] if i else None
 
 
-def chunk_text(
-    sha256: str, text: str, page_starts: list[int], budget: int = 4000, overlap: int = 600
-) -> list[Chunk]:
+def chunk_text(sha256: str, text: str, page_starts: list[int], budget: int = 4000, overlap: int = 600) -> list[Chunk]:
     """Split ``text`` into chunks of at most ``budget`` characters overlapping by ~``overlap``.
 
     ``page_starts`` are the offsets where pages begin (see

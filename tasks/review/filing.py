@@ -29,76 +29,177 @@ K = KeyFigureName
 
 #: Form 10-K Item titles (General Instructions, Form 10-K), used as section names.
 ITEMS_10K = {
-    "1": "Business", "1A": "Risk Factors", "1B": "Unresolved Staff Comments", "1C": "Cybersecurity",
-    "2": "Properties", "3": "Legal Proceedings", "4": "Mine Safety Disclosures",
-    "5": "Market for Registrant's Common Equity", "6": "Selected Financial Data",
-    "7": "Management's Discussion and Analysis", "7A": "Quantitative and Qualitative Disclosures About Market Risk",
-    "8": "Financial Statements and Supplementary Data", "9": "Changes in and Disagreements With Accountants",
-    "9A": "Controls and Procedures", "9B": "Other Information", "9C": "Disclosure Regarding Foreign Jurisdictions",
-    "10": "Directors, Executive Officers and Corporate Governance", "11": "Executive Compensation",
-    "12": "Security Ownership", "13": "Certain Relationships and Related Transactions",
-    "14": "Principal Accounting Fees and Services", "15": "Exhibits and Financial Statement Schedules",
+    "1": "Business",
+    "1A": "Risk Factors",
+    "1B": "Unresolved Staff Comments",
+    "1C": "Cybersecurity",
+    "2": "Properties",
+    "3": "Legal Proceedings",
+    "4": "Mine Safety Disclosures",
+    "5": "Market for Registrant's Common Equity",
+    "6": "Selected Financial Data",
+    "7": "Management's Discussion and Analysis",
+    "7A": "Quantitative and Qualitative Disclosures About Market Risk",
+    "8": "Financial Statements and Supplementary Data",
+    "9": "Changes in and Disagreements With Accountants",
+    "9A": "Controls and Procedures",
+    "9B": "Other Information",
+    "9C": "Disclosure Regarding Foreign Jurisdictions",
+    "10": "Directors, Executive Officers and Corporate Governance",
+    "11": "Executive Compensation",
+    "12": "Security Ownership",
+    "13": "Certain Relationships and Related Transactions",
+    "14": "Principal Accounting Fees and Services",
+    "15": "Exhibits and Financial Statement Schedules",
     "16": "Form 10-K Summary",
 }
 
 ITEM_LINE = re.compile(r"^\s*ITEM\s+(\d{1,2}(?:\.\d{2})?[A-C]?)(?![\d(])\s*[.:\-–—]?\s*(.{0,120})$", _I | re.M)
 _STATEMENT_TITLE = [
     ("cash flow", re.compile(r"statements?\s+of\s+(?:consolidated\s+)?cash\s*flows?", _I)),
-    ("balance sheet", re.compile(r"balance\s+shee\s?ts?|statements?\s+of\s+(?:consolidated\s+)?financial\s+"
-                                 r"(?:position|condition)", _I)),
-    ("income", re.compile(r"statements?\s+of\s+(?:consolidated\s+)?(?:income|operations|earnings)\b|"
-                          r"income\s+statements?|statements?\s+of\s+(?:consolidated\s+)?comprehensive\s+income", _I)),
+    (
+        "balance sheet",
+        re.compile(
+            r"balance\s+shee\s?ts?|statements?\s+of\s+(?:consolidated\s+)?financial\s+"
+            r"(?:position|condition)",
+            _I,
+        ),
+    ),
+    (
+        "income",
+        re.compile(
+            r"statements?\s+of\s+(?:consolidated\s+)?(?:income|operations|earnings)\b|"
+            r"income\s+statements?|statements?\s+of\s+(?:consolidated\s+)?comprehensive\s+income",
+            _I,
+        ),
+    ),
 ]
-_NOT_STATEMENT = re.compile(r"notes\s+to\s+(?:the\s+)?(?:condensed\s+)?consolidated|index\s+to|"
-                            r"report\s+of\s+independent|table\s+of\s+contents\s*$", _I)
+_NOT_STATEMENT = re.compile(
+    r"notes\s+to\s+(?:the\s+)?(?:condensed\s+)?consolidated|index\s+to|"
+    r"report\s+of\s+independent|table\s+of\s+contents\s*$",
+    _I,
+)
 _RELEASE_TABLE = re.compile(r"\(unaudited\)|reconciliation\s+of|supplemental\s+data|non-gaap", _I)
 _AMOUNT = re.compile(r"\(?-?\$?\s?\d{1,3}(?:,\d{3})+(?:\.\d+)?\)?|\(?-?\$?\s?\d+\.\d+\)?|\(?-?\$?\s?\d+\)?(?=\s|$)")
-_UNIT = re.compile(r"\b(?:in|amounts\s+in|dollars\s+in|\$\s+in|\$\s+and\s+shares\s+in)?\s*(thousand|million|billion)s?\b"
-                   r"|\((thousand|million|billion)s?\b", _I)
+_UNIT = re.compile(
+    r"\b(?:in|amounts\s+in|dollars\s+in|\$\s+in|\$\s+and\s+shares\s+in)?\s*(thousand|million|billion)s?\b"
+    r"|\((thousand|million|billion)s?\b",
+    _I,
+)
 _YEAR = re.compile(r"\b(19[89]\d|20[0-4]\d)\b")
 
 #: Statement line labels per key figure, most specific first; matched at the start of a line.
 FIGURE_LINES: dict[KeyFigureName, tuple[str, tuple[str, ...]]] = {
-    K.revenue: ("income", (r"total\s+net\s+revenues?", r"total\s+revenues?(?:\s+net\s+of\s+interest\s+expense)?",
-                           r"net\s+revenues?", r"revenues?,?\s+net", r"net\s+sales", r"total\s+net\s+sales",
-                           r"revenues?", r"sales")),
-    K.cost_of_revenue: ("income", (r"total\s+cost\s+of\s+(?:revenues?|sales)", r"cost\s+of\s+(?:goods\s+)?sold",
-                                   r"cost\s+of\s+(?:revenues?|sales)(?:\s*\(exclusive[^)]*\))?")),
-    K.operating_income: ("income", (r"operating\s+income(?:\s+\(loss\))?", r"income\s+from\s+operations",
-                                    r"operating\s+(?:profit|earnings)", r"earnings\s+from\s+operations")),
-    K.net_income: ("income", (r"net\s+(?:income|earnings)(?:\s+\(loss\))?\s+attributable\s+to\s+(?!non)[\w&.,'’ ]+?",
-                              r"net\s+(?:income|earnings)(?:\s+\(loss\))?")),
-    K.eps_diluted: ("income", (r"diluted\s+(?:net\s+)?(?:income|earnings)\s+(?:\(loss\)\s+)?per\s+(?:common\s+)?share",
-                               r"(?:net\s+)?(?:income|earnings)\s+per\s+(?:common\s+)?share[\w ]{0,60}?[-—–:,]?\s*diluted",
-                               r"diluted(?:\s+earnings\s+per\s+share)?")),
-    K.operating_cash_flow: ("cash flow", (r"net\s+cash\s+(?:provided\s+by|from|generated\s+by)\s*(?:\(used\s+(?:in|for)\)\s*)?"
-                                          r"operating\s+activities", r"cash\s+provided\s+by\s+(?:\(used\s+(?:in|for)\)\s+)?"
-                                          r"operati(?:ons|ng\s+activities)", r"net\s+cash\s+provided\s+by\s+operations",
-                                          r"net\s+cash\s+(?:used\s+in|provided\s+by)\s+\(?(?:provided\s+by|used\s+in)?\)?\s*"
-                                          r"operating\s+activities")),
-    K.capital_expenditure: ("cash flow", (r"purchases?\s+of\s+property,?\s+plant\s+and\s+equipment",
-                                          r"capital\s+expenditures?", r"additions\s+to\s+property(?:,\s+plant)?\s+and\s+equipment",
-                                          r"payments?\s+for\s+(?:acquisition\s+of\s+)?property,?\s+(?:plant\s+)?and\s+equipment",
-                                          r"purchases?\s+of\s+property\s+and\s+equipment", r"property\s+additions",
-                                          r"capital\s+expenditures?\s+for\s+property")),
-    K.dividends_paid: ("cash flow", (r"(?:cash\s+)?dividends\s+paid(?:\s+to\s+(?:share|stock)holders)?",
-                                     r"(?:common\s+stock\s+)?dividends(?:\s+paid)?", r"payments?\s+of\s+dividends")),
+    K.revenue: (
+        "income",
+        (
+            r"total\s+net\s+revenues?",
+            r"total\s+revenues?(?:\s+net\s+of\s+interest\s+expense)?",
+            r"net\s+revenues?",
+            r"revenues?,?\s+net",
+            r"net\s+sales",
+            r"total\s+net\s+sales",
+            r"revenues?",
+            r"sales",
+        ),
+    ),
+    K.cost_of_revenue: (
+        "income",
+        (
+            r"total\s+cost\s+of\s+(?:revenues?|sales)",
+            r"cost\s+of\s+(?:goods\s+)?sold",
+            r"cost\s+of\s+(?:revenues?|sales)(?:\s*\(exclusive[^)]*\))?",
+        ),
+    ),
+    K.operating_income: (
+        "income",
+        (
+            r"operating\s+income(?:\s+\(loss\))?",
+            r"income\s+from\s+operations",
+            r"operating\s+(?:profit|earnings)",
+            r"earnings\s+from\s+operations",
+        ),
+    ),
+    K.net_income: (
+        "income",
+        (
+            r"net\s+(?:income|earnings)(?:\s+\(loss\))?\s+attributable\s+to\s+(?!non)[\w&.,'’ ]+?",
+            r"net\s+(?:income|earnings)(?:\s+\(loss\))?",
+        ),
+    ),
+    K.eps_diluted: (
+        "income",
+        (
+            r"diluted\s+(?:net\s+)?(?:income|earnings)\s+(?:\(loss\)\s+)?per\s+(?:common\s+)?share",
+            r"(?:net\s+)?(?:income|earnings)\s+per\s+(?:common\s+)?share[\w ]{0,60}?[-—–:,]?\s*diluted",
+            r"diluted(?:\s+earnings\s+per\s+share)?",
+        ),
+    ),
+    K.operating_cash_flow: (
+        "cash flow",
+        (
+            r"net\s+cash\s+(?:provided\s+by|from|generated\s+by)\s*(?:\(used\s+(?:in|for)\)\s*)?"
+            r"operating\s+activities",
+            r"cash\s+provided\s+by\s+(?:\(used\s+(?:in|for)\)\s+)?"
+            r"operati(?:ons|ng\s+activities)",
+            r"net\s+cash\s+provided\s+by\s+operations",
+            r"net\s+cash\s+(?:used\s+in|provided\s+by)\s+\(?(?:provided\s+by|used\s+in)?\)?\s*"
+            r"operating\s+activities",
+        ),
+    ),
+    K.capital_expenditure: (
+        "cash flow",
+        (
+            r"purchases?\s+of\s+property,?\s+plant\s+and\s+equipment",
+            r"capital\s+expenditures?",
+            r"additions\s+to\s+property(?:,\s+plant)?\s+and\s+equipment",
+            r"payments?\s+for\s+(?:acquisition\s+of\s+)?property,?\s+(?:plant\s+)?and\s+equipment",
+            r"purchases?\s+of\s+property\s+and\s+equipment",
+            r"property\s+additions",
+            r"capital\s+expenditures?\s+for\s+property",
+        ),
+    ),
+    K.dividends_paid: (
+        "cash flow",
+        (
+            r"(?:cash\s+)?dividends\s+paid(?:\s+to\s+(?:share|stock)holders)?",
+            r"(?:common\s+stock\s+)?dividends(?:\s+paid)?",
+            r"payments?\s+of\s+dividends",
+        ),
+    ),
     K.cash: ("balance sheet", (r"cash\s+and\s+(?:cash\s+)?equivalents", r"cash\s+and\s+due\s+from\s+banks")),
-    K.inventories: ("balance sheet", (r"total\s+inventories", r"merchandise\s+inventories", r"inventories,?\s+net",
-                                      r"inventories", r"inventory")),
-    K.property_plant_equipment_net: ("balance sheet", (r"property,?\s+(?:plant\s+)?and\s+equipment,?\s*(?:[—–-]\s*)?net",
-                                                       r"net\s+property,?\s+(?:plant\s+)?and\s+equipment")),
+    K.inventories: (
+        "balance sheet",
+        (r"total\s+inventories", r"merchandise\s+inventories", r"inventories,?\s+net", r"inventories", r"inventory"),
+    ),
+    K.property_plant_equipment_net: (
+        "balance sheet",
+        (
+            r"property,?\s+(?:plant\s+)?and\s+equipment,?\s*(?:[—–-]\s*)?net",
+            r"net\s+property,?\s+(?:plant\s+)?and\s+equipment",
+        ),
+    ),
     K.total_current_assets: ("balance sheet", (r"total\s+current\s+assets",)),
     K.total_assets: ("balance sheet", (r"total\s+assets",)),
-    K.accounts_payable: ("balance sheet", (r"accounts\s+payable(?:\s+and\s+accrued\s+liabilities)?",
-                                           r"trade\s+accounts\s+payable")),
+    K.accounts_payable: (
+        "balance sheet",
+        (r"accounts\s+payable(?:\s+and\s+accrued\s+liabilities)?", r"trade\s+accounts\s+payable"),
+    ),
     K.total_current_liabilities: ("balance sheet", (r"total\s+current\s+liabilities",)),
     K.total_debt: ("balance sheet", (r"total\s+debt", r"total\s+borrowings")),
-    K.long_term_debt: ("balance sheet", (r"long-term\s+debt(?:,\s+net)?(?:\s*,?\s+(?:less|excluding|net\s+of)\s+current\s+"
-                                         r"(?:portion|maturities))?", r"long-term\s+borrowings")),
+    K.long_term_debt: (
+        "balance sheet",
+        (
+            r"long-term\s+debt(?:,\s+net)?(?:\s*,?\s+(?:less|excluding|net\s+of)\s+current\s+"
+            r"(?:portion|maturities))?",
+            r"long-term\s+borrowings",
+        ),
+    ),
 }
-_COMPILED = {name: (stmt, [re.compile(rf"^\s*(?:{p})\s*(?:\(note\s*\d+\))?\s*[:—–-]?\s*(?=[$(\d—–-]|\n)", _I)
-                            for p in pats]) for name, (stmt, pats) in FIGURE_LINES.items()}
+_COMPILED = {
+    name: (stmt, [re.compile(rf"^\s*(?:{p})\s*(?:\(note\s*\d+\))?\s*[:—–-]?\s*(?=[$(\d—–-]|\n)", _I) for p in pats])
+    for name, (stmt, pats) in FIGURE_LINES.items()
+}
 #: Outflows shown in parentheses on the cash-flow statement, reported as positive amounts.
 OUTFLOWS = frozenset({K.capital_expenditure, K.dividends_paid})
 
@@ -123,16 +224,20 @@ def statement_kind(page_text: str) -> str | None:
     unit and at least 20 amounts (earnings releases; read with the income-statement labels);
     None otherwise."""
     head = re.sub(r"(?<=[a-z]) (?=[a-z]\b)", "", page_text[:400])  # "Incom e", "Shee t": split last letters
-    head = re.sub(r"^(?:table\s+of\s+contents|index\s+to\s+(?:the\s+)?consolidated\s+financial\s+statements)\s*", "",
-                  head, flags=_I)[:300]
+    head = re.sub(
+        r"^(?:table\s+of\s+contents|index\s+to\s+(?:the\s+)?consolidated\s+financial\s+statements)\s*",
+        "",
+        head,
+        flags=_I,
+    )[:300]
     if _NOT_STATEMENT.search(head):
         return None
     for kind, rx in _STATEMENT_TITLE:
         m = rx.search(head)
-        line_before = head[head.rfind("\n", 0, m.start()) + 1:m.start()] if m else ""
-        if m and not re.search(r"\b[a-z]{3,}\b", line_before.replace("and", "")):  # a title, not a reference to one
-            if len(_AMOUNT.findall(page_text)) >= 12:
-                return kind
+        line_before = head[head.rfind("\n", 0, m.start()) + 1 : m.start()] if m else ""
+        is_title = m and not re.search(r"\b[a-z]{3,}\b", line_before.replace("and", ""))  # not a reference to one
+        if is_title and len(_AMOUNT.findall(page_text)) >= 12:
+            return kind
     head = re.sub(r"\s+", " ", head)
     if _RELEASE_TABLE.search(head) and _UNIT.search(head) and len(_AMOUNT.findall(page_text)) >= 20:
         return "earnings table"
@@ -188,7 +293,7 @@ class _Span:
         self._text, self._start, self._end = text, start, end
 
     def group(self, _: int = 0) -> str:
-        return self._text[self._start:self._end]
+        return self._text[self._start : self._end]
 
     def start(self) -> int:
         return self._start
@@ -224,7 +329,7 @@ def _first_line(lines: list, text: str, rx: re.Pattern[str], name: KeyFigureName
         label = rx.match(line)
         if label is None:
             continue
-        rest, end = line[label.end():], m.end()
+        rest, end = line[label.end() :], m.end()
         if not _AMOUNT.search(rest) and i + 1 < len(lines) and re.fullmatch(r"[\s$()\d,.—–-]+", lines[i + 1].group(0)):
             rest, end = lines[i + 1].group(0), lines[i + 1].end()
         amounts = [a.group(0).strip() for a in _AMOUNT.finditer(rest)]
@@ -250,9 +355,18 @@ def key_figures(pages: list[tuple[int, str]]) -> list[KeyFigure]:
         unit, period = statement_unit(text), statement_period(text)
         for f in figure_lines(text, kind):
             value = amount_value(f.raw) or 0.0
-            out.append(KeyFigure(name=f.name, value=abs(value) if f.name in OUTFLOWS else value, raw=f.raw,
-                                 unit="USD per share" if f.name is K.eps_diluted else unit, period=period,
-                                 statement=kind, line=text[f.start:f.end], page=number))
+            out.append(
+                KeyFigure(
+                    name=f.name,
+                    value=abs(value) if f.name in OUTFLOWS else value,
+                    raw=f.raw,
+                    unit="USD per share" if f.name is K.eps_diluted else unit,
+                    period=period,
+                    statement=kind,
+                    line=text[f.start : f.end],
+                    page=number,
+                )
+            )
     return out
 
 
@@ -304,15 +418,19 @@ def risk_heading_spans(page_text: str) -> list[tuple[int, int]]:
             j = i + k
             if j + 1 >= len(lines):
                 break
-            block = page_text[lines[i].start():lines[j].end()].strip()
+            block = page_text[lines[i].start() : lines[j].end()].strip()
             last = lines[j].group(0).rstrip()
             if re.search(r"[.?]\s+\S", block) or len(block) > 400:
                 break
             if not last.endswith((".", "?")):
                 continue
-            if (len(block) >= 20 and block[0].isupper() and len(last) < 0.9 * width
-                    and lines[j + 1].group(0).lstrip()[:1].isupper()
-                    and not re.search(r"^(?:Item\s|Table\s+of|PART\s)", block, _I)):
+            if (
+                len(block) >= 20
+                and block[0].isupper()
+                and len(last) < 0.9 * width
+                and lines[j + 1].group(0).lstrip()[:1].isupper()
+                and not re.search(r"^(?:Item\s|Table\s+of|PART\s)", block, _I)
+            ):
                 a = lines[i].start() + (len(lines[i].group(0)) - len(lines[i].group(0).lstrip()))
                 out.append((a, a + len(block)))
             break
@@ -339,7 +457,9 @@ def risk_headings(pages: list[tuple[int, str]], sections: list[tuple[int, str]])
         if first <= number <= last:
             items = list(ITEM_LINE.finditer(text))
             begin = max((m.end() for m in items if m.group(1).upper() == "1A"), default=0)
-            end = min((m.start() for m in items if m.group(1).upper() != "1A" and m.start() >= begin), default=len(text))
+            end = min(
+                (m.start() for m in items if m.group(1).upper() != "1A" and m.start() >= begin), default=len(text)
+            )
             for a, b in risk_heading_spans(text[:end]):
                 if a < begin:
                     continue
@@ -357,15 +477,27 @@ def _item_pages(sections: list[tuple[int, str]], prefix: str) -> tuple[int, int]
     return None
 
 
-_GOING_CONCERN = re.compile(r"substantial\s+doubt\s+(?:about|as\s+to|regarding)\s+(?:the\s+|our\s+|its\s+)?"
-                            r"(?:company'?s?\s+|entity'?s?\s+)?ability\s+to\s+continue\s+as\s+a\s+going\s+concern", _I)
+_GOING_CONCERN = re.compile(
+    r"substantial\s+doubt\s+(?:about|as\s+to|regarding)\s+(?:the\s+|our\s+|its\s+)?"
+    r"(?:company'?s?\s+|entity'?s?\s+)?ability\s+to\s+continue\s+as\s+a\s+going\s+concern",
+    _I,
+)
 _WEAKNESS = re.compile(r"material\s+weakness(?:es)?", _I)
-_NEGATED = re.compile(r"\b(?:no|not|did\s+not|does\s+not|without|absence\s+of|if|may|could|might|would|"
-                      r"whether|any|alleviat\w*|mitigat\w*|remediat\w*|evaluat\w*|assess\w*)\b", _I)
-_WEAK_ASSERTED = re.compile(r"(?:identified|has|have|there\s+(?:is|was|were))\s+(?:a\s+)?material\s+weakness|"
-                            r"(?:was|were)\s+not\s+effective|ineffective", _I)
-_AUDITOR = re.compile(r"/s/\s*((?:PricewaterhouseCoopers|Ernst\s*&\s*Young|KPMG|Deloitte\s*&\s*Touche|Grant\s+Thornton|"
-                      r"BDO\s+USA|RSM\s+US|Crowe|Moss\s+Adams|Mazars|Baker\s+Tilly)[\w&,. ]*?LLP)", _I)
+_NEGATED = re.compile(
+    r"\b(?:no|not|did\s+not|does\s+not|without|absence\s+of|if|may|could|might|would|"
+    r"whether|any|alleviat\w*|mitigat\w*|remediat\w*|evaluat\w*|assess\w*)\b",
+    _I,
+)
+_WEAK_ASSERTED = re.compile(
+    r"(?:identified|has|have|there\s+(?:is|was|were))\s+(?:a\s+)?material\s+weakness|"
+    r"(?:was|were)\s+not\s+effective|ineffective",
+    _I,
+)
+_AUDITOR = re.compile(
+    r"/s/\s*((?:PricewaterhouseCoopers|Ernst\s*&\s*Young|KPMG|Deloitte\s*&\s*Touche|Grant\s+Thornton|"
+    r"BDO\s+USA|RSM\s+US|Crowe|Moss\s+Adams|Mazars|Baker\s+Tilly)[\w&,. ]*?LLP)",
+    _I,
+)
 
 
 def filing_flags(text: str) -> dict[str, bool | str | None]:
@@ -374,18 +506,24 @@ def filing_flags(text: str) -> dict[str, bool | str | None]:
     … ability to continue as a going concern", not negated or conditional), a material weakness
     stated as identified or internal control stated not effective (S-K Item 308), and the
     auditor that signed the report ("/s/ … LLP")."""
-    going = any(not _NEGATED.search(_sentence_around(text, m.start())[:m.start() - _sentence_start(text, m.start()) + 1])
-                for m in _GOING_CONCERN.finditer(text))
+    going = any(
+        not _NEGATED.search(_sentence_around(text, m.start())[: m.start() - _sentence_start(text, m.start()) + 1])
+        for m in _GOING_CONCERN.finditer(text)
+    )
     weak = False
     for m in _WEAKNESS.finditer(text):
         sentence = _sentence_around(text, m.start())
-        if _WEAK_ASSERTED.search(sentence) and not re.search(r"\b(?:no|not\s+identif|did\s+not|if|may|could)\b",
-                                                             sentence, _I):
+        if _WEAK_ASSERTED.search(sentence) and not re.search(
+            r"\b(?:no|not\s+identif|did\s+not|if|may|could)\b", sentence, _I
+        ):
             weak = True
             break
     auditor = _AUDITOR.search(text)
-    return {"going_concern": going, "material_weakness": weak,
-            "auditor": re.sub(r"\s+", " ", auditor.group(1)).strip() if auditor else None}
+    return {
+        "going_concern": going,
+        "material_weakness": weak,
+        "auditor": re.sub(r"\s+", " ", auditor.group(1)).strip() if auditor else None,
+    }
 
 
 def _sentence_start(text: str, pos: int) -> int:
@@ -395,7 +533,7 @@ def _sentence_start(text: str, pos: int) -> int:
 def _sentence_around(text: str, pos: int) -> str:
     start = _sentence_start(text, pos)
     end = text.find(". ", pos)
-    return text[start:end if end >= 0 else len(text)]
+    return text[start : end if end >= 0 else len(text)]
 
 
 def summarize_pages(pages: list[tuple[int, str]]) -> FilingSummary:
@@ -405,10 +543,16 @@ def summarize_pages(pages: list[tuple[int, str]]) -> FilingSummary:
     sections = item_sections(pages)
     firsts: dict[KeyFigureName, KeyFigure] = {}
     figures = key_figures(pages)
-    for fig in [f for f in figures if f.statement != "earnings table"] + [f for f in figures if f.statement == "earnings table"]:
+    for fig in [f for f in figures if f.statement != "earnings table"] + [
+        f for f in figures if f.statement == "earnings table"
+    ]:
         firsts.setdefault(fig.name, fig)
-    return FilingSummary(sections=sections, risk_headings=risk_headings(pages, sections),
-                         flags=filing_flags("\n\n".join(t for _, t in pages)), key_figures=list(firsts.values()))
+    return FilingSummary(
+        sections=sections,
+        risk_headings=risk_headings(pages, sections),
+        flags=filing_flags("\n\n".join(t for _, t in pages)),
+        key_figures=list(firsts.values()),
+    )
 
 
 @task(name="summarize-filing", task_run_name=for_document("summarize-filing"), cache_policy=NO_CACHE)
@@ -417,8 +561,13 @@ def summarize_document(document: ExtractedDocument) -> FilingSummary:
     return summarize_pages([(p.number, p.text) for p in document.pages])
 
 
-def page_chunks(sha256: str, pages: list[tuple[int, str]], page_starts: list[int], budget: int,
-                sections: list[tuple[int, str]] | None = None) -> list[Chunk]:
+def page_chunks(
+    sha256: str,
+    pages: list[tuple[int, str]],
+    page_starts: list[int],
+    budget: int,
+    sections: list[tuple[int, str]] | None = None,
+) -> list[Chunk]:
     """Page-aligned chunks of a filing: whole pages packed up to ``budget`` characters (a longer
     page is a chunk of its own), so a statement page's heading is always in the chunk with its
     lines. ``page_starts`` are the pages' offsets in the document text; ``heading`` is the Item
@@ -437,10 +586,20 @@ def page_chunks(sha256: str, pages: list[tuple[int, str]], page_starts: list[int
         for t in texts[:-1]:
             pos += len(t) + 2
             offsets.append(pos)
-        chunks.append(Chunk(document_sha256=sha256, index=len(chunks), char_start=page_starts[first],
-                            char_end=page_starts[last] + len(pages[last][1]), page_start=pages[first][0],
-                            page_end=pages[last][0], text=text, heading=summary.section_at(pages[first][0]),
-                            page_offsets=offsets, profile="filing"))
+        chunks.append(
+            Chunk(
+                document_sha256=sha256,
+                index=len(chunks),
+                char_start=page_starts[first],
+                char_end=page_starts[last] + len(pages[last][1]),
+                page_start=pages[first][0],
+                page_end=pages[last][0],
+                text=text,
+                heading=summary.section_at(pages[first][0]),
+                page_offsets=offsets,
+                profile="filing",
+            )
+        )
         group.clear()
 
     size = 0
@@ -457,5 +616,6 @@ def page_chunks(sha256: str, pages: list[tuple[int, str]], page_starts: list[int
 @task(name="chunk-filing", task_run_name=for_document("chunk"), cache_policy=NO_CACHE)
 def chunk_filing(document: ExtractedDocument, budget: int, sections: list[tuple[int, str]]) -> list[Chunk]:
     """Prefect task: :func:`page_chunks` of an extracted filing (``budget`` in characters)."""
-    return page_chunks(document.sha256, [(p.number, p.text) for p in document.pages], document.page_starts(),
-                       budget, sections)
+    return page_chunks(
+        document.sha256, [(p.number, p.text) for p in document.pages], document.page_starts(), budget, sections
+    )

@@ -91,8 +91,8 @@ def redact(text: str, region: str = DEFAULT_PHONE_REGION, mapping: dict[str, str
     reverse = {v: k for k, v in mapping.items()}
     counts: dict[str, int] = {}
     for ph in mapping:
-        kind = ph[1:ph.rindex("_")]
-        counts[kind] = max(counts.get(kind, 0), int(ph[ph.rindex("_") + 1:-1]))
+        kind = ph[1 : ph.rindex("_")]
+        counts[kind] = max(counts.get(kind, 0), int(ph[ph.rindex("_") + 1 : -1]))
     kinds: dict[str, int] = {}
     out, pos = [], 0
     for start, end, kind in _spans(text, region):
@@ -125,11 +125,13 @@ def restore_finding_fields(finding: Finding, mapping: dict[str, str]) -> Finding
     """A copy of ``finding`` with originals restored in ``evidence``, ``summary`` and every
     value (pydantic ``model_copy``); the input is not changed."""
     values = [v.model_copy(update={"value": restore(v.value, mapping)}) for v in finding.values]
-    return finding.model_copy(update={
-        "evidence": restore(finding.evidence, mapping),
-        "summary": restore(finding.summary, mapping),
-        "values": values,
-    })
+    return finding.model_copy(
+        update={
+            "evidence": restore(finding.evidence, mapping),
+            "summary": restore(finding.summary, mapping),
+            "values": values,
+        }
+    )
 
 
 class RedactingBackend:
@@ -156,7 +158,7 @@ class RedactingBackend:
         offsets: list[int] = []
         pos = 0
         for i in range(len(bounds) - 1):
-            red = redact(chunk.text[bounds[i]:bounds[i + 1]], self.region, mapping)
+            red = redact(chunk.text[bounds[i] : bounds[i + 1]], self.region, mapping)
             mapping = red.mapping
             if i:
                 offsets.append(pos)

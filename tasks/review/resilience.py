@@ -22,8 +22,8 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
 from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pybreaker
@@ -55,8 +55,11 @@ class RunCounters:
     def reset(self) -> dict[str, int]:
         """Return the counts and set them to zero (called at the start and end of a run)."""
         with self._lock:
-            out = {"retries": self.retries, "breaker_openings": self.breaker_openings,
-                   "breaker_closings": self.breaker_closings}
+            out = {
+                "retries": self.retries,
+                "breaker_openings": self.breaker_openings,
+                "breaker_closings": self.breaker_closings,
+            }
             self.retries = self.breaker_openings = self.breaker_closings = 0
             return out
 
@@ -154,9 +157,8 @@ def _emit(event: str, breaker: pybreaker.CircuitBreaker, payload: dict[str, Any]
     try:
         from prefect.events import emit_event
 
-        emit_event(event=event, resource={"prefect.resource.id": f"docreview.breaker.{breaker.name}"},
-                   payload=payload)
-    except Exception:  # noqa: BLE001 - an event that cannot be sent must not break a call
+        emit_event(event=event, resource={"prefect.resource.id": f"docreview.breaker.{breaker.name}"}, payload=payload)
+    except Exception:
         logger.debug("could not emit %s", event, exc_info=True)
 
 
@@ -180,9 +182,8 @@ def _publish_state(name: str, state: str) -> None:
     from prefect.variables import Variable
 
     try:
-        Variable.set(f"docreview_breaker_{re.sub(r'[^a-z0-9_]+', '_', name.lower())}"[:255], state,
-                     overwrite=True)
-    except Exception:  # noqa: BLE001 - a display aid must never fail a call
+        Variable.set(f"docreview_breaker_{re.sub(r'[^a-z0-9_]+', '_', name.lower())}"[:255], state, overwrite=True)
+    except Exception:
         logger.debug("breaker state variable not set", exc_info=True)
 
 
@@ -194,8 +195,12 @@ class _BreakerEvents(pybreaker.CircuitBreakerListener):
         new = getattr(new_state, "name", str(new_state))
         if new == pybreaker.STATE_OPEN:
             counters.add("breaker_openings")
-            _run_log("circuit breaker %s opened after %d failures; LLM calls fail fast for %.0f s",
-                     cb.name, cb.fail_counter, cb.reset_timeout)
+            _run_log(
+                "circuit breaker %s opened after %d failures; LLM calls fail fast for %.0f s",
+                cb.name,
+                cb.fail_counter,
+                cb.reset_timeout,
+            )
         else:
             if new == pybreaker.STATE_CLOSED:
                 counters.add("breaker_closings")
@@ -229,7 +234,7 @@ class ConcurrentCircuitBreaker(pybreaker.CircuitBreaker):
         with self._lock:
             if self.current_state == pybreaker.STATE_OPEN:
                 opened_at = self._state_storage.opened_at
-                if opened_at and datetime.now(timezone.utc) < opened_at + timedelta(seconds=self.reset_timeout):
+                if opened_at and datetime.now(UTC) < opened_at + timedelta(seconds=self.reset_timeout):
                     raise pybreaker.CircuitBreakerError("Timeout not elapsed yet, circuit breaker still open")
                 self.half_open()
             for listener in self.listeners:
@@ -264,8 +269,7 @@ def get_breaker(policy: ResiliencePolicy) -> pybreaker.CircuitBreaker:
                 import redis
 
                 client = redis.Redis.from_url(policy.breaker_storage)
-                storage = pybreaker.CircuitRedisStorage(pybreaker.STATE_CLOSED, client,
-                                                        namespace=policy.breaker_name)
+                storage = pybreaker.CircuitRedisStorage(pybreaker.STATE_CLOSED, client, namespace=policy.breaker_name)
             breaker = ConcurrentCircuitBreaker(
                 fail_max=policy.breaker_failure_threshold,
                 reset_timeout=policy.breaker_reset_timeout_s,
@@ -297,7 +301,7 @@ def make_retry_condition(policy: ResiliencePolicy):
     def condition(task: Any, task_run: Any, state: Any) -> bool:
         try:
             state.result()
-        except Exception as exc:  # noqa: BLE001 - the failed state re-raises the task's error
+        except Exception as exc:
             if not is_retryable(exc):
                 return False
             attempt = max(1, getattr(task_run, "run_count", 1))
@@ -307,8 +311,12 @@ def make_retry_condition(policy: ResiliencePolicy):
                 planned = delays[min(attempt, len(delays)) - 1] if delays else 0.0
                 extra = min(hint, policy.retry_after_cap_s) - planned
                 if extra > 0:
-                    logger.warning("retry-after %.1f s from the API: waiting %.1f s before attempt %d",
-                                   hint, extra + planned, attempt + 1)
+                    logger.warning(
+                        "retry-after %.1f s from the API: waiting %.1f s before attempt %d",
+                        hint,
+                        extra + planned,
+                        attempt + 1,
+                    )
                     time.sleep(extra)
             return True
         return False
@@ -360,18 +368,23 @@ def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
         with get_client(sync_client=True) as client:
             try:
                 current = client.read_global_concurrency_limit_by_name(policy.concurrency_limit_name)
-            except Exception:  # noqa: BLE001 - absent: create it
+            except Exception:
                 current = None
             if current is None:
-                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(
-                    name=policy.concurrency_limit_name, limit=policy.llm_concurrency, active=True))
+                client.create_global_concurrency_limit(
+                    GlobalConcurrencyLimitCreate(
+                        name=policy.concurrency_limit_name, limit=policy.llm_concurrency, active=True
+                    )
+                )
             elif current.limit != policy.llm_concurrency or not current.active:
-                client.update_global_concurrency_limit(policy.concurrency_limit_name, GlobalConcurrencyLimitUpdate(
-                    limit=policy.llm_concurrency, active=True))
+                client.update_global_concurrency_limit(
+                    policy.concurrency_limit_name,
+                    GlobalConcurrencyLimitUpdate(limit=policy.llm_concurrency, active=True),
+                )
         with _lock:
             _limits_ready.add(policy.concurrency_limit_name)
         return True
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         logger.warning("could not set the LLM concurrency limit: %s", exc)
         return False
 
@@ -397,8 +410,11 @@ def llm_slot(policy: ResiliencePolicy) -> Iterator[None]:
     The wait is bounded by ``slot_wait_s`` (then :class:`SlotWaitTimeout`, which the task
     retries) and logged once when it lasts over 5 s.
     """
-    waiting = threading.Timer(5.0, logger.info, args=(
-        "waiting for an LLM slot (limit %s = %d calls)", policy.concurrency_limit_name, policy.llm_concurrency))
+    waiting = threading.Timer(
+        5.0,
+        logger.info,
+        args=("waiting for an LLM slot (limit %s = %d calls)", policy.concurrency_limit_name, policy.llm_concurrency),
+    )
     waiting.daemon = True
     waiting.start()
     try:
@@ -413,9 +429,15 @@ def llm_slot(policy: ResiliencePolicy) -> Iterator[None]:
                         strict = policy.concurrency_limit_name in _limits_ready
                     if not strict:  # first slot in this process (a worker): make sure the limit exists
                         strict = ensure_concurrency_limit(policy)
-                    stack.enter_context(concurrency(policy.concurrency_limit_name, occupy=1,
-                                                    timeout_seconds=policy.slot_wait_s,
-                                                    lease_duration=policy.slot_lease_s, strict=strict))
+                    stack.enter_context(
+                        concurrency(
+                            policy.concurrency_limit_name,
+                            occupy=1,
+                            timeout_seconds=policy.slot_wait_s,
+                            lease_duration=policy.slot_lease_s,
+                            strict=strict,
+                        )
+                    )
                 except TimeoutError as exc:
                     raise SlotWaitTimeout(f"no LLM slot free within {policy.slot_wait_s:g} s") from exc
                 finally:

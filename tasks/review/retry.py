@@ -13,12 +13,23 @@ from __future__ import annotations
 from typing import Any
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-_NEVER_MESSAGES = ("enforced_spend_limit_reached", "prompt is too long", "input is too long",
-                   "context window", "context_length")
+_NEVER_MESSAGES = (
+    "enforced_spend_limit_reached",
+    "prompt is too long",
+    "input is too long",
+    "context window",
+    "context_length",
+)
 _RETRYABLE_AWS_CODES = frozenset(
-    {"ThrottlingException", "ServiceUnavailableException", "ModelTimeoutException",
-     "InternalServerException", "ModelNotReadyException", "TooManyRequestsException",
-     "ModelStreamErrorException"}
+    {
+        "ThrottlingException",
+        "ServiceUnavailableException",
+        "ModelTimeoutException",
+        "InternalServerException",
+        "ModelNotReadyException",
+        "TooManyRequestsException",
+        "ModelStreamErrorException",
+    }
 )
 
 
@@ -43,9 +54,18 @@ def is_retryable(exc: BaseException) -> bool:
     if any(m in lowered for m in _NEVER_MESSAGES):
         return False
     name = type(exc).__name__
-    if name in {"APIConnectionError", "APITimeoutError", "ConnectTimeout", "ReadTimeout", "ConnectError",
-                "EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError", "TimeoutError",
-                "ConnectionError"}:
+    if name in {
+        "APIConnectionError",
+        "APITimeoutError",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "ConnectError",
+        "EndpointConnectionError",
+        "ConnectionClosedError",
+        "ReadTimeoutError",
+        "TimeoutError",
+        "ConnectionError",
+    }:
         return True
     if isinstance(exc, (TimeoutError, ConnectionError)):
         return True
@@ -89,7 +109,7 @@ def retry_after_s(exc: BaseException) -> float | None:
             return max(0.0, float(raw))
         except ValueError:
             return max(0.0, email.utils.parsedate_to_datetime(raw).timestamp() - time.time())
-    except Exception:  # noqa: BLE001 - a malformed header means "no hint"
+    except Exception:
         return None
 
 
@@ -97,7 +117,7 @@ def retry_condition(task: Any, task_run: Any, state: Any) -> bool:
     """Prefect ``retry_condition_fn``: retry only when the task's exception is retryable."""
     try:
         state.result()
-    except Exception as exc:  # noqa: BLE001 - the state re-raises the task's exception
+    except Exception as exc:
         return is_retryable(exc)
     return False
 
@@ -107,11 +127,24 @@ def retry_condition(task: Any, task_run: Any, state: Any) -> bool:
 #: (Anthropic API errors reference). The same request fails again, whatever the document.
 PERMANENT_STATUS = frozenset({400, 401, 403, 404})
 #: Bedrock Runtime errors that no retry fixes (AWS Bedrock Runtime API reference, "Errors").
-PERMANENT_AWS_CODES = frozenset({"AccessDeniedException", "ValidationException", "ResourceNotFoundException",
-                                 "UnrecognizedClientException", "ExpiredTokenException"})
+PERMANENT_AWS_CODES = frozenset(
+    {
+        "AccessDeniedException",
+        "ValidationException",
+        "ResourceNotFoundException",
+        "UnrecognizedClientException",
+        "ExpiredTokenException",
+    }
+)
 #: Refusals that belong to one document (its text is too long), not to the run's configuration.
-_DOCUMENT_MESSAGES = ("prompt is too long", "input is too long", "context window", "context_length",
-                      "exceed context limit", "too many tokens")
+_DOCUMENT_MESSAGES = (
+    "prompt is too long",
+    "input is too long",
+    "context window",
+    "context_length",
+    "exceed context limit",
+    "too many tokens",
+)
 
 
 def is_permanent(exc: BaseException) -> bool:
@@ -143,8 +176,7 @@ def refusal_cause(exc: BaseException) -> str:
     if not message and isinstance(response, dict):
         message = str((response.get("Error") or {}).get("Message") or "")
     message = " ".join((message or str(exc)).split())[:300]
-    return " ".join(p for p in (str(status) if status else "", f"{kind or type(exc).__name__}:")
-                    if p) + f" {message}"
+    return " ".join(p for p in (str(status) if status else "", f"{kind or type(exc).__name__}:") if p) + f" {message}"
 
 
 def _aws_code(exc: BaseException) -> str:

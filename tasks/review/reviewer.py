@@ -102,15 +102,22 @@ def _make_backend(settings: Settings) -> ReviewBackend:
 
 
 @task(
-    name="review-chunk", task_run_name=for_document("review", lambda p: f"chunk {p['chunk'].index + 1}"),
+    name="review-chunk",
+    task_run_name=for_document("review", lambda p: f"chunk {p['chunk'].index + 1}"),
     cache_policy=NO_CACHE,
     retries=REVIEW_RETRIES,
     retry_delay_seconds=exponential_backoff(backoff_factor=REVIEW_BACKOFF_BASE_S),
     retry_jitter_factor=0.5,
     retry_condition_fn=retry_condition,
 )
-def review_chunk(backend: ReviewBackend, chunk: Chunk, document_name: str, database_url: str | None = None,
-                 run_id: str | None = None, policy: ResiliencePolicy | None = None) -> ChunkReview:
+def review_chunk(
+    backend: ReviewBackend,
+    chunk: Chunk,
+    document_name: str,
+    database_url: str | None = None,
+    run_id: str | None = None,
+    policy: ResiliencePolicy | None = None,
+) -> ChunkReview:
     """Prefect task: findings for one chunk from ``backend`` (see :class:`ChunkReview`).
 
     With a ``policy`` and a model backend, the call goes through the run's shared circuit
@@ -141,14 +148,22 @@ def review_chunk(backend: ReviewBackend, chunk: Chunk, document_name: str, datab
         raise
 
 
-@task(name="store-review", task_run_name=for_document("store-review", lambda p: f"chunk {p['chunk'].index + 1}"), cache_policy=NO_CACHE)
+@task(
+    name="store-review",
+    task_run_name=for_document("store-review", lambda p: f"chunk {p['chunk'].index + 1}"),
+    cache_policy=NO_CACHE,
+)
 def store_review(database_url: str, chunk: Chunk, prompt_version: str, model: str, review: ChunkReview) -> None:
     """Prefect task: keep a successful model review of ``chunk`` for reuse (see :func:`cached_review`)."""
     from tasks.store.persist import chunk_cache_key, save_chunk_result
 
-    save_chunk_result(database_url, chunk_cache_key(chunk.text, profile_version(prompt_version, chunk), model),
-                      prompt_version, model,
-                      [f.model_dump(mode="json") for f in review.findings])
+    save_chunk_result(
+        database_url,
+        chunk_cache_key(chunk.text, profile_version(prompt_version, chunk), model),
+        prompt_version,
+        model,
+        [f.model_dump(mode="json") for f in review.findings],
+    )
 
 
 def profile_version(prompt_version: str, chunk: Chunk) -> str:
@@ -157,7 +172,11 @@ def profile_version(prompt_version: str, chunk: Chunk) -> str:
     return prompt_version if chunk.profile == "contract" else f"{prompt_version}+filing"
 
 
-@task(name="cached-review", task_run_name=for_document("cached-review", lambda p: f"chunk {p['chunk'].index + 1}"), cache_policy=NO_CACHE)
+@task(
+    name="cached-review",
+    task_run_name=for_document("cached-review", lambda p: f"chunk {p['chunk'].index + 1}"),
+    cache_policy=NO_CACHE,
+)
 def cached_review(database_url: str, chunk: Chunk, prompt_version: str, model: str) -> ChunkReview | None:
     """Prefect task: the stored review of the same chunk content, prompt version and model, if any.
 
@@ -172,14 +191,22 @@ def cached_review(database_url: str, chunk: Chunk, prompt_version: str, model: s
     if stored is None:
         return None
     kind = FilingFinding if chunk.profile == "filing" else Finding
-    return ChunkReview(chunk_index=chunk.index, findings=[kind.model_validate(f) for f in stored], cached=True,
-                       detail="reused a stored review: the model call failed")
+    return ChunkReview(
+        chunk_index=chunk.index,
+        findings=[kind.model_validate(f) for f in stored],
+        cached=True,
+        detail="reused a stored review: the model call failed",
+    )
 
 
-@task(name="review-chunks-offline", cache_policy=NO_CACHE,
-      task_run_name=for_document("review", lambda p: f"{len(p['chunks'])} chunks, offline"))
-def review_chunks_offline(backend: ReviewBackend, chunks: list[Chunk],
-                          document_name: str) -> list[tuple[ChunkReview | None, str | None]]:
+@task(
+    name="review-chunks-offline",
+    cache_policy=NO_CACHE,
+    task_run_name=for_document("review", lambda p: f"{len(p['chunks'])} chunks, offline"),
+)
+def review_chunks_offline(
+    backend: ReviewBackend, chunks: list[Chunk], document_name: str
+) -> list[tuple[ChunkReview | None, str | None]]:
     """Prefect task: the offline backend's review of every chunk of one document, in order.
 
     Returns one ``(review, None)`` or ``(None, "ErrorType: message")`` per chunk of ``chunks``: a
@@ -193,7 +220,7 @@ def review_chunks_offline(backend: ReviewBackend, chunks: list[Chunk],
     for chunk in chunks:
         try:
             out.append((backend.review_chunk(chunk, document_name), None))
-        except Exception as exc:  # noqa: BLE001 - one chunk's failure is recorded, the others go on
+        except Exception as exc:
             out.append((None, error_text(exc)))
     return out
 

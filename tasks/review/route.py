@@ -105,48 +105,51 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 #: Decision-point vocabulary (one occurrence in a segment is enough): name -> pattern.
-TERM_SIGNALS: dict[str, re.Pattern[str]] = {k: _rx(v) for k, v in {
-    "exclusivity": r"exclusiv|sole (?:source|supplier|provider|distributor)",
-    "non_compete": r"\bcompet(?:e|es|ing|itor|itors|itive|ition)\b",
-    "non_solicit": r"solicit|\bhire\b|recruit",
-    "disparagement": r"disparag|derogat",
-    "most_favoured": r"most favou?red|most favou?rable|no less favou?rable|more favou?rable",
-    "first_right": r"first (?:refusal|offer|negotiat)|last (?:refusal|offer|look)|right of first|\boption to|"
-                   r"right to (?:negotiate|match)",
-    "change_of_control": r"change (?:of|in) control|substantially all|\bmerger|consolidat",
-    "assignment": r"\bassign(?!ed to it)|\btransferab|\btransfer (?:this|its|any|the|all)",
-    "share_of_revenue": r"royalt|%|percent|profit|net sales|commission",
-    "minimum_commitment": r"\bminimum|shortfall|take or pay|purchase (?:requirement|commitment)",
-    "volume_limit": r"\bmaximum|not (?:to )?exceed|no more than|not more than|\bcap\b",
-    "ip_ownership": r"intellectual property|\bshall (?:own|be (?:the )?(?:sole |exclusive )?(?:owner|property))|"
-                    r"right,? title and interest|work (?:product|made for hire)|hereby assigns?",
-    "joint_ownership": r"\bjoint(?:ly)?\b|co-own|undivided",
-    "licence_grant": r"licen[cs]e (?:to|under)|hereby grants?|\bgrants? (?:to )?\w+ (?:a|an)\b|sub-?licens|"
-                     r"non-?transferable|non-?sublicens",
-    "affiliate_licence": r"affiliates?[^.;]{0,80}licen|licen[^.;]{0,80}affiliates?",
-    "unlimited": r"unlimited|enterprise[- ]wide|all you can",
-    "perpetual": r"perpetu|irrevocabl",
-    "escrow": r"escrow|source code",
-    "post_termination": r"(?:after|upon|following) (?:the )?(?:termination|expiration|expiry)|wind[\s-]?down|"
-                        r"transition (?:period|services|assistance)|sell[\s-]off",
-    "audit": r"audit|inspect|books and records|\brecords\b",
-    "liability_limit": r"in no event|limitation of liabilit|aggregate liabilit|total liabilit|liable for|consequential|"
-                       r"punitive|shall not exceed|maximum liabilit",
-    "liquidated_damages": r"liquidated|penalt",
-    "warranty_period": r"warrant(?:y|ies) period|warrant[^.;]{0,80}(?:days|months|years)|"
-                       r"(?:days|months|years)[^.;]{0,80}warrant",
-    "insurance": r"insur",
-    "covenant_not_to_sue": r"contest|challenge|\bsue\b|impugn|covenant not",
-    "beneficiary": r"beneficiar",
-    "term": r"initial term|\bterm of (?:this|the)|shall (?:continue|remain) in (?:full )?(?:force|effect)|\bexpir|"
-            r"\brenew|evergreen|automatically extend",
-    "termination_for_convenience": r"terminat[^.;]{0,80}(?:convenience|without cause|for any reason|any time|"
-                                   r"upon \w+ (?:days|months))|(?:convenience|without cause|for any reason)[^.;]{0,80}terminat",
-    "notice_period": r"notice of non-?renewal|(?:days|months)'? (?:prior )?(?:written )?notice",
-    "governing_law": r"governed by|governing law|laws of the|construed (?:in accordance|under)",
-    "effective_date": r"effective date|dated as of|made and entered|entered into (?:as of|on|this)",
-    "signature_block": r"in witness whereof",
-}.items()}
+TERM_SIGNALS: dict[str, re.Pattern[str]] = {
+    k: _rx(v)
+    for k, v in {
+        "exclusivity": r"exclusiv|sole (?:source|supplier|provider|distributor)",
+        "non_compete": r"\bcompet(?:e|es|ing|itor|itors|itive|ition)\b",
+        "non_solicit": r"solicit|\bhire\b|recruit",
+        "disparagement": r"disparag|derogat",
+        "most_favoured": r"most favou?red|most favou?rable|no less favou?rable|more favou?rable",
+        "first_right": r"first (?:refusal|offer|negotiat)|last (?:refusal|offer|look)|right of first|\boption to|"
+        r"right to (?:negotiate|match)",
+        "change_of_control": r"change (?:of|in) control|substantially all|\bmerger|consolidat",
+        "assignment": r"\bassign(?!ed to it)|\btransferab|\btransfer (?:this|its|any|the|all)",
+        "share_of_revenue": r"royalt|%|percent|profit|net sales|commission",
+        "minimum_commitment": r"\bminimum|shortfall|take or pay|purchase (?:requirement|commitment)",
+        "volume_limit": r"\bmaximum|not (?:to )?exceed|no more than|not more than|\bcap\b",
+        "ip_ownership": r"intellectual property|\bshall (?:own|be (?:the )?(?:sole |exclusive )?(?:owner|property))|"
+        r"right,? title and interest|work (?:product|made for hire)|hereby assigns?",
+        "joint_ownership": r"\bjoint(?:ly)?\b|co-own|undivided",
+        "licence_grant": r"licen[cs]e (?:to|under)|hereby grants?|\bgrants? (?:to )?\w+ (?:a|an)\b|sub-?licens|"
+        r"non-?transferable|non-?sublicens",
+        "affiliate_licence": r"affiliates?[^.;]{0,80}licen|licen[^.;]{0,80}affiliates?",
+        "unlimited": r"unlimited|enterprise[- ]wide|all you can",
+        "perpetual": r"perpetu|irrevocabl",
+        "escrow": r"escrow|source code",
+        "post_termination": r"(?:after|upon|following) (?:the )?(?:termination|expiration|expiry)|wind[\s-]?down|"
+        r"transition (?:period|services|assistance)|sell[\s-]off",
+        "audit": r"audit|inspect|books and records|\brecords\b",
+        "liability_limit": r"in no event|limitation of liabilit|aggregate liabilit|total liabilit|liable for|consequential|"
+        r"punitive|shall not exceed|maximum liabilit",
+        "liquidated_damages": r"liquidated|penalt",
+        "warranty_period": r"warrant(?:y|ies) period|warrant[^.;]{0,80}(?:days|months|years)|"
+        r"(?:days|months|years)[^.;]{0,80}warrant",
+        "insurance": r"insur",
+        "covenant_not_to_sue": r"contest|challenge|\bsue\b|impugn|covenant not",
+        "beneficiary": r"beneficiar",
+        "term": r"initial term|\bterm of (?:this|the)|shall (?:continue|remain) in (?:full )?(?:force|effect)|\bexpir|"
+        r"\brenew|evergreen|automatically extend",
+        "termination_for_convenience": r"terminat[^.;]{0,80}(?:convenience|without cause|for any reason|any time|"
+        r"upon \w+ (?:days|months))|(?:convenience|without cause|for any reason)[^.;]{0,80}terminat",
+        "notice_period": r"notice of non-?renewal|(?:days|months)'? (?:prior )?(?:written )?notice",
+        "governing_law": r"governed by|governing law|laws of the|construed (?:in accordance|under)",
+        "effective_date": r"effective date|dated as of|made and entered|entered into (?:as of|on|this)",
+        "signature_block": r"in witness whereof",
+    }.items()
+}
 
 #: Non-CUAD obligations routed deep: name -> pattern (one occurrence is enough).
 OBLIGATION_SIGNALS: dict[str, re.Pattern[str]] = {
@@ -202,7 +205,7 @@ def _prefix_friendly(pattern: str) -> str:
     for alt in _top_level(pattern)[0]:
         if alt.startswith("(?:"):
             inner, end = _top_level(alt[3:])
-            rest = alt[3 + end + 1:]
+            rest = alt[3 + end + 1 :]
             if end < len(alt) - 3 and rest[:1] not in ("?", "*", "+", "{"):
                 alternatives += [a + rest for a in inner]
                 continue
@@ -234,10 +237,10 @@ def _alternatives(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], ...] | Non
         m = re.match(r"([a-z])\(\?<!\\w\1\)([a-z]*)", alt)
         if m:
             run = m.group(2)
-            while run and alt[m.start(2) + len(run):][:1] in ("?", "*", "+", "{"):
+            while run and alt[m.start(2) + len(run) :][:1] in ("?", "*", "+", "{"):
                 run = run[:-1]  # a quantified last letter is not part of the literal
             literal = m.group(1) + run
-            alt = f"{literal}(?<!\\w{literal})" + alt[m.start(2) + len(run):]
+            alt = f"{literal}(?<!\\w{literal})" + alt[m.start(2) + len(run) :]
         if not re.match(r"[a-z0-9%$-](?![?*+{])", alt):
             return None
         out.append(re.compile(alt))
@@ -245,8 +248,9 @@ def _alternatives(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], ...] | Non
 
 
 #: :func:`_alternatives` of the lower-case patterns (absent: scanned as a whole).
-_ALTERNATIVES = {p: alts for p in chain(_TERM_LOWER.values(), _OBLIGATION_LOWER.values())
-                 if (alts := _alternatives(p)) is not None}
+_ALTERNATIVES = {
+    p: alts for p in chain(_TERM_LOWER.values(), _OBLIGATION_LOWER.values()) if (alts := _alternatives(p)) is not None
+}
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 #: No signal pattern can match a ``.`` or ``;`` (they hold only words, whitespace, ``%``, ``\w``,
@@ -264,8 +268,13 @@ def _lowers_exactly(c: str) -> bool:
     """True when scanning ``c.lower()`` with the lower-case patterns matches what scanning ``c`` case-insensitively
     does: one character, not ASCII (no pattern literal matches either), same word/digit/space class."""
     lo = c.lower()
-    return (len(lo) == 1 and not lo.isascii() and lo.isalnum() == c.isalnum() and lo.isdecimal() == c.isdecimal()
-            and lo.isspace() == c.isspace())
+    return (
+        len(lo) == 1
+        and not lo.isascii()
+        and lo.isalnum() == c.isalnum()
+        and lo.isdecimal() == c.isdecimal()
+        and lo.isspace() == c.isspace()
+    )
 
 
 def _signal_scan(text: str) -> tuple[str, dict[str, re.Pattern[str]], dict[str, re.Pattern[str]]]:
@@ -319,8 +328,14 @@ def _deep_windows(scan: str, spans: Sequence[tuple[int, int]], deep: Sequence[bo
     return windows
 
 
-def _scan_signals(scan: str, patterns: dict[str, re.Pattern[str]], starts: Sequence[int],
-                  windows: Sequence[tuple[int, int, int]], into: Sequence[list[str] | None], prefix: str) -> None:
+def _scan_signals(
+    scan: str,
+    patterns: dict[str, re.Pattern[str]],
+    starts: Sequence[int],
+    windows: Sequence[tuple[int, int, int]],
+    into: Sequence[list[str] | None],
+    prefix: str,
+) -> None:
     """Append ``prefix + name`` to ``into[i]`` once for each pattern with a match starting in segment ``i``.
 
     ``windows`` are ``(scan_from, attribute_before, scan_to)`` offsets: matches are searched in
@@ -333,8 +348,11 @@ def _scan_signals(scan: str, patterns: dict[str, re.Pattern[str]], starts: Seque
         alternatives = _ALTERNATIVES.get(pattern)
         for lo, before, hi in windows:
             last = -1
-            matches = pattern.finditer(scan, lo, hi) if alternatives is None else \
-                _chain(scan, pattern, alternatives, lo, before, hi)
+            matches = (
+                pattern.finditer(scan, lo, hi)
+                if alternatives is None
+                else _chain(scan, pattern, alternatives, lo, before, hi)
+            )
             for at in matches:
                 if at >= before:
                     break
@@ -346,8 +364,9 @@ def _scan_signals(scan: str, patterns: dict[str, re.Pattern[str]], starts: Seque
                         found.append(signal)
 
 
-def _chain(scan: str, pattern: re.Pattern[str], alternatives: Sequence[re.Pattern[str]], lo: int, before: int,
-           hi: int) -> Iterator[int]:
+def _chain(
+    scan: str, pattern: re.Pattern[str], alternatives: Sequence[re.Pattern[str]], lo: int, before: int, hi: int
+) -> Iterator[int]:
     """The start offsets of ``pattern.finditer(scan, lo, hi)``'s matches, up to the first at or after ``before``,
     found with the pattern's :func:`_alternatives`.
 
@@ -376,9 +395,78 @@ def _chain(scan: str, pattern: re.Pattern[str], alternatives: Sequence[re.Patter
 # --- segmentation ---------------------------------------------------------------------------
 
 _ABBREV = frozenset(
-    """inc co corp ltd llc l.l.c l.p lp n.a no nos sec secs sect art arts u.s u.s.a e.g i.e etc mr mrs ms dr st
-    vs v jan feb mar apr jun jul aug sep sept oct nov dec p.c s.a b.v n.v para paras cl ch fig approx dept est
-    int'l govt jr sr ave blvd rd ste bros assoc pty plc gmbh ag viz cf ex exh""".split()
+    [
+        "inc",
+        "co",
+        "corp",
+        "ltd",
+        "llc",
+        "l.l.c",
+        "l.p",
+        "lp",
+        "n.a",
+        "no",
+        "nos",
+        "sec",
+        "secs",
+        "sect",
+        "art",
+        "arts",
+        "u.s",
+        "u.s.a",
+        "e.g",
+        "i.e",
+        "etc",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "vs",
+        "v",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "p.c",
+        "s.a",
+        "b.v",
+        "n.v",
+        "para",
+        "paras",
+        "cl",
+        "ch",
+        "fig",
+        "approx",
+        "dept",
+        "est",
+        "int'l",
+        "govt",
+        "jr",
+        "sr",
+        "ave",
+        "blvd",
+        "rd",
+        "ste",
+        "bros",
+        "assoc",
+        "pty",
+        "plc",
+        "gmbh",
+        "ag",
+        "viz",
+        "cf",
+        "ex",
+        "exh",
+    ]
 )
 # Paragraph cuts: a blank line; a line break before a numbered or lettered item or a heading word;
 # a sentence end at the end of a line; a line break before an upper-case heading line.
@@ -411,7 +499,7 @@ def segment_text(text: str, max_chars: int = SEGMENT_MAX_CHARS) -> list[tuple[in
         para.add(m.end())
     cuts = set(para)
     for m in _SENT_CUT.finditer(text):
-        w = _WORD_BEFORE_DOT.search(text[max(0, m.start() - 30):m.start() + 1])
+        w = _WORD_BEFORE_DOT.search(text[max(0, m.start() - 30) : m.start() + 1])
         if w and (w.group(1).lower() in _ABBREV or len(w.group(1)) == 1):
             continue
         cuts.add(m.end())
@@ -471,15 +559,19 @@ def _char_grams(text: str, low: int = 3, high: int = 5) -> list[str]:
 def iter_segment_terms(text: str, segments: Sequence[tuple[int, int]]) -> Iterator[dict[str, dict[str, int]]]:
     """:func:`segment_terms`, one segment at a time (memory stays flat on long documents)."""
     prev: dict[str, int] = {}
-    ws_next = _words(text[segments[0][0]:segments[0][1]]) if segments else []
+    ws_next = _words(text[segments[0][0] : segments[0][1]]) if segments else []
     for i, (a, b) in enumerate(segments):
         w = ws_next
-        ws_next = _words(text[segments[i + 1][0]:segments[i + 1][1]]) if i + 1 < len(segments) else []
+        ws_next = _words(text[segments[i + 1][0] : segments[i + 1][1]]) if i + 1 < len(segments) else []
         uni = dict(Counter(w))
         word = Counter(w)
         word.update(f"{x} {y}" for x, y in zip(w, w[1:]))
-        yield {"word": dict(word), "char": dict(Counter(_char_grams(text[a:min(b, a + CHAR_GRAM_CHARS)]))),
-               "prev": prev, "next": dict(Counter(ws_next))}
+        yield {
+            "word": dict(word),
+            "char": dict(Counter(_char_grams(text[a : min(b, a + CHAR_GRAM_CHARS)]))),
+            "prev": prev,
+            "next": dict(Counter(ws_next)),
+        }
         prev = uni
 
 
@@ -529,8 +621,12 @@ class _BlockArrays:
                 codes.append(code)
             keys = np.array(codes, dtype=np.int64)
             order = np.argsort(keys, kind="stable")
-            self._grams = (np.array(alphabet, dtype=np.int64), bits, keys[order],
-                           np.array([i for _, i in short], dtype=np.int64)[order])
+            self._grams = (
+                np.array(alphabet, dtype=np.int64),
+                bits,
+                keys[order],
+                np.array([i for _, i in short], dtype=np.int64)[order],
+            )
         return self._grams
 
     def pairs(self) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
@@ -609,7 +705,7 @@ def _padded_grams(word: str, low: int = 3, high: int = 5) -> list[str]:
         if len(w) <= n:
             out.append(w)
             break
-        out.extend(w[i:i + n] for i in range(len(w) - n + 1))
+        out.extend(w[i : i + n] for i in range(len(w) - n + 1))
     return out
 
 
@@ -703,8 +799,9 @@ def _token_arrays(tokens: list[str], separator: str) -> tuple[list[str], np.ndar
     return vocab, ids, seg
 
 
-def _segment_tokens(text: str, segments: Sequence[tuple[int, int]]
-                    ) -> tuple[tuple[list[str], np.ndarray, np.ndarray], tuple[list[str], np.ndarray, np.ndarray]]:
+def _segment_tokens(
+    text: str, segments: Sequence[tuple[int, int]]
+) -> tuple[tuple[list[str], np.ndarray, np.ndarray], tuple[list[str], np.ndarray, np.ndarray]]:
     """The tokens of every segment for the scorer, as :func:`_token_arrays` ``(vocab, ids, seg)`` triples:
     ``words``, the :func:`_words` of each segment (numbers still as digits: :func:`score_segments` maps them to
     ``#``), and ``chars``, the whitespace-separated words of each segment's first :data:`CHAR_GRAM_CHARS`
@@ -718,8 +815,14 @@ def _segment_tokens(text: str, segments: Sequence[tuple[int, int]]
     """
     lows = [text[a:b].lower() for a, b in segments]
     long = any(b - a > CHAR_GRAM_CHARS for a, b in segments)
-    shorts = [text[a:a + CHAR_GRAM_CHARS].lower() if b - a > CHAR_GRAM_CHARS else low
-              for low, (a, b) in zip(lows, segments)] if long else lows
+    shorts = (
+        [
+            text[a : a + CHAR_GRAM_CHARS].lower() if b - a > CHAR_GRAM_CHARS else low
+            for low, (a, b) in zip(lows, segments)
+        ]
+        if long
+        else lows
+    )
     if _SEP in text:
         sep = [" "]
         words = list(chain.from_iterable(chain.from_iterable(zip((_WORD.findall(low) for low in lows), repeat(sep)))))
@@ -750,8 +853,7 @@ def _log_tf(count: np.ndarray) -> np.ndarray:
     return table[count]
 
 
-def _block_scores(n_segments: int, seg: np.ndarray, term: np.ndarray, arrays: _BlockArrays,
-                  scale: float) -> np.ndarray:
+def _block_scores(n_segments: int, seg: np.ndarray, term: np.ndarray, arrays: _BlockArrays, scale: float) -> np.ndarray:
     """One block's score of every segment, shape ``(n_segments,)``: :meth:`ScorerBlock.score` of the counts.
 
     Entries are the known term occurrences (term ids >= 0) of all segments as two int64 arrays of one length,
@@ -832,8 +934,11 @@ def score_segments(model: ScorerModel, text: str, segments: Sequence[tuple[int, 
     rows, table = _word_table(model)
     miss = len(table) - 1
     # per token: its ids in the word, prev and next blocks and among the bigram words (numbers as "#")
-    word_ids = table[np.fromiter(map(rows.get, ["#" if w.isdigit() else w for w in vocab], repeat(miss)),
-                                 dtype=np.int64, count=len(vocab))][wid]
+    word_ids = table[
+        np.fromiter(
+            map(rows.get, ["#" if w.isdigit() else w for w in vocab], repeat(miss)), dtype=np.int64, count=len(vocab)
+        )
+    ][wid]
     total = np.zeros(n)
     for name, block in model.blocks.items():
         arrays = block.arrays()
@@ -858,8 +963,9 @@ def score_segments(model: ScorerModel, text: str, segments: Sequence[tuple[int, 
     return model.bias + total
 
 
-def _word_block(n: int, wseg: np.ndarray, unigram: np.ndarray, pair_word: np.ndarray,
-                arrays: _BlockArrays) -> tuple[np.ndarray, np.ndarray]:
+def _word_block(
+    n: int, wseg: np.ndarray, unigram: np.ndarray, pair_word: np.ndarray, arrays: _BlockArrays
+) -> tuple[np.ndarray, np.ndarray]:
     """The ``word`` block's known term occurrences in term-stream order, ``(seg, term)`` int64 arrays: each
     segment's unigrams, then its bigrams (the order of a segment's :class:`~collections.Counter`). ``wseg`` is
     each token's segment (document order), ``unigram`` its term id and ``pair_word`` its id among the words of
@@ -877,7 +983,9 @@ def _word_block(n: int, wseg: np.ndarray, unigram: np.ndarray, pair_word: np.nda
         x, y = pair_word[:-1], pair_word[1:]
         ok = np.flatnonzero((wseg[1:] == wseg[:-1]) & (x >= 0) & (y >= 0))
         first = wseg[ok]
-        stream[base[first] + per_seg[first] + pos[ok]] = _lookup(keys, pair_terms, x[ok] * max(len(pair_words), 1) + y[ok])
+        stream[base[first] + per_seg[first] + pos[ok]] = _lookup(
+            keys, pair_terms, x[ok] * max(len(pair_words), 1) + y[ok]
+        )
     seg = np.repeat(np.arange(n, dtype=np.int64), entries)
     keep = stream >= 0
     return seg[keep], stream[keep]
@@ -899,8 +1007,10 @@ def load_model(path: str | None = None) -> ScorerModel | None:
             model = ScorerModel.model_validate(json.load(fh))
     except (OSError, EOFError, ValueError) as exc:  # bad gzip, truncated file, bad JSON, wrong shape
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"router scorer file {file} is unreadable ({first}); restore it from the "
-                         f"package or retrain it with `python -m benchmarks.train_router`") from None
+        raise ValueError(
+            f"router scorer file {file} is unreadable ({first}); restore it from the "
+            f"package or retrain it with `python -m benchmarks.train_router`"
+        ) from None
     if not math.isfinite(model.threshold):
         raise ValueError(f"router scorer file {file} has a non-finite threshold")
     return model
@@ -922,8 +1032,12 @@ class Segment(BaseModel):
         return bool(self.signals)
 
 
-def route_text(text: str, model: ScorerModel | None | Literal["default"] = "default",
-               max_chars: int = SEGMENT_MAX_CHARS, preamble_chars: int = PREAMBLE_CHARS) -> list[Segment]:
+def route_text(
+    text: str,
+    model: ScorerModel | Literal["default"] | None = "default",
+    max_chars: int = SEGMENT_MAX_CHARS,
+    preamble_chars: int = PREAMBLE_CHARS,
+) -> list[Segment]:
     """Segment ``text`` and decide each segment; returns every segment in order (see module docstring).
 
     With a scorer (``model="default"`` loads :data:`MODEL_FILE`) a segment is deep on
@@ -942,7 +1056,7 @@ def route_text(text: str, model: ScorerModel | None | Literal["default"] = "defa
     for seg in segs:
         if seg.start >= preamble_chars:  # segments are in order: no later one starts in the preamble
             break
-        body = text[seg.start:seg.end]
+        body = text[seg.start : seg.end]
         if body.strip() and seg.start + len(body) - len(body.lstrip()) < preamble_chars:
             seg.signals.append("preamble")
     scan, term_patterns, obligation_patterns = _signal_scan(text)
@@ -976,7 +1090,7 @@ def document_text(chunks: Sequence[Chunk]) -> str:
     size = max((c.char_start + len(c.text) for c in chunks), default=0)
     buf = ["\n"] * size
     for c in chunks:
-        buf[c.char_start:c.char_start + len(c.text)] = c.text
+        buf[c.char_start : c.char_start + len(c.text)] = c.text
     return "".join(buf)
 
 
@@ -1038,8 +1152,9 @@ def _reason(signals: list[str], segments: int, total: int) -> str:
     return "; ".join(shown) + more + f"; {segments} of {total} segments"
 
 
-def route_all(chunks: Sequence[Chunk], mode: str, model: ScorerModel | None | Literal["default"] = "default"
-              ) -> list[RouteDecision]:
+def route_all(
+    chunks: Sequence[Chunk], mode: str, model: ScorerModel | Literal["default"] | None = "default"
+) -> list[RouteDecision]:
     """Decisions for every chunk of one document, in chunk order.
 
     ``mode == "all"`` sends every chunk whole (reason ``"routing=all"``) without evaluating
@@ -1048,8 +1163,12 @@ def route_all(chunks: Sequence[Chunk], mode: str, model: ScorerModel | None | Li
     (resolve ``auto`` first with :func:`resolve_mode`).
     """
     if mode == "all":
-        return [RouteDecision(chunk_index=c.index, route="deep", reason="routing=all",
-                              deep_ranges=[(c.char_start, c.char_end)]) for c in chunks]
+        return [
+            RouteDecision(
+                chunk_index=c.index, route="deep", reason="routing=all", deep_ranges=[(c.char_start, c.char_end)]
+            )
+            for c in chunks
+        ]
     if mode != "decision-points":
         raise ValueError(f"unresolved routing mode {mode!r}")
     if not chunks:
@@ -1064,7 +1183,7 @@ def route_all(chunks: Sequence[Chunk], mode: str, model: ScorerModel | None | Li
         for a, b in (_strip(c.text, c.char_start, a, b) for a, b, _ in parts):
             if b <= a:
                 continue
-            if ranges and not c.text[ranges[-1][1] - c.char_start:a - c.char_start].strip():
+            if ranges and not c.text[ranges[-1][1] - c.char_start : a - c.char_start].strip():
                 ranges[-1] = (ranges[-1][0], b)  # only whitespace between: one range
             else:
                 ranges.append((a, b))
@@ -1074,18 +1193,23 @@ def route_all(chunks: Sequence[Chunk], mode: str, model: ScorerModel | None | Li
         signals: list[str] = []
         for _, _, sig in parts:
             signals += [s for s in sig if s not in signals]
-        decisions[c.index] = RouteDecision(chunk_index=c.index, route="deep", reason=_reason(signals, len(parts), total),
-                                           signals=signals, deep_ranges=ranges)
+        decisions[c.index] = RouteDecision(
+            chunk_index=c.index,
+            route="deep",
+            reason=_reason(signals, len(parts), total),
+            signals=signals,
+            deep_ranges=ranges,
+        )
     return [decisions[c.index] for c in chunks]
 
 
-def route_chunk(chunk: Chunk, model: ScorerModel | None | Literal["default"] = "default") -> RouteDecision:
+def route_chunk(chunk: Chunk, model: ScorerModel | Literal["default"] | None = "default") -> RouteDecision:
     """Decide one chunk on its own (its text routed as if it were the whole document)."""
     [decision] = route_all([chunk], "decision-points", model)
     return decision
 
 
-def decision_signals(chunk: Chunk, model: ScorerModel | None | Literal["default"] = "default") -> list[str]:
+def decision_signals(chunk: Chunk, model: ScorerModel | Literal["default"] | None = "default") -> list[str]:
     """Names of the signals that fire in ``chunk`` routed on its own (``[]`` for boilerplate)."""
     return route_chunk(chunk, model).signals
 
@@ -1107,7 +1231,7 @@ def review_unit(chunk: Chunk, decision: RouteDecision) -> Chunk:
     runs: list[list[int]] = []
     for a, b in ranges:
         a, b = max(a, cs), min(b, chunk.char_end)
-        if runs and not chunk.text[runs[-1][1] - cs:a - cs].strip():
+        if runs and not chunk.text[runs[-1][1] - cs : a - cs].strip():
             runs[-1][1] = max(runs[-1][1], b)  # only whitespace between: one run
         elif b > a:
             runs.append([a, b])
@@ -1119,7 +1243,7 @@ def review_unit(chunk: Chunk, decision: RouteDecision) -> Chunk:
             parts.append(UNIT_SEPARATOR)
             pos += len(UNIT_SEPARATOR)
         unit_at.append(pos)
-        parts.append(chunk.text[a - cs:b - cs])
+        parts.append(chunk.text[a - cs : b - cs])
         pos += b - a
     first_page = chunk.page_at(runs[0][0] - cs)
     last_page = chunk.page_at(runs[-1][1] - 1 - cs)
@@ -1132,10 +1256,15 @@ def review_unit(chunk: Chunk, decision: RouteDecision) -> Chunk:
             if b > begins:  # the first unit character at or after the page's start
                 offsets.append(at + max(0, begins - a))
                 break
-    return chunk.model_copy(update={
-        "text": "".join(parts), "page_start": first_page, "page_end": last_page, "page_offsets": offsets,
-        "segments": [(a, b) for a, b in runs],
-    })
+    return chunk.model_copy(
+        update={
+            "text": "".join(parts),
+            "page_start": first_page,
+            "page_end": last_page,
+            "page_offsets": offsets,
+            "segments": [(a, b) for a, b in runs],
+        }
+    )
 
 
 def resolve_mode(routing: str, backend_name: str) -> Literal["all", "decision-points"]:

@@ -64,8 +64,9 @@ def get_engine(database_url: str) -> Engine:
                 )
                 event.listen(engine, "connect", _sqlite_pragmas)
             else:
-                engine = create_engine(database_url, pool_pre_ping=True, pool_size=PG_POOL_SIZE,
-                                       max_overflow=PG_MAX_OVERFLOW)
+                engine = create_engine(
+                    database_url, pool_pre_ping=True, pool_size=PG_POOL_SIZE, max_overflow=PG_MAX_OVERFLOW
+                )
             _create_tables(engine)
             _engines[database_url] = engine
         return engine
@@ -126,9 +127,7 @@ def upsert(
         raise NotImplementedError(f"upsert is not implemented for {dialect}")
     update = list(update)
     if update:
-        stmt = stmt.on_conflict_do_update(
-            index_elements=list(keys), set_={c: stmt.excluded[c] for c in update}
-        )
+        stmt = stmt.on_conflict_do_update(index_elements=list(keys), set_={c: stmt.excluded[c] for c in update})
     else:
         stmt = stmt.on_conflict_do_nothing(index_elements=list(keys))
     session.execute(stmt, [dict(r) for r in rows])
@@ -172,9 +171,9 @@ def deferred_sources(database_url: str) -> set[str]:
             .subquery()
         )
         rows = session.exec(
-            select(RunDocumentRow.source).join(
-                latest, (RunDocumentRow.source == latest.c.source) & (RunDocumentRow.updated_at == latest.c.at)
-            ).where(RunDocumentRow.status == DocumentStatus.deferred.value)
+            select(RunDocumentRow.source)
+            .join(latest, (RunDocumentRow.source == latest.c.source) & (RunDocumentRow.updated_at == latest.c.at))
+            .where(RunDocumentRow.status == DocumentStatus.deferred.value)
         ).all()
     return set(rows)
 
@@ -201,7 +200,7 @@ def load_checks(database_url: str, keys: list[str]) -> dict[str, list[CheckRow]]
         return out
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(keys), 500):
-            rows = session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i:i + 500]))).all()
+            rows = session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i : i + 500]))).all()
             for row in rows:
                 out.setdefault(row.finding_key, []).append(row)
     return out
@@ -218,7 +217,12 @@ def load_document(database_url: str, sha256: str) -> DocumentRow | None:
 
 @task(name="start-run", cache_policy=NO_CACHE)
 def start_run(
-    database_url: str, run_id: str, source: str, backend: str, model: str, prompt_version: str,
+    database_url: str,
+    run_id: str,
+    source: str,
+    backend: str,
+    model: str,
+    prompt_version: str,
     flow_run_id: str | None,
 ) -> None:
     """Insert the run row (idempotent on ``run_id``)."""
@@ -226,8 +230,18 @@ def start_run(
         upsert(
             session,
             RunRow,
-            [dict(id=run_id, source=source, backend=backend, model=model, prompt_version=prompt_version,
-                  flow_run_id=flow_run_id, started_at=utcnow(), status="running")],
+            [
+                dict(
+                    id=run_id,
+                    source=source,
+                    backend=backend,
+                    model=model,
+                    prompt_version=prompt_version,
+                    flow_run_id=flow_run_id,
+                    started_at=utcnow(),
+                    status="running",
+                )
+            ],
             keys=["id"],
         )
         session.commit()
@@ -270,17 +284,35 @@ def save_document_outcome(
     with Session(get_engine(database_url)) as session:
         if outcome.sha256:
             flags = page_flags_of(doc) if doc else {}
-            row = dict(sha256=outcome.sha256, file_name=outcome.source.name, size_bytes=outcome.source.size_bytes,
-                       pages=outcome.pages, page_flags=flags, first_seen_at=utcnow())
+            row = dict(
+                sha256=outcome.sha256,
+                file_name=outcome.source.name,
+                size_bytes=outcome.source.size_bytes,
+                pages=outcome.pages,
+                page_flags=flags,
+                first_seen_at=utcnow(),
+            )
             # Keep what an earlier extraction learnt when this run skipped extraction.
             update = ["pages", "page_flags"] if doc is not None else []
             upsert(session, DocumentRow, [row], keys=["sha256"], update=update)
         upsert(
             session,
             RunDocumentRow,
-            [dict(run_id=run_id, source=outcome.source.uri, file_name=outcome.source.name, sha256=outcome.sha256,
-                  status=status.value, failure_kind=outcome.failure.value if outcome.failure else None,
-                  reason=reason, pages=outcome.pages, findings=findings, reused=reused, updated_at=utcnow())],
+            [
+                dict(
+                    run_id=run_id,
+                    source=outcome.source.uri,
+                    file_name=outcome.source.name,
+                    sha256=outcome.sha256,
+                    status=status.value,
+                    failure_kind=outcome.failure.value if outcome.failure else None,
+                    reason=reason,
+                    pages=outcome.pages,
+                    findings=findings,
+                    reused=reused,
+                    updated_at=utcnow(),
+                )
+            ],
             keys=["run_id", "source"],
             update=["sha256", "status", "failure_kind", "reason", "pages", "findings", "reused", "updated_at"],
         )
@@ -297,23 +329,37 @@ def save_chunks(database_url: str, chunks: list[Chunk], chunker: str, decisions:
     """
     routes = {d.chunk_index: d for d in decisions or []}
     rows = [
-        dict(sha256=c.document_sha256, chunker=chunker, chunk_index=c.index, char_start=c.char_start,
-             char_end=c.char_end, page_start=c.page_start, page_end=c.page_end, heading=c.heading, text=c.text,
-             route=routes[c.index].route if c.index in routes else None,
-             route_reason=routes[c.index].reason if c.index in routes else None,
-             route_ranges=json.dumps(routes[c.index].deep_ranges) if c.index in routes else None)
+        dict(
+            sha256=c.document_sha256,
+            chunker=chunker,
+            chunk_index=c.index,
+            char_start=c.char_start,
+            char_end=c.char_end,
+            page_start=c.page_start,
+            page_end=c.page_end,
+            heading=c.heading,
+            text=c.text,
+            route=routes[c.index].route if c.index in routes else None,
+            route_reason=routes[c.index].reason if c.index in routes else None,
+            route_ranges=json.dumps(routes[c.index].deep_ranges) if c.index in routes else None,
+        )
         for c in chunks
     ]
     update = ["route", "route_reason", "route_ranges"] if routes else []
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(rows), 200):
-            upsert(session, ChunkRow, rows[i:i + 200], keys=["sha256", "chunker", "chunk_index"], update=update)
+            upsert(session, ChunkRow, rows[i : i + 200], keys=["sha256", "chunker", "chunk_index"], update=update)
         session.commit()
 
 
 @task(name="save-findings", task_run_name=for_document("save-findings"), cache_policy=NO_CACHE)
 def save_findings(
-    database_url: str, run_id: str, sha256: str, backend: str, model: str, prompt_version: str,
+    database_url: str,
+    run_id: str,
+    sha256: str,
+    backend: str,
+    model: str,
+    prompt_version: str,
     checked: list[CheckedFinding],
 ) -> int:
     """Insert fact-checked findings and their checks; returns the number of distinct findings.
@@ -331,39 +377,80 @@ def save_findings(
         if key in finding_rows:
             continue  # same clause quoted again from an overlapping chunk
         finding_rows[key] = dict(
-            finding_key=key, sha256=sha256, prompt_version=prompt_version, model=model, backend=backend,
-            chunk_index=cf.chunk_index, clause_type=f.clause_type.value, summary=f.summary, risk=f.risk.value,
-            evidence=f.evidence, page=f.page, stated_page=cf.stated_page, values=f.values_dict(),
-            verdict=cf.verdict.value, run_id=run_id, created_at=utcnow(),
+            finding_key=key,
+            sha256=sha256,
+            prompt_version=prompt_version,
+            model=model,
+            backend=backend,
+            chunk_index=cf.chunk_index,
+            clause_type=f.clause_type.value,
+            summary=f.summary,
+            risk=f.risk.value,
+            evidence=f.evidence,
+            page=f.page,
+            stated_page=cf.stated_page,
+            values=f.values_dict(),
+            verdict=cf.verdict.value,
+            run_id=run_id,
+            created_at=utcnow(),
         )
-        observed.append(dict(run_id=run_id, sha256=sha256, finding_key=key, clause_type=f.clause_type.value,
-                             anchor=finding_anchor(sha256, f.clause_type.value, f.evidence),
-                             values=f.values_dict(), verdict=cf.verdict.value))
+        observed.append(
+            dict(
+                run_id=run_id,
+                sha256=sha256,
+                finding_key=key,
+                clause_type=f.clause_type.value,
+                anchor=finding_anchor(sha256, f.clause_type.value, f.evidence),
+                values=f.values_dict(),
+                verdict=cf.verdict.value,
+            )
+        )
         for c in cf.checks:
             check_rows[(key, c.name)] = dict(finding_key=key, name=c.name, verdict=c.verdict.value, reason=c.reason)
     with Session(get_engine(database_url)) as session:
         rows = list(finding_rows.values())
         for i in range(0, len(rows), 200):
-            upsert(session, FindingRow, rows[i:i + 200], keys=["finding_key"],
-                   update=["summary", "risk", "page", "stated_page", "values", "verdict"])
+            upsert(
+                session,
+                FindingRow,
+                rows[i : i + 200],
+                keys=["finding_key"],
+                update=["summary", "risk", "page", "stated_page", "values", "verdict"],
+            )
         for i in range(0, len(observed), 200):
-            upsert(session, FindingObservationRow, observed[i:i + 200], keys=["run_id", "finding_key"],
-                   update=["values", "verdict"])
+            upsert(
+                session,
+                FindingObservationRow,
+                observed[i : i + 200],
+                keys=["run_id", "finding_key"],
+                update=["values", "verdict"],
+            )
         crow = list(check_rows.values())
         for i in range(0, len(crow), 200):
-            upsert(session, CheckRow, crow[i:i + 200], keys=["finding_key", "name"], update=["verdict", "reason"])
+            upsert(session, CheckRow, crow[i : i + 200], keys=["finding_key", "name"], update=["verdict", "reason"])
         session.commit()
     return len(finding_rows)
 
 
-@task(name="save-llm-calls", task_run_name=for_document("save-llm-calls", lambda p: f"chunk {p['chunk_index'] + 1}"), cache_policy=NO_CACHE)
+@task(
+    name="save-llm-calls",
+    task_run_name=for_document("save-llm-calls", lambda p: f"chunk {p['chunk_index'] + 1}"),
+    cache_policy=NO_CACHE,
+)
 def save_llm_calls(database_url: str, run_id: str, sha256: str, chunk_index: int, calls: list[LLMCallRecord]) -> None:
     """Record the model calls made for one chunk (idempotent on run, document, chunk, attempt)."""
-    rows = [dict(run_id=run_id, sha256=sha256, chunk_index=chunk_index, **c.model_dump(), created_at=utcnow())
-            for c in calls]
+    rows = [
+        dict(run_id=run_id, sha256=sha256, chunk_index=chunk_index, **c.model_dump(), created_at=utcnow())
+        for c in calls
+    ]
     with Session(get_engine(database_url)) as session:
-        upsert(session, LLMCallRow, rows, keys=["run_id", "sha256", "chunk_index", "attempt"],
-               update=[k for k in LLMCallRecord.model_fields if k != "attempt"])
+        upsert(
+            session,
+            LLMCallRow,
+            rows,
+            keys=["run_id", "sha256", "chunk_index", "attempt"],
+            update=[k for k in LLMCallRecord.model_fields if k != "attempt"],
+        )
         session.commit()
 
 
@@ -372,13 +459,31 @@ def save_document_flags(database_url: str, sha256: str, flags: list[Any]) -> Non
     on (sha256, detector, kind, rule, char_start); a re-run refreshes reason, excerpt and chunks."""
     from schemas.tables import DocumentFlagRow
 
-    rows = [dict(sha256=sha256, detector=f.detector, kind=f.kind, rule=f.rule, char_start=f.char_start,
-                 char_end=f.char_end, page=f.page, reason=f.reason, excerpt=f.excerpt,
-                 chunk_indices=list(f.chunk_indices), created_at=utcnow()) for f in flags]
+    rows = [
+        dict(
+            sha256=sha256,
+            detector=f.detector,
+            kind=f.kind,
+            rule=f.rule,
+            char_start=f.char_start,
+            char_end=f.char_end,
+            page=f.page,
+            reason=f.reason,
+            excerpt=f.excerpt,
+            chunk_indices=list(f.chunk_indices),
+            created_at=utcnow(),
+        )
+        for f in flags
+    ]
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(rows), 200):
-            upsert(session, DocumentFlagRow, rows[i:i + 200], keys=["sha256", "detector", "kind", "rule", "char_start"],
-                   update=["char_end", "page", "reason", "excerpt", "chunk_indices"])
+            upsert(
+                session,
+                DocumentFlagRow,
+                rows[i : i + 200],
+                keys=["sha256", "detector", "kind", "rule", "char_start"],
+                update=["char_end", "page", "reason", "excerpt", "chunk_indices"],
+            )
         session.commit()
 
 
@@ -387,11 +492,13 @@ def load_document_flags(database_url: str, sha256: str, detectors: Iterable[str]
     from schemas.tables import DocumentFlagRow
 
     with Session(get_engine(database_url)) as session:
-        return list(session.exec(
-            select(DocumentFlagRow)
-            .where(DocumentFlagRow.sha256 == sha256, DocumentFlagRow.detector.in_(list(detectors)))
-            .order_by(DocumentFlagRow.char_start, DocumentFlagRow.rule)
-        ).all())
+        return list(
+            session.exec(
+                select(DocumentFlagRow)
+                .where(DocumentFlagRow.sha256 == sha256, DocumentFlagRow.detector.in_(list(detectors)))
+                .order_by(DocumentFlagRow.char_start, DocumentFlagRow.rule)
+            ).all()
+        )
 
 
 def absence_key(sha256: str, prompt_version: str, model: str, clause_type: str) -> str:
@@ -401,7 +508,12 @@ def absence_key(sha256: str, prompt_version: str, model: str, clause_type: str) 
 
 @task(name="save-absences", task_run_name=for_document("save-absences"), cache_policy=NO_CACHE)
 def save_absences(
-    database_url: str, run_id: str, sha256: str, prompt_version: str, model: str, absences: list[Any],
+    database_url: str,
+    run_id: str,
+    sha256: str,
+    prompt_version: str,
+    model: str,
+    absences: list[Any],
 ) -> int:
     """Record high-risk categories with no finding (:class:`tasks.check.absences.Absence`); returns how many.
 
@@ -410,18 +522,40 @@ def save_absences(
     """
     from schemas.tables import AbsenceRow
 
-    rows = [dict(absence_key=absence_key(sha256, prompt_version, model, a.clause_type.value), sha256=sha256,
-                 prompt_version=prompt_version, model=model, clause_type=a.clause_type.value,
-                 chunks=list(a.chunks), chunk_count=len(a.chunks), verdict=a.verdict.value, reason=a.reason,
-                 run_id=run_id, created_at=utcnow()) for a in absences]
+    rows = [
+        dict(
+            absence_key=absence_key(sha256, prompt_version, model, a.clause_type.value),
+            sha256=sha256,
+            prompt_version=prompt_version,
+            model=model,
+            clause_type=a.clause_type.value,
+            chunks=list(a.chunks),
+            chunk_count=len(a.chunks),
+            verdict=a.verdict.value,
+            reason=a.reason,
+            run_id=run_id,
+            created_at=utcnow(),
+        )
+        for a in absences
+    ]
     with Session(get_engine(database_url)) as session:
-        stale = session.exec(select(AbsenceRow).where(
-            AbsenceRow.sha256 == sha256, AbsenceRow.prompt_version == prompt_version, AbsenceRow.model == model,
-            AbsenceRow.clause_type.not_in([r["clause_type"] for r in rows] or [""]))).all()
+        stale = session.exec(
+            select(AbsenceRow).where(
+                AbsenceRow.sha256 == sha256,
+                AbsenceRow.prompt_version == prompt_version,
+                AbsenceRow.model == model,
+                AbsenceRow.clause_type.not_in([r["clause_type"] for r in rows] or [""]),
+            )
+        ).all()
         for row in stale:
             session.delete(row)
-        upsert(session, AbsenceRow, rows, keys=["absence_key"],
-               update=["chunks", "chunk_count", "verdict", "reason", "run_id"])
+        upsert(
+            session,
+            AbsenceRow,
+            rows,
+            keys=["absence_key"],
+            update=["chunks", "chunk_count", "verdict", "reason", "run_id"],
+        )
         session.commit()
     return len(rows)
 
@@ -431,9 +565,17 @@ def load_absences(database_url: str, sha256: str, prompt_version: str, model: st
     from schemas.tables import AbsenceRow
 
     with Session(get_engine(database_url)) as session:
-        return list(session.exec(select(AbsenceRow).where(
-            AbsenceRow.sha256 == sha256, AbsenceRow.prompt_version == prompt_version, AbsenceRow.model == model,
-        ).order_by(AbsenceRow.clause_type)).all())
+        return list(
+            session.exec(
+                select(AbsenceRow)
+                .where(
+                    AbsenceRow.sha256 == sha256,
+                    AbsenceRow.prompt_version == prompt_version,
+                    AbsenceRow.model == model,
+                )
+                .order_by(AbsenceRow.clause_type)
+            ).all()
+        )
 
 
 def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
@@ -445,7 +587,9 @@ def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
         return out
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(keys), 500):
-            rows = session.exec(select(ReviewerDecision).where(ReviewerDecision.target_key.in_(keys[i:i + 500]))).all()
+            rows = session.exec(
+                select(ReviewerDecision).where(ReviewerDecision.target_key.in_(keys[i : i + 500]))
+            ).all()
             for row in rows:
                 if row.target_key not in out or row.seq > out[row.target_key].seq:
                     out[row.target_key] = row
@@ -454,16 +598,32 @@ def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
 
 @task(name="mark-document-reviewed", task_run_name=for_document("mark-reviewed"), cache_policy=NO_CACHE)
 def mark_document_reviewed(
-    database_url: str, sha256: str, prompt_version: str, model: str, backend: str, run_id: str,
-    chunks: int, findings: int,
+    database_url: str,
+    sha256: str,
+    prompt_version: str,
+    model: str,
+    backend: str,
+    run_id: str,
+    chunks: int,
+    findings: int,
 ) -> None:
     """Add the document to the skip ledger; written last, after its findings are stored."""
     with Session(get_engine(database_url)) as session:
         upsert(
             session,
             DocumentReviewRow,
-            [dict(sha256=sha256, prompt_version=prompt_version, model=model, backend=backend, run_id=run_id,
-                  chunks=chunks, findings=findings, reviewed_at=utcnow())],
+            [
+                dict(
+                    sha256=sha256,
+                    prompt_version=prompt_version,
+                    model=model,
+                    backend=backend,
+                    run_id=run_id,
+                    chunks=chunks,
+                    findings=findings,
+                    reviewed_at=utcnow(),
+                )
+            ],
             keys=["sha256", "prompt_version", "model"],
         )
         session.commit()
@@ -474,8 +634,13 @@ def finish_run(database_url: str, run_id: str, metrics: dict[str, float], status
     """Store the run's metrics and mark it finished; returns the finish time (UTC)."""
     finished = utcnow()
     with Session(get_engine(database_url)) as session:
-        upsert(session, RunMetricRow, [dict(run_id=run_id, name=k, value=float(v)) for k, v in metrics.items()],
-               keys=["run_id", "name"], update=["value"])
+        upsert(
+            session,
+            RunMetricRow,
+            [dict(run_id=run_id, name=k, value=float(v)) for k, v in metrics.items()],
+            keys=["run_id", "name"],
+            update=["value"],
+        )
         run = session.get(RunRow, run_id)
         if run is not None:
             run.finished_at = finished
@@ -491,13 +656,19 @@ def chunk_cache_key(chunk_text: str, prompt_version: str, model: str) -> str:
     return hashlib.sha256("\x1f".join([content, prompt_version, model]).encode("utf-8")).hexdigest()
 
 
-def save_chunk_result(database_url: str, key: str, prompt_version: str, model: str, findings: list[dict[str, Any]]) -> None:
+def save_chunk_result(
+    database_url: str, key: str, prompt_version: str, model: str, findings: list[dict[str, Any]]
+) -> None:
     """Store a successful chunk review for reuse (first result for a key wins)."""
     from schemas.tables import ChunkResultRow
 
     with Session(get_engine(database_url)) as session:
-        upsert(session, ChunkResultRow, [dict(cache_key=key, prompt_version=prompt_version, model=model,
-                                              findings=findings, created_at=utcnow())], keys=["cache_key"])
+        upsert(
+            session,
+            ChunkResultRow,
+            [dict(cache_key=key, prompt_version=prompt_version, model=model, findings=findings, created_at=utcnow())],
+            keys=["cache_key"],
+        )
         session.commit()
 
 
@@ -522,8 +693,11 @@ def known_source_sha256(database_url: str, keys: Sequence[tuple[str, str]]) -> d
     uris = sorted({uri for uri, _ in wanted})
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(uris), 500):
-            rows = session.exec(select(SourceObjectRow.uri, SourceObjectRow.etag, SourceObjectRow.sha256).where(
-                SourceObjectRow.uri.in_(uris[i:i + 500]), SourceObjectRow.sha256.is_not(None))).all()
+            rows = session.exec(
+                select(SourceObjectRow.uri, SourceObjectRow.etag, SourceObjectRow.sha256).where(
+                    SourceObjectRow.uri.in_(uris[i : i + 500]), SourceObjectRow.sha256.is_not(None)
+                )
+            ).all()
             found.update({(u, e): h for u, e, h in rows if (u, e) in wanted})
     return found
 
@@ -538,29 +712,57 @@ def save_source_object(database_url: str, run_id: str, outcome: IngestOutcome) -
     src = outcome.source
     if not src.etag:
         return
-    row = dict(uri=src.uri, etag=src.etag, version_id=src.version_id, sha256=outcome.sha256,
-               size_bytes=src.size_bytes, first_run_id=run_id, last_run_id=run_id, fetched_at=utcnow())
+    row = dict(
+        uri=src.uri,
+        etag=src.etag,
+        version_id=src.version_id,
+        sha256=outcome.sha256,
+        size_bytes=src.size_bytes,
+        first_run_id=run_id,
+        last_run_id=run_id,
+        fetched_at=utcnow(),
+    )
     update = ["last_run_id", "fetched_at"] + [k for k in ("version_id", "sha256") if row[k] is not None]
     with Session(get_engine(database_url)) as session:
         upsert(session, SourceObjectRow, [row], keys=["uri", "etag"], update=update)
         session.commit()
 
 
-def save_playbook_results(database_url: str, run_id: str, playbook: str,
-                          documents: list[tuple[str, str, list[dict[str, Any]]]]) -> int:
+def save_playbook_results(
+    database_url: str, run_id: str, playbook: str, documents: list[tuple[str, str, list[dict[str, Any]]]]
+) -> int:
     """Record playbook results (:func:`tasks.check.playbook.evaluate_document`) of a run:
     ``documents`` is ``[(sha256, file_name, results)]``; returns how many rows were written.
     Idempotent on (run, document, rule): a repeated call updates the rows."""
     from schemas.tables import PlaybookResultRow
 
-    rows = [dict(run_id=run_id, sha256=sha, file_name=name, playbook=playbook, rule_id=r["rule"],
-                 clause_type=r["clause"], expect=r["expect"], status=r["status"], severity=r["severity"],
-                 reason=r["reason"], finding_ids=[int(i) for i in r["finding_ids"]], created_at=utcnow())
-            for sha, name, results in documents for r in results]
+    rows = [
+        dict(
+            run_id=run_id,
+            sha256=sha,
+            file_name=name,
+            playbook=playbook,
+            rule_id=r["rule"],
+            clause_type=r["clause"],
+            expect=r["expect"],
+            status=r["status"],
+            severity=r["severity"],
+            reason=r["reason"],
+            finding_ids=[int(i) for i in r["finding_ids"]],
+            created_at=utcnow(),
+        )
+        for sha, name, results in documents
+        for r in results
+    ]
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(rows), 500):
-            upsert(session, PlaybookResultRow, rows[i:i + 500], keys=["run_id", "sha256", "rule_id"],
-                   update=["status", "severity", "reason", "finding_ids", "playbook", "file_name"])
+            upsert(
+                session,
+                PlaybookResultRow,
+                rows[i : i + 500],
+                keys=["run_id", "sha256", "rule_id"],
+                update=["status", "severity", "reason", "finding_ids", "playbook", "file_name"],
+            )
         session.commit()
     return len(rows)
 
@@ -571,7 +773,8 @@ def load_playbook_results(database_url: str, run_id: str) -> dict[str, list[Any]
 
     out: dict[str, list[Any]] = {}
     with Session(get_engine(database_url)) as session:
-        for row in session.exec(select(PlaybookResultRow).where(PlaybookResultRow.run_id == run_id)
-                                .order_by(PlaybookResultRow.id)).all():
+        for row in session.exec(
+            select(PlaybookResultRow).where(PlaybookResultRow.run_id == run_id).order_by(PlaybookResultRow.id)
+        ).all():
             out.setdefault(row.sha256, []).append(row)
     return out

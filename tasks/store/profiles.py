@@ -21,13 +21,15 @@ from tasks.store.persist import get_engine
 
 
 @task(name="save-document-profile", task_run_name=for_document("save-profile"), cache_policy=NO_CACHE)
-def save_document_profile(database_url: str, sha256: str, kind: DocumentKind, company_key: str,
-                          summary: FilingSummary | None) -> None:
+def save_document_profile(
+    database_url: str, sha256: str, kind: DocumentKind, company_key: str, summary: FilingSummary | None
+) -> None:
     """Insert or replace the profile row of ``sha256`` (its changes are kept until
     :func:`save_filing_changes` writes new ones)."""
     with Session(get_engine(database_url)) as session:
-        row = session.get(DocumentProfileRow, sha256) or DocumentProfileRow(sha256=sha256, profile="", document_type="",
-                                                                            reason="")
+        row = session.get(DocumentProfileRow, sha256) or DocumentProfileRow(
+            sha256=sha256, profile="", document_type="", reason=""
+        )
         row.profile, row.document_type, row.reason = kind.profile.value, kind.document_type, kind.reason
         row.company, row.company_key, row.period = kind.company, company_key, kind.period
         row.summary = summary.model_dump(mode="json") if summary is not None else {}
@@ -53,14 +55,21 @@ def previous_filing(database_url: str, sha256: str) -> DocumentProfileRow | None
         row = session.get(DocumentProfileRow, sha256)
         if row is None or row.profile != "filing" or not row.company_key or not row.period:
             return None
-        return session.exec(select(DocumentProfileRow).where(
-            DocumentProfileRow.company_key == row.company_key, DocumentProfileRow.document_type == row.document_type,
-            DocumentProfileRow.period < row.period, DocumentProfileRow.sha256 != sha256,
-        ).order_by(DocumentProfileRow.period.desc())).first()
+        return session.exec(
+            select(DocumentProfileRow)
+            .where(
+                DocumentProfileRow.company_key == row.company_key,
+                DocumentProfileRow.document_type == row.document_type,
+                DocumentProfileRow.period < row.period,
+                DocumentProfileRow.sha256 != sha256,
+            )
+            .order_by(DocumentProfileRow.period.desc())
+        ).first()
 
 
-def save_filing_changes(database_url: str, sha256: str, previous_sha256: str | None,
-                        changes: list[FilingChange]) -> None:
+def save_filing_changes(
+    database_url: str, sha256: str, previous_sha256: str | None, changes: list[FilingChange]
+) -> None:
     """Store the changes of ``sha256`` since ``previous_sha256`` (replacing earlier ones)."""
     with Session(get_engine(database_url)) as session:
         row = session.get(DocumentProfileRow, sha256)
@@ -77,7 +86,17 @@ def profile_fields(row: DocumentProfileRow | None) -> dict[str, Any]:
     """The report fields of a profile row: ``profile``, ``document_type``, ``profile_reason``,
     ``company``, ``period``; a document without a row is a contract (reviewed before profiles)."""
     if row is None:
-        return {"profile": "contract", "document_type": "contract", "profile_reason": "reviewed before document "
-                "profiles were recorded", "company": None, "period": None}
-    return {"profile": row.profile, "document_type": row.document_type, "profile_reason": row.reason,
-            "company": row.company, "period": row.period}
+        return {
+            "profile": "contract",
+            "document_type": "contract",
+            "profile_reason": "reviewed before document profiles were recorded",
+            "company": None,
+            "period": None,
+        }
+    return {
+        "profile": row.profile,
+        "document_type": row.document_type,
+        "profile_reason": row.reason,
+        "company": row.company,
+        "period": row.period,
+    }

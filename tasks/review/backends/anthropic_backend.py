@@ -62,9 +62,9 @@ from tasks.review.backends.prompt import (
     min_cacheable_tokens,
     output_format,
     prefix_tokens_estimate,
+    prompt_version_for,
     render_chunk,
     review_tool,
-    prompt_version_for,
     system_blocks,
 )
 
@@ -104,8 +104,14 @@ def supports_forced_tool_choice(model: str) -> bool:
     return capability(model, warn=False).forced_tool_choice
 
 
-def validate_config(model: str, max_tokens: int, max_tokens_ceiling: int, timeout_s: float,
-                    thinking_budget_tokens: int = 0, mode: OutputMode | None = None) -> OutputMode:
+def validate_config(
+    model: str,
+    max_tokens: int,
+    max_tokens_ceiling: int,
+    timeout_s: float,
+    thinking_budget_tokens: int = 0,
+    mode: OutputMode | None = None,
+) -> OutputMode:
     """Reject configurations the API would refuse or that cannot review a chunk; return the
     output mode to use (``mode``, or by capability when None: :func:`models.output_mode`).
 
@@ -129,13 +135,15 @@ def validate_config(model: str, max_tokens: int, max_tokens_ceiling: int, timeou
     if thinking_budget_tokens > 0:
         raise LLMConfigError(
             "extended thinking with a token budget is not supported by the review: a forced tool_choice "
-            "rejects it and the current models take only adaptive thinking; set DOCREVIEW_LLM_THINKING_BUDGET_TOKENS=0")
+            "rejects it and the current models take only adaptive thinking; set DOCREVIEW_LLM_THINKING_BUDGET_TOKENS=0"
+        )
     cap = capability(model)
     chosen: OutputMode = mode or output_mode(model)
     if chosen == "tool" and not cap.forced_tool_choice:
         raise LLMConfigError(
             f"model {model!r} rejects a forced tool_choice (or is not in the capability table); use structured "
-            "outputs (DOCREVIEW_LLM_OUTPUT_MODE=auto or json_schema)")
+            "outputs (DOCREVIEW_LLM_OUTPUT_MODE=auto or json_schema)"
+        )
     if chosen == "json_schema" and not cap.structured_outputs:
         raise LLMConfigError(f"model {model!r} has no structured outputs; use DOCREVIEW_LLM_OUTPUT_MODE=tool")
     return chosen
@@ -149,8 +157,9 @@ def cache_prefix_check(model: str, prefix_tokens: int) -> tuple[bool, int]:
     return prefix_tokens >= minimum, minimum
 
 
-def price_for(model: str, prices: dict[str, tuple[float, float, float, float]] | None = None
-              ) -> tuple[float, float, float, float] | None:
+def price_for(
+    model: str, prices: dict[str, tuple[float, float, float, float]] | None = None
+) -> tuple[float, float, float, float] | None:
     """USD per million tokens ``(input, output, cache write, cache read)`` for ``model``: the
     longest matching prefix in ``prices`` (defaults to :data:`PRICES_USD_PER_MTOK`), else that
     of its :func:`model_family` (so ``global.anthropic.claude-sonnet-4-6`` is priced as
@@ -176,8 +185,12 @@ def cost_usd(model: str, usage: Any, prices: dict[str, tuple[float, float, float
         return int(value or 0)
 
     pin, pout, pwrite, pread = price
-    return (get("input_tokens") * pin + get("output_tokens") * pout
-            + get("cache_creation_input_tokens") * pwrite + get("cache_read_input_tokens") * pread) / 1_000_000
+    return (
+        get("input_tokens") * pin
+        + get("output_tokens") * pout
+        + get("cache_creation_input_tokens") * pwrite
+        + get("cache_read_input_tokens") * pread
+    ) / 1_000_000
 
 
 # --- tool input: narrow repair, validation, merge --------------------------------------
@@ -190,8 +203,9 @@ def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def repair_tool_input(data: Any, schema: dict[str, Any], root: dict[str, Any] | None = None,
-                      path: str = "$") -> tuple[Any, list[str]]:
+def repair_tool_input(
+    data: Any, schema: dict[str, Any], root: dict[str, Any] | None = None, path: str = "$"
+) -> tuple[Any, list[str]]:
     """Replace JSON-in-a-string where ``schema`` wants an array or object.
 
     Returns ``(data, repaired_paths)``. A string is replaced only when the schema type at that
@@ -322,8 +336,10 @@ def parse_tool_blocks(blocks: list[Any], stop_reason: str | None = None, profile
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ()))
-            out.error = (f"tool_use block {n + 1} failed validation: {exc.error_count()} error(s); "
-                         f"first at {where or '$'}: {first['msg']}")
+            out.error = (
+                f"tool_use block {n + 1} failed validation: {exc.error_count()} error(s); "
+                f"first at {where or '$'}: {first['msg']}"
+            )
             return out
     out.findings = findings
     return out
@@ -361,12 +377,15 @@ def parse_json_blocks(blocks: list[Any], stop_reason: str | None = None, profile
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
-        out.error = (f"JSON reply failed validation: {exc.error_count()} error(s); "
-                     f"first at {where or '$'}: {first['msg']}")
+        out.error = (
+            f"JSON reply failed validation: {exc.error_count()} error(s); first at {where or '$'}: {first['msg']}"
+        )
     return out
 
 
-def parse_findings(blocks: list[Any], stop_reason: str | None, mode: OutputMode, profile: str = "contract") -> ParsedTool:
+def parse_findings(
+    blocks: list[Any], stop_reason: str | None, mode: OutputMode, profile: str = "contract"
+) -> ParsedTool:
     """:func:`parse_json_blocks` for ``json_schema`` replies, :func:`parse_tool_blocks` for ``tool``
     (``profile``: the chunk's review profile, which chooses the schema)."""
     if mode == "json_schema":
@@ -374,8 +393,14 @@ def parse_findings(blocks: list[Any], stop_reason: str | None, mode: OutputMode,
     return parse_tool_blocks(blocks, stop_reason, profile)
 
 
-def parse_tool_reply(chunk_index: int, stop_reason: str | None, content: list[Any], record: LLMCallRecord,
-                     mode: OutputMode = "tool", profile: str = "contract") -> ChunkReview:
+def parse_tool_reply(
+    chunk_index: int,
+    stop_reason: str | None,
+    content: list[Any],
+    record: LLMCallRecord,
+    mode: OutputMode = "tool",
+    profile: str = "contract",
+) -> ChunkReview:
     """One reply → :class:`ChunkReview` without any follow-up call (stop_reason mapping plus
     :func:`parse_findings` for ``mode`` and the chunk's ``profile``). Kept for callers that hold a
     single reply (batches)."""
@@ -428,10 +453,19 @@ def split_chunk(chunk: Chunk, min_chars: int = MIN_SPLIT_CHARS) -> tuple[Chunk, 
     left_offsets = [o for o in chunk.page_offsets if o < cut]
     right_offsets = [o - cut for o in chunk.page_offsets if o > cut]
     right_page = chunk.page_start + bisect.bisect_right(chunk.page_offsets, cut)
-    left = chunk.model_copy(update=dict(text=text[:cut], char_end=chunk.char_start + cut,
-                                        page_end=chunk.page_start + len(left_offsets), page_offsets=left_offsets))
-    right = chunk.model_copy(update=dict(text=text[cut:], char_start=chunk.char_start + cut, page_start=right_page,
-                                         page_offsets=right_offsets))
+    left = chunk.model_copy(
+        update=dict(
+            text=text[:cut],
+            char_end=chunk.char_start + cut,
+            page_end=chunk.page_start + len(left_offsets),
+            page_offsets=left_offsets,
+        )
+    )
+    right = chunk.model_copy(
+        update=dict(
+            text=text[cut:], char_start=chunk.char_start + cut, page_start=right_page, page_offsets=right_offsets
+        )
+    )
     return left, right
 
 
@@ -458,8 +492,15 @@ class ToolReviewer:
     model = ""
     mode: OutputMode = "tool"
 
-    def __init__(self, *, max_tokens: int, max_tokens_ceiling: int, prices: dict[str, tuple[float, float, float, float]] | None,
-                 max_split_depth: int = 3, max_calls_per_chunk: int = 12) -> None:
+    def __init__(
+        self,
+        *,
+        max_tokens: int,
+        max_tokens_ceiling: int,
+        prices: dict[str, tuple[float, float, float, float]] | None,
+        max_split_depth: int = 3,
+        max_calls_per_chunk: int = 12,
+    ) -> None:
         self.max_tokens = max_tokens
         self.max_tokens_ceiling = max_tokens_ceiling
         self.max_split_depth = max_split_depth
@@ -499,57 +540,89 @@ class ToolReviewer:
         review.calls = calls
         return review
 
-    def _recorded_call(self, chunk: Chunk, document_name: str, max_tokens: int,
-                       feedback: tuple[Reply, str] | None, calls: list[LLMCallRecord]) -> Reply:
+    def _recorded_call(
+        self,
+        chunk: Chunk,
+        document_name: str,
+        max_tokens: int,
+        feedback: tuple[Reply, str] | None,
+        calls: list[LLMCallRecord],
+    ) -> Reply:
         attempt = self._next_attempt(chunk)
         started = time.perf_counter()
         try:
             reply = self._call(chunk, document_name, max_tokens, feedback)
         except Exception as exc:
-            calls.append(LLMCallRecord(
-                backend=self.name, model=self.model, attempt=attempt, request_id=_request_id_of(exc),
-                latency_ms=(time.perf_counter() - started) * 1000, error_class=type(exc).__name__,
-            ))
+            calls.append(
+                LLMCallRecord(
+                    backend=self.name,
+                    model=self.model,
+                    attempt=attempt,
+                    request_id=_request_id_of(exc),
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    error_class=type(exc).__name__,
+                )
+            )
             raise
-        calls.append(LLMCallRecord(
-            backend=self.name, model=self.model, request_id=reply.request_id, attempt=attempt,
-            stop_reason=reply.stop_reason, input_tokens=reply.usage.get("input_tokens", 0),
-            output_tokens=reply.usage.get("output_tokens", 0),
-            cache_creation_input_tokens=reply.usage.get("cache_creation_input_tokens", 0),
-            cache_read_input_tokens=reply.usage.get("cache_read_input_tokens", 0),
-            first_token_ms=reply.first_token_ms, latency_ms=reply.latency_ms,
-            cost_usd=cost_usd(self.model, reply.usage, self.prices),
-        ))
+        calls.append(
+            LLMCallRecord(
+                backend=self.name,
+                model=self.model,
+                request_id=reply.request_id,
+                attempt=attempt,
+                stop_reason=reply.stop_reason,
+                input_tokens=reply.usage.get("input_tokens", 0),
+                output_tokens=reply.usage.get("output_tokens", 0),
+                cache_creation_input_tokens=reply.usage.get("cache_creation_input_tokens", 0),
+                cache_read_input_tokens=reply.usage.get("cache_read_input_tokens", 0),
+                first_token_ms=reply.first_token_ms,
+                latency_ms=reply.latency_ms,
+                cost_usd=cost_usd(self.model, reply.usage, self.prices),
+            )
+        )
         return reply
 
-    def _review(self, chunk: Chunk, document_name: str, calls: list[LLMCallRecord], depth: int,
-                max_tokens: int | None = None) -> ChunkReview:
+    def _review(
+        self, chunk: Chunk, document_name: str, calls: list[LLMCallRecord], depth: int, max_tokens: int | None = None
+    ) -> ChunkReview:
         max_tokens = max_tokens or self.max_tokens
         feedback: tuple[Reply, str] | None = None
         while True:
             if len(calls) >= self.max_calls_per_chunk:
-                return ChunkReview(chunk_index=chunk.index, outcome=ReviewOutcome.truncated,
-                                   detail=f"gave up after {len(calls)} calls for this passage")
+                return ChunkReview(
+                    chunk_index=chunk.index,
+                    outcome=ReviewOutcome.truncated,
+                    detail=f"gave up after {len(calls)} calls for this passage",
+                )
             try:
                 reply = self._recorded_call(chunk, document_name, max_tokens, feedback, calls)
             except Exception as exc:
                 if not is_context_overflow(exc):
                     raise
                 calls[-1].error_class = calls[-1].error_class or type(exc).__name__
-                split = self._split(chunk, document_name, calls, depth, "input longer than the context window",
-                                    max_tokens)
+                split = self._split(
+                    chunk, document_name, calls, depth, "input longer than the context window", max_tokens
+                )
                 if split is not None:
                     return split
-                return ChunkReview(chunk_index=chunk.index, outcome=ReviewOutcome.context_overflow,
-                                   detail=f"passage exceeds the context window and cannot be split: {str(exc)[:200]}")
+                return ChunkReview(
+                    chunk_index=chunk.index,
+                    outcome=ReviewOutcome.context_overflow,
+                    detail=f"passage exceeds the context window and cannot be split: {str(exc)[:200]}",
+                )
             if reply.stop_reason == "max_tokens":
                 if max_tokens < self.max_tokens_ceiling:
-                    logger.warning("chunk %d: reply truncated at max_tokens=%d, retrying with %d", chunk.index,
-                                   max_tokens, min(2 * max_tokens, self.max_tokens_ceiling))
+                    logger.warning(
+                        "chunk %d: reply truncated at max_tokens=%d, retrying with %d",
+                        chunk.index,
+                        max_tokens,
+                        min(2 * max_tokens, self.max_tokens_ceiling),
+                    )
                     max_tokens = min(2 * max_tokens, self.max_tokens_ceiling)
                     continue
-                split = self._split(chunk, document_name, calls, depth, f"reply truncated at max_tokens={max_tokens}",
-                                    max_tokens)
+                split = self._split(
+                    chunk, document_name, calls, depth, f"reply truncated at max_tokens={max_tokens}", max_tokens
+                )
                 if split is not None:
                     return split
             terminal = _terminal_outcome(reply.stop_reason)
@@ -565,18 +638,22 @@ class ToolReviewer:
                     notes.append("repaired JSON-string field(s): " + ", ".join(parsed.repaired))
                 if parsed.ignored:
                     notes.append("ignored tool_use block(s) named " + ", ".join(parsed.ignored))
-                return ChunkReview(chunk_index=chunk.index, findings=parsed.findings,
-                                   detail="; ".join(notes) or None)
+                return ChunkReview(chunk_index=chunk.index, findings=parsed.findings, detail="; ".join(notes) or None)
             if feedback is None:
-                logger.warning("chunk %d: invalid structured output (%s); retrying once with the error",
-                               chunk.index, parsed.error)
+                logger.warning(
+                    "chunk %d: invalid structured output (%s); retrying once with the error", chunk.index, parsed.error
+                )
                 feedback = (reply, parsed.error)
                 continue
-            return ChunkReview(chunk_index=chunk.index, outcome=ReviewOutcome.invalid_output,
-                               detail=f"{parsed.error} (after one corrective retry)")
+            return ChunkReview(
+                chunk_index=chunk.index,
+                outcome=ReviewOutcome.invalid_output,
+                detail=f"{parsed.error} (after one corrective retry)",
+            )
 
-    def _split(self, chunk: Chunk, document_name: str, calls: list[LLMCallRecord], depth: int,
-               why: str, max_tokens: int) -> ChunkReview | None:
+    def _split(
+        self, chunk: Chunk, document_name: str, calls: list[LLMCallRecord], depth: int, why: str, max_tokens: int
+    ) -> ChunkReview | None:
         if depth >= self.max_split_depth:
             return None
         halves = split_chunk(chunk)
@@ -621,39 +698,60 @@ class AnthropicBackend(ToolReviewer):
 
     name = "anthropic"
 
-    def __init__(self, api_key: str, model: str, *, base_url: str | None = None, timeout_s: float = 120.0,
-                 max_tokens: int = 4096, max_tokens_ceiling: int = 16_384, stream: bool = True,
-                 prices: dict[str, tuple[float, float, float, float]] | None = None,
-                 thinking_budget_tokens: int = 0, count_tokens_preflight: bool = False,
-                 default_headers: dict[str, str] | None = None, output_mode: OutputMode | None = None,
-                 cache_ttl: str | None = None, party: str | None = None) -> None:
-        self.mode = validate_config(model, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens,
-                                    output_mode)
+    def __init__(
+        self,
+        api_key: str,
+        model: str,
+        *,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_tokens: int = 4096,
+        max_tokens_ceiling: int = 16_384,
+        stream: bool = True,
+        prices: dict[str, tuple[float, float, float, float]] | None = None,
+        thinking_budget_tokens: int = 0,
+        count_tokens_preflight: bool = False,
+        default_headers: dict[str, str] | None = None,
+        output_mode: OutputMode | None = None,
+        cache_ttl: str | None = None,
+        party: str | None = None,
+    ) -> None:
+        self.mode = validate_config(
+            model, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens, output_mode
+        )
         import anthropic
 
         self.model = model
         super().__init__(max_tokens=max_tokens, max_tokens_ceiling=max_tokens_ceiling, prices=prices)
         self.stream = stream
         self.cache_ttl = cache_ttl
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s,
-                                           default_headers=default_headers)
+        self._client = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s, default_headers=default_headers
+        )
         cap = capability(model, warn=False)
         self._tool = review_tool(strict=cap.structured_outputs)
         self._format = output_format()
         self.party = party
         self.prompt_version = prompt_version_for(party)  # reviews are stored and reused under it
         self._system = system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, party=party)
-        self._filing = {"tool": review_tool(strict=cap.structured_outputs, profile="filing"),
-                        "format": output_format("filing"),
-                        "system": system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, profile="filing")}
+        self._filing = {
+            "tool": review_tool(strict=cap.structured_outputs, profile="filing"),
+            "format": output_format("filing"),
+            "system": system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, profile="filing"),
+        }
         # Up-front thinking off where the model allows it: output tokens are the findings only.
         self._thinking = cap.thinking_off()
         self.prefix_tokens = prefix_tokens_estimate(self.mode)
         self._preflight = count_tokens_preflight
         ok, minimum = cache_prefix_check(model, self.prefix_tokens)
         if not ok:
-            logger.warning("cached prefix is about %d tokens, below the %d-token minimum for %s: "
-                           "prompt caching will not take effect", self.prefix_tokens, minimum, model)
+            logger.warning(
+                "cached prefix is about %d tokens, below the %d-token minimum for %s: "
+                "prompt caching will not take effect",
+                self.prefix_tokens,
+                minimum,
+                model,
+            )
 
     def _prefix_kwargs(self, profile: str = "contract") -> dict[str, Any]:
         """The byte-stable part of every request: system (ending in the cache breakpoint) and either
@@ -671,8 +769,9 @@ class AnthropicBackend(ToolReviewer):
             kw["thinking"] = self._thinking
         return kw
 
-    def request(self, chunk: Chunk, document_name: str, max_tokens: int | None = None,
-                feedback: tuple[Reply, str] | None = None) -> dict[str, Any]:
+    def request(
+        self, chunk: Chunk, document_name: str, max_tokens: int | None = None, feedback: tuple[Reply, str] | None = None
+    ) -> dict[str, Any]:
         """Keyword arguments of ``messages.create`` for one chunk: cached prefix (tools or output
         format, system) first, then the passage; with ``feedback`` (the invalid reply and its error)
         the conversation continues with that reply and the error (a ``tool_result`` in tool mode).
@@ -681,16 +780,21 @@ class AnthropicBackend(ToolReviewer):
         messages: list[dict[str, Any]] = [{"role": "user", "content": render_chunk(chunk, document_name, self.mode)}]
         if feedback is not None:
             messages += _feedback_turns(*feedback, mode=self.mode)
-        return dict(model=self.model, max_tokens=max_tokens or self.max_tokens, messages=messages,
-                    **self._prefix_kwargs(chunk.profile))
+        return dict(
+            model=self.model,
+            max_tokens=max_tokens or self.max_tokens,
+            messages=messages,
+            **self._prefix_kwargs(chunk.profile),
+        )
 
     def count_prefix_tokens(self) -> int:
         """Tokens of the cached prefix measured with ``messages.count_tokens`` (the prefix with a
         one-word user message: an upper bound by a few tokens)."""
         kw = self._prefix_kwargs()
         kw.pop("tool_choice", None)
-        counted = self._client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": "."}],
-                                                     **kw)
+        counted = self._client.messages.count_tokens(
+            model=self.model, messages=[{"role": "user", "content": "."}], **kw
+        )
         return int(counted.input_tokens)
 
     def warm_cache(self) -> list[LLMCallRecord]:
@@ -707,37 +811,55 @@ class AnthropicBackend(ToolReviewer):
         (``save_llm_calls(db, run_id, "", WARMUP_CHUNK_INDEX, records)``). Raises the SDK's errors
         with ``exc.llm_calls`` set (no retry here: the caller may go on without a warm cache).
         """
-        req = dict(model=self.model, max_tokens=0, messages=[{"role": "user", "content": "."}],
-                   **self._prefix_kwargs())
+        req = dict(model=self.model, max_tokens=0, messages=[{"role": "user", "content": "."}], **self._prefix_kwargs())
         started = time.perf_counter()
         try:
             message = self._client.messages.create(**req)
         except Exception as exc:
-            exc.llm_calls = [LLMCallRecord(  # type: ignore[attr-defined]
-                backend=self.name, model=self.model, attempt=1, request_id=_request_id_of(exc),
-                latency_ms=(time.perf_counter() - started) * 1000, error_class=type(exc).__name__)]
+            exc.llm_calls = [
+                LLMCallRecord(  # type: ignore[attr-defined]
+                    backend=self.name,
+                    model=self.model,
+                    attempt=1,
+                    request_id=_request_id_of(exc),
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    error_class=type(exc).__name__,
+                )
+            ]
             raise
         usage = _usage_dict(message.usage)
-        return [LLMCallRecord(
-            backend=self.name, model=self.model, attempt=1,
-            request_id=getattr(message, "_request_id", None) or message.id, stop_reason=message.stop_reason,
-            input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
-            cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
-            cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
-            latency_ms=(time.perf_counter() - started) * 1000, cost_usd=cost_usd(self.model, usage, self.prices))]
+        return [
+            LLMCallRecord(
+                backend=self.name,
+                model=self.model,
+                attempt=1,
+                request_id=getattr(message, "_request_id", None) or message.id,
+                stop_reason=message.stop_reason,
+                input_tokens=usage.get("input_tokens", 0),
+                output_tokens=usage.get("output_tokens", 0),
+                cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
+                cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
+                latency_ms=(time.perf_counter() - started) * 1000,
+                cost_usd=cost_usd(self.model, usage, self.prices),
+            )
+        ]
 
     def close(self) -> None:
         """Close the SDK client's HTTP connections (end of a run)."""
         self._client.close()
 
-    def review_chunk(self, chunk: Chunk, document_name: str) -> ChunkReview:  # noqa: D102 - see ToolReviewer
+    def review_chunk(self, chunk: Chunk, document_name: str) -> ChunkReview:
         if self._preflight:
             self._preflight = False
             self.prefix_tokens = self.count_prefix_tokens()
             ok, minimum = cache_prefix_check(self.model, self.prefix_tokens)
             log = logger.info if ok else logger.warning
-            log("count_tokens: cached prefix is %d tokens (minimum cacheable for %s: %d)", self.prefix_tokens,
-                self.model, minimum)
+            log(
+                "count_tokens: cached prefix is %d tokens (minimum cacheable for %s: %d)",
+                self.prefix_tokens,
+                self.model,
+                minimum,
+            )
         return super().review_chunk(chunk, document_name)
 
     review_chunk.__doc__ = ToolReviewer.review_chunk.__doc__
@@ -759,8 +881,13 @@ class AnthropicBackend(ToolReviewer):
                 blocks.append(ToolBlock(type="tool_use", name=b.name, id=b.id, input=b.input))
             elif b.type == "text":
                 blocks.append(ToolBlock(type="text", text=b.text))
-        return Reply(stop_reason=message.stop_reason, blocks=blocks, usage=_usage_dict(message.usage),
-                     request_id=getattr(message, "_request_id", None) or message.id, latency_ms=latency_ms)
+        return Reply(
+            stop_reason=message.stop_reason,
+            blocks=blocks,
+            usage=_usage_dict(message.usage),
+            request_id=getattr(message, "_request_id", None) or message.id,
+            latency_ms=latency_ms,
+        )
 
     def call_streaming(self, req: dict[str, Any]) -> Reply:
         """One streamed ``messages.create(stream=True)`` call → :class:`Reply`.
@@ -787,8 +914,9 @@ class AnthropicBackend(ToolReviewer):
                     request_id = request_id or ev.message.id
                 elif kind == "content_block_start":
                     cb = ev.content_block
-                    blocks[ev.index] = ToolBlock(type=cb.type, name=getattr(cb, "name", None),
-                                                 id=getattr(cb, "id", None))
+                    blocks[ev.index] = ToolBlock(
+                        type=cb.type, name=getattr(cb, "name", None), id=getattr(cb, "id", None)
+                    )
                     parts[ev.index] = []
                 elif kind == "content_block_delta":
                     if first_token_ms is None:
@@ -809,9 +937,14 @@ class AnthropicBackend(ToolReviewer):
             if index in parts and block.type == "tool_use":
                 block.raw = "".join(parts[index])
                 block.error = "tool input never completed (no content_block_stop)"
-        return Reply(stop_reason=stop_reason, blocks=[blocks[i] for i in sorted(blocks)], usage=usage,
-                     request_id=request_id, first_token_ms=first_token_ms,
-                     latency_ms=(time.perf_counter() - started) * 1000)
+        return Reply(
+            stop_reason=stop_reason,
+            blocks=[blocks[i] for i in sorted(blocks)],
+            usage=usage,
+            request_id=request_id,
+            first_token_ms=first_token_ms,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
 
 
 def _usage_dict(usage: Any) -> dict[str, int]:
@@ -828,20 +961,33 @@ def _feedback_turns(reply: Reply, error: str, mode: OutputMode = "tool") -> list
     (a ``tool_result`` per tool call in tool mode; thinking blocks are not replayed)."""
     if mode == "json_schema":
         text = "".join(b.text for b in reply.blocks if b.type == "text").strip() or "(no content)"
-        ask = (f"Your previous reply was not valid findings JSON: {error}. Reply once more with JSON that "
-               "matches the schema exactly (findings is a list of objects).")
-        return [{"role": "assistant", "content": [{"type": "text", "text": text}]},
-                {"role": "user", "content": [{"type": "text", "text": ask}]}]
+        ask = (
+            f"Your previous reply was not valid findings JSON: {error}. Reply once more with JSON that "
+            "matches the schema exactly (findings is a list of objects)."
+        )
+        return [
+            {"role": "assistant", "content": [{"type": "text", "text": text}]},
+            {"role": "user", "content": [{"type": "text", "text": ask}]},
+        ]
     tool_blocks = [b for b in reply.blocks if b.type == "tool_use" and b.id]
-    ask = (f"Your previous reply was not a valid {REVIEW_TOOL_NAME} call: {error}. Call {REVIEW_TOOL_NAME} "
-           "once more with input that matches its schema exactly (findings is a list of objects).")
+    ask = (
+        f"Your previous reply was not a valid {REVIEW_TOOL_NAME} call: {error}. Call {REVIEW_TOOL_NAME} "
+        "once more with input that matches its schema exactly (findings is a list of objects)."
+    )
     if tool_blocks:
-        assistant = [{"type": "tool_use", "id": b.id, "name": b.name,
-                      "input": b.input if isinstance(b.input, dict) else {}} for b in tool_blocks]
-        results: list[dict[str, Any]] = [{"type": "tool_result", "tool_use_id": b.id, "is_error": True,
-                                          "content": error} for b in tool_blocks]
-        return [{"role": "assistant", "content": assistant},
-                {"role": "user", "content": results + [{"type": "text", "text": ask}]}]
+        assistant = [
+            {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input if isinstance(b.input, dict) else {}}
+            for b in tool_blocks
+        ]
+        results: list[dict[str, Any]] = [
+            {"type": "tool_result", "tool_use_id": b.id, "is_error": True, "content": error} for b in tool_blocks
+        ]
+        return [
+            {"role": "assistant", "content": assistant},
+            {"role": "user", "content": results + [{"type": "text", "text": ask}]},
+        ]
     text = "".join(b.text for b in reply.blocks if b.type == "text").strip() or "(no content)"
-    return [{"role": "assistant", "content": [{"type": "text", "text": text}]},
-            {"role": "user", "content": [{"type": "text", "text": ask}]}]
+    return [
+        {"role": "assistant", "content": [{"type": "text", "text": text}]},
+        {"role": "user", "content": [{"type": "text", "text": ask}]},
+    ]

@@ -46,7 +46,6 @@ from tasks.review.backends.anthropic_backend import (
     cache_prefix_check,
     cost_usd,
     logger,
-    parse_tool_reply,
     validate_config,
 )
 from tasks.review.backends.models import OutputMode, capability
@@ -89,13 +88,25 @@ class BedrockBackend(ToolReviewer):
 
     name = "bedrock"
 
-    def __init__(self, model_id: str, *, region: str, endpoint_url: str | None = None, timeout_s: float = 120.0,
-                 max_tokens: int = 4096, max_tokens_ceiling: int = 16_384, stream: bool = True,
-                 prices: dict[str, tuple[float, float, float, float]] | None = None,
-                 thinking_budget_tokens: int = 0, output_mode: OutputMode | None = None,
-                 cache_ttl: str | None = None, party: str | None = None) -> None:
-        self.mode = validate_config(model_id, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens,
-                                    output_mode)
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        region: str,
+        endpoint_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_tokens: int = 4096,
+        max_tokens_ceiling: int = 16_384,
+        stream: bool = True,
+        prices: dict[str, tuple[float, float, float, float]] | None = None,
+        thinking_budget_tokens: int = 0,
+        output_mode: OutputMode | None = None,
+        cache_ttl: str | None = None,
+        party: str | None = None,
+    ) -> None:
+        self.mode = validate_config(
+            model_id, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens, output_mode
+        )
         if not region:
             raise LLMConfigError("no AWS region configured for the bedrock backend (AWS_REGION)")
         import boto3
@@ -106,8 +117,9 @@ class BedrockBackend(ToolReviewer):
         self.stream = stream
         # total_max_attempts counts the first call; botocore's max_attempts counts retries only,
         # so {"max_attempts": 1} would still retry once.
-        config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=timeout_s,
-                        connect_timeout=10)
+        config = Config(
+            retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=timeout_s, connect_timeout=10
+        )
         self._client = boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=config)
         cap = capability(model_id, warn=False)
         self.party = party
@@ -120,44 +132,70 @@ class BedrockBackend(ToolReviewer):
                 prefix["additionalModelRequestFields"] = {"thinking": thinking}
         ok, minimum = cache_prefix_check(model_id, prefix_tokens_estimate(self.mode))
         if not ok:
-            logger.warning("cached prefix is below the %d-token minimum for %s: prompt caching will not take effect",
-                           minimum, model_id)
+            logger.warning(
+                "cached prefix is below the %d-token minimum for %s: prompt caching will not take effect",
+                minimum,
+                model_id,
+            )
 
-    def _profile_prefix(self, cap: Any, profile: str, cache_ttl: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _profile_prefix(
+        self, cap: Any, profile: str, cache_ttl: str | None
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """``(request fields, system blocks)`` of the cached prefix for ``profile`` (``contract``
         or ``filing``): the tool or output format with that profile's schema, its system prompt."""
         prefix: dict[str, Any] = {}
         if self.mode == "tool":
             tool = review_tool(strict=cap.structured_outputs, profile=profile)
-            spec: dict[str, Any] = {"name": tool["name"], "description": tool["description"],
-                                    "inputSchema": {"json": tool["input_schema"]}}
+            spec: dict[str, Any] = {
+                "name": tool["name"],
+                "description": tool["description"],
+                "inputSchema": {"json": tool["input_schema"]},
+            }
             if cap.structured_outputs:
                 spec["strict"] = True
-            prefix["toolConfig"] = {"tools": [{"toolSpec": spec}],
-                                    "toolChoice": {"tool": {"name": REVIEW_TOOL_NAME}}}
+            prefix["toolConfig"] = {"tools": [{"toolSpec": spec}], "toolChoice": {"tool": {"name": REVIEW_TOOL_NAME}}}
         else:
-            prefix["outputConfig"] = {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": {
-                "schema": json.dumps(api_schema(profile)), "name": "review_findings",
-                "description": f"Every finding in one passage of a {'filing' if profile == 'filing' else 'contract'}."}}}}
+            prefix["outputConfig"] = {
+                "textFormat": {
+                    "type": "json_schema",
+                    "structure": {
+                        "jsonSchema": {
+                            "schema": json.dumps(api_schema(profile)),
+                            "name": "review_findings",
+                            "description": f"Every finding in one passage of a {'filing' if profile == 'filing' else 'contract'}.",
+                        }
+                    },
+                }
+            }
         point: dict[str, Any] = {"type": "default", **({"ttl": cache_ttl} if cache_ttl else {})}
-        system = [{"text": system_prompt(self.mode, profile, self.party)}, {"text": fixed_instructions(self.mode, profile)},
-                  {"cachePoint": point}]
+        system = [
+            {"text": system_prompt(self.mode, profile, self.party)},
+            {"text": fixed_instructions(self.mode, profile)},
+            {"cachePoint": point},
+        ]
         return prefix, system
 
     def close(self) -> None:
         """Close the boto3 client's HTTP connections (end of a run)."""
         self._client.close()
 
-    def request(self, chunk: Chunk, document_name: str, max_tokens: int | None = None,
-                feedback: tuple[Reply, str] | None = None) -> dict[str, Any]:
+    def request(
+        self, chunk: Chunk, document_name: str, max_tokens: int | None = None, feedback: tuple[Reply, str] | None = None
+    ) -> dict[str, Any]:
         """Keyword arguments of ``converse``/``converse_stream`` for one chunk."""
-        messages: list[dict[str, Any]] = [{"role": "user", "content": [
-            {"text": render_chunk(chunk, document_name, self.mode)}]}]
+        messages: list[dict[str, Any]] = [
+            {"role": "user", "content": [{"text": render_chunk(chunk, document_name, self.mode)}]}
+        ]
         if feedback is not None:
             messages += _feedback_turns(*feedback, mode=self.mode)
         prefix, system = self._prefixes.get(chunk.profile, self._prefixes["contract"])
-        return dict(modelId=self.model, system=system, messages=messages,
-                    inferenceConfig={"maxTokens": max_tokens or self.max_tokens}, **prefix)
+        return dict(
+            modelId=self.model,
+            system=system,
+            messages=messages,
+            inferenceConfig={"maxTokens": max_tokens or self.max_tokens},
+            **prefix,
+        )
 
     def warm_cache(self) -> list[LLMCallRecord]:
         """Write the cached prefix (output format or tools, system up to its ``cachePoint``) into
@@ -167,22 +205,41 @@ class BedrockBackend(ToolReviewer):
         output token with a one-word user turn. Returns one :class:`LLMCallRecord` (cache write or
         read tokens as reported); raises boto3's errors with ``exc.llm_calls`` set.
         """
-        req = dict(modelId=self.model, system=self._system, messages=[{"role": "user", "content": [{"text": "."}]}],
-                   inferenceConfig={"maxTokens": 1}, **self._prefix)
+        req = dict(
+            modelId=self.model,
+            system=self._system,
+            messages=[{"role": "user", "content": [{"text": "."}]}],
+            inferenceConfig={"maxTokens": 1},
+            **self._prefix,
+        )
         started = time.perf_counter()
         try:
             response = self._client.converse(**req)
         except Exception as exc:
-            exc.llm_calls = [LLMCallRecord(  # type: ignore[attr-defined]
-                backend=self.name, model=self.model, attempt=1, request_id=_request_id_of(exc),
-                latency_ms=(time.perf_counter() - started) * 1000, error_class=type(exc).__name__)]
+            exc.llm_calls = [
+                LLMCallRecord(  # type: ignore[attr-defined]
+                    backend=self.name,
+                    model=self.model,
+                    attempt=1,
+                    request_id=_request_id_of(exc),
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    error_class=type(exc).__name__,
+                )
+            ]
             raise
         usage = _usage(response.get("usage", {}))
-        return [LLMCallRecord(
-            backend=self.name, model=self.model, attempt=1,
-            request_id=response.get("ResponseMetadata", {}).get("RequestId"),
-            stop_reason=_stop(response.get("stopReason")), latency_ms=(time.perf_counter() - started) * 1000,
-            cost_usd=cost_usd(self.model, usage, self.prices), **usage)]
+        return [
+            LLMCallRecord(
+                backend=self.name,
+                model=self.model,
+                attempt=1,
+                request_id=response.get("ResponseMetadata", {}).get("RequestId"),
+                stop_reason=_stop(response.get("stopReason")),
+                latency_ms=(time.perf_counter() - started) * 1000,
+                cost_usd=cost_usd(self.model, usage, self.prices),
+                **usage,
+            )
+        ]
 
     def _call(self, chunk: Chunk, document_name: str, max_tokens: int, feedback: tuple[Reply, str] | None) -> Reply:
         req = self.request(chunk, document_name, max_tokens, feedback)
@@ -197,13 +254,18 @@ class BedrockBackend(ToolReviewer):
         for c in response.get("output", {}).get("message", {}).get("content", []):
             if "toolUse" in c:
                 tu = c["toolUse"]
-                blocks.append(ToolBlock(type="tool_use", name=tu.get("name"), id=tu.get("toolUseId"),
-                                        input=tu.get("input")))
+                blocks.append(
+                    ToolBlock(type="tool_use", name=tu.get("name"), id=tu.get("toolUseId"), input=tu.get("input"))
+                )
             elif "text" in c:
                 blocks.append(ToolBlock(type="text", text=c["text"]))
-        return Reply(stop_reason=_stop(response.get("stopReason")), blocks=blocks,
-                     usage=_usage(response.get("usage", {})),
-                     request_id=response.get("ResponseMetadata", {}).get("RequestId"), latency_ms=latency_ms)
+        return Reply(
+            stop_reason=_stop(response.get("stopReason")),
+            blocks=blocks,
+            usage=_usage(response.get("usage", {})),
+            request_id=response.get("ResponseMetadata", {}).get("RequestId"),
+            latency_ms=latency_ms,
+        )
 
     def call_streaming(self, req: dict[str, Any]) -> Reply:
         """One ``converse_stream`` call → :class:`Reply`; see the module docstring."""
@@ -221,8 +283,9 @@ class BedrockBackend(ToolReviewer):
                 if "contentBlockStart" in event:  # only tool blocks have a start event
                     ev = event["contentBlockStart"]
                     tu = (ev.get("start") or {}).get("toolUse") or {}
-                    blocks[ev["contentBlockIndex"]] = ToolBlock(type="tool_use", name=tu.get("name"),
-                                                                id=tu.get("toolUseId"))
+                    blocks[ev["contentBlockIndex"]] = ToolBlock(
+                        type="tool_use", name=tu.get("name"), id=tu.get("toolUseId")
+                    )
                     parts[ev["contentBlockIndex"]] = []
                 elif "contentBlockDelta" in event:
                     ev = event["contentBlockDelta"]
@@ -249,9 +312,14 @@ class BedrockBackend(ToolReviewer):
             if index in parts and block.type == "tool_use":
                 block.raw = "".join(parts[index])
                 block.error = "tool input never completed (no contentBlockStop)"
-        return Reply(stop_reason=stop_reason, blocks=[blocks[i] for i in sorted(blocks)], usage=usage,
-                     request_id=request_id, first_token_ms=first_token_ms,
-                     latency_ms=(time.perf_counter() - started) * 1000)
+        return Reply(
+            stop_reason=stop_reason,
+            blocks=[blocks[i] for i in sorted(blocks)],
+            usage=usage,
+            request_id=request_id,
+            first_token_ms=first_token_ms,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
 
 
 def _stop(reason: str | None) -> str | None:
@@ -260,10 +328,12 @@ def _stop(reason: str | None) -> str | None:
 
 def _usage(usage: dict[str, Any]) -> dict[str, int]:
     """Converse ``usage`` → Messages API ``usage`` names (tokens)."""
-    return {"input_tokens": int(usage.get("inputTokens", 0) or 0),
-            "output_tokens": int(usage.get("outputTokens", 0) or 0),
-            "cache_creation_input_tokens": int(usage.get("cacheWriteInputTokens", 0) or 0),
-            "cache_read_input_tokens": int(usage.get("cacheReadInputTokens", 0) or 0)}
+    return {
+        "input_tokens": int(usage.get("inputTokens", 0) or 0),
+        "output_tokens": int(usage.get("outputTokens", 0) or 0),
+        "cache_creation_input_tokens": int(usage.get("cacheWriteInputTokens", 0) or 0),
+        "cache_read_input_tokens": int(usage.get("cacheReadInputTokens", 0) or 0),
+    }
 
 
 def _feedback_turns(reply: Reply, error: str, mode: OutputMode = "tool") -> list[dict[str, Any]]:
@@ -271,17 +341,24 @@ def _feedback_turns(reply: Reply, error: str, mode: OutputMode = "tool") -> list
     ``toolResult`` per tool call in tool mode; Converse shapes)."""
     if mode == "json_schema":
         text = "".join(b.text for b in reply.blocks if b.type == "text").strip() or "(no content)"
-        retry = (f"Your previous reply was not valid findings JSON: {error}. Reply once more with JSON that "
-                 "matches the schema exactly (findings is a list of objects).")
+        retry = (
+            f"Your previous reply was not valid findings JSON: {error}. Reply once more with JSON that "
+            "matches the schema exactly (findings is a list of objects)."
+        )
         return [{"role": "assistant", "content": [{"text": text}]}, {"role": "user", "content": [{"text": retry}]}]
-    ask = (f"Your previous reply was not a valid {REVIEW_TOOL_NAME} call: {error}. Call {REVIEW_TOOL_NAME} "
-           "once more with input that matches its schema exactly (findings is a list of objects).")
+    ask = (
+        f"Your previous reply was not a valid {REVIEW_TOOL_NAME} call: {error}. Call {REVIEW_TOOL_NAME} "
+        "once more with input that matches its schema exactly (findings is a list of objects)."
+    )
     tool_blocks = [b for b in reply.blocks if b.type == "tool_use" and b.id]
     if tool_blocks:
-        assistant = [{"toolUse": {"toolUseId": b.id, "name": b.name,
-                                  "input": b.input if isinstance(b.input, dict) else {}}} for b in tool_blocks]
-        results: list[dict[str, Any]] = [{"toolResult": {"toolUseId": b.id, "content": [{"text": error}],
-                                                         "status": "error"}} for b in tool_blocks]
+        assistant = [
+            {"toolUse": {"toolUseId": b.id, "name": b.name, "input": b.input if isinstance(b.input, dict) else {}}}
+            for b in tool_blocks
+        ]
+        results: list[dict[str, Any]] = [
+            {"toolResult": {"toolUseId": b.id, "content": [{"text": error}], "status": "error"}} for b in tool_blocks
+        ]
         return [{"role": "assistant", "content": assistant}, {"role": "user", "content": results + [{"text": ask}]}]
     text = "".join(b.text for b in reply.blocks if b.type == "text").strip() or "(no content)"
     return [{"role": "assistant", "content": [{"text": text}]}, {"role": "user", "content": [{"text": ask}]}]

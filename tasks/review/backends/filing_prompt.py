@@ -27,39 +27,39 @@ FILING_SYSTEM_PROMPT = (
 #: Per topic: what to record (SEC form Items and rules in brackets).
 TOPIC_GUIDE: dict[FilingTopic, str] = {
     FilingTopic.going_concern: "Substantial doubt about the ability to continue as a going concern (PCAOB AS 2415); "
-                               "not a statement that no such doubt exists.",
+    "not a statement that no such doubt exists.",
     FilingTopic.material_weakness: "A material weakness identified, or internal control / disclosure controls stated "
-                                   "not effective (Item 9A, Regulation S-K Item 308); not hypothetical risk language.",
+    "not effective (Item 9A, Regulation S-K Item 308); not hypothetical risk language.",
     FilingTopic.restatement: "A restatement, or previously issued financial statements that should no longer be "
-                             "relied upon (Form 8-K Item 4.02).",
+    "relied upon (Form 8-K Item 4.02).",
     FilingTopic.auditor_change: "The independent registered public accounting firm dismissed, resigned or newly "
-                                "engaged (Form 8-K Item 4.01).",
+    "engaged (Form 8-K Item 4.01).",
     FilingTopic.auditor_opinion: "The auditor's opinion (unqualified, qualified, adverse, with critical audit "
-                                 "matters) and the firm that signed it (PCAOB AS 3101).",
+    "matters) and the firm that signed it (PCAOB AS 3101).",
     FilingTopic.legal_proceedings: "A pending or settled lawsuit, class action or verdict (Item 3, Regulation S-K Item 103).",
     FilingTopic.regulatory_investigation: "An investigation, inquiry, subpoena or civil investigative demand by a "
-                                          "regulator (SEC, DOJ, FTC, state attorneys general).",
+    "regulator (SEC, DOJ, FTC, state attorneys general).",
     FilingTopic.cybersecurity: "A cybersecurity incident that occurred, or the cybersecurity risk management and "
-                               "governance of Item 1C (Regulation S-K Item 106).",
+    "governance of Item 1C (Regulation S-K Item 106).",
     FilingTopic.related_party_transactions: "A transaction with a director, officer or major holder "
-                                            "(Item 13, Regulation S-K Item 404), with its amount.",
+    "(Item 13, Regulation S-K Item 404), with its amount.",
     FilingTopic.debt_covenants: "Financial covenants of debt: compliance, a breach, a waiver or an amendment.",
     FilingTopic.impairment: "An impairment charge recognised (goodwill, intangibles, long-lived assets), with its amount.",
     FilingTopic.subsequent_events: "An event after the balance-sheet date disclosed as a subsequent event.",
     FilingTopic.executive_change: "A departure, election or appointment of a director or executive officer "
-                                  "(Form 8-K Item 5.02).",
+    "(Form 8-K Item 5.02).",
     FilingTopic.material_agreement: "Entry into or termination of a material definitive agreement (Form 8-K "
-                                    "Items 1.01, 1.02).",
+    "Items 1.01, 1.02).",
     FilingTopic.acquisition_disposition: "A completed acquisition, sale, divestiture or spin-off of a business or "
-                                         "assets, with the consideration (Form 8-K Item 2.01).",
+    "assets, with the consideration (Form 8-K Item 2.01).",
     FilingTopic.dividends_and_repurchases: "A board decision on dividends (declared, increased, reduced, "
-                                           "suspended) or a share repurchase program authorized (Item 5, "
-                                           "Regulation S-K Item 703), with its amount.",
+    "suspended) or a share repurchase program authorized (Item 5, "
+    "Regulation S-K Item 703), with its amount.",
     FilingTopic.risk_factor: "A risk-factor heading of Item 1A (the heading sentence itself).",
     FilingTopic.key_figure: "A key figure read from a primary financial statement line (revenue, net income, "
-                            "diluted EPS, operating cash flow, capital expenditure, total assets, debt, cash): "
-                            "the statement line as evidence and one value named after the figure holding the "
-                            "current-period amount as written.",
+    "diluted EPS, operating cash flow, capital expenditure, total assets, debt, cash): "
+    "the statement line as evidence and one value named after the figure holding the "
+    "current-period amount as written.",
     FilingTopic.other: "A material matter outside the topics above.",
 }
 

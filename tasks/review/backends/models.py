@@ -87,8 +87,14 @@ class ModelCapability:
         return None
 
 
-def _cap(structured: bool, forced: bool, thinking: tuple[ThinkingType, ...], default_on: bool, min_cache: int,
-         prices: tuple[float, float, float, float, float]) -> ModelCapability:
+def _cap(
+    structured: bool,
+    forced: bool,
+    thinking: tuple[ThinkingType, ...],
+    default_on: bool,
+    min_cache: int,
+    prices: tuple[float, float, float, float, float],
+) -> ModelCapability:
     i, o, w5, w1, r = prices
     return ModelCapability(structured, forced, thinking, default_on, min_cache, i, o, w5, w1, r)
 
@@ -148,9 +154,18 @@ CAPABILITIES: dict[str, ModelCapability] = {
 
 #: Assumed for a model id the table does not know (logged once per id by :func:`capability`):
 #: structured outputs, no forced tool use, no thinking sent, 1024-token cache minimum, no price.
-UNKNOWN_MODEL = ModelCapability(structured_outputs=True, forced_tool_choice=False, thinking_types=(),
-                                thinking_default_on=False, min_cache_tokens=1024, input=None, output=None,
-                                cache_write_5m=None, cache_write_1h=None, cache_read=None)
+UNKNOWN_MODEL = ModelCapability(
+    structured_outputs=True,
+    forced_tool_choice=False,
+    thinking_types=(),
+    thinking_default_on=False,
+    min_cache_tokens=1024,
+    input=None,
+    output=None,
+    cache_write_5m=None,
+    cache_write_1h=None,
+    cache_read=None,
+)
 
 #: The default model: Claude Sonnet 5.5, Anthropic's current Sonnet ("the best combination of speed
 #: and intelligence"), $2 / $10 per million tokens against Sonnet 4.6's $3 / $15. Its newer tokenizer
@@ -194,7 +209,9 @@ def capability(model: str, warn: bool = True) -> ModelCapability:
             logger.warning(
                 "model %r is not in the capability table (tasks/review/backends/models.py); assuming "
                 "structured outputs via output_config.format, no forced tool use, no thinking parameter, a "
-                "1024-token minimum cacheable prompt and no price (its calls are recorded at 0 USD)", model)
+                "1024-token minimum cacheable prompt and no price (its calls are recorded at 0 USD)",
+                model,
+            )
     return UNKNOWN_MODEL
 
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from schemas.documents import Chunk
 from schemas.findings import Finding, FindingValue, Risk
-from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from schemas.review import ChunkReview
+from schemas.taxonomy import HIGH_RISK, ClauseType, label
 from tasks.review.backends.filing_rules import FilingRules
 from tasks.review.route import UNIT_SEPARATOR
 
@@ -44,10 +44,85 @@ _S = re.DOTALL
 # --------------------------------------------------------------------------------------------
 
 _ABBREV = frozenset(
-    """inc co corp ltd llc l.l.c l.p lp n.a no nos sec secs sect art arts u.s u.s.a e.g i.e etc
-    mr mrs ms dr st vs v jan feb mar apr jun jul aug sep sept oct nov dec p.c s.a b.v n.v
-    para paras cl ch fig approx dept est int'l govt jr sr ave blvd rd ste bros assoc
-    pty plc gmbh ag s.p.a s.r.l a.g k.k c.v de s.a.b viz cf ex exh""".split()
+    [
+        "inc",
+        "co",
+        "corp",
+        "ltd",
+        "llc",
+        "l.l.c",
+        "l.p",
+        "lp",
+        "n.a",
+        "no",
+        "nos",
+        "sec",
+        "secs",
+        "sect",
+        "art",
+        "arts",
+        "u.s",
+        "u.s.a",
+        "e.g",
+        "i.e",
+        "etc",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "vs",
+        "v",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "p.c",
+        "s.a",
+        "b.v",
+        "n.v",
+        "para",
+        "paras",
+        "cl",
+        "ch",
+        "fig",
+        "approx",
+        "dept",
+        "est",
+        "int'l",
+        "govt",
+        "jr",
+        "sr",
+        "ave",
+        "blvd",
+        "rd",
+        "ste",
+        "bros",
+        "assoc",
+        "pty",
+        "plc",
+        "gmbh",
+        "ag",
+        "s.p.a",
+        "s.r.l",
+        "a.g",
+        "k.k",
+        "c.v",
+        "de",
+        "s.a.b",
+        "viz",
+        "cf",
+        "ex",
+        "exh",
+    ]
 )
 
 # Hard paragraph breaks: a blank line, or a run of 3+ spaces/tabs before a capital/number
@@ -123,7 +198,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if carry is not None:
             a = carry
             carry = None
-        if b - a <= 6 and not any(c.isalpha() for c in text[a:b].strip("()")[:3]) or re.fullmatch(
+        if (b - a <= 6 and not any(c.isalpha() for c in text[a:b].strip("()")[:3])) or re.fullmatch(
             r"\(?[a-zA-Z0-9]{1,4}[.)]", text[a:b]
         ):
             carry = a
@@ -254,7 +329,9 @@ def extract_jurisdictions(text: str) -> list[str]:
         j = _JUR_TAIL.sub("", j)
         j = re.split(r"\s+(?:without|excluding|applicable|and\s+the\s+|as\s+)", j)[0]
         j = _JUR_TAIL.sub("", j)
-        if not j or _JUR_STOP.match(j) and j not in ("United States", "United Kingdom") and not j.startswith("United "):
+        if not j or (
+            _JUR_STOP.match(j) and j not in ("United States", "United Kingdom") and not j.startswith("United ")
+        ):
             continue
         out.append(j)
     return out
@@ -286,7 +363,7 @@ def extract_parties(sentence: str) -> list[str]:
         rest = rest[: stop.start()]
     names = []
     for piece in _PARTY_SPLIT.split(rest)[:6]:
-        piece = piece.strip(" ,;:\t\n\"“”")
+        piece = piece.strip(' ,;:\t\n"“”')
         pm = _PARTY_NAME.match(piece)
         if not pm:
             continue
@@ -357,15 +434,21 @@ def R(
 C = ClauseType
 # Dispute-resolution, settlement and insolvency language that mentions "validity", "claims" or
 # "covenant not to sue" without restricting a challenge to the counterparty's rights.
-_CNS_NOT = (r"arbitrat|disputes? (?:arising|regarding|relating|as to|concerning)|existence, validity|validity,? (?:interpretation|"
-            r"construction|performance|breach|or termination)|settlements?|bankruptcy|insolvency|objection|jurisdiction|venue|"
-            r"notify|notice of any|severab|void or unenforceable|invalid or unenforceable|unenforceab",)
+_CNS_NOT = (
+    r"arbitrat|disputes? (?:arising|regarding|relating|as to|concerning)|existence, validity|validity,? (?:interpretation|"
+    r"construction|performance|breach|or termination)|settlements?|bankruptcy|insolvency|objection|jurisdiction|venue|"
+    r"notify|notice of any|severab|void or unenforceable|invalid or unenforceable|unenforceab",
+)
 # How a term ends: a date, a length in years/months, or an anniversary / last-to-expire event.
-_TERM_END = (DATE_RE.pattern + r"|(?:\w+ )?\(?\d+\)?[ -](?:full )?(?:calendar )?(?:years?|months?)\b|"
-             r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty)[ -](?:\(\d+\) )?(?:years?|months?)\b|"
-             r"(?:\w+ )?(?:\(\w+\) )?anniversary|last (?:date of )?(?:to )?expir")
+_TERM_END = (
+    DATE_RE.pattern + r"|(?:\w+ )?\(?\d+\)?[ -](?:full )?(?:calendar )?(?:years?|months?)\b|"
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty)[ -](?:\(\d+\) )?(?:years?|months?)\b|"
+    r"(?:\w+ )?(?:\(\w+\) )?anniversary|last (?:date of )?(?:to )?expir"
+)
 # A written date or a blank one ("____, 2019", "the __ day of ____").
-_DATE_OR_BLANK = DATE_RE.pattern + r"|_{3,}[^.;]{0,20}(?:19|20)\d\d|day of\s*_{2,}|\b\d{1,2}[-.]\d{1,2}[-.](?:19|20)?\d\d\b"
+_DATE_OR_BLANK = (
+    DATE_RE.pattern + r"|_{3,}[^.;]{0,20}(?:19|20)\d\d|day of\s*_{2,}|\b\d{1,2}[-.]\d{1,2}[-.](?:19|20)?\d\d\b"
+)
 # "Effective" about something other than the agreement itself (a notice, a termination, a price change).
 _NOT_THE_AGREEMENT_EFFECTIVE = (
     r"effective (?:date )?of (?:any|such|the|each|an?) (?:\w+ )?(?:change|termination|notice|amendment|assignment|price|increase|decrease|"
@@ -381,472 +464,777 @@ _LIC = r"licen[cs]"
 RULES: tuple[Rule, ...] = (
     # ---- Group 1: dates and term ------------------------------------------------------------
     # The date the agreement takes effect: an effectiveness cue next to a written (or blank) date ...
-    R(C.effective_date, "effective|commenc|effect",
-      r"effective (?:as of|on|from|upon|date|this|for all purposes)|Effective Date|(?:become|becomes|be|is|made|and) effective|"
-      r"(?:commenc|begin)\w* (?:on|as of|from)|(?:term|period) (?:commencing|beginning)|Commencement Date|enter(?:s)? into (?:force|effect)",
-      require=(_DATE_OR_BLANK,),
-      exclude=(_NOT_THE_AGREEMENT_EFFECTIVE,)),
+    R(
+        C.effective_date,
+        "effective|commenc|effect",
+        r"effective (?:as of|on|from|upon|date|this|for all purposes)|Effective Date|(?:become|becomes|be|is|made|and) effective|"
+        r"(?:commenc|begin)\w* (?:on|as of|from)|(?:term|period) (?:commencing|beginning)|Commencement Date|enter(?:s)? into (?:force|effect)",
+        require=(_DATE_OR_BLANK,),
+        exclude=(_NOT_THE_AGREEMENT_EFFECTIVE,),
+    ),
     # ... or a sentence fixing when this agreement takes effect without writing the date.
-    R(C.effective_date, "effective|commenc|effect|force",
-      r"(?:this|the) (?:Agreement|Contract|Amendment|agreement|contract)[^.;]{0,60}(?:shall|will|is|becomes?) (?:become |be |come )?"
-      r"(?:effective|in (?:full )?(?:force|effect)|commence|enter into (?:force|effect)|take effect)[^.;]{0,40}(?:on|upon|as of|from|when)|"
-      r"(?:executed|entered into) and (?:shall be )?effective (?:as of|on)|shall be effective simultaneously|effective term is|"
-      r"Effective Date[^.;]{0,40}(?:shall be|means|is|shall mean) (?:the )?(?:later|earlier|date|day)|"
-      r"(?:commences?|begins?|effective) (?:up)?on (?:the )?(?:execution|signing|date (?:of (?:execution|signing)|first|on which|this))",
-      exclude=(_NOT_THE_AGREEMENT_EFFECTIVE,)),
-    R(C.expiration_date, "continu|remain|expir|end|terminat",
-      r"(?:term of this Agreement|this Agreement|Initial Term|term)\b[^.;]{0,120}?(?:shall|will) (?:continue|remain|expire|end|terminate)"
-      r"[^.;]{0,80}?(?:until|through|for a (?:period|term)|for (?:an? )?(?:initial )?(?:period|term) of|on|thereafter for)",
-      exclude=(r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)",)),
-    R(C.expiration_date, "term",
-      r"\bterm\b[^.;]{0,80}(?:shall|will) be (?:for )?(?:an? )?(?:initial )?(?:period|term)? ?(?:of )?(?:\w+ )?\(?\d+\)? (?:years?|months?)|"
-      r"\bterm\b[^.;]{0,80}(?:shall|will) be (?:for )?(?:an? )?(?:initial )?(?:period|term)? ?(?:of )?(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty) (?:years?|months?)",
-      exclude=(_LIC, r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)")),
-    R(C.expiration_date, "expir|initial|term|perpetu",
-      r"(?:shall|will) expire (?:on|at)|Expiration Date|initial term (?:of|shall be)|"
-      r"term of (?:this Agreement )?(?:shall be )?(?:\w+ )?\(?\d+\)? (?:years|months)|\bperpetual\b|in perpetuity",
-      exclude=(_LIC,)),
+    R(
+        C.effective_date,
+        "effective|commenc|effect|force",
+        r"(?:this|the) (?:Agreement|Contract|Amendment|agreement|contract)[^.;]{0,60}(?:shall|will|is|becomes?) (?:become |be |come )?"
+        r"(?:effective|in (?:full )?(?:force|effect)|commence|enter into (?:force|effect)|take effect)[^.;]{0,40}(?:on|upon|as of|from|when)|"
+        r"(?:executed|entered into) and (?:shall be )?effective (?:as of|on)|shall be effective simultaneously|effective term is|"
+        r"Effective Date[^.;]{0,40}(?:shall be|means|is|shall mean) (?:the )?(?:later|earlier|date|day)|"
+        r"(?:commences?|begins?|effective) (?:up)?on (?:the )?(?:execution|signing|date (?:of (?:execution|signing)|first|on which|this))",
+        exclude=(_NOT_THE_AGREEMENT_EFFECTIVE,),
+    ),
+    R(
+        C.expiration_date,
+        "continu|remain|expir|end|terminat",
+        r"(?:term of this Agreement|this Agreement|Initial Term|term)\b[^.;]{0,120}?(?:shall|will) (?:continue|remain|expire|end|terminate)"
+        r"[^.;]{0,80}?(?:until|through|for a (?:period|term)|for (?:an? )?(?:initial )?(?:period|term) of|on|thereafter for)",
+        exclude=(r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)",),
+    ),
+    R(
+        C.expiration_date,
+        "term",
+        r"\bterm\b[^.;]{0,80}(?:shall|will) be (?:for )?(?:an? )?(?:initial )?(?:period|term)? ?(?:of )?(?:\w+ )?\(?\d+\)? (?:years?|months?)|"
+        r"\bterm\b[^.;]{0,80}(?:shall|will) be (?:for )?(?:an? )?(?:initial )?(?:period|term)? ?(?:of )?(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty) (?:years?|months?)",
+        exclude=(_LIC, r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)"),
+    ),
+    R(
+        C.expiration_date,
+        "expir|initial|term|perpetu",
+        r"(?:shall|will) expire (?:on|at)|Expiration Date|initial term (?:of|shall be)|"
+        r"term of (?:this Agreement )?(?:shall be )?(?:\w+ )?\(?\d+\)? (?:years|months)|\bperpetual\b|in perpetuity",
+        exclude=(_LIC,),
+    ),
     # The term stated as an end date, a length in years/months or an anniversary: "The term of this
     # Agreement shall be five (5) years", "shall continue until April 30, 2029", "from May 1 to April 30".
-    R(C.expiration_date, "term|duration|until|expir",
-      r"\b(?:term|duration)\b[^;]{0,160}?(?:\buntil|\bthrough|\bto|\bending|\bends?|\bexpir\w*|\bterminat\w*|\bbe|\bis|\bof|\bfor|\bextend)"
-      r"(?: on| at| a period of| for)? (?:the )?(?:" + _TERM_END + r")",
-      exclude=(r"notice|warrant|insurance|confidential|non-?compet|restricted period|surviv|payment|royalt|\blicen[cs]e term|"
-               r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)",)),
-    R(C.renewal_term, "renew|extend|extension|successive|evergreen|year to year|year-to-year|month-to-month|month to month|thereafter|automatically",
-      r"(?:automatically|shall be|will be|may be) (?:renewed|extended)|auto(?:matic|-)renew|"
-      r"renew(?:ed|al|s)? (?:automatically )?(?:for|thereafter for) (?:an? )?(?:successive|additional|further|subsequent|consecutive)|"
-      r"(?:successive|additional|consecutive|further) (?:\w+ )?(?:\(\d+\) )?(?:-?year|-?month|renewal) (?:periods?|terms?)|"
-      r"(?:successive|additional|consecutive|further) (?:\w+|\(\d+\)|\w+ \(\d+\))-(?:year|month) (?:periods?|terms?)|"
-      r"\bRenewal Term\b|option to (?:renew|extend)|\bevergreen\b|year[- ]to[- ]year|month[- ]to[- ]month|"
-      r"(?:thereafter|automatically) (?:continue|remain in (?:full )?(?:force|effect))[^.;]{0,80}(?:until|unless|for)",
-      # renewal by a fresh mutual agreement is not a renewal term (CUAD: automatic or unilateral extensions)
-      exclude=(r"insur|polic(?:y|ies)|mutual(?:ly)? (?:written )?(?:agree|consent)|mutual (?:written )?agreement|common agreement|unanimous|"
-               r"as (?:are |may be )?(?:mutually )?agreed|force majeure|sub-?licens|\boffering\b|extended to (?:contractors|affiliates|subsidiaries|any)|"
-               r"schedule for performance|by (?:written )?agreement of (?:the|both|all)",)),
+    R(
+        C.expiration_date,
+        "term|duration|until|expir",
+        r"\b(?:term|duration)\b[^;]{0,160}?(?:\buntil|\bthrough|\bto|\bending|\bends?|\bexpir\w*|\bterminat\w*|\bbe|\bis|\bof|\bfor|\bextend)"
+        r"(?: on| at| a period of| for)? (?:the )?(?:" + _TERM_END + r")",
+        exclude=(
+            r"notice|warrant|insurance|confidential|non-?compet|restricted period|surviv|payment|royalt|\blicen[cs]e term|"
+            r"^[^.]{0,40}(?:following|after|upon) (?:the )?(?:termination|expiration)",
+        ),
+    ),
+    R(
+        C.renewal_term,
+        "renew|extend|extension|successive|evergreen|year to year|year-to-year|month-to-month|month to month|thereafter|automatically",
+        r"(?:automatically|shall be|will be|may be) (?:renewed|extended)|auto(?:matic|-)renew|"
+        r"renew(?:ed|al|s)? (?:automatically )?(?:for|thereafter for) (?:an? )?(?:successive|additional|further|subsequent|consecutive)|"
+        r"(?:successive|additional|consecutive|further) (?:\w+ )?(?:\(\d+\) )?(?:-?year|-?month|renewal) (?:periods?|terms?)|"
+        r"(?:successive|additional|consecutive|further) (?:\w+|\(\d+\)|\w+ \(\d+\))-(?:year|month) (?:periods?|terms?)|"
+        r"\bRenewal Term\b|option to (?:renew|extend)|\bevergreen\b|year[- ]to[- ]year|month[- ]to[- ]month|"
+        r"(?:thereafter|automatically) (?:continue|remain in (?:full )?(?:force|effect))[^.;]{0,80}(?:until|unless|for)",
+        # renewal by a fresh mutual agreement is not a renewal term (CUAD: automatic or unilateral extensions)
+        exclude=(
+            r"insur|polic(?:y|ies)|mutual(?:ly)? (?:written )?(?:agree|consent)|mutual (?:written )?agreement|common agreement|unanimous|"
+            r"as (?:are |may be )?(?:mutually )?agreed|force majeure|sub-?licens|\boffering\b|extended to (?:contractors|affiliates|subsidiaries|any)|"
+            r"schedule for performance|by (?:written )?agreement of (?:the|both|all)",
+        ),
+    ),
     # Self-executing renewal worded with the adverb first or after the verb: "shall automatically renew
     # for a period of three (3) years", "will automatically be renewed for periods of", "renew
     # automatically each year", or an evergreen continuation after the initial term.
-    R(C.renewal_term, "automatic|renewable|thereafter",
-      r"automatically (?:be )?(?:renew|extend)\w*|(?:renew|extend)\w* automatically|\brenewable (?:\w+[- ])?(?:year|month|term|period)|"
-      r"(?:continue|remain) in (?:full )?(?:force and )?effect thereafter (?:until|unless|for)",
-      exclude=(r"insur|polic(?:y|ies)|sub-?licens|\boffering\b",)),
-    R(C.notice_period_to_terminate_renewal, "renew|extend|extension",
-      r"(?:not to renew|non-renewal|nonrenewal|intent(?:ion)? (?:not )?to (?:renew|terminate)|prevent (?:such )?renewal|elects? not to (?:renew|extend))",
-      require=(r"\d+\)? (?:days|months)|(?:thirty|sixty|ninety|days|months)|\b(?:one|two|three|six) (?:\(\d+\) )?(?:month|week)s?\b",),
-      exclude=(r"insur|polic(?:y|ies)|certificate",)),
-    R(C.notice_period_to_terminate_renewal, "unless|until terminated",
-      r"unless[^.;]{0,120}notice[^.;]{0,150}(?:prior to|before|in advance of|preceding) (?:the )?(?:end|expiration|expiry|conclusion|termination|anniversary)|"
-      r"(?:renew|continue|extend)\w*[^.]{0,200}(?:until|unless) (?:terminated|cancell?ed) by (?:either|any|one|a) (?:party|of the parties)[^.]{0,120}notice",
-      require=(r"\d+\)? ?-? ?(?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days",),
-      exclude=(r"insur|polic(?:y|ies)",)),
-    R(C.notice_period_to_terminate_renewal, "renew|extend",
-      r"(?:automatically|shall be|will be) (?:renewed|extended)|renew(?:ed|al)? for (?:an? )?(?:successive|additional)",
-      require=(r"unless (?:either|a|one|any|the) [^.]{0,80}noti(?:ce|f)|noti(?:ce|fication) [^.]{0,80}(?:prior to|before) the (?:end|expiration|expiry)",
-               r"\d+\)? (?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days")),
+    R(
+        C.renewal_term,
+        "automatic|renewable|thereafter",
+        r"automatically (?:be )?(?:renew|extend)\w*|(?:renew|extend)\w* automatically|\brenewable (?:\w+[- ])?(?:year|month|term|period)|"
+        r"(?:continue|remain) in (?:full )?(?:force and )?effect thereafter (?:until|unless|for)",
+        exclude=(r"insur|polic(?:y|ies)|sub-?licens|\boffering\b",),
+    ),
+    R(
+        C.notice_period_to_terminate_renewal,
+        "renew|extend|extension",
+        r"(?:not to renew|non-renewal|nonrenewal|intent(?:ion)? (?:not )?to (?:renew|terminate)|prevent (?:such )?renewal|elects? not to (?:renew|extend))",
+        require=(
+            r"\d+\)? (?:days|months)|(?:thirty|sixty|ninety|days|months)|\b(?:one|two|three|six) (?:\(\d+\) )?(?:month|week)s?\b",
+        ),
+        exclude=(r"insur|polic(?:y|ies)|certificate",),
+    ),
+    R(
+        C.notice_period_to_terminate_renewal,
+        "unless|until terminated",
+        r"unless[^.;]{0,120}notice[^.;]{0,150}(?:prior to|before|in advance of|preceding) (?:the )?(?:end|expiration|expiry|conclusion|termination|anniversary)|"
+        r"(?:renew|continue|extend)\w*[^.]{0,200}(?:until|unless) (?:terminated|cancell?ed) by (?:either|any|one|a) (?:party|of the parties)[^.]{0,120}notice",
+        require=(r"\d+\)? ?-? ?(?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days",),
+        exclude=(r"insur|polic(?:y|ies)",),
+    ),
+    R(
+        C.notice_period_to_terminate_renewal,
+        "renew|extend",
+        r"(?:automatically|shall be|will be) (?:renewed|extended)|renew(?:ed|al)? for (?:an? )?(?:successive|additional)",
+        require=(
+            r"unless (?:either|a|one|any|the) [^.]{0,80}noti(?:ce|f)|noti(?:ce|fication) [^.]{0,80}(?:prior to|before) the (?:end|expiration|expiry)",
+            r"\d+\)? (?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days",
+        ),
+    ),
     # A right to end the agreement at the end of the term or a renewal term on notice: "may be
     # terminated by either party at the expiration of its term or any renewal term upon thirty (30) days notice".
-    R(C.notice_period_to_terminate_renewal, "terminat|cancel",
-      r"(?:terminat|cancel)\w*[^.;]{0,80}(?:at|as of|on|effective) the (?:end|expiration|expiry) of (?:the|its|any|each|this|such) "
-      r"(?:then[- ]current |initial |relevant |applicable )?(?:term|renewal term|Initial Term|Renewal Term|contract year)[^.;]{0,80}"
-      r"(?:upon|by giving|with|on|by providing|by delivering)[^.;]{0,40}notice|"
-      r"(?:upon|by giving|with|on)[^.;]{0,40}notice[^.;]{0,40}(?:terminat|cancel)\w*[^.;]{0,40}(?:at|as of|on|effective) the (?:end|expiration|expiry) of (?:the|its|any|each|this|such) (?:then[- ]current |initial )?(?:term|Initial Term|renewal term)",
-      require=(r"\d+\)?\s?-?\s?(?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days|\[\*+\]",),
-      exclude=(r"insur|polic(?:y|ies)|breach|default|insolven|bankrupt",)),
+    R(
+        C.notice_period_to_terminate_renewal,
+        "terminat|cancel",
+        r"(?:terminat|cancel)\w*[^.;]{0,80}(?:at|as of|on|effective) the (?:end|expiration|expiry) of (?:the|its|any|each|this|such) "
+        r"(?:then[- ]current |initial |relevant |applicable )?(?:term|renewal term|Initial Term|Renewal Term|contract year)[^.;]{0,80}"
+        r"(?:upon|by giving|with|on|by providing|by delivering)[^.;]{0,40}notice|"
+        r"(?:upon|by giving|with|on)[^.;]{0,40}notice[^.;]{0,40}(?:terminat|cancel)\w*[^.;]{0,40}(?:at|as of|on|effective) the (?:end|expiration|expiry) of (?:the|its|any|each|this|such) (?:then[- ]current |initial )?(?:term|Initial Term|renewal term)",
+        require=(r"\d+\)?\s?-?\s?(?:calendar )?(?:days|months)|(?:thirty|sixty|ninety) days|\[\*+\]",),
+        exclude=(r"insur|polic(?:y|ies)|breach|default|insolven|bankrupt",),
+    ),
     # A notice deadline counted back from the end of the (renewal) term, in a renewal context.
-    R(C.notice_period_to_terminate_renewal, "prior to|before|in advance|preceding",
-      r"(?:days|months)['’]?\)?(?: prior)?(?: written)? notice[^.;]{0,120}(?:prior to|before|in advance of|preceding) (?:the )?"
-      r"(?:end|expiration|expiry|conclusion|anniversary|renewal)|"
-      r"(?:at least|not less than|no less than|no later than|within) [^.;]{0,40}(?:days|months)\)? (?:prior to|before|in advance of|preceding) "
-      r"(?:the )?(?:end|expiration|expiry|conclusion|anniversary|renewal|expiry)",
-      require=(r"renew|extend|extension|(?:then[- ]current|initial|such) (?:term|period)|successive",),
-      exclude=(r"insur|polic(?:y|ies)|price|forecast|purchase order|shipment",)),
+    R(
+        C.notice_period_to_terminate_renewal,
+        "prior to|before|in advance|preceding",
+        r"(?:days|months)['’]?\)?(?: prior)?(?: written)? notice[^.;]{0,120}(?:prior to|before|in advance of|preceding) (?:the )?"
+        r"(?:end|expiration|expiry|conclusion|anniversary|renewal)|"
+        r"(?:at least|not less than|no less than|no later than|within) [^.;]{0,40}(?:days|months)\)? (?:prior to|before|in advance of|preceding) "
+        r"(?:the )?(?:end|expiration|expiry|conclusion|anniversary|renewal|expiry)",
+        require=(r"renew|extend|extension|(?:then[- ]current|initial|such) (?:term|period)|successive",),
+        exclude=(r"insur|polic(?:y|ies)|price|forecast|purchase order|shipment",),
+    ),
     # ---- governing law -----------------------------------------------------------------------
-    R(C.governing_law, "govern|constru|interpret|enforced",
-      r"governed (?:\w+ ){0,4}by|governing law|govern(?:s|ed)? (?:this|the) (?:Agreement|Contract)|"
-      r"(?:constru|interpret|enforc)\w*[^.;]{0,40}(?:in accordance with|under|pursuant to|according to|by)|"
-      r"shall (?:apply|govern|prevail)|subject to the (?:\w+ )?laws",
-      require=(r"\blaws?\b",),
-      exclude=(r"governed by the terms|governed by (?:this|such|the applicable) (?:Agreement|agreement|terms|Section|policy)$",)),
+    R(
+        C.governing_law,
+        "govern|constru|interpret|enforced",
+        r"governed (?:\w+ ){0,4}by|governing law|govern(?:s|ed)? (?:this|the) (?:Agreement|Contract)|"
+        r"(?:constru|interpret|enforc)\w*[^.;]{0,40}(?:in accordance with|under|pursuant to|according to|by)|"
+        r"shall (?:apply|govern|prevail)|subject to the (?:\w+ )?laws",
+        require=(r"\blaws?\b",),
+        exclude=(
+            r"governed by the terms|governed by (?:this|such|the applicable) (?:Agreement|agreement|terms|Section|policy)$",
+        ),
+    ),
     # ---- Group 2: competition -----------------------------------------------------------------
-    R(C.most_favored_nation, "favor|favour|lower|lowest|better|best|higher|greater",
-      r"most favou?red|no less favou?rable (?:terms|prices?|than)|"
-      r"(?:terms|prices?|pricing|rates?|royalt\w+) (?:that are )?(?:more|most) favou?rable|"
-      r"(?:lower|lowest|better|best) (?:prices?|pricing|rates?|terms)[^.]{0,120}(?:any other|other|third part|similarly)|"
-      r"no less favou?rabl[ey]|(?:higher|greater) (?:fees?|prices?|rates?) than[^.]{0,80}(?:other|any)",
-      exclude=(r"economic benefit|laws?,? rules",)),
-    R(C.non_compete, "compet",
-      r"non-?compet\w*|not to compete|shall not[^.;]{0,60}\bcompet\w+|"
-      r"(?:engage|participate|invest|interest) in[^.;]{0,80}(?:competitive|competing|compete)|"
-      r"(?:develop|market|sell|distribute|manufacture|promote|offer|carry|stock|display|represent|purchase|advertise)[^.;]{0,80}(?:competitive|competing) (?:products?|services?|business|goods|lines?)|"
-      r"(?:develop|market|sell|distribute|manufacture|promote|offer|carry|display|link)[^.;]{0,80}competitors?['’]?s?['’]? (?:products?|services?|goods|content|sites?)",
-      require=(r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|restrict|prohibit|non-?compet",),
-      exclude=(r"competitive bid|compete fairly|competitive (?:price|pricing|rates?|terms)|anti-?competitive|not be construed to compete|"
-               r"(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)[^.;]{0,80}compet|competent",)),
+    R(
+        C.most_favored_nation,
+        "favor|favour|lower|lowest|better|best|higher|greater",
+        r"most favou?red|no less favou?rable (?:terms|prices?|than)|"
+        r"(?:terms|prices?|pricing|rates?|royalt\w+) (?:that are )?(?:more|most) favou?rable|"
+        r"(?:lower|lowest|better|best) (?:prices?|pricing|rates?|terms)[^.]{0,120}(?:any other|other|third part|similarly)|"
+        r"no less favou?rabl[ey]|(?:higher|greater) (?:fees?|prices?|rates?) than[^.]{0,80}(?:other|any)",
+        exclude=(r"economic benefit|laws?,? rules",),
+    ),
+    R(
+        C.non_compete,
+        "compet",
+        r"non-?compet\w*|not to compete|shall not[^.;]{0,60}\bcompet\w+|"
+        r"(?:engage|participate|invest|interest) in[^.;]{0,80}(?:competitive|competing|compete)|"
+        r"(?:develop|market|sell|distribute|manufacture|promote|offer|carry|stock|display|represent|purchase|advertise)[^.;]{0,80}(?:competitive|competing) (?:products?|services?|business|goods|lines?)|"
+        r"(?:develop|market|sell|distribute|manufacture|promote|offer|carry|display|link)[^.;]{0,80}competitors?['’]?s?['’]? (?:products?|services?|goods|content|sites?)",
+        require=(r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|restrict|prohibit|non-?compet",),
+        exclude=(
+            r"competitive bid|compete fairly|competitive (?:price|pricing|rates?|terms)|anti-?competitive|not be construed to compete|"
+            r"(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)[^.;]{0,80}compet|competent",
+        ),
+    ),
     # Not dealing in products that compete with or resemble the counterparty's, in a business,
     # territory or period: "shall not sell ... any product which is competitive with the Products".
-    R(C.non_compete, "compet|similar",
-      r"(?:\bnot\b|\bneither\b|\bnor\b)[^.;]{0,150}\b(?:sell|market|promote|distribute|manufacture|develop|commerciali[sz]e|offer|carry|"
-      r"procure|engage|represent|produce|license|advertise)\w*[^.;]{0,160}(?:competitive with|compet(?:e|es|ing)\b|competitors?['’]? (?:products|goods)|"
-      r"(?:same as or|same or|substantially|confusingly) similar (?:to|with)|similar (?:products?|services?|platform|business))",
-      exclude=(r"competitive (?:price|pricing|rates?|terms|bid)|anti-?competitive|(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)|"
-               r"confidential|trade ?marks?|\bmarks\b|trade (?:name|dress)|logo|infring",)),
+    R(
+        C.non_compete,
+        "compet|similar",
+        r"(?:\bnot\b|\bneither\b|\bnor\b)[^.;]{0,150}\b(?:sell|market|promote|distribute|manufacture|develop|commerciali[sz]e|offer|carry|"
+        r"procure|engage|represent|produce|license|advertise)\w*[^.;]{0,160}(?:competitive with|compet(?:e|es|ing)\b|competitors?['’]? (?:products|goods)|"
+        r"(?:same as or|same or|substantially|confusingly) similar (?:to|with)|similar (?:products?|services?|platform|business))",
+        exclude=(
+            r"competitive (?:price|pricing|rates?|terms|bid)|anti-?competitive|(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)|"
+            r"confidential|trade ?marks?|\bmarks\b|trade (?:name|dress)|logo|infring",
+        ),
+    ),
     # A time-bound bar on a line of business: "Throughout the Term and for a period of six (6) months
     # after ..., neither X nor its affiliates shall ... sell, offer for sale, market or promote any ...".
-    R(C.non_compete, "during|throughout|period",
-      r"(?:during|throughout|for) (?:the (?:Term|term)|the (?:\w+ )?(?:year|month) period|a period of)[^.;]{0,250}?"
-      r"(?:shall not|will not|agrees? not to|may not|shall refrain from)(?:,? directly or indirectly,?| \w+ly)? "
-      r"(?:sell|offer|market|promote|develop|manufacture|distribute|supply|carry|engage in|conduct any|commercially offer|produce|commerciali[sz]e)\b",
-      require=(r"products?|services?|business|work|technolog",),
-      exclude=(r"confidential|disclos|solicit|employ|hire|personnel|trade ?marks?|\bmarks\b|logo|infring|price|assign|transfer|"
-               r"shares|securities|stock\b|(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)",)),
-    R(C.exclusivity, "exclusiv|sole|requirements|appoint|authoriz",
-      r"(?<!non-)(?<!non)\bexclusive (?:right|rights|license|licen[cs]e|distributor|distribution|basis|supplier|provider|"
-      r"reseller|agent|representative|partner|manufacturer|sponsor|marketing|dealer|territory|arrangement|relationship|sales)|"
-      r"exclusively (?:to|from|with|through|by)|sole (?:and exclusive )?(?:source|supplier|provider|distributor)|"
-      r"(?:purchase|procure|obtain|buy) (?:all|100%|one hundred percent) of (?:its|their|the)[^.]{0,60}requirements|"
-      r"shall not[^.;]{0,80}(?:appoint|grant|license|authorize)[^.;]{0,60}(?:any other|any third|other) (?:distributor|person|party|reseller|agent|licensee|supplier)",
-      exclude=(r"exclusive (?:right|rights) (?:and|or) (?:remed|sole)|exclusive remed|sole and exclusive remed|non-exclusive right",
-               # exclusive control of prosecution/defence, ownership, forum or governing law is not exclusive dealing
-               r"exclusive right,? (?:but not the obligation,? )?to (?:prepare|file|prosecute|defend|settle|control|enforce|maintain|bring)|"
-               r"exclusive rights? of ownership|(?:sole and )?exclusive (?:right, )?title|(?:owned|vest\w*|belong\w*) (?:solely and )?exclusively|"
-               r"exclusively (?:by|to) the (?:\w+ )?(?:laws|courts?)|(?:governed|construed|submitted|resolved|settled|limited) (?:only and )?exclusively|"
-               r"nothing[^.;]{0,60}(?:creat|constru)\w*[^.;]{0,30}exclusive|(?:not|no) (?:be )?(?:an? )?exclusive (?:arrangement|relationship|basis)",)),
+    R(
+        C.non_compete,
+        "during|throughout|period",
+        r"(?:during|throughout|for) (?:the (?:Term|term)|the (?:\w+ )?(?:year|month) period|a period of)[^.;]{0,250}?"
+        r"(?:shall not|will not|agrees? not to|may not|shall refrain from)(?:,? directly or indirectly,?| \w+ly)? "
+        r"(?:sell|offer|market|promote|develop|manufacture|distribute|supply|carry|engage in|conduct any|commercially offer|produce|commerciali[sz]e)\b",
+        require=(r"products?|services?|business|work|technolog",),
+        exclude=(
+            r"confidential|disclos|solicit|employ|hire|personnel|trade ?marks?|\bmarks\b|logo|infring|price|assign|transfer|"
+            r"shares|securities|stock\b|(?:not|nothing)[^.;]{0,60}(?:prevent|preclude|restrict|prohibit|limit)",
+        ),
+    ),
+    R(
+        C.exclusivity,
+        "exclusiv|sole|requirements|appoint|authoriz",
+        r"(?<!non-)(?<!non)\bexclusive (?:right|rights|license|licen[cs]e|distributor|distribution|basis|supplier|provider|"
+        r"reseller|agent|representative|partner|manufacturer|sponsor|marketing|dealer|territory|arrangement|relationship|sales)|"
+        r"exclusively (?:to|from|with|through|by)|sole (?:and exclusive )?(?:source|supplier|provider|distributor)|"
+        r"(?:purchase|procure|obtain|buy) (?:all|100%|one hundred percent) of (?:its|their|the)[^.]{0,60}requirements|"
+        r"shall not[^.;]{0,80}(?:appoint|grant|license|authorize)[^.;]{0,60}(?:any other|any third|other) (?:distributor|person|party|reseller|agent|licensee|supplier)",
+        exclude=(
+            r"exclusive (?:right|rights) (?:and|or) (?:remed|sole)|exclusive remed|sole and exclusive remed|non-exclusive right",
+            # exclusive control of prosecution/defence, ownership, forum or governing law is not exclusive dealing
+            r"exclusive right,? (?:but not the obligation,? )?to (?:prepare|file|prosecute|defend|settle|control|enforce|maintain|bring)|"
+            r"exclusive rights? of ownership|(?:sole and )?exclusive (?:right, )?title|(?:owned|vest\w*|belong\w*) (?:solely and )?exclusively|"
+            r"exclusively (?:by|to) the (?:\w+ )?(?:laws|courts?)|(?:governed|construed|submitted|resolved|settled|limited) (?:only and )?exclusively|"
+            r"nothing[^.;]{0,60}(?:creat|constru)\w*[^.;]{0,30}exclusive|(?:not|no) (?:be )?(?:an? )?exclusive (?:arrangement|relationship|basis)",
+        ),
+    ),
     # Other exclusive-dealing forms: "an exclusive, worldwide, royalty-free license", "shall be
     # exclusive", "the exclusive ... agent", "sole agent", "the only distributor", "solely from",
     # "shall not enter into any agreement with any other provider", "not grant ... to anyone other than".
-    R(C.exclusivity, "exclusiv|sole|only|other than",
-      r"(?<!non-)(?<!non)(?<!non-\\s)(?<!non\\s)\bexclusive, (?:(?:[\w-]+|\([^)]{0,60}\)),? ){1,5}(?:right|rights|license|licen[cs]e|agent|provider|distributor|supplier|partner|sponsor)s?\b|"
-      r"(?<!non-)(?<!non)(?<!non-\\s)(?<!non\\s)\bexclusive (?:\w+ )?(?:\w+ )?(?:\w+ )?(?:provider|agent|distributor|supplier|reseller|sponsor) (?:of|for|in)\b|"
-      r"(?:shall|will) be exclusive (?:within|in|as to|for)\b|(?:is|are) exclusive (?:within|in|as to|for)\b|\bExclusivity (?:is|shall be) granted|"
-      r"\bsole (?:agent|distributor|supplier|provider|licensee|representative|reseller)\b|the only (?:distributor|supplier|provider|licensee|reseller|agent)\b|"
-      r"(?:procure|purchase|buy|obtain|source)\w* (?:the |all |its )?(?:\w+ )?(?:\w+ )?(?:solely|exclusively) from|"
-      r"(?:not|never) (?:\w+ ){0,3}(?:enter into|grant)[^.;]{0,150}(?:to|with) (?:any(?:one)?|any other)[^.;]{0,80}other than",
-      exclude=(r"remed|sole (?:discretion|option|judgment|cost|expense|responsibility|benefit|purpose)|exclusive (?:benefit|of)\b|taxes|"
-               r"(?:not|no) (?:be |create |have )?(?:an? )?exclusive|non-? ?exclusive|exclusively (?:by|to) the (?:\w+ )?(?:laws|courts?)|"
-               r"exclusive (?:jurisdiction|venue|forum|property|owner)|confidential|arbitrat",)),
-    R(C.no_solicit_of_customers, "solicit|entice|induce|divert",
-      r"(?:\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit)[^.]{0,160}(?<!un)(?:solicit|entice|induce|divert)\w*[^.]{0,160}(?:customers?|clients?|accounts|subscribers|franchisees|suppliers|business)",
-      exclude=(r"employ|personnel|staff|unsolicited|solicitation of (?:subscriptions|proxies|offers)|inducement",)),
+    R(
+        C.exclusivity,
+        "exclusiv|sole|only|other than",
+        r"(?<!non-)(?<!non)(?<!non-\\s)(?<!non\\s)\bexclusive, (?:(?:[\w-]+|\([^)]{0,60}\)),? ){1,5}(?:right|rights|license|licen[cs]e|agent|provider|distributor|supplier|partner|sponsor)s?\b|"
+        r"(?<!non-)(?<!non)(?<!non-\\s)(?<!non\\s)\bexclusive (?:\w+ )?(?:\w+ )?(?:\w+ )?(?:provider|agent|distributor|supplier|reseller|sponsor) (?:of|for|in)\b|"
+        r"(?:shall|will) be exclusive (?:within|in|as to|for)\b|(?:is|are) exclusive (?:within|in|as to|for)\b|\bExclusivity (?:is|shall be) granted|"
+        r"\bsole (?:agent|distributor|supplier|provider|licensee|representative|reseller)\b|the only (?:distributor|supplier|provider|licensee|reseller|agent)\b|"
+        r"(?:procure|purchase|buy|obtain|source)\w* (?:the |all |its )?(?:\w+ )?(?:\w+ )?(?:solely|exclusively) from|"
+        r"(?:not|never) (?:\w+ ){0,3}(?:enter into|grant)[^.;]{0,150}(?:to|with) (?:any(?:one)?|any other)[^.;]{0,80}other than",
+        exclude=(
+            r"remed|sole (?:discretion|option|judgment|cost|expense|responsibility|benefit|purpose)|exclusive (?:benefit|of)\b|taxes|"
+            r"(?:not|no) (?:be |create |have )?(?:an? )?exclusive|non-? ?exclusive|exclusively (?:by|to) the (?:\w+ )?(?:laws|courts?)|"
+            r"exclusive (?:jurisdiction|venue|forum|property|owner)|confidential|arbitrat",
+        ),
+    ),
+    R(
+        C.no_solicit_of_customers,
+        "solicit|entice|induce|divert",
+        r"(?:\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit)[^.]{0,160}(?<!un)(?:solicit|entice|induce|divert)\w*[^.]{0,160}(?:customers?|clients?|accounts|subscribers|franchisees|suppliers|business)",
+        exclude=(r"employ|personnel|staff|unsolicited|solicitation of (?:subscriptions|proxies|offers)|inducement",),
+    ),
     # Other ways of taking the counterparty's customers: contacting, circumventing, persuading them away.
-    R(C.no_solicit_of_customers, "contact|circumvent|persuade|call on|call upon|interfere",
-      r"(?:\bnot\b|\bneither\b|\bnor\b|refrain)[^.]{0,160}\b(?:contact|circumvent|persuade|call (?:on|upon)|interfere with)\w*[^.]{0,120}"
-      r"(?:customers?|clients?|accounts|subscribers|Members|vend[oe]rs|relationships? (?:with|among))",
-      exclude=(r"employ|personnel|staff|unsolicited|solicitation of (?:subscriptions|Subscribers|proxies|offers)|not aware|regulat|authorit|press|media",)),
-    R(C.no_solicit_of_employees, "solicit|hire|employ|recruit|entice|induce", r"solicit|\bhire\b|\bemploy\b|recruit|entice|induce",
-      require=(r"employees?|personnel|staff|employed by|individuals? (?:who|employed)|contractors? of|consultants? of",
-               r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit"),
-      exclude=(r"employee benefit|harass|discriminat|workers'? comp|"
-               # retaining counsel, debarment warranties, anti-bribery and work-for-hire language
-               r"(?:employ|retain) (?:separate |its own |independent )?counsel|convicted|debarred|felony|public officials?|"
-               r"work[- ]made[- ]for[- ]hire|of its (?:own )?choosing|agrees? to (?:employ|hire)|new employees",)),
-    R(C.non_disparagement, "disparag|derogatory|negative|adverse|unfavo|disrepute|reputation|goodwill|critic",
-      r"disparag\w*|derogatory (?:statements?|comments?|remarks?)|(?:negative|adverse|unfavou?rable|critical) (?:statements?|comments?|remarks?|publicity)|"
-      r"into (?:public )?disrepute|(?:harm|damage|injur|impair|tarnish|detriment|prejudic|jeopardi[sz]e|adversely affect)\w*[^.;]{0,80}(?:reputation|goodwill|good name|image)",
-      require=(r"\bnot\b|\bno\b|\bnever\b|\bnor\b|\bneither\b|refrain|avoid",
-               r"disparag|derogatory|negative|unfavou?rable|critical|disrepute|statements?|remarks?|comments?|publicity|publicly|"
-               r"make|say|publish|communicat|portray|reflect (?:adversely|poorly|unfavou?rably)"),
-      # a restriction on how licensed marks are used is a quality-control term, not a non-disparagement covenant
-      exclude=(r"infring|obscene|virus|credit history|\buse (?:of )?(?:the |any |its |such )?(?:[\w'’]+ ){0,3}(?:Marks?|logos?|trade ?marks?|trade names?)|"
-               r"display\w* (?:of )?(?:the |any )?(?:[\w'’]+ ){0,3}(?:Marks?|logos?|trade ?marks?)|remove any references|"
-               r"(?:logos?|Marks|trade ?marks|trade names) (?:are|is|will be|shall be) (?:used|displayed)",)),
+    R(
+        C.no_solicit_of_customers,
+        "contact|circumvent|persuade|call on|call upon|interfere",
+        r"(?:\bnot\b|\bneither\b|\bnor\b|refrain)[^.]{0,160}\b(?:contact|circumvent|persuade|call (?:on|upon)|interfere with)\w*[^.]{0,120}"
+        r"(?:customers?|clients?|accounts|subscribers|Members|vend[oe]rs|relationships? (?:with|among))",
+        exclude=(
+            r"employ|personnel|staff|unsolicited|solicitation of (?:subscriptions|Subscribers|proxies|offers)|not aware|regulat|authorit|press|media",
+        ),
+    ),
+    R(
+        C.no_solicit_of_employees,
+        "solicit|hire|employ|recruit|entice|induce",
+        r"solicit|\bhire\b|\bemploy\b|recruit|entice|induce",
+        require=(
+            r"employees?|personnel|staff|employed by|individuals? (?:who|employed)|contractors? of|consultants? of",
+            r"\bnot\b|\bno\b|\bneither\b|\bnor\b|refrain|non-?solicit",
+        ),
+        exclude=(
+            r"employee benefit|harass|discriminat|workers'? comp|"
+            # retaining counsel, debarment warranties, anti-bribery and work-for-hire language
+            r"(?:employ|retain) (?:separate |its own |independent )?counsel|convicted|debarred|felony|public officials?|"
+            r"work[- ]made[- ]for[- ]hire|of its (?:own )?choosing|agrees? to (?:employ|hire)|new employees",
+        ),
+    ),
+    R(
+        C.non_disparagement,
+        "disparag|derogatory|negative|adverse|unfavo|disrepute|reputation|goodwill|critic",
+        r"disparag\w*|derogatory (?:statements?|comments?|remarks?)|(?:negative|adverse|unfavou?rable|critical) (?:statements?|comments?|remarks?|publicity)|"
+        r"into (?:public )?disrepute|(?:harm|damage|injur|impair|tarnish|detriment|prejudic|jeopardi[sz]e|adversely affect)\w*[^.;]{0,80}(?:reputation|goodwill|good name|image)",
+        require=(
+            r"\bnot\b|\bno\b|\bnever\b|\bnor\b|\bneither\b|refrain|avoid",
+            r"disparag|derogatory|negative|unfavou?rable|critical|disrepute|statements?|remarks?|comments?|publicity|publicly|"
+            r"make|say|publish|communicat|portray|reflect (?:adversely|poorly|unfavou?rably)",
+        ),
+        # a restriction on how licensed marks are used is a quality-control term, not a non-disparagement covenant
+        exclude=(
+            r"infring|obscene|virus|credit history|\buse (?:of )?(?:the |any |its |such )?(?:[\w'’]+ ){0,3}(?:Marks?|logos?|trade ?marks?|trade names?)|"
+            r"display\w* (?:of )?(?:the |any )?(?:[\w'’]+ ){0,3}(?:Marks?|logos?|trade ?marks?)|remove any references|"
+            r"(?:logos?|Marks|trade ?marks|trade names) (?:are|is|will be|shall be) (?:used|displayed)",
+        ),
+    ),
     # A carve-out: an exception cue and, in the same sentence, a competition restriction (compete,
     # exclusivity in the dealing sense, solicitation, or "the restrictions/covenants" themselves).
-    R(C.competitive_restriction_exception, "compet|exclusiv|solicit|restrict|covenant",
-      r"(?:shall not|will not|does not|do not) (?:be deemed to |be construed to |in any way )?(?:prevent|restrict|prohibit|preclude|limit|apply to|include|bar)|"
-      r"nothing (?:in|contained in|herein|set forth in)[^.;]{0,100}(?:prevent|restrict|prohibit|preclude|limit|bar)|"
-      r"\bexcept\b|other than|notwithstanding|provided,? however|excluding|but not (?:including|as to)|"
-      r"(?:shall|will) (?:be permitted|be entitled|be free|have the right) to|(?:is|are) (?:permitted|free) to|reserves? (?:to itself )?the right|"
-      r"passive (?:investment|investor|ownership)",
-      require=(r"\bcompet(?:e|es|ing|ition|itive|itors?)\b(?! (?:price|pricing|rates?|bid|terms|market conditions))|"
-               r"(?<!non-)(?<!non)\bexclusiv(?:e|ity)\b(?! (?:of|remed|jurisdiction|venue|forum|owner|legal|holder|nature|property|control|warranty|responsibility|means|authority|obligation|licensee of the|right to (?:control|defend)))|"
-               r"(?<!un)\bsolicit(?!ation of (?:subscriptions|proxies|orders|offers|an offer))|(?:these|such|foregoing|the) (?:restrictions|restrictive covenants)|restriction(?:s)? (?:set forth|contained|in (?:this )?Section)",),
-      exclude=(r"\bsole and exclusive\b|exclusively (?:through|by) (?:binding )?arbitration|\bnot (?:be )?(?:an? )?exclusive|\bno exclusive|"
-               r"(?:not|nothing)[^.;]{0,40}(?:grant|creat|constru)\w*[^.;]{0,40}(?:any )?exclusive|"
-               r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?[\"“][^\"”]{1,60}[\"”] (?:means|shall mean)|competent|exclusive of (?:taxes|VAT|interest)|"
-               r"warrant|indemnif|confidential information|non-? ?exclusive|\bgrants?\b|employ|personnel|\bhire\b|"
-               r"words (?:of any gender|importing)|singular|(?:cumulative|alternative) (?:and|or) (?:not )?exclusive|offer to (?:buy|sell)|financing|"
-               r"solicitation of (?:Subscribers|consents|proxies|votes)|proxies|not aware|competitive with (?:gross|market)|Competitive Change of Control",)),
+    R(
+        C.competitive_restriction_exception,
+        "compet|exclusiv|solicit|restrict|covenant",
+        r"(?:shall not|will not|does not|do not) (?:be deemed to |be construed to |in any way )?(?:prevent|restrict|prohibit|preclude|limit|apply to|include|bar)|"
+        r"nothing (?:in|contained in|herein|set forth in)[^.;]{0,100}(?:prevent|restrict|prohibit|preclude|limit|bar)|"
+        r"\bexcept\b|other than|notwithstanding|provided,? however|excluding|but not (?:including|as to)|"
+        r"(?:shall|will) (?:be permitted|be entitled|be free|have the right) to|(?:is|are) (?:permitted|free) to|reserves? (?:to itself )?the right|"
+        r"passive (?:investment|investor|ownership)",
+        require=(
+            r"\bcompet(?:e|es|ing|ition|itive|itors?)\b(?! (?:price|pricing|rates?|bid|terms|market conditions))|"
+            r"(?<!non-)(?<!non)\bexclusiv(?:e|ity)\b(?! (?:of|remed|jurisdiction|venue|forum|owner|legal|holder|nature|property|control|warranty|responsibility|means|authority|obligation|licensee of the|right to (?:control|defend)))|"
+            r"(?<!un)\bsolicit(?!ation of (?:subscriptions|proxies|orders|offers|an offer))|(?:these|such|foregoing|the) (?:restrictions|restrictive covenants)|restriction(?:s)? (?:set forth|contained|in (?:this )?Section)",
+        ),
+        exclude=(
+            r"\bsole and exclusive\b|exclusively (?:through|by) (?:binding )?arbitration|\bnot (?:be )?(?:an? )?exclusive|\bno exclusive|"
+            r"(?:not|nothing)[^.;]{0,40}(?:grant|creat|constru)\w*[^.;]{0,40}(?:any )?exclusive|"
+            r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?[\"“][^\"”]{1,60}[\"”] (?:means|shall mean)|competent|exclusive of (?:taxes|VAT|interest)|"
+            r"warrant|indemnif|confidential information|non-? ?exclusive|\bgrants?\b|employ|personnel|\bhire\b|"
+            r"words (?:of any gender|importing)|singular|(?:cumulative|alternative) (?:and|or) (?:not )?exclusive|offer to (?:buy|sell)|financing|"
+            r"solicitation of (?:Subscribers|consents|proxies|votes)|proxies|not aware|competitive with (?:gross|market)|Competitive Change of Control",
+        ),
+    ),
     # Carve-outs that name the permitted business activity instead of the restriction: reserved
     # rights to sell or operate, "nothing herein shall preclude X from granting / supplying / selling".
-    R(C.competitive_restriction_exception, "reserve|prevent|preclude|restrict|prohibit|permitted",
-      r"reserves? (?:to itself )?(?:all |the )?rights? (?:\w+ ){0,6}to (?:\w+ )?(?:market|sell|offer|distribute|develop|operate|own|open|franchise|"
-      r"appoint|promote|manufacture|supply|provide|advertise|solicit)|"
-      r"(?:nothing|shall not|does not|will not|do not)[^.;]{0,80}(?:prevent|preclude|restrict|prohibit|limit|bar) (?:\w+ ){0,6}from (?:\w+ ){0,3}"
-      r"(?:granting|supplying|selling|marketing|offering|distributing|developing|manufacturing|promoting|operating|licensing|owning|"
-      r"acquiring|investing|engaging|competing|providing|entering|using|utili[sz]ing|commerciali[sz]ing|making|soliciting|hiring|doing business)|"
-      r"(?:shall|will) be (?:permitted|free|entitled) to (?:\w+ ){0,2}(?:evaluate|sell|market|offer|distribute|develop|manufacture|compete|engage)",
-      exclude=(r"disclos|injunct|equitable|relief|confidential|seeking|comply|complying|applicable laws?|assert|enforc|arbitrat|"
-               r"terminat|audit|inspect|publicity|press release|right not to|purchase orders?|shipments?",)),
+    R(
+        C.competitive_restriction_exception,
+        "reserve|prevent|preclude|restrict|prohibit|permitted",
+        r"reserves? (?:to itself )?(?:all |the )?rights? (?:\w+ ){0,6}to (?:\w+ )?(?:market|sell|offer|distribute|develop|operate|own|open|franchise|"
+        r"appoint|promote|manufacture|supply|provide|advertise|solicit)|"
+        r"(?:nothing|shall not|does not|will not|do not)[^.;]{0,80}(?:prevent|preclude|restrict|prohibit|limit|bar) (?:\w+ ){0,6}from (?:\w+ ){0,3}"
+        r"(?:granting|supplying|selling|marketing|offering|distributing|developing|manufacturing|promoting|operating|licensing|owning|"
+        r"acquiring|investing|engaging|competing|providing|entering|using|utili[sz]ing|commerciali[sz]ing|making|soliciting|hiring|doing business)|"
+        r"(?:shall|will) be (?:permitted|free|entitled) to (?:\w+ ){0,2}(?:evaluate|sell|market|offer|distribute|develop|manufacture|compete|engage)",
+        exclude=(
+            r"disclos|injunct|equitable|relief|confidential|seeking|comply|complying|applicable laws?|assert|enforc|arbitrat|"
+            r"terminat|audit|inspect|publicity|press release|right not to|purchase orders?|shipments?",
+        ),
+    ),
     # ---- termination -------------------------------------------------------------------------
-    R(C.termination_for_convenience, "terminat",
-      r"terminat\w+[^.;]{0,120}(?:for (?:its |their )?convenience|without cause|for any reason|for no reason|with or without cause|"
-      r"at (?:any time|its (?:sole )?(?:discretion|option))[^.;]{0,80}(?:notice|days)|for any or no reason|in its sole discretion)|"
-      r"(?:for (?:its )?convenience|without cause)[^.;]{0,80}terminat",
-      exclude=(r"without cause (?:of|to)|shall not terminate",
-               # "upon termination for any reason ..." / "survive termination for any reason": not a right to terminate
-               r"^(?![\s\S]*(?:for (?:its |their )?convenience|without cause|for no reason|for any or no reason))"
-               r"(?![\s\S]*(?:may|shall have the (?:absolute )?right to|has the right to|is entitled to|right to|can|option to) (?:\w+ )?terminat)",
-               r"^(?![\s\S]*(?:for (?:its |their )?convenience|without cause))[\s\S]*(?:\bif\b|in the event|should|in case|upon the occurrence|breach|insolven|bankrupt|contingenc)")),
-    R(C.termination_for_convenience, "terminat",
-      r"(?:may|can|shall have the (?:absolute |unilateral )?right to|has the (?:absolute |unilateral )?right to|is entitled to|right to) (?:at any time )?(?:terminate|cancel)[^.;]{0,80}?"
-      r"(?:upon|by giving|on|with|by providing|by delivering|after|by|within) (?:at least |no less than |not less than |a )?[^.;]{0,40}?"
-      r"(?:days|months|\[\*+\])['’]?s?\)?(?: prior)?(?: written)?(?: notice| notice period)|"
-      r"(?:may|can) (?:at any time )?(?:terminate|cancel) (?:this|the) (?:Agreement|Contract)[^.;]{0,40}(?:at any time|for any reason)",
-      exclude=(r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat|\bif\b|in the event|should|in case|"
-               r"upon the occurrence|contingenc|force majeure|\bunless\b|\bwhere\b",)),
+    R(
+        C.termination_for_convenience,
+        "terminat",
+        r"terminat\w+[^.;]{0,120}(?:for (?:its |their )?convenience|without cause|for any reason|for no reason|with or without cause|"
+        r"at (?:any time|its (?:sole )?(?:discretion|option))[^.;]{0,80}(?:notice|days)|for any or no reason|in its sole discretion)|"
+        r"(?:for (?:its )?convenience|without cause)[^.;]{0,80}terminat",
+        exclude=(
+            r"without cause (?:of|to)|shall not terminate",
+            # "upon termination for any reason ..." / "survive termination for any reason": not a right to terminate
+            r"^(?![\s\S]*(?:for (?:its |their )?convenience|without cause|for no reason|for any or no reason))"
+            r"(?![\s\S]*(?:may|shall have the (?:absolute )?right to|has the right to|is entitled to|right to|can|option to) (?:\w+ )?terminat)",
+            r"^(?![\s\S]*(?:for (?:its |their )?convenience|without cause))[\s\S]*(?:\bif\b|in the event|should|in case|upon the occurrence|breach|insolven|bankrupt|contingenc)",
+        ),
+    ),
+    R(
+        C.termination_for_convenience,
+        "terminat",
+        r"(?:may|can|shall have the (?:absolute |unilateral )?right to|has the (?:absolute |unilateral )?right to|is entitled to|right to) (?:at any time )?(?:terminate|cancel)[^.;]{0,80}?"
+        r"(?:upon|by giving|on|with|by providing|by delivering|after|by|within) (?:at least |no less than |not less than |a )?[^.;]{0,40}?"
+        r"(?:days|months|\[\*+\])['’]?s?\)?(?: prior)?(?: written)?(?: notice| notice period)|"
+        r"(?:may|can) (?:at any time )?(?:terminate|cancel) (?:this|the) (?:Agreement|Contract)[^.;]{0,40}(?:at any time|for any reason)",
+        exclude=(
+            r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat|\bif\b|in the event|should|in case|"
+            r"upon the occurrence|contingenc|force majeure|\bunless\b|\bwhere\b",
+        ),
+    ),
     # Passive or open-ended forms: "may be terminated by either party upon ninety (90) days written
     # notice", "terminable ... upon sixty (60) days' notice", "until terminated by either Party upon
     # thirty (30) days' notice", "the right to terminate at any time upon no less than ... notice".
-    R(C.termination_for_convenience, "terminat|cancel",
-      r"(?:(?:may|can|shall) (?:also )?be (?:terminated|cancell?ed)|terminable|until (?:terminated|cancell?ed)) (?:at any time )?(?:by (?:either|any|each|one|a) (?:party|of the parties)|by \w+)?"
-      r"[^.;]{0,30}?(?:upon|on|by giving|with|by providing|after) (?:at least |no less than |not less than |a )?[^.;]{0,30}?"
-      r"(?:days|months|\[\*+\])['’]?s?\)?(?: prior| advance)?(?: written)? notice|"
-      r"(?:right|entitled|may|can) (?:to )?(?:terminate|cancel)[^.;]{0,40}at any time[^.;]{0,20}(?:upon|on|by giving|with|within)[^.;]{0,40}(?:notice|days)",
-      exclude=(r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat|\bif\b|in the event|should|in case|"
-               r"upon the occurrence|contingenc|force majeure|prior to the (?:end|expiration|expiry)|mutual",)),
-    R(C.rofr_rofo_rofn, "first|last|rof|exclusive",
-      r"(?:right|option) of first (?:refusal|offer|negotiation|look)|first (?:right|option) (?:to|of) (?:negotiate|refus|offer|purchase|acquire)|"
-      r"right of last (?:refusal|offer)|\bROFR\b|\bROFO\b|\bROFN\b|first opportunity to (?:negotiate|purchase|acquire|bid|offer|license|distribute)|exclusive negotiation",
-      exclude=(r"(?:not|never) (?:be deemed to )?(?:constitute|create|grant) (?:a|any) (?:right|option) of first",)),
+    R(
+        C.termination_for_convenience,
+        "terminat|cancel",
+        r"(?:(?:may|can|shall) (?:also )?be (?:terminated|cancell?ed)|terminable|until (?:terminated|cancell?ed)) (?:at any time )?(?:by (?:either|any|each|one|a) (?:party|of the parties)|by \w+)?"
+        r"[^.;]{0,30}?(?:upon|on|by giving|with|by providing|after) (?:at least |no less than |not less than |a )?[^.;]{0,30}?"
+        r"(?:days|months|\[\*+\])['’]?s?\)?(?: prior| advance)?(?: written)? notice|"
+        r"(?:right|entitled|may|can) (?:to )?(?:terminate|cancel)[^.;]{0,40}at any time[^.;]{0,20}(?:upon|on|by giving|with|within)[^.;]{0,40}(?:notice|days)",
+        exclude=(
+            r"breach|default|insolven|bankrupt|fail(?:s|ure)? to|cure|violat|\bif\b|in the event|should|in case|"
+            r"upon the occurrence|contingenc|force majeure|prior to the (?:end|expiration|expiry)|mutual",
+        ),
+    ),
+    R(
+        C.rofr_rofo_rofn,
+        "first|last|rof|exclusive",
+        r"(?:right|option) of first (?:refusal|offer|negotiation|look)|first (?:right|option) (?:to|of) (?:negotiate|refus|offer|purchase|acquire)|"
+        r"right of last (?:refusal|offer)|\bROFR\b|\bROFO\b|\bROFN\b|first opportunity to (?:negotiate|purchase|acquire|bid|offer|license|distribute)|exclusive negotiation",
+        exclude=(r"(?:not|never) (?:be deemed to )?(?:constitute|create|grant) (?:a|any) (?:right|option) of first",),
+    ),
     # A first claim on a future deal without the "right of first refusal" label: "the first right of
     # negotiation", "the first option to commercialize", "shall first offer to ...", "an option to purchase".
-    R(C.rofr_rofo_rofn, "first|option",
-      r"first right(?:,? but not the obligation,?)? (?:of|to) (?:negotiat|refus|offer|purchase|acquire|act|submit)|"
-      r"(?:have|has|given|granted|grant) (?:an? |the )?first option|(?:shall|will) first (?:offer|contact|negotiate|notify)|"
-      r"option to become (?:the |its |an? )?(?:\w+ )?exclusive",
-      exclude=(r"\bnot\b[^.;]{0,40}constitute|stock options?|share options?|purchase price of the option|"
-               r"\bdefend|prosecut|enforce|infring",)),
+    R(
+        C.rofr_rofo_rofn,
+        "first|option",
+        r"first right(?:,? but not the obligation,?)? (?:of|to) (?:negotiat|refus|offer|purchase|acquire|act|submit)|"
+        r"(?:have|has|given|granted|grant) (?:an? |the )?first option|(?:shall|will) first (?:offer|contact|negotiate|notify)|"
+        r"option to become (?:the |its |an? )?(?:\w+ )?exclusive",
+        exclude=(
+            r"\bnot\b[^.;]{0,40}constitute|stock options?|share options?|purchase price of the option|"
+            r"\bdefend|prosecut|enforce|infring",
+        ),
+    ),
     # ---- Group 3: assignment -------------------------------------------------------------------
-    R(C.change_of_control, "control|ownership|merge|consolidat|amalgamat|substantially|majority|fifty|50%|management|acqui",
-      r"change (?:of|in) (?:the )?control|change (?:of|in) ownership|controlling interest|"
-      r"(?:merger|consolidation|reorganization|amalgamation)[^.]{0,200}(?:assign|terminat|consent|notice|transfer)|"
-      r"(?:assign|transfer|terminat)[^.]{0,200}(?:merger|consolidation|acquisition of (?:all|substantially)|sale of (?:all|substantially))|"
-      r"all or substantially all of (?:its|the|such party's) (?:assets|business|stock|equity)[^.]{0,100}(?:assign|terminat|consent)|"
-      r"(?:majority|more than fifty percent|50%) of (?:the )?(?:outstanding |voting )?(?:voting )?(?:stock|shares|securities|equity|interests?|assets)|"
-      r"change in (?:the )?(?:organization|ownership|management|control)|control of (?:either|a|the|such) party (?:shall |is )?(?:pass|transfer|change)",
-      exclude=(r"bankrupt|insolven|benefit of creditors|receiver|Board of (?:Trustees|Directors)|voting securities of (?:a|the|any) Fund|"
-               r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?[\"“]Control(?:led|ling)?[\"”,]|"
-               r"^(?![\s\S]*(?:notice|notify|terminat|consent of|approval))[\s\S]*(?:may|shall be entitled to|can|shall have the right to) (?:freely )?(?:assign|transfer)[^.;]{0,200}without (?:the )?(?:\w+ )?(?:[\w'’]+ )?(?:prior )?(?:written )?(?:consent|approval)",
-               r"^(?![^.]*(?:notice|terminat|change (?:of|in) control))[^.]*without (?:the )?(?:other party's |the other party's )?(?:prior )?(?:written )?consent[^.]{0,200}(?:merger|acqui|substantially all|reorganiz)")),
-    R(C.anti_assignment, "assign|transfer", r"\bassign|\btransfer",
-      require=(r"(?:without|prior|written) (?:the )?(?:prior )?(?:express )?(?:written )?consent|not (?:be )?(?:assign|transfer)|"
-               r"(?:no|neither) party (?:may|shall|will)[^.]{0,40}(?:assign|transfer)|consent of the other|prior written approval|"
-               r"(?:shall|may) not,? (?:directly or indirectly,? )?(?:sell, )?(?:assign|transfer|delegate)|null and void|non-?assignable",),
-      exclude=(r"assignment of (?:inventions|rights in)|hereby assigns|assigns? to \w+ all (?:right|its right)|work made for hire",)),
+    R(
+        C.change_of_control,
+        "control|ownership|merge|consolidat|amalgamat|substantially|majority|fifty|50%|management|acqui",
+        r"change (?:of|in) (?:the )?control|change (?:of|in) ownership|controlling interest|"
+        r"(?:merger|consolidation|reorganization|amalgamation)[^.]{0,200}(?:assign|terminat|consent|notice|transfer)|"
+        r"(?:assign|transfer|terminat)[^.]{0,200}(?:merger|consolidation|acquisition of (?:all|substantially)|sale of (?:all|substantially))|"
+        r"all or substantially all of (?:its|the|such party's) (?:assets|business|stock|equity)[^.]{0,100}(?:assign|terminat|consent)|"
+        r"(?:majority|more than fifty percent|50%) of (?:the )?(?:outstanding |voting )?(?:voting )?(?:stock|shares|securities|equity|interests?|assets)|"
+        r"change in (?:the )?(?:organization|ownership|management|control)|control of (?:either|a|the|such) party (?:shall |is )?(?:pass|transfer|change)",
+        exclude=(
+            r"bankrupt|insolven|benefit of creditors|receiver|Board of (?:Trustees|Directors)|voting securities of (?:a|the|any) Fund|"
+            r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?[\"“]Control(?:led|ling)?[\"”,]|"
+            r"^(?![\s\S]*(?:notice|notify|terminat|consent of|approval))[\s\S]*(?:may|shall be entitled to|can|shall have the right to) (?:freely )?(?:assign|transfer)[^.;]{0,200}without (?:the )?(?:\w+ )?(?:[\w'’]+ )?(?:prior )?(?:written )?(?:consent|approval)",
+            r"^(?![^.]*(?:notice|terminat|change (?:of|in) control))[^.]*without (?:the )?(?:other party's |the other party's )?(?:prior )?(?:written )?consent[^.]{0,200}(?:merger|acqui|substantially all|reorganiz)",
+        ),
+    ),
+    R(
+        C.anti_assignment,
+        "assign|transfer",
+        r"\bassign|\btransfer",
+        require=(
+            r"(?:without|prior|written) (?:the )?(?:prior )?(?:express )?(?:written )?consent|not (?:be )?(?:assign|transfer)|"
+            r"(?:no|neither) party (?:may|shall|will)[^.]{0,40}(?:assign|transfer)|consent of the other|prior written approval|"
+            r"(?:shall|may) not,? (?:directly or indirectly,? )?(?:sell, )?(?:assign|transfer|delegate)|null and void|non-?assignable",
+        ),
+        exclude=(
+            r"assignment of (?:inventions|rights in)|hereby assigns|assigns? to \w+ all (?:right|its right)|work made for hire",
+        ),
+    ),
     # ---- money ---------------------------------------------------------------------------------
-    R(C.revenue_profit_sharing, "royalt|revenue|profit|share|percent|%|commission|split",
-      r"royalt(?:y|ies)|revenue[- ]shar|profit[- ]shar|share (?:of|in) (?:the )?(?:net |gross )?(?:revenues?|profits?|proceeds|income)|"
-      r"(?:percent|%)\)?(?: \(\d+%\))? of (?:all |the |its )?(?:net |gross |adjusted )?(?:sales|revenues?|profits?|receipts|income|proceeds|margin|billings|fees)|"
-      r"\bcommissions?\b|split (?:equally|evenly|\d+)|(?:net|gross) (?:revenues?|profits?) (?:shall|will) be (?:split|shared|divided|allocated)",
-      exclude=(r"royalty[- ]free|royalty- free|free of (?:any )?royalt|(?:costs?|expenses?)[^.;]{0,40}(?:split|shared|divided)|Securities Commissions?|without (?:payment of )?(?:any )?royalt|Securities and Exchange Commission|Federal Trade Commission|\bCommission\b",)),
-    R(C.price_restrictions, "price|pricing|fees|rates",
-      r"(?:shall|will|may) not (?:be )?(?:increase|raise|change|adjust|exceed)\w*[^.;]{0,60}(?:price|prices|pricing|fees|rates)|"
-      r"(?:price|prices|pricing|fees|rates) (?:shall|will) (?:remain|be) (?:fixed|firm|constant|unchanged)|"
-      r"(?:price|prices|fee|fees) (?:increases?|adjustments?)[^.;]{0,80}(?:shall not|will not|may not|not to) exceed|"
-      r"(?:no|any) (?:price )?increases? (?:in|to) (?:the )?(?:price|prices|fees)[^.;]{0,80}(?:shall|may|will) (?:not|only)|"
-      r"(?:adjust|increase|change) (?:the )?(?:\w+ )?(?:price|prices|rates|fees)[^.;]{0,60}not (?:more often|more frequently|more than once)|"
-      r"(?:increase|adjust)\w*[^.;]{0,40}(?:price|prices|fees|rates)[^.;]{0,60}(?:not to exceed|shall not exceed|by no more than|capped)|"
-      r"(?:price|prices|pricing|fees|rates)[^.;]{0,60}(?:subject to (?:an? )?(?:increase|change|adjustment)|increase|change|adjust\w*)[^.;]{0,40}"
-      r"(?:only )?(?:once|one time) (?:per|a|each|in any) (?:calendar |contract |twelve|12)?[- ]?(?:year|month|quarter|period)|"
-      r"(?:increase|raise)\w*[^.;]{0,60}(?:price|prices|pricing|fees|rates)[^.;]{0,40}(?:by )?more than[^.;]{0,30}(?:%|percent)|"
-      r"(?:price|prices|pricing|fees|rates)[^.;]{0,40}(?:may|shall|will) not (?:be )?(?:increase|raise|change|adjust|reduce|lower|decrease)d?\b|"
-      r"(?:may|shall|will) not (?:reduce|lower|decrease|discount) (?:the |its |any )?(?:\w+ )?(?:price|prices|pricing|fees|rates)|"
-      r"(?:at|for) (?:its )?cost,? (?:without|with no) (?:any )?(?:mark-?up|profit)",
-      exclude=(r"liabilit|liable|damages|deduction",)),
-    R(C.minimum_commitment, "minimum|least|less than|take",
-      r"minimum (?:annual |monthly |quarterly |aggregate |purchase |order |guaranteed )*(?:purchase|order|quantit|volume|commitment|amount|royalt|payment|fee|sales|revenue|guarantee|requirement|number)\w*|"
-      r"(?:shall|will|agrees? to) (?:purchase|order|buy|procure|pay)[^.;]{0,40}(?:at least|not less than|a minimum of)|"
-      r"(?:at least|not less than|no less than) [^.;]{0,40}(?:units|orders?|purchases?)|take[- ]or[- ]pay|"
-      r"(?:commits?|agrees?|shall|will)[^.;]{0,60}\ba minimum of (?:\w+ )?(?:\(?\d[\d,]*\)?|\[?\*+\]?)|"
-      r"minimum (?:performance|purchas\w*|total|sales|annual|monthly|quarterly) (?:goals?|requirements?|charges?|quotas?|targets?|commitments?)",
-      exclude=(r"minimum (?:wage|age|insurance|coverage|limits?)|minimum (?:amount|limit)s? of (?:insurance|coverage)|"
-               r"minimum amount of (?:\w+ )?(?:\w+ )?(?:information|Confidential)|\bno minimum|minimum number of meetings|"
-               r"(?:insurance|insured|coverage|polic(?:y|ies))",)),
+    R(
+        C.revenue_profit_sharing,
+        "royalt|revenue|profit|share|percent|%|commission|split",
+        r"royalt(?:y|ies)|revenue[- ]shar|profit[- ]shar|share (?:of|in) (?:the )?(?:net |gross )?(?:revenues?|profits?|proceeds|income)|"
+        r"(?:percent|%)\)?(?: \(\d+%\))? of (?:all |the |its )?(?:net |gross |adjusted )?(?:sales|revenues?|profits?|receipts|income|proceeds|margin|billings|fees)|"
+        r"\bcommissions?\b|split (?:equally|evenly|\d+)|(?:net|gross) (?:revenues?|profits?) (?:shall|will) be (?:split|shared|divided|allocated)",
+        exclude=(
+            r"royalty[- ]free|royalty- free|free of (?:any )?royalt|(?:costs?|expenses?)[^.;]{0,40}(?:split|shared|divided)|Securities Commissions?|without (?:payment of )?(?:any )?royalt|Securities and Exchange Commission|Federal Trade Commission|\bCommission\b",
+        ),
+    ),
+    R(
+        C.price_restrictions,
+        "price|pricing|fees|rates",
+        r"(?:shall|will|may) not (?:be )?(?:increase|raise|change|adjust|exceed)\w*[^.;]{0,60}(?:price|prices|pricing|fees|rates)|"
+        r"(?:price|prices|pricing|fees|rates) (?:shall|will) (?:remain|be) (?:fixed|firm|constant|unchanged)|"
+        r"(?:price|prices|fee|fees) (?:increases?|adjustments?)[^.;]{0,80}(?:shall not|will not|may not|not to) exceed|"
+        r"(?:no|any) (?:price )?increases? (?:in|to) (?:the )?(?:price|prices|fees)[^.;]{0,80}(?:shall|may|will) (?:not|only)|"
+        r"(?:adjust|increase|change) (?:the )?(?:\w+ )?(?:price|prices|rates|fees)[^.;]{0,60}not (?:more often|more frequently|more than once)|"
+        r"(?:increase|adjust)\w*[^.;]{0,40}(?:price|prices|fees|rates)[^.;]{0,60}(?:not to exceed|shall not exceed|by no more than|capped)|"
+        r"(?:price|prices|pricing|fees|rates)[^.;]{0,60}(?:subject to (?:an? )?(?:increase|change|adjustment)|increase|change|adjust\w*)[^.;]{0,40}"
+        r"(?:only )?(?:once|one time) (?:per|a|each|in any) (?:calendar |contract |twelve|12)?[- ]?(?:year|month|quarter|period)|"
+        r"(?:increase|raise)\w*[^.;]{0,60}(?:price|prices|pricing|fees|rates)[^.;]{0,40}(?:by )?more than[^.;]{0,30}(?:%|percent)|"
+        r"(?:price|prices|pricing|fees|rates)[^.;]{0,40}(?:may|shall|will) not (?:be )?(?:increase|raise|change|adjust|reduce|lower|decrease)d?\b|"
+        r"(?:may|shall|will) not (?:reduce|lower|decrease|discount) (?:the |its |any )?(?:\w+ )?(?:price|prices|pricing|fees|rates)|"
+        r"(?:at|for) (?:its )?cost,? (?:without|with no) (?:any )?(?:mark-?up|profit)",
+        exclude=(r"liabilit|liable|damages|deduction",),
+    ),
+    R(
+        C.minimum_commitment,
+        "minimum|least|less than|take",
+        r"minimum (?:annual |monthly |quarterly |aggregate |purchase |order |guaranteed )*(?:purchase|order|quantit|volume|commitment|amount|royalt|payment|fee|sales|revenue|guarantee|requirement|number)\w*|"
+        r"(?:shall|will|agrees? to) (?:purchase|order|buy|procure|pay)[^.;]{0,40}(?:at least|not less than|a minimum of)|"
+        r"(?:at least|not less than|no less than) [^.;]{0,40}(?:units|orders?|purchases?)|take[- ]or[- ]pay|"
+        r"(?:commits?|agrees?|shall|will)[^.;]{0,60}\ba minimum of (?:\w+ )?(?:\(?\d[\d,]*\)?|\[?\*+\]?)|"
+        r"minimum (?:performance|purchas\w*|total|sales|annual|monthly|quarterly) (?:goals?|requirements?|charges?|quotas?|targets?|commitments?)",
+        exclude=(
+            r"minimum (?:wage|age|insurance|coverage|limits?)|minimum (?:amount|limit)s? of (?:insurance|coverage)|"
+            r"minimum amount of (?:\w+ )?(?:\w+ )?(?:information|Confidential)|\bno minimum|minimum number of meetings|"
+            r"(?:insurance|insured|coverage|polic(?:y|ies))",
+        ),
+    ),
     # Committed quantities stated as a frequency or a guaranteed figure: "a minimum of four (4) times
     # per year", "Quarterly Volume Commitment", "annual sales targets", "guarantees that it will deliver".
-    R(C.minimum_commitment, "minimum|commitment|target|guarantee|achieve",
-      r"a minimum of (?:\w+ )?\(?\d[\d,]*\)? (?:[\w-]+ ){0,4}(?:per|each|every|a|in any) (?:calendar |contract )?(?:year|month|quarter|week)|"
-      r"\bVolume Commitments?\b|(?:annual|quarterly|monthly|minimum) (?:and (?:annual|quarterly|monthly) )?(?:sales?|purchase) targets?|"
-      r"guarantees? (?:that it will )?(?:deliver|purchase|sell|generate|order)|\bMinimum Threshold|"
-      r"fails? to (?:achieve|meet|attain) (?:the )?(?:annual |minimum |quarterly )?(?:revenues?|sales|purchases?|targets?|volumes?)",
-      exclude=(r"minimum (?:wage|age|insurance|coverage|limits?)|(?:insurance|insured|coverage|polic(?:y|ies))|meetings?",)),
-    R(C.volume_restriction, "excess|exceed|above|greater|more than|over|maximum|cap on",
-      r"(?:in excess of|exceeds?|exceeding|above|greater than|more than|over) (?:the |such |any |a )?(?:\w+ )?(?:maximum|limit|cap|threshold|forecast\w*|volume|quantit\w+|capacity|number of|units|amount)|"
-      r"(?:maximum|cap on the) (?:number|quantity|volume|amount) of (?:units|products|users|licenses|copies|orders?|transactions|calls)|"
-      r"overage|excess (?:usage|capacity|volume|units|quantit)",
-      require=(r"units|volume|quantit|capacity|usage|users|forecast|orders?|transactions|purchase|products?|copies|seats",),
-      exclude=(r"liabilit|insurance|damages|interest rate|late|deductible",)),
+    R(
+        C.minimum_commitment,
+        "minimum|commitment|target|guarantee|achieve",
+        r"a minimum of (?:\w+ )?\(?\d[\d,]*\)? (?:[\w-]+ ){0,4}(?:per|each|every|a|in any) (?:calendar |contract )?(?:year|month|quarter|week)|"
+        r"\bVolume Commitments?\b|(?:annual|quarterly|monthly|minimum) (?:and (?:annual|quarterly|monthly) )?(?:sales?|purchase) targets?|"
+        r"guarantees? (?:that it will )?(?:deliver|purchase|sell|generate|order)|\bMinimum Threshold|"
+        r"fails? to (?:achieve|meet|attain) (?:the )?(?:annual |minimum |quarterly )?(?:revenues?|sales|purchases?|targets?|volumes?)",
+        exclude=(
+            r"minimum (?:wage|age|insurance|coverage|limits?)|(?:insurance|insured|coverage|polic(?:y|ies))|meetings?",
+        ),
+    ),
+    R(
+        C.volume_restriction,
+        "excess|exceed|above|greater|more than|over|maximum|cap on",
+        r"(?:in excess of|exceeds?|exceeding|above|greater than|more than|over) (?:the |such |any |a )?(?:\w+ )?(?:maximum|limit|cap|threshold|forecast\w*|volume|quantit\w+|capacity|number of|units|amount)|"
+        r"(?:maximum|cap on the) (?:number|quantity|volume|amount) of (?:units|products|users|licenses|copies|orders?|transactions|calls)|"
+        r"overage|excess (?:usage|capacity|volume|units|quantit)",
+        require=(
+            r"units|volume|quantit|capacity|usage|users|forecast|orders?|transactions|purchase|products?|copies|seats",
+        ),
+        exclude=(r"liabilit|insurance|damages|interest rate|late|deductible",),
+    ),
     # A cap on how much of a service or product a party gets or gives: "up to three (3) appearances",
     # "no more than eight (8) hours each", "a maximum of 100 units per run".
-    R(C.volume_restriction, "up to|more than|not to exceed|shall not exceed|maximum|limited to",
-      r"(?:up to|no more than|not more than|not to exceed|shall not exceed|will not exceed|a maximum of|maximum of|limited to) "
-      r"(?:a total of |an aggregate of )?(?:\w+ )?(?:\(\s*(?:\d[\d,]*|\[?\*+\]?)\s*\) |\d[\d,.]* |\[?\*+\]? )?(?:additional |full[- ]time |consecutive |rotating |\w+ )?"
-      r"(?:hours?|appearances?|sessions?|persons?|people|personnel|individuals|units|links|posts|inserts|onserts|impressions|copies|users|"
-      r"seats|events|FTEs?|visits|trips|calls|pages|placements|spots|kilobytes|megabytes|gigabytes|MB|GB|TB|transactions|locations|stores|"
-      r"products|samples|runs|batches|shipments|tons|gallons|barrels|liters|pounds|kilograms|doses|licenses|installations|days (?:per|each|in any))\b",
-      exclude=(r"within|respon(?:d|se)|prior (?:written )?notice|liabilit|damages|interest|insurance|indemn|late|for a period",)),
+    R(
+        C.volume_restriction,
+        "up to|more than|not to exceed|shall not exceed|maximum|limited to",
+        r"(?:up to|no more than|not more than|not to exceed|shall not exceed|will not exceed|a maximum of|maximum of|limited to) "
+        r"(?:a total of |an aggregate of )?(?:\w+ )?(?:\(\s*(?:\d[\d,]*|\[?\*+\]?)\s*\) |\d[\d,.]* |\[?\*+\]? )?(?:additional |full[- ]time |consecutive |rotating |\w+ )?"
+        r"(?:hours?|appearances?|sessions?|persons?|people|personnel|individuals|units|links|posts|inserts|onserts|impressions|copies|users|"
+        r"seats|events|FTEs?|visits|trips|calls|pages|placements|spots|kilobytes|megabytes|gigabytes|MB|GB|TB|transactions|locations|stores|"
+        r"products|samples|runs|batches|shipments|tons|gallons|barrels|liters|pounds|kilograms|doses|licenses|installations|days (?:per|each|in any))\b",
+        exclude=(
+            r"within|respon(?:d|se)|prior (?:written )?notice|liabilit|damages|interest|insurance|indemn|late|for a period",
+        ),
+    ),
     # ---- Group 4: IP and licences ----------------------------------------------------------------
-    R(C.ip_ownership_assignment, "assign|transfer|convey|hire|vest|property|owner|own",
-      r"hereby (?:irrevocably )?(?:assigns?|transfers?|conveys?)|(?:shall|agrees? to|will) (?:irrevocably )?(?:assign|transfer|convey) (?:and hereby assigns )?(?:to )?|"
-      r"work(?:s)? made for hire|works? for hire|shall (?:vest|be vested) in|"
-      r"shall (?:be|become) the (?:sole and )?(?:exclusive )?(?:property|owner)|shall (?:solely |exclusively )?own (?:all|any|the)",
-      require=(r"intellectual property|\bIP\b|patent|copyright|invention|improvement|work product|deliverable|developments?|"
-               r"trademark|know-how|technology|data|materials|results|right, title and interest",),
-      exclude=(r"\bnot\b[^.]{0,30}(?:assign|transfer)|without (?:the )?(?:prior )?(?:express )?(?:written )?consent|goodwill|"
-               r"(?:arising|accru\w*) from (?:its|the) use of the (?:\w+ )?(?:Trademarks|Marks)|this Agreement (?:or|and) (?:any|its) (?:rights|obligations)|"
-               r"(?:assign|transfer) (?:this Agreement|its rights|any of its rights|its obligations)",)),
-    R(C.joint_ip_ownership, "joint|co-own|coown|undivided|equally|shared",
-      r"joint(?:ly)?[- ]own\w*|co-?own\w*|owned jointly|jointly by (?:the )?(?:parties|both)|joint (?:inventions?|patents?|intellectual property|technology|developments?|works?|property|ip)\b|"
-      r"undivided (?:one-half |equal )?interest|equally own|shared ownership|own (?:such )?[^.]{0,60}jointly",
-      require=(r"\bown|title|belong|vest|property of|undivided|interest|assign",),
-      exclude=(r"joint (?:development|steering|research|governance|operating|commercialization|executive|patent) (?:committee|team|agreement|program|plan)|"
-               r"(?:drafted|prepared|negotiated) (?:jointly|by both)|\bno\b[^.;]{0,40}jointly owned|nor is it[^.;]{0,20}jointly",)),
-    R(C.license_grant, "grant|licens|licenc",
-      r"(?:hereby )?grants? (?:to )?[^.;]{0,80}(?:an? |the )?[^.;]{0,120}\b(?:licen[cs]e|sublicen[cs]e|right to use)|"
-      r"hereby licen[cs]es|(?:is|are) (?:hereby )?(?:granted|licensed)[^.;]{0,80}(?:licen[cs]e|right to use)|license grant"),
-    R(C.non_transferable_license, "transfer|assign|licens",
-      r"non-?transferr?able|non-?assignable|not (?:be )?(?:transferr?able|assignable)|non-?sub-?licensable|without the right to (?:sub-?license|transfer|assign)|"
-      r"(?:may|shall) not (?:sub-?license|transfer|assign)[^.;]{0,60}licen[cs]e|right to sublicense",
-      require=(_LIC,)),
+    R(
+        C.ip_ownership_assignment,
+        "assign|transfer|convey|hire|vest|property|owner|own",
+        r"hereby (?:irrevocably )?(?:assigns?|transfers?|conveys?)|(?:shall|agrees? to|will) (?:irrevocably )?(?:assign|transfer|convey) (?:and hereby assigns )?(?:to )?|"
+        r"work(?:s)? made for hire|works? for hire|shall (?:vest|be vested) in|"
+        r"shall (?:be|become) the (?:sole and )?(?:exclusive )?(?:property|owner)|shall (?:solely |exclusively )?own (?:all|any|the)",
+        require=(
+            r"intellectual property|\bIP\b|patent|copyright|invention|improvement|work product|deliverable|developments?|"
+            r"trademark|know-how|technology|data|materials|results|right, title and interest",
+        ),
+        exclude=(
+            r"\bnot\b[^.]{0,30}(?:assign|transfer)|without (?:the )?(?:prior )?(?:express )?(?:written )?consent|goodwill|"
+            r"(?:arising|accru\w*) from (?:its|the) use of the (?:\w+ )?(?:Trademarks|Marks)|this Agreement (?:or|and) (?:any|its) (?:rights|obligations)|"
+            r"(?:assign|transfer) (?:this Agreement|its rights|any of its rights|its obligations)",
+        ),
+    ),
+    R(
+        C.joint_ip_ownership,
+        "joint|co-own|coown|undivided|equally|shared",
+        r"joint(?:ly)?[- ]own\w*|co-?own\w*|owned jointly|jointly by (?:the )?(?:parties|both)|joint (?:inventions?|patents?|intellectual property|technology|developments?|works?|property|ip)\b|"
+        r"undivided (?:one-half |equal )?interest|equally own|shared ownership|own (?:such )?[^.]{0,60}jointly",
+        require=(r"\bown|title|belong|vest|property of|undivided|interest|assign",),
+        exclude=(
+            r"joint (?:development|steering|research|governance|operating|commercialization|executive|patent) (?:committee|team|agreement|program|plan)|"
+            r"(?:drafted|prepared|negotiated) (?:jointly|by both)|\bno\b[^.;]{0,40}jointly owned|nor is it[^.;]{0,20}jointly",
+        ),
+    ),
+    R(
+        C.license_grant,
+        "grant|licens|licenc",
+        r"(?:hereby )?grants? (?:to )?[^.;]{0,80}(?:an? |the )?[^.;]{0,120}\b(?:licen[cs]e|sublicen[cs]e|right to use)|"
+        r"hereby licen[cs]es|(?:is|are) (?:hereby )?(?:granted|licensed)[^.;]{0,80}(?:licen[cs]e|right to use)|license grant",
+    ),
+    R(
+        C.non_transferable_license,
+        "transfer|assign|licens",
+        r"non-?transferr?able|non-?assignable|not (?:be )?(?:transferr?able|assignable)|non-?sub-?licensable|without the right to (?:sub-?license|transfer|assign)|"
+        r"(?:may|shall) not (?:sub-?license|transfer|assign)[^.;]{0,60}licen[cs]e|right to sublicense",
+        require=(_LIC,),
+    ),
     # The same limits on a bare "right to use" (marks, content) or a personal licence, and a bar on
     # letting others use the licensed marks: "non-transferable right to use the Marks", "may not
     # permit any third party to use the Marks", "shall not sublicense ... the rights granted".
-    R(C.non_transferable_license, "transfer|assign|personal|sublicens|permit|allow",
-      r"(?:non-?\s?transferr?able|non-?\s?assignable)[^.;]{0,60}right to (?:use|distribute|display|market|sell|reproduce)|"
-      r"\bpersonal,? (?:[\w-]+,? (?:and )?){0,4}(?:right|licen[cs]e)|"
-      r"(?:not|no)[^.;]{0,40}(?:permit|allow|authori[sz]e) any (?:third part(?:y|ies)|other person|person|entity)[^.;]{0,20}to use|"
-      r"(?:not|no)[^.;]{0,20}sub-?licen[cs]e[^.;]{0,60}(?:the )?rights? granted|no licen[cs]e[^.;]{0,60}includes? the right to (?:grant )?sub-?licen",
-      exclude=(r"personal (?:data|information|property|injury|jurisdiction|guarant|liabilit|service)|confidential",)),
-    R(C.affiliate_license_licensor, "affiliat|subsidiar| group",
-      r"(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)[^.;]{0,40}(?:hereby )?grants?|"
-      r"(?:owned|controlled|licensable) by (?:\w+ )?(?:or|and) (?:any of )?(?:its|their) (?:Affiliates|subsidiaries)|"
-      r"(?:cause|causes) (?:its|their) (?:Affiliates|subsidiaries) to grant|(?:Licensor|Company|it)['’]s? (?:or its )?Affiliates['’]? (?:patents|technology|intellectual property|trademarks|know-how)|"
-      r"(?:cause|causes) (?:the |each )?(?:other )?(?:members?|each member) of (?:the )?\w+ Group to (?:hereby )?grant|"
-      r"for itself and (?:as representative of )?(?:all )?(?:other )?members of the \w+ Group|"
-      r"(?:owned|controlled|licensable|licensed) by \w+ (?:or|and) \w+ (?:or|and) (?:any of )?(?:its|their) (?:respective )?Affiliates|"
-      r"obtain from (?:its|your|their) (?:affiliates|subsidiaries)|"
-      r"(?:on behalf of|for) itself and (?:its|their) (?:Aff?iliates|subsidiaries)[^.;]{0,20}(?:hereby )?grants?",
-      require=(_LIC + r"|right to (?:continue to )?use",),
-      # a disclaimer of any licence, or a schedule or definition listing the affiliates' patents
-      exclude=(r"(?:shall not|does not|will not) (?:acquire|obtain|receive|be granted) any licen|\bsets forth\b|\blist of\b|"
-               r"^\W*(?:\w+\s+)?(?:\d+(?:\.\d+)*\.?\s+)?[\"“][^\"”]{1,60}[\"”] (?:means|shall mean)",)),
-    R(C.affiliate_license_licensee, "affiliat|subsidiar",
-      r"(?:to|upon|on) \w+ (?:\w+ )?(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)|"
-      r"(?:to|for) (?:its|their) (?:Affiliates|subsidiaries) (?:and|or)|sub-?licen[cs]e[^.;]{0,60}(?:to|through) (?:its|their|any of its) (?:Affiliates|subsidiaries)|"
-      r"(?:Affiliates|subsidiaries) (?:of \w+ )?(?:may|shall be entitled to|shall have the right to) (?:use|exercise|practice)|"
-      r"sub-?licen[cs]\w*[^.;]{0,150}(?:to|through|with) (?:its |their |any of its |any of their |any |an? )?(?:Affiliates?|subsidiar\w+|Related Compan\w+)\b|"
-      r"(?:transfer|extend) (?:its |the )?(?:right to use|licen[cs]e)[^.;]{0,60}to (?:its |an? |any )?(?:Affiliates?|subsidiar\w+)",
-      require=(r"grant|licen[cs]e|right to use|sublicen",)),
-    R(C.unlimited_all_you_can_eat_license, "unlimited|enterprise|all-you|without",
-      r"unlimited (?:number|use|right|license|licence|copies|users|access|quantit|distribution|reproduction)|enterprise[- ]wide|all[- ]you[- ]can[- ]eat|"
-      r"(?:any|an) unlimited|without (?:limitation as to|limit on|regard to) (?:the )?(?:number|quantity)|royalty-free[^.]{0,80}unlimited",
-      exclude=(r"authori[sz]ed capital|shares|unlimited access to (?:[\w'’]+ )?(?:offices|premises|books|records|facilities)|unlimited liabilit",)),
-    R(C.irrevocable_or_perpetual_license, "irrevocabl|perpetu", r"irrevocabl[ey]|perpetual|in perpetuity",
-      require=(_LIC + r"|right to use",),
-      exclude=(r"irrevocably (?:submit|consent|waive|agree|appoint|authoriz)|irrevocable (?:letter of credit|proxy|consent|waiver|instructions)",)),
-    R(C.source_code_escrow, "escrow", r"\bescrow\w*",
-      require=(r"source code|source materials|software|technology|deposit|release condition",)),
-    R(C.source_code_escrow, "source code", r"deliver[^.]{0,40}source code|source code[^.]{0,60}(?:deposit|release|delivered)"),
+    R(
+        C.non_transferable_license,
+        "transfer|assign|personal|sublicens|permit|allow",
+        r"(?:non-?\s?transferr?able|non-?\s?assignable)[^.;]{0,60}right to (?:use|distribute|display|market|sell|reproduce)|"
+        r"\bpersonal,? (?:[\w-]+,? (?:and )?){0,4}(?:right|licen[cs]e)|"
+        r"(?:not|no)[^.;]{0,40}(?:permit|allow|authori[sz]e) any (?:third part(?:y|ies)|other person|person|entity)[^.;]{0,20}to use|"
+        r"(?:not|no)[^.;]{0,20}sub-?licen[cs]e[^.;]{0,60}(?:the )?rights? granted|no licen[cs]e[^.;]{0,60}includes? the right to (?:grant )?sub-?licen",
+        exclude=(r"personal (?:data|information|property|injury|jurisdiction|guarant|liabilit|service)|confidential",),
+    ),
+    R(
+        C.affiliate_license_licensor,
+        "affiliat|subsidiar| group",
+        r"(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)[^.;]{0,40}(?:hereby )?grants?|"
+        r"(?:owned|controlled|licensable) by (?:\w+ )?(?:or|and) (?:any of )?(?:its|their) (?:Affiliates|subsidiaries)|"
+        r"(?:cause|causes) (?:its|their) (?:Affiliates|subsidiaries) to grant|(?:Licensor|Company|it)['’]s? (?:or its )?Affiliates['’]? (?:patents|technology|intellectual property|trademarks|know-how)|"
+        r"(?:cause|causes) (?:the |each )?(?:other )?(?:members?|each member) of (?:the )?\w+ Group to (?:hereby )?grant|"
+        r"for itself and (?:as representative of )?(?:all )?(?:other )?members of the \w+ Group|"
+        r"(?:owned|controlled|licensable|licensed) by \w+ (?:or|and) \w+ (?:or|and) (?:any of )?(?:its|their) (?:respective )?Affiliates|"
+        r"obtain from (?:its|your|their) (?:affiliates|subsidiaries)|"
+        r"(?:on behalf of|for) itself and (?:its|their) (?:Aff?iliates|subsidiaries)[^.;]{0,20}(?:hereby )?grants?",
+        require=(_LIC + r"|right to (?:continue to )?use",),
+        # a disclaimer of any licence, or a schedule or definition listing the affiliates' patents
+        exclude=(
+            r"(?:shall not|does not|will not) (?:acquire|obtain|receive|be granted) any licen|\bsets forth\b|\blist of\b|"
+            r"^\W*(?:\w+\s+)?(?:\d+(?:\.\d+)*\.?\s+)?[\"“][^\"”]{1,60}[\"”] (?:means|shall mean)",
+        ),
+    ),
+    R(
+        C.affiliate_license_licensee,
+        "affiliat|subsidiar",
+        r"(?:to|upon|on) \w+ (?:\w+ )?(?:and|or) (?:its|their) (?:Affiliates|subsidiaries|affiliated companies)|"
+        r"(?:to|for) (?:its|their) (?:Affiliates|subsidiaries) (?:and|or)|sub-?licen[cs]e[^.;]{0,60}(?:to|through) (?:its|their|any of its) (?:Affiliates|subsidiaries)|"
+        r"(?:Affiliates|subsidiaries) (?:of \w+ )?(?:may|shall be entitled to|shall have the right to) (?:use|exercise|practice)|"
+        r"sub-?licen[cs]\w*[^.;]{0,150}(?:to|through|with) (?:its |their |any of its |any of their |any |an? )?(?:Affiliates?|subsidiar\w+|Related Compan\w+)\b|"
+        r"(?:transfer|extend) (?:its |the )?(?:right to use|licen[cs]e)[^.;]{0,60}to (?:its |an? |any )?(?:Affiliates?|subsidiar\w+)",
+        require=(r"grant|licen[cs]e|right to use|sublicen",),
+    ),
+    R(
+        C.unlimited_all_you_can_eat_license,
+        "unlimited|enterprise|all-you|without",
+        r"unlimited (?:number|use|right|license|licence|copies|users|access|quantit|distribution|reproduction)|enterprise[- ]wide|all[- ]you[- ]can[- ]eat|"
+        r"(?:any|an) unlimited|without (?:limitation as to|limit on|regard to) (?:the )?(?:number|quantity)|royalty-free[^.]{0,80}unlimited",
+        exclude=(
+            r"authori[sz]ed capital|shares|unlimited access to (?:[\w'’]+ )?(?:offices|premises|books|records|facilities)|unlimited liabilit",
+        ),
+    ),
+    R(
+        C.irrevocable_or_perpetual_license,
+        "irrevocabl|perpetu",
+        r"irrevocabl[ey]|perpetual|in perpetuity",
+        require=(_LIC + r"|right to use",),
+        exclude=(
+            r"irrevocably (?:submit|consent|waive|agree|appoint|authoriz)|irrevocable (?:letter of credit|proxy|consent|waiver|instructions)",
+        ),
+    ),
+    R(
+        C.source_code_escrow,
+        "escrow",
+        r"\bescrow\w*",
+        require=(r"source code|source materials|software|technology|deposit|release condition",),
+    ),
+    R(
+        C.source_code_escrow,
+        "source code",
+        r"deliver[^.]{0,40}source code|source code[^.]{0,60}(?:deposit|release|delivered)",
+    ),
     # ---- post-termination ------------------------------------------------------------------------
-    R(C.post_termination_services, "terminat|expir",
-      r"(?:upon|after|following|on) (?:the )?(?:any )?(?:termination|expiration|expiry)(?: or (?:termination|expiration|expiry|non-renewal))?",
-      require=(r"(?:shall|will|may|must) (?:continue|be entitled|have the right|provide|pay|sell|purchase|return|deliver|destroy|transfer|assist|cooperate|remain|retain|furnish|honor|fulfil)|"
-               r"(?:sell|dispose of|distribute) (?:off |its |any )?(?:remaining )?(?:inventory|stock)|transition|wind[- ]down|sell-?off|run-?off|"
-               r"(?:period of|for) (?:\w+ )?\(?\d+\)? (?:days|months)",),
-      exclude=(r"^[^.]{0,20}(?:notice of termination shall|this Agreement shall terminate)",
-               # handing back or destroying confidential information, or a confidentiality period
-               # running past the end, is wind-up of secrecy, not a post-termination service
-               r"(?:return|destroy|delete|erase)\w*[^.;]{0,100}(?:Confidential|Proprietary) Information|"
-               r"(?:Confidential|Proprietary) Information[^.;]{0,120}(?:return|destr|delet|erase)|confidentiality (?:and non-use )?obligations|"
-               r"(?:solicit|hire|employ)\w* (?:or \w+ )?(?:any )?(?:employee|personnel)")),
-    R(C.post_termination_services, "transition|sell-off|selloff|sell off|wind|inventory|stock on hand",
-      r"transition (?:services|period|assistance)|sell-?off period|wind[- ]down|(?:sell|dispose of|distribute)[^.;]{0,40}(?:inventory|stock on hand|remaining)",
-      require=(r"terminat|expir",)),
-    R(C.audit_rights, "audit|inspect|examin", r"\baudit\w*|inspect\w*|examin\w*",
-      require=(r"books|records|accounts|facilit|premises|audit|accounting|documentation|statements",),
-      exclude=(r"^[^.]{0,60}inspect(?:ion)? (?:of|and acceptance of) (?:the )?(?:products|goods|shipment|deliver)",
-               r"audited financial statements|independent auditors? (?:report|opinion)|audit committee")),
+    R(
+        C.post_termination_services,
+        "terminat|expir",
+        r"(?:upon|after|following|on) (?:the )?(?:any )?(?:termination|expiration|expiry)(?: or (?:termination|expiration|expiry|non-renewal))?",
+        require=(
+            r"(?:shall|will|may|must) (?:continue|be entitled|have the right|provide|pay|sell|purchase|return|deliver|destroy|transfer|assist|cooperate|remain|retain|furnish|honor|fulfil)|"
+            r"(?:sell|dispose of|distribute) (?:off |its |any )?(?:remaining )?(?:inventory|stock)|transition|wind[- ]down|sell-?off|run-?off|"
+            r"(?:period of|for) (?:\w+ )?\(?\d+\)? (?:days|months)",
+        ),
+        exclude=(
+            r"^[^.]{0,20}(?:notice of termination shall|this Agreement shall terminate)",
+            # handing back or destroying confidential information, or a confidentiality period
+            # running past the end, is wind-up of secrecy, not a post-termination service
+            r"(?:return|destroy|delete|erase)\w*[^.;]{0,100}(?:Confidential|Proprietary) Information|"
+            r"(?:Confidential|Proprietary) Information[^.;]{0,120}(?:return|destr|delet|erase)|confidentiality (?:and non-use )?obligations|"
+            r"(?:solicit|hire|employ)\w* (?:or \w+ )?(?:any )?(?:employee|personnel)",
+        ),
+    ),
+    R(
+        C.post_termination_services,
+        "transition|sell-off|selloff|sell off|wind|inventory|stock on hand",
+        r"transition (?:services|period|assistance)|sell-?off period|wind[- ]down|(?:sell|dispose of|distribute)[^.;]{0,40}(?:inventory|stock on hand|remaining)",
+        require=(r"terminat|expir",),
+    ),
+    R(
+        C.audit_rights,
+        "audit|inspect|examin",
+        r"\baudit\w*|inspect\w*|examin\w*",
+        require=(r"books|records|accounts|facilit|premises|audit|accounting|documentation|statements",),
+        exclude=(
+            r"^[^.]{0,60}inspect(?:ion)? (?:of|and acceptance of) (?:the )?(?:products|goods|shipment|deliver)",
+            r"audited financial statements|independent auditors? (?:report|opinion)|audit committee",
+        ),
+    ),
     # ---- Group 5: liability ----------------------------------------------------------------------
-    R(C.cap_on_liability, "liab|damages|action|claim",
-      r"(?:total|aggregate|cumulative|maximum|entire|collective) (?:\w+ )?liabilit\w*|liabilit\w*[^.;]{0,150}(?:shall not exceed|not to exceed|exceed|limited to|in excess of|capped)|"
-      r"in no (?:\w+ )?event (?:shall|will|may|is|are)[^.;]{0,150}(?:liab\w+|damages)|(?:neither party|no party|neither|nor)[^.;]{0,40}(?:shall|will|may) (?:\w+ )?be liable[^.;]{0,200}(?:indirect|consequential|incidental|special|punitive|lost profits|exemplary)|"
-      r"(?:damages|claims|reimbursements?|recovery)[^.;]{0,80}(?:shall|will) not exceed|(?:shall|will) not be liable[^.;]{0,150}(?:indirect|consequential|incidental|special|punitive|lost profits|exemplary)|"
-      r"(?:limitation|limitations) (?:of|on) liabilit|(?:no|any) (?:action|claim)[^.;]{0,120}(?:more than|after) (?:\w+ )?\(?\d+\)? (?:years?|months?)|"
-      r"(?:not be liable|no liability)[^.;]{0,100}(?:consequential|indirect|special|incidental)"),
-    R(C.uncapped_liability, "liab|damages",
-      r"(?:limitations?|exclusions?|cap|caps)[^.;]{0,120}(?:shall not apply|will not apply|do not apply|does not apply|shall not limit)|"
-      r"(?:shall not apply|will not apply|do not apply|does not apply) to[^.;]{0,120}(?:indemnif|breach|confidential|gross negligence|willful|wilful|infringement|fraud)|"
-      r"(?:except|excluding|other than)(?: for| with respect to)?[^.;]{0,120}(?:indemnif|breach of (?:section|its|confidential)|gross negligence|willful|wilful|fraud)",
-      exclude=(r"^[^.]{0,40}(?:indemnify|defend)|unlimited liability compan|forces? beyond|force majeure|(?:hold|holds|held|save) harmless",)),
+    R(
+        C.cap_on_liability,
+        "liab|damages|action|claim",
+        r"(?:total|aggregate|cumulative|maximum|entire|collective) (?:\w+ )?liabilit\w*|liabilit\w*[^.;]{0,150}(?:shall not exceed|not to exceed|exceed|limited to|in excess of|capped)|"
+        r"in no (?:\w+ )?event (?:shall|will|may|is|are)[^.;]{0,150}(?:liab\w+|damages)|(?:neither party|no party|neither|nor)[^.;]{0,40}(?:shall|will|may) (?:\w+ )?be liable[^.;]{0,200}(?:indirect|consequential|incidental|special|punitive|lost profits|exemplary)|"
+        r"(?:damages|claims|reimbursements?|recovery)[^.;]{0,80}(?:shall|will) not exceed|(?:shall|will) not be liable[^.;]{0,150}(?:indirect|consequential|incidental|special|punitive|lost profits|exemplary)|"
+        r"(?:limitation|limitations) (?:of|on) liabilit|(?:no|any) (?:action|claim)[^.;]{0,120}(?:more than|after) (?:\w+ )?\(?\d+\)? (?:years?|months?)|"
+        r"(?:not be liable|no liability)[^.;]{0,100}(?:consequential|indirect|special|incidental)",
+    ),
+    R(
+        C.uncapped_liability,
+        "liab|damages",
+        r"(?:limitations?|exclusions?|cap|caps)[^.;]{0,120}(?:shall not apply|will not apply|do not apply|does not apply|shall not limit)|"
+        r"(?:shall not apply|will not apply|do not apply|does not apply) to[^.;]{0,120}(?:indemnif|breach|confidential|gross negligence|willful|wilful|infringement|fraud)|"
+        r"(?:except|excluding|other than)(?: for| with respect to)?[^.;]{0,120}(?:indemnif|breach of (?:section|its|confidential)|gross negligence|willful|wilful|fraud)",
+        exclude=(
+            r"^[^.]{0,40}(?:indemnify|defend)|unlimited liability compan|forces? beyond|force majeure|(?:hold|holds|held|save) harmless",
+        ),
+    ),
     # A cap or exclusion made subject to a carve-out elsewhere ("Except as provided in Section 9.3, in
     # no event shall ..."), or language keeping some liability whole ("nothing ... shall limit").
-    R(C.uncapped_liability, "liab|damages|limit",
-      r"(?:except|excluding|other than|subject to)(?: for| as (?:set forth|provided) in| with respect to)?[^.;]{0,100}(?:Section|Article|Paragraph|Clause)s? \(?[\dIVX]|"
-      r"(?:shall not|will not|nothing[^.;]{0,80}(?:shall|will|is intended to)) (?:be deemed to )?(?:limit|restrict|exclude)[^.;]{0,80}(?:liabilit|damages|obligations? (?:of (?:either|any) party )?to indemnify)|"
-      r"(?:excludes?|exclude) or limits? (?:any |its )?liabilit|(?:responsibility|liability),? without limit\b|unlimited liabilit|liability (?:shall|will) be unlimited",
-      require=(r"liab|damages",
-               r"in no event|not be liable|no liability|have any liability|shall not exceed|will not exceed|limit|cap\b|exclu|consequential|indirect",),
-      exclude=(r"^[^.]{0,40}(?:indemnify|defend)|insurance|warrant|unlimited liability compan|forces? beyond|force majeure|(?:hold|holds|held|save) harmless",)),
-    R(C.liquidated_damages, "liquidated|termination|cancellation|penalty|break|kill fee",
-      r"liquidated damages|termination (?:fee|payment|charge)|early termination (?:fee|charge|payment)|break(?:-up|up) fee|"
-      r"cancellation (?:fee|charge)|as a penalty|kill fee"),
-    R(C.warranty_duration, "warrant|guarantee|defects", r"warrant\w*|guarantee\w*|free (?:from|of) defects",
-      require=(r"(?:period of|for|within|after) (?:\w+ )?(?:\w+ )?\(?\d+\)? (?:\w+ )?(?:days|months|years)|(?:\w+)-(?:month|year|day) (?:warranty|period)|"
-               r"(?:one|two|three|six|twelve|ninety|thirty|sixty|eighteen|twenty-four|thirty-six) (?:\(\d+\) )?(?:days|months|years)|warranty period|shelf life",
-               r"defect|conform|free from|workmanship|specifications|warranty period|perform (?:substantially|in accordance)|remaining shelf life")),
+    R(
+        C.uncapped_liability,
+        "liab|damages|limit",
+        r"(?:except|excluding|other than|subject to)(?: for| as (?:set forth|provided) in| with respect to)?[^.;]{0,100}(?:Section|Article|Paragraph|Clause)s? \(?[\dIVX]|"
+        r"(?:shall not|will not|nothing[^.;]{0,80}(?:shall|will|is intended to)) (?:be deemed to )?(?:limit|restrict|exclude)[^.;]{0,80}(?:liabilit|damages|obligations? (?:of (?:either|any) party )?to indemnify)|"
+        r"(?:excludes?|exclude) or limits? (?:any |its )?liabilit|(?:responsibility|liability),? without limit\b|unlimited liabilit|liability (?:shall|will) be unlimited",
+        require=(
+            r"liab|damages",
+            r"in no event|not be liable|no liability|have any liability|shall not exceed|will not exceed|limit|cap\b|exclu|consequential|indirect",
+        ),
+        exclude=(
+            r"^[^.]{0,40}(?:indemnify|defend)|insurance|warrant|unlimited liability compan|forces? beyond|force majeure|(?:hold|holds|held|save) harmless",
+        ),
+    ),
+    R(
+        C.liquidated_damages,
+        "liquidated|termination|cancellation|penalty|break|kill fee",
+        r"liquidated damages|termination (?:fee|payment|charge)|early termination (?:fee|charge|payment)|break(?:-up|up) fee|"
+        r"cancellation (?:fee|charge)|as a penalty|kill fee",
+    ),
+    R(
+        C.warranty_duration,
+        "warrant|guarantee|defects",
+        r"warrant\w*|guarantee\w*|free (?:from|of) defects",
+        require=(
+            r"(?:period of|for|within|after) (?:\w+ )?(?:\w+ )?\(?\d+\)? (?:\w+ )?(?:days|months|years)|(?:\w+)-(?:month|year|day) (?:warranty|period)|"
+            r"(?:one|two|three|six|twelve|ninety|thirty|sixty|eighteen|twenty-four|thirty-six) (?:\(\d+\) )?(?:days|months|years)|warranty period|shelf life",
+            r"defect|conform|free from|workmanship|specifications|warranty period|perform (?:substantially|in accordance)|remaining shelf life",
+        ),
+    ),
     # A warranty stated with its length: "a six-month limited warranty", "warranty for a period of 12 months".
-    R(C.warranty_duration, "warrant",
-      r"(?:\w+|\(\d+\))[- ](?:day|month|year) (?:limited |product |express )?warranty|"
-      r"warrant(?:y|ies|s)? (?:shall )?(?:be )?(?:for|of|during) (?:a|the) (?:period|term) of (?:\w+ )?\(?\d+\)? ?(?:\w+ )?(?:days|months|years)|"
-      r"warranty (?:period|term) (?:of|shall be|is) (?:\w+ )?\(?(?:\d+|\[\*+\])\)? ?(?:\w+ )?(?:days|months|years)"),
+    R(
+        C.warranty_duration,
+        "warrant",
+        r"(?:\w+|\(\d+\))[- ](?:day|month|year) (?:limited |product |express )?warranty|"
+        r"warrant(?:y|ies|s)? (?:shall )?(?:be )?(?:for|of|during) (?:a|the) (?:period|term) of (?:\w+ )?\(?\d+\)? ?(?:\w+ )?(?:days|months|years)|"
+        r"warranty (?:period|term) (?:of|shall be|is) (?:\w+ )?\(?(?:\d+|\[\*+\])\)? ?(?:\w+ )?(?:days|months|years)",
+    ),
     # A limited period after delivery to inspect and reject non-conforming goods, after which they
     # are deemed accepted: "within seven (7) days of receipt ... notify ... defects".
-    R(C.warranty_duration, "within|days|deemed accept",
-      r"(?:within|no later than|not later than|for a period of) (?:\w+ )?\(?(?:\d+|\[\*+\]|\[\s*\*\s*\])\)? ?(?:calendar |business |working )?(?:days|hours|weeks|months)"
-      r"[^.;]{0,40}(?:after|of|following|from) (?:the )?(?:receipt|delivery|arrival|discovery|installation)",
-      require=(r"defect|non-?conform|not (?:in )?conform|shortage|discrepanc|damaged|reject|does not meet|fails? to (?:meet|comply|conform)|deemed (?:to have )?accept",
-               r"products?|goods|shipment|batch|deliver|units|materials?|software|equipment",),
-      exclude=(r"invoice|payment|pay\b|purchase orders?|forecast",)),
-    R(C.insurance, "insur", r"\binsurance\b|\binsured\b|\binsurer",
-      require=(r"maintain|carry|obtain|procure|policy|policies|coverage|insured|certificate|\$|limits?",),
-      exclude=(r"Federal Deposit Insurance|insurance (?:agency|agent|products?|company) (?:business|services)|health insurance portability",
-               # employee-benefit, freight and premium mentions are not a duty to carry insurance
-               r"(?:health|medical|unemployment|life|disability|dental) insurance|social security|insurance premium payments|"
-               r"freight(?:,)? (?:and )?insurance|insurance,? (?:medical|hospital|dental)|insurance laws")),
-    R(C.covenant_not_to_sue, "contest|challenge|dispute|attack|oppose|impugn|sue|claim|action|suit|institute|covenant",
-      r"(?:not|never)[^.;]{0,60}(?:contest|challenge|dispute|attack|oppose|impugn)\w*(?: or \w+)?(?:,? (?:directly or indirectly|at any time))?[^.;]{0,60}(?:validity|ownership|title|rights? (?:in|to)|enforceability|registration|intellectual property|trademarks?|patents?|marks)|"
-      r"covenants? not to (?:sue|assert|bring)|(?:not|never)[^.;]{0,40}(?:sue|bring (?:any )?(?:action|claim|suit)|assert (?:any )?claim|institute)[^.;]{0,120}(?:against|infring)|"
-      r"(?:validity|ownership)[^.;]{0,80}(?:not|never)[^.;]{0,40}(?:contest|challenge|dispute)",
-      exclude=_CNS_NOT,),
+    R(
+        C.warranty_duration,
+        "within|days|deemed accept",
+        r"(?:within|no later than|not later than|for a period of) (?:\w+ )?\(?(?:\d+|\[\*+\]|\[\s*\*\s*\])\)? ?(?:calendar |business |working )?(?:days|hours|weeks|months)"
+        r"[^.;]{0,40}(?:after|of|following|from) (?:the )?(?:receipt|delivery|arrival|discovery|installation)",
+        require=(
+            r"defect|non-?conform|not (?:in )?conform|shortage|discrepanc|damaged|reject|does not meet|fails? to (?:meet|comply|conform)|deemed (?:to have )?accept",
+            r"products?|goods|shipment|batch|deliver|units|materials?|software|equipment",
+        ),
+        exclude=(r"invoice|payment|pay\b|purchase orders?|forecast",),
+    ),
+    R(
+        C.insurance,
+        "insur",
+        r"\binsurance\b|\binsured\b|\binsurer",
+        require=(r"maintain|carry|obtain|procure|policy|policies|coverage|insured|certificate|\$|limits?",),
+        exclude=(
+            r"Federal Deposit Insurance|insurance (?:agency|agent|products?|company) (?:business|services)|health insurance portability",
+            # employee-benefit, freight and premium mentions are not a duty to carry insurance
+            r"(?:health|medical|unemployment|life|disability|dental) insurance|social security|insurance premium payments|"
+            r"freight(?:,)? (?:and )?insurance|insurance,? (?:medical|hospital|dental)|insurance laws",
+        ),
+    ),
+    R(
+        C.covenant_not_to_sue,
+        "contest|challenge|dispute|attack|oppose|impugn|sue|claim|action|suit|institute|covenant",
+        r"(?:not|never)[^.;]{0,60}(?:contest|challenge|dispute|attack|oppose|impugn)\w*(?: or \w+)?(?:,? (?:directly or indirectly|at any time))?[^.;]{0,60}(?:validity|ownership|title|rights? (?:in|to)|enforceability|registration|intellectual property|trademarks?|patents?|marks)|"
+        r"covenants? not to (?:sue|assert|bring)|(?:not|never)[^.;]{0,40}(?:sue|bring (?:any )?(?:action|claim|suit)|assert (?:any )?claim|institute)[^.;]{0,120}(?:against|infring)|"
+        r"(?:validity|ownership)[^.;]{0,80}(?:not|never)[^.;]{0,40}(?:contest|challenge|dispute)",
+        exclude=_CNS_NOT,
+    ),
     # Not contesting or impairing the counterparty's marks/IP in other words: no claim of ownership,
     # no filing to register them, nothing that impairs them; an acknowledgement of their validity.
-    R(C.covenant_not_to_sue, "contest|challenge|claim|register|registration|impair|validity|proceeding",
-      r"(?:\bnot\b|never|\bnor\b|\bno\b|\bneither\b)[^.;]{0,80}(?:contest|challenge|oppose|attack|impugn|impair|adversely affect)\w*[^.;]{0,150}"
-      r"(?:validity|ownership|title|rights? (?:in|to)|registration|intellectual property|trade ?marks?|patents?|marks\b|copyrights?)|"
-      r"(?:not|never|nor)[^.;]{0,60}(?:make|assert) any claim[^.;]{0,40}(?:ownership|right|title|interest)|"
-      r"(?:\bnot\b|never|\bnor\b)[^.;]{0,100}(?:assert|claim)\w*(?: or (?:assert|claim)\w*)? any (?:\w+ )?(?:interest|right|title|ownership)[^.;]{0,60}"
-      r"(?:trade ?marks?|marks\b|patents?|intellectual property|proprietary rights|copyrights?)|"
-      r"(?:not|never|nor)[^.;]{0,60}(?:file|apply for|seek to register|register|attempt to register)[^.;]{0,80}(?:trade ?marks?|marks\b|trade names?|domain names?|patents?|applications? (?:for|to register))|"
-      r"acknowledges? (?:the )?validity of|(?:not|never)[^.;]{0,40}institute any (?:proceedings?|action)[^.;]{0,80}(?:trade ?marks?|marks\b|patents?|intellectual property)",
-      exclude=_CNS_NOT,),
-    R(C.third_party_beneficiary, "beneficiar",
-      r"third[- ]party beneficiar\w*|(?:express|intended) beneficiar\w*|beneficiar\w* of (?:this Agreement|the provisions|Section)",
-      exclude=(r"(?:\bno\b|\bnot\b|\bnothing\b|\bnor\b|\bneither\b|\bnone\b)[^.;]{0,200}beneficiar|beneficiar[^.;]{0,80}(?:\bnot\b|\bno\b)",)),
+    R(
+        C.covenant_not_to_sue,
+        "contest|challenge|claim|register|registration|impair|validity|proceeding",
+        r"(?:\bnot\b|never|\bnor\b|\bno\b|\bneither\b)[^.;]{0,80}(?:contest|challenge|oppose|attack|impugn|impair|adversely affect)\w*[^.;]{0,150}"
+        r"(?:validity|ownership|title|rights? (?:in|to)|registration|intellectual property|trade ?marks?|patents?|marks\b|copyrights?)|"
+        r"(?:not|never|nor)[^.;]{0,60}(?:make|assert) any claim[^.;]{0,40}(?:ownership|right|title|interest)|"
+        r"(?:\bnot\b|never|\bnor\b)[^.;]{0,100}(?:assert|claim)\w*(?: or (?:assert|claim)\w*)? any (?:\w+ )?(?:interest|right|title|ownership)[^.;]{0,60}"
+        r"(?:trade ?marks?|marks\b|patents?|intellectual property|proprietary rights|copyrights?)|"
+        r"(?:not|never|nor)[^.;]{0,60}(?:file|apply for|seek to register|register|attempt to register)[^.;]{0,80}(?:trade ?marks?|marks\b|trade names?|domain names?|patents?|applications? (?:for|to register))|"
+        r"acknowledges? (?:the )?validity of|(?:not|never)[^.;]{0,40}institute any (?:proceedings?|action)[^.;]{0,80}(?:trade ?marks?|marks\b|patents?|intellectual property)",
+        exclude=_CNS_NOT,
+    ),
+    R(
+        C.third_party_beneficiary,
+        "beneficiar",
+        r"third[- ]party beneficiar\w*|(?:express|intended) beneficiar\w*|beneficiar\w* of (?:this Agreement|the provisions|Section)",
+        exclude=(
+            r"(?:\bno\b|\bnot\b|\bnothing\b|\bnor\b|\bneither\b|\bnone\b)[^.;]{0,200}beneficiar|beneficiar[^.;]{0,80}(?:\bnot\b|\bno\b)",
+        ),
+    ),
     # A named non-party made a beneficiary ("X shall be a third party beneficiary ..., but shall not ...").
-    R(C.third_party_beneficiary, "beneficiar",
-      r"(?:shall|will|is|are) (?:be )?(?:deemed )?(?:to be )?(?:an? )?(?:direct |express |intended |(?:direct|express) and intended )?third[- ]part(?:y|ies)[- ]beneficiar",
-      exclude=(r"(?:\bno\b|\bnot\b|\bnothing\b|\bnor\b|\bneither\b|\bnone\b)[^.;]{0,80}(?:shall|will|is|are) (?:be )?(?:deemed )?(?:to be )?(?:an? )?(?:\w+ )?third",)),
+    R(
+        C.third_party_beneficiary,
+        "beneficiar",
+        r"(?:shall|will|is|are) (?:be )?(?:deemed )?(?:to be )?(?:an? )?(?:direct |express |intended |(?:direct|express) and intended )?third[- ]part(?:y|ies)[- ]beneficiar",
+        exclude=(
+            r"(?:\bno\b|\bnot\b|\bnothing\b|\bnor\b|\bneither\b|\bnone\b)[^.;]{0,80}(?:shall|will|is|are) (?:be )?(?:deemed )?(?:to be )?(?:an? )?(?:\w+ )?third",
+        ),
+    ),
     # A "no third-party beneficiaries" clause with a carve-out for indemnitees, affiliates or a
     # named section: the carved-out persons are beneficiaries.
-    R(C.third_party_beneficiary, "beneficiar|confer",
-      r"(?:except|save)(?: as| for| to the extent)?[^.;]{0,60}(?:(?:provided|set forth) in (?:Section|Article|Paragraph|Clause)s? \(?[\dIVX]|"
-      r"indemnif|Indemnitees?|Indemnified)|^\W*(?:other than|except(?: for)?) (?:the )?(?:Affiliates|Indemni)",
-      require=(r"beneficiar|confer (?:up)?on",)),
+    R(
+        C.third_party_beneficiary,
+        "beneficiar|confer",
+        r"(?:except|save)(?: as| for| to the extent)?[^.;]{0,60}(?:(?:provided|set forth) in (?:Section|Article|Paragraph|Clause)s? \(?[\dIVX]|"
+        r"indemnif|Indemnitees?|Indemnified)|^\W*(?:other than|except(?: for)?) (?:the )?(?:Affiliates|Indemni)",
+        require=(r"beneficiar|confer (?:up)?on",),
+    ),
     # ---- Document-level (first chunk) --------------------------------------------------------
-    R(C.agreement_date, "19|20", DATE_RE.pattern,
-      require=(r"(?:dated|made|entered into|executed|signed|as of|effective|day of|Date:?|this)\b",),
-      doc_level=True, head_chars=PREAMBLE_CHARS),
+    R(
+        C.agreement_date,
+        "19|20",
+        DATE_RE.pattern,
+        require=(r"(?:dated|made|entered into|executed|signed|as of|effective|day of|Date:?|this)\b",),
+        doc_level=True,
+        head_chars=PREAMBLE_CHARS,
+    ),
     R(C.agreement_date, "19|20", DATE_RE.pattern, doc_level=True, head_chars=1500),
 )
 
@@ -1074,7 +1462,8 @@ def _find_sentences(low: str, key: str, ctx: _Ctx) -> list[int]:
 _NO_HEADING = frozenset({C.third_party_beneficiary, C.competitive_restriction_exception, C.uncapped_liability})
 
 _VERB_RE = re.compile(
-    r"\b(?:shall|will|may|must|agrees?|is|are|be|been|has|have|hereby|not|grants?|means|can|would|should|\w+s (?:to|the|all|any))\b", _I
+    r"\b(?:shall|will|may|must|agrees?|is|are|be|been|has|have|hereby|not|grants?|means|can|would|should|\w+s (?:to|the|all|any))\b",
+    _I,
 )
 
 ValueFn = Callable[[str], list[FindingValue]]
@@ -1127,9 +1516,16 @@ def _vals_expiration(ev: str) -> list[FindingValue]:
 
 
 # Words just before a duration that make it a notice period ("at least ninety (90) days' notice").
-_NOTICE_BEFORE = re.compile(r"(?:notice|at least|not less than|no less than|no later than|not later than|within|minimum of)\W*(?:\w+\W+){0,2}$", _I)
-_NOTICE_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,1}(?:prior|before|in advance|notice|preceding|after (?:receipt|notice|the date))", _I)
-_RENEWAL_CUE = re.compile(r"(?:renew\w*|extend\w*|extension|successive|additional|consecutive|further|subsequent|thereafter)\b", _I)
+_NOTICE_BEFORE = re.compile(
+    r"(?:notice|at least|not less than|no less than|no later than|not later than|within|minimum of)\W*(?:\w+\W+){0,2}$",
+    _I,
+)
+_NOTICE_AFTER = re.compile(
+    r"^\W{0,3}(?:\w+\W+){0,1}(?:prior|before|in advance|notice|preceding|after (?:receipt|notice|the date))", _I
+)
+_RENEWAL_CUE = re.compile(
+    r"(?:renew\w*|extend\w*|extension|successive|additional|consecutive|further|subsequent|thereafter)\b", _I
+)
 
 
 def _renewal_durations(ev: str) -> list[re.Match[str]]:
@@ -1139,7 +1535,9 @@ def _renewal_durations(ev: str) -> list[re.Match[str]]:
     for m in DURATION_RE.finditer(ev):
         if re.fullmatch(r"(?:an?|the)\s+\w+", m.group(0).strip(), _I):
             continue
-        if _NOTICE_BEFORE.search(ev[max(0, m.start() - 40) : m.start()]) or _NOTICE_AFTER.search(ev[m.end() : m.end() + 30]):
+        if _NOTICE_BEFORE.search(ev[max(0, m.start() - 40) : m.start()]) or _NOTICE_AFTER.search(
+            ev[m.end() : m.end() + 30]
+        ):
             continue
         out.append(m)
     return out
@@ -1163,9 +1561,13 @@ def _vals_notice(ev: str) -> list[FindingValue]:
     """The notice period: the day/month/week duration nearest to "notice"/"not to renew" (else the
     first such duration); a renewal term ("successive two-year terms") is never taken."""
     m = re.search(r"notice|not to renew|non-?renewal", ev, _I)
-    durs = [d for d in DURATION_RE.finditer(ev)
-            if re.search(r"day|month|week", d.group(0), _I) and not re.match(r"(?:successive|additional|consecutive|further)\b", d.group(0), _I)
-            and not re.fullmatch(r"(?:an?|the)\s+\w+", d.group(0).strip(), _I)]
+    durs = [
+        d
+        for d in DURATION_RE.finditer(ev)
+        if re.search(r"day|month|week", d.group(0), _I)
+        and not re.match(r"(?:successive|additional|consecutive|further)\b", d.group(0), _I)
+        and not re.fullmatch(r"(?:an?|the)\s+\w+", d.group(0).strip(), _I)
+    ]
     if not durs:
         return []
     best = min(durs, key=lambda d: abs(d.start() - m.start())) if m else durs[0]
@@ -1247,7 +1649,9 @@ class RulesBackend:
         first = chunk.index == 0 or chunk.page_start == 1
         seen: set[tuple[ClauseType, int]] = set()
 
-        def emit(cat: ClauseType, a: int, b: int, anchor: int, anchor_end: int, values: list[FindingValue] | None = None) -> None:
+        def emit(
+            cat: ClauseType, a: int, b: int, anchor: int, anchor_end: int, values: list[FindingValue] | None = None
+        ) -> None:
             s, e = _word_trim(text, a, b, anchor, anchor_end)
             if seam in text[s:e]:  # a review unit's "passage omitted" seam is not document text
                 s, e = _inside_run(text, s, e, anchor, seam)
@@ -1328,15 +1732,18 @@ class RulesBackend:
             line = m.group(0)
             for seg in re.finditer(r"\S(?:[^ ]| (?! ))*", line):  # runs split on 2+ spaces
                 s = seg.group(0).strip()
-                if 4 <= len(s) <= 120 and _TITLE_WORDS.search(s) and sum(c.isupper() for c in s) >= 0.6 * sum(c.isalpha() for c in s):
+                if (
+                    4 <= len(s) <= 120
+                    and _TITLE_WORDS.search(s)
+                    and sum(c.isupper() for c in s) >= 0.6 * sum(c.isalpha() for c in s)
+                ):
                     if re.match(r"(?:EXHIBIT|CONFIDENTIAL|\*)", s) and not re.search(r"AGREEMENT|CONTRACT", s):
                         continue
                     a = m.start() + seg.start()
                     i = ctx.sentence_at(a)
                     if i is not None:
                         seen.add((C.document_name, i))
-                    emit(C.document_name, a, a + len(seg.group(0).rstrip()), a, a,
-                         [FindingValue(name="name", value=s)])
+                    emit(C.document_name, a, a + len(seg.group(0).rstrip()), a, a, [FindingValue(name="name", value=s)])
                     title_done = True
                     break
             if title_done:
@@ -1372,7 +1779,9 @@ class RulesBackend:
                 continue
             names = extract_parties(sent)
             if len(names) >= 2 or (names and re.search(r"\bamong\b", sent, _I)):
-                s, e = _word_trim(text, a, b, a + _PREAMBLE_RE.search(sent).start(), a + _PREAMBLE_RE.search(sent).end())
+                s, _e = _word_trim(
+                    text, a, b, a + _PREAMBLE_RE.search(sent).start(), a + _PREAMBLE_RE.search(sent).end()
+                )
                 seen.add((C.parties, i))
                 emit(C.parties, a, b, s, s, [FindingValue(name="party", value=n) for n in names])
                 return
@@ -1380,12 +1789,20 @@ class RulesBackend:
         m = _COVER_PARTIES_RE.search(text, 0, head_end)
         if m:
             names = [m.group(g).strip(" ,;:") for g in ("a", "b")]
-            names = [re.split(r"\s*[,(]\s*(?:an?\s|acting\s|\(|[\"“])", DATE_RE.split(n)[0])[0].strip(" ,") for n in names]
+            names = [
+                re.split(r"\s*[,(]\s*(?:an?\s|acting\s|\(|[\"“])", DATE_RE.split(n)[0])[0].strip(" ,") for n in names
+            ]
             i = ctx.sentence_at(m.start("a"))
             if i is not None:
                 seen.add((C.parties, i))
-            emit(C.parties, m.start("a"), m.end("b"), m.start("a"), m.start("a"),
-                 [FindingValue(name="party", value=n) for n in names if len(n) >= 2])
+            emit(
+                C.parties,
+                m.start("a"),
+                m.end("b"),
+                m.start("a"),
+                m.start("a"),
+                [FindingValue(name="party", value=n) for n in names if len(n) >= 2],
+            )
             return
         # fallback: a sentence naming the parties by defined terms ("X ("Company") and Y ("Consultant")")
         for i, (a, b) in enumerate(ctx.spans):

@@ -22,6 +22,16 @@ if not SHARED.exists():  # CI lays shared/ beside the clone; a developer checkou
     SHARED = Path(os.environ.get("DOCREVIEW_SHARED_DATA", "/work/shared/data"))
 
 
+@pytest.fixture(autouse=True)
+def no_misconfiguration_carried_over():
+    """Each test starts with the process-wide refusal gate (:data:`tasks.review.resilience.misconfiguration`)
+    reset, as each run does: a test that tripped it must not fail the next test's model calls."""
+    from tasks.review.resilience import misconfiguration
+
+    misconfiguration.reset()
+    yield
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
     """A temporary Prefect API and database for the whole test session (started on first use)."""

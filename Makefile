@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-slow test-all bench install clean docs docs-build lint format
+.PHONY: run test test-slow test-all bench install clean docs docs-build lint format test-loaded
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,15 @@ test-slow: install
 	$(PY) -m pytest -m slow
 
 test-all: test test-slow
+
+# The default tier RUNS times in a row with every core kept busy by a spinning process: no test may
+# depend on how fast the machine is (tests wait for states they cause, never for time to pass).
+RUNS ?= 3
+test-loaded: install
+	@busy=""; for i in $$(seq $$(nproc)); do $(PYTHON) -c 'while True: pass' & busy="$$busy $$!"; done; \
+	trap 'kill $$busy 2>/dev/null' EXIT INT TERM; \
+	for run in $$(seq $(RUNS)); do echo "== run $$run of $(RUNS), $$(nproc) cores busy"; \
+		$(PY) -m pytest -m "not slow" -q || exit 1; done
 
 # Benchmarks (docs/benchmarks.md): the bench extra (pyinstrument, the router's training) and, for the
 # ingestion comparison, pdftotext from Debian's poppler-utils (installed here when apt-get can;

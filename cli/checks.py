@@ -78,6 +78,32 @@ def _not_sqlite(file: Any) -> str | None:
     return None
 
 
+def _not_writable(file: Any) -> str | None:
+    """None when the run can write the SQLite file ``file`` (a resolved path whose folder exists):
+    its folder takes a new file (SQLite creates the database and its journal there) and the file,
+    when it exists, opens for writing (nothing is written to it). Else why not, naming the folder
+    or the file.
+
+    Tried, not inferred from permission bits: root ignores those, yet cannot write to a read-only
+    mount, an immutable folder (``chattr +i``) or ``/proc``."""
+    import os
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".docreview-write-check-", dir=file.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"the folder {file.parent} of the SQLite file is not writable ({exc.strerror or exc})"
+    if file.is_file():
+        try:
+            with open(file, "r+b"):
+                pass
+        except OSError as exc:
+            return f"the SQLite file {file} is not writable ({exc.strerror or exc})"
+    return None
+
+
 def missing_database(url: str, option: str = "--db") -> str | None:
     """For commands that only read or annotate stored runs: one line when ``url`` is a SQLite file
     that does not exist (a mistyped ``--db`` would otherwise create an empty database and report
@@ -103,9 +129,9 @@ def missing_database(url: str, option: str = "--db") -> str | None:
 
 
 def check_database(url: str, option: str = "--db") -> str | None:
-    """None when ``url`` can be opened (a SQLite file's folder exists and the file, when it exists, is
-    a SQLite database; a server accepts a connection within :data:`CONNECT_TIMEOUT_S` seconds), else
-    one line saying why."""
+    """None when ``url`` can be opened (a SQLite file's folder exists and is writable, and the file,
+    when it exists, is a writable SQLite database; a server accepts a connection within
+    :data:`CONNECT_TIMEOUT_S` seconds), else one line saying why."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
@@ -128,6 +154,9 @@ def check_database(url: str, option: str = "--db") -> str | None:
                 problem = _not_sqlite(file)
                 if problem:
                     return f"{option} / DATABASE_URL: {file} {problem}"
+            problem = _not_writable(file)
+            if problem:
+                return f"{option} / DATABASE_URL: {problem}"
         return None
     args = {"connect_timeout": CONNECT_TIMEOUT_S} if parsed.get_backend_name() == "postgresql" else {}
     try:

@@ -321,6 +321,18 @@ def _policy(
 def _print_summary(result: dict) -> None:
     m = result["metrics"]
     table = Table(show_header=False, box=None, pad_edge=False)
+    run_id, flow_run_id = result["run_id"], result.get("flow_run_id")
+    table.add_row(
+        "Run",
+        run_id
+        + (
+            ""
+            if not flow_run_id
+            else "  (the Prefect flow run's id too)"
+            if flow_run_id == run_id
+            else f"  (Prefect flow run {flow_run_id})"
+        ),
+    )
     table.add_row(
         "Documents",
         f"{m['documents_total']}  (reviewed {m['documents_reviewed']}, "

@@ -159,6 +159,14 @@ class Run:
     warm_lock: threading.Lock = field(default_factory=threading.Lock)
     playbook: LoadedPlaybook | None = None  # the team's rules, checked on every reviewed document
     held_elsewhere: set[str] = field(default_factory=set)  # deferred: another live run holds their claim
+    flow_run_id: str = ""  # the Prefect flow run's id ("" outside a flow run); usually ``id`` itself
+
+    @property
+    def label(self) -> str:
+        """The run as operators see it: ``3f2a1b2c`` (the id's first 8 characters, as in
+        ``docreview runs``), or ``3f2a1b2c (flow run 9e8d7c6b)`` when the run id is not the flow
+        run's (see :func:`new_run_id`)."""
+        return run_label(self.id, self.flow_run_id)
 
     @property
     def db(self) -> str:
@@ -186,6 +194,30 @@ class Run:
         """Paths the run writes (report folder, SQLite file): never listed as documents."""
         db = self.db
         return [self.out_dir] + ([db.split(":///", 1)[1]] if db.startswith("sqlite:///") else [])
+
+
+def run_label(run_id: str, flow_run_id: str | None) -> str:
+    """``<run id[:8]>``, with ``(flow run <flow-run id[:8]>)`` when the two differ."""
+    if not flow_run_id or flow_run_id == run_id:
+        return run_id[:8]
+    return f"{run_id[:8]} (flow run {flow_run_id[:8]})"
+
+
+def new_run_id(database_url: str, flow_run_id: str | None) -> str:
+    """The id of a new run: its Prefect flow run's id, so logs, reports, ``docreview runs`` and the
+    Prefect UI name a run alike; a new UUID outside a flow run, or when a ``runs`` row already has
+    that id (the same flow run started again, e.g. a retry from the Prefect UI: each attempt is a
+    run of its own, its ``flow_run_id`` column naming the flow run)."""
+    from sqlmodel import Session
+
+    from schemas.tables import RunRow
+    from tasks.store.persist import get_engine
+
+    if flow_run_id:
+        with Session(get_engine(database_url)) as session:
+            if session.get(RunRow, flow_run_id) is None:
+                return flow_run_id
+    return str(uuid.uuid4())
 
 
 def open_run(
@@ -217,7 +249,8 @@ def open_run(
     if database_url:
         overrides["database_url"] = database_url
     settings = Settings(**overrides)
-    rules = load_playbook(playbook or settings.playbook) if (playbook or settings.playbook) else None
+    playbook_path = playbook or settings.playbook
+    rules = load_playbook(playbook_path) if playbook_path else None
     if rules is not None and rules.playbook.party:  # the model backends review for the playbook's party
         settings = settings.model_copy(update={"review_party": rules.playbook.party})
     reviewer = make_backend(settings)
@@ -226,8 +259,10 @@ def open_run(
     poll_s, timeout_s = batch or (60.0, 86_400.0)
     if batch is not None and reviewer.name != "anthropic":
         raise ValueError(f"batch mode needs the anthropic backend (got {reviewer.name})")
+    flow_run_id = str(runtime_flow_run.id or "")
     run = Run(
-        id=str(uuid.uuid4()),
+        id=new_run_id(settings.database_url, flow_run_id),
+        flow_run_id=flow_run_id,
         source=source,
         out_dir=out_dir,
         settings=settings,
@@ -251,7 +286,7 @@ def open_run(
     _size_slots(run)
     if not rereview:
         run.already_reviewed = reviewed_keys(run.db, run.prompt_version, reviewer.model)
-    start_run(run.db, run.id, source, reviewer.name, reviewer.model, run.prompt_version, str(runtime_flow_run.id or ""))
+    start_run(run.db, run.id, source, reviewer.name, reviewer.model, run.prompt_version, flow_run_id)
     return run
 
 
@@ -335,7 +370,7 @@ def stop_if_misconfigured(run: Run, result: dict[str, Any]) -> None:
     cause = misconfiguration.cause or ""
     emit_run_misconfigured(
         run.id,
-        str(runtime_flow_run.id or "") or None,
+        run.flow_run_id or None,
         run.reviewer.name,
         run.reviewer.model,
         cause,
@@ -369,8 +404,9 @@ def close_run(run: Run, book: RunBook) -> dict[str, float]:
 
     Returns the run's metrics (see :func:`tasks.observe.metrics.compute_run_metrics`).
     """
-    if callable(getattr(run.reviewer, "close", None)):
-        run.reviewer.close()  # the SDK client's connections; every review is done
+    close = getattr(run.reviewer, "close", None)
+    if callable(close):
+        close()  # the SDK client's connections; every review is done
     remove_downloads(book.objects)  # the run's S3 download folder, if any
     book.end_leftovers()
     release_claims(run.db, run.id)  # none should be left; after an internal error, free them now
@@ -463,10 +499,10 @@ class RunBook:
     ) -> None:
         """End a document's first object, release its claim, and end its copies the same way."""
         self.end(outcome, status, reason, findings, reused)
-        sha = outcome.sha256
+        sha = outcome.sha256 or ""
         with self._lock:
             release = sha in self._claimed
-            self._claimed.discard(sha or "")
+            self._claimed.discard(sha)
             copies: list[IngestOutcome] = []
             if sha and self._first.get(sha) == outcome.source.uri:
                 done = (outcome.model_copy(update={"document": None}), status, reason, findings, reused)
@@ -475,7 +511,7 @@ class RunBook:
         if release:
             release_claim(self.run.db, sha, self.run.id)
         for copy in copies:
-            self._end_copy(copy, self._concluded[sha or ""])
+            self._end_copy(copy, self._concluded[sha])
 
     def _end_copy(self, copy: IngestOutcome, done: tuple[IngestOutcome, DocumentStatus, str | None, int, bool]) -> None:
         primary, status, reason, findings, reused = done

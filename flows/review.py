@@ -75,10 +75,11 @@ def check_source(source: Any) -> str:
 
 
 def _run_name() -> str:
-    """``review-<source folder or prefix>-<UTC date and time>-<short flow-run id>``: unique per run."""
+    """``review-<source folder or prefix>-<UTC date and time>-<flow-run id[:8]>``: unique per run; the id's
+    prefix is the run id's as ``docreview runs`` shows it (:func:`flows.pipeline.new_run_id`)."""
     params = runtime_flow_run.parameters or {}
     source = str(params.get("source", "")).rstrip("/").split("/")[-1] or "source"
-    return f"review-{source}-{time.strftime('%Y-%m-%dT%H-%M-%S', time.gmtime())}-{str(runtime_flow_run.id)[:6]}"
+    return f"review-{source}-{time.strftime('%Y-%m-%dT%H-%M-%S', time.gmtime())}-{str(runtime_flow_run.id)[:8]}"
 
 
 @flow(
@@ -117,8 +118,9 @@ def review_documents(
     a contract or an SEC filing (:mod:`tasks.ingest.classify`); ``contract`` or ``filing`` forces
     that review profile.
 
-    Returns ``{"run_id", "report_json", "report_html", "backend", "model", "offline", "endpoint",
-    "metrics", "documents"}`` (``endpoint``: where the model calls went when not the vendor's own
+    Returns ``{"run_id", "flow_run_id", "report_json", "report_html", "backend", "model", "offline",
+    "endpoint", "metrics", "documents"}`` (``run_id``: the flow run's id, see
+    :func:`flows.pipeline.new_run_id`; ``endpoint``: where the model calls went when not the vendor's own
     API, else None). Raises ``ValueError`` for an empty or unrendered-template ``source``, an
     unknown ``routing`` or ``batch`` without the anthropic backend, and
     :class:`tasks.ingest.local.SourceError` when the source cannot be listed, and
@@ -214,9 +216,10 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     emit_filing_change_events(quote(report))  # docreview.filing.change
     counts = {k: report["run"]["metrics"][k] for k in ("documents_reviewed", "documents_deferred", "documents_failed")}
-    get_run_logger().info("Run %s finished: %s", run.id, counts)
+    get_run_logger().info("Run %s finished: %s", run.label, counts)
     return {
         "run_id": run.id,
+        "flow_run_id": run.flow_run_id or None,
         "report_json": str(Path(run.out_dir) / "report.json"),
         "report_html": report_html,
         "run_report_html": str(run_report_dir(run.out_dir, run.id) / "report.html"),

@@ -76,3 +76,74 @@ def test_a_read_only_database_file_is_exit_2_and_a_writable_one_passes(tmp_path)
         problem = check_database(f"sqlite:///{db}")
     assert problem is not None and problem.startswith(f"--db / DATABASE_URL: the SQLite file {db} is not writable")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.db"]
+
+
+# --- one `docreview review` as an operator runs it -------------------------------------------------
+
+REPORT_URL_BASE = "https://reports.example.com/docreview"
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory) -> dict:
+    """``docreview review`` over two sample contracts and a broken PDF (rules backend, its own
+    temporary Prefect server), with ``DOCREVIEW_REPORT_URL_BASE`` set: its output, log, runs row."""
+    import sqlite3
+
+    from docreview_testing.samples import generate_samples
+
+    base = tmp_path_factory.mktemp("cli-run")
+    inbox, out, db = base / "inbox", base / "out", base / "x.db"
+    generate_samples(inbox, count=2)
+    (inbox / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    env = {**os.environ, "DOCREVIEW_REPORT_URL_BASE": REPORT_URL_BASE}
+    cli = str(Path(sys.executable).parent / "docreview")
+    done = subprocess.run(
+        [cli, "review", str(inbox), "--out", str(out), "--db", f"sqlite:///{db}", "--backend", "rules"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=str(base),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        ((run_id, flow_run_id),) = conn.execute("select id, flow_run_id from runs").fetchall()
+    return {
+        "stdout": done.stdout,
+        "stderr": done.stderr,
+        "log": (out / "docreview.log").read_text(),
+        "run_id": run_id,
+        "flow_run_id": flow_run_id,
+        "out": out,
+    }
+
+
+def test_the_run_id_is_the_flow_run_id_and_the_cli_and_log_show_only_it(cli_run):
+    import re
+
+    run_id = cli_run["run_id"]
+    assert run_id == cli_run["flow_run_id"]  # one id: docreview's run is Prefect's flow run
+    summary = " ".join(cli_run["stdout"].split())
+    assert f"Run {run_id} (the Prefect flow run's id too)" in summary, cli_run["stdout"]
+    log = cli_run["log"]
+    assert re.search(rf"Beginning flow run 'review-inbox-[0-9T:-]+-{run_id[:8]}'", log), log
+    assert f"Run {run_id[:8]} finished" in log, log
+    ids = {m[:8] for m in re.findall(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b|\b[0-9a-f]{8}\b", log + summary)}
+    assert ids == {run_id[:8]}, ids  # no second id for the same run
+
+
+def test_a_flow_run_started_again_gets_a_run_of_its_own_that_names_its_flow_run(db_url):
+    from flows.pipeline import new_run_id, run_label
+    from tasks.store.persist import dispose_engines, start_run
+
+    flow_run_id = "3f2a1b2c-0000-4000-8000-000000000001"
+    try:
+        assert new_run_id(db_url, flow_run_id) == flow_run_id
+        start_run.fn(db_url, flow_run_id, "inbox", "rules", "rules-v6", "review-v4", flow_run_id)
+        again = new_run_id(db_url, flow_run_id)  # e.g. retried from the Prefect UI: the same flow-run id
+    finally:
+        dispose_engines()
+    assert again != flow_run_id and len(again) == 36
+    assert run_label(again, flow_run_id) == f"{again[:8]} (flow run 3f2a1b2c)"
+    assert run_label(flow_run_id, flow_run_id) == "3f2a1b2c"
+    assert new_run_id(db_url, None) != new_run_id(db_url, None)  # outside a flow run: a fresh UUID

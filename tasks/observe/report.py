@@ -754,7 +754,12 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
     with what needs a reviewer (findings to look at, missing clauses, documents not reviewed)."""
     run, m = report["run"], report["run"]["metrics"]
     lines = [
-        f"# docreview run `{run['id'][:8]}`",
+        f"# docreview run `{run['id'][:8]}`"
+        + (  # the run id is the flow run's, unless the flow run was started again (flows.pipeline.new_run_id)
+            f" (flow run `{run['flow_run_id'][:8]}`)"
+            if run.get("flow_run_id") and run["flow_run_id"] != run["id"]
+            else ""
+        ),
         "",
         f"Source `{_md_cell(run['source'])}` · backend **{run['backend']}** (`{run['model']}`)"
         + (" · offline rules backend, no language model" if run["offline"] else ""),

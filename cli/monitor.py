@@ -114,6 +114,7 @@ def show(
     db: str | None = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
     """Every metric of one run, then the documents whose findings drifted."""
+    from tasks.observe.metrics import format_metric
     from tasks.observe.monitoring import document_drift, find_run
     from tasks.store.persist import dispose_engines
 
@@ -136,7 +137,7 @@ def show(
     table.add_column("value", justify="right")
     for name in sorted(run.metrics):
         value = run.metrics[name]
-        table.add_row(name, f"{value:.0f}" if float(value).is_integer() else f"{value:.4f}")
+        table.add_row(name, format_metric(value))
     console.print(table)
     moved = {sha: d for sha, d in drift.items() if d["score"]}
     if moved:

@@ -45,6 +45,7 @@ from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
 from tasks.observe.changes import compare_filings
 from tasks.observe.events import emit_document_events, emit_filing_change_events
+from tasks.observe.metrics import run_outcome_text
 from tasks.observe.playbook import publish_deviations
 from tasks.observe.report import (
     publish_artifacts,
@@ -215,8 +216,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     publish_deviations(report)  # the playbook's deviations table artifact
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     emit_filing_change_events(quote(report))  # docreview.filing.change
-    counts = {k: report["run"]["metrics"][k] for k in ("documents_reviewed", "documents_deferred", "documents_failed")}
-    get_run_logger().info("Run %s finished: %s", run.label, counts)
+    get_run_logger().info("Run %s finished: %s", run.label, run_outcome_text(report["run"]["metrics"]))
     return {
         "run_id": run.id,
         "flow_run_id": run.flow_run_id or None,

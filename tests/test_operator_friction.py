@@ -115,6 +115,7 @@ def cli_run(tmp_path_factory) -> dict:
         "run_id": run_id,
         "flow_run_id": flow_run_id,
         "out": out,
+        "db": f"sqlite:///{db}",
     }
 
 
@@ -147,3 +148,52 @@ def test_a_flow_run_started_again_gets_a_run_of_its_own_that_names_its_flow_run(
     assert run_label(again, flow_run_id) == f"{again[:8]} (flow run 3f2a1b2c)"
     assert run_label(flow_run_id, flow_run_id) == "3f2a1b2c"
     assert new_run_id(db_url, None) != new_run_id(db_url, None)  # outside a flow run: a fresh UUID
+
+
+def test_the_run_log_reads_as_text_with_rounded_metrics(cli_run):
+    import re
+
+    log = cli_run["log"]
+    finished = next(line for line in log.splitlines() if " finished: " in line)
+    assert re.search(
+        r"Run [0-9a-f]{8} finished: 2 reviewed, 0 deferred, 1 failed \(of 3\); \d+ finding\(s\), \d+\.\d% verified; "
+        r"\d+\.\d documents/min in \d+\.\d s$",
+        finished,
+    ), finished
+    assert "{'" not in log and "': " not in log, log  # no Python dict reprs
+    assert not re.search(r"\d\.\d{4,}", log), log  # no unrounded metric
+    shown = docreview("metrics", "show", cli_run["run_id"][:8], "--db", cli_run["db"])
+    assert shown.returncode == 0, shown.stderr
+    row = next(line for line in shown.stdout.splitlines() if "docs_per_min" in line)
+    assert re.search(r"docs_per_min\s*│\s+\d+\.\d\s*│", row), row
+
+
+def test_metrics_are_formatted_for_people():
+    from tasks.observe.metrics import format_metric, run_outcome_text
+
+    assert [format_metric(v) for v in (4.0, 91.5113, 2.6226, 0.6446, 0.012345, 1234.56, 0)] == [
+        "4",
+        "91.5",
+        "2.62",
+        "0.645",
+        "0.0123",
+        "1234.6",
+        "0",
+    ]
+    metrics = {
+        "documents_total": 4.0,
+        "documents_reviewed": 4.0,
+        "documents_deferred": 0.0,
+        "documents_failed": 0.0,
+        "documents_skipped": 1.0,
+        "findings_total": 121.0,
+        "verification_rate": 0.6446,
+        "wall_s": 2.6226,
+    }
+    assert run_outcome_text(metrics) == (
+        "4 reviewed, 0 deferred, 0 failed (of 4), 1 of them unchanged and reused; "
+        "121 finding(s), 64.5% verified; 68.6 documents/min in 2.6 s"
+    )
+    assert run_outcome_text({"documents_total": 1, "documents_failed": 1}) == (
+        "0 reviewed, 0 deferred, 1 failed (of 1); no findings"
+    )

@@ -24,6 +24,7 @@ from schemas.taxonomy import ClauseType, label
 from tasks.check.injection import report_flags
 from tasks.check.playbook import supported
 from tasks.check.support import WEAK_SUPPORT_REASON
+from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
 from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
 from tasks.store.profiles import load_profiles, profile_fields
@@ -766,7 +767,7 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
         "",
         "| metric | value |",
         "|---|---|",
-        *[f"| {k} | {v} |" for k, v in m.items()],
+        *[f"| {k} | {format_metric(v)} |" for k, v in m.items()],
         "",
         f"Report: {report_url}",
     ]

@@ -216,7 +216,11 @@ def review(
         raise typer.Exit(1) from None
     except RunMisconfigured as exc:  # the API refused the run's requests: the configuration needs a fix
         err.print(f"[red]Stopped:[/] {escape(str(exc))}")
-        err.print(f"Report: {out / 'report.html'}  (Details: {out / 'docreview.log'})")
+        base = settings.report_url_base  # where OUT is published: its latest report is this run's
+        err.print(
+            f"Report: {base.rstrip('/') + '/report.html' if base else out / 'report.html'}  "
+            f"(Details: {out / 'docreview.log'})"
+        )
         raise typer.Exit(1) from None
     except SourceError as exc:  # the bucket or folder cannot be listed: a clear line, no traceback
         err.print(f"[red]error:[/] {exc}")
@@ -397,7 +401,11 @@ def _print_summary(result: dict) -> None:
         console.print(f"  [red]{d['status']}[/] {escape(d['file_name'])}: {escape(str(d['reason']))}")
     if len(not_done) > 10:
         console.print(f"  … and {len(not_done) - 10} more (see the report)")
-    console.print(f"Report: [bold]{result['report_html']}[/]  (JSON: {result['report_json']})")
+    url = result.get("report_url")  # DOCREVIEW_REPORT_URL_BASE is set: the report as published
+    if url:  # soft_wrap: a URL or path is never broken across lines (it is copied or clicked)
+        console.print(f"Report: [bold]{url}[/]  (JSON: {url.removesuffix('report.html')}report.json)", soft_wrap=True)
+    else:
+        console.print(f"Report: [bold]{result['report_html']}[/]  (JSON: {result['report_json']})", soft_wrap=True)
 
 
 @app.command()

@@ -120,8 +120,9 @@ def review_documents(
     that review profile.
 
     Returns ``{"run_id", "flow_run_id", "report_json", "report_html", "backend", "model", "offline",
-    "endpoint", "metrics", "documents"}`` (``run_id``: the flow run's id, see
-    :func:`flows.pipeline.new_run_id`; ``endpoint``: where the model calls went when not the vendor's own
+    "endpoint", "metrics", "documents", "report_url"}`` (``run_id``: the flow run's id, see
+    :func:`flows.pipeline.new_run_id`; ``report_url``: the kept report's URL when
+    ``DOCREVIEW_REPORT_URL_BASE`` is set, else None; ``endpoint``: where the model calls went when not the vendor's own
     API, else None). Raises ``ValueError`` for an empty or unrendered-template ``source``, an
     unknown ``routing`` or ``batch`` without the anthropic backend, and
     :class:`tasks.ingest.local.SourceError` when the source cannot be listed, and
@@ -212,7 +213,8 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     endpoint = run.settings.model_endpoint(run.reviewer.name)
     report = write_report(run.db, run.id, run.out_dir, offline, playbook, endpoint)
     report_html = str(Path(run.out_dir) / "report.html")
-    publish_artifacts(quote(report), report_link(run.out_dir, run.id, run.settings.report_url_base))
+    url_base = run.settings.report_url_base  # where OUT is published: the report is shown by its URL then
+    publish_artifacts(quote(report), report_link(run.out_dir, run.id, url_base))
     publish_deviations(report)  # the playbook's deviations table artifact
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     emit_filing_change_events(quote(report))  # docreview.filing.change
@@ -223,6 +225,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
         "report_json": str(Path(run.out_dir) / "report.json"),
         "report_html": report_html,
         "run_report_html": str(run_report_dir(run.out_dir, run.id) / "report.html"),
+        "report_url": report_link(run.out_dir, run.id, url_base) if url_base else None,
         "backend": run.reviewer.name,
         "model": run.reviewer.model,
         "offline": offline,

@@ -156,7 +156,8 @@ class Settings(BaseSettings):
     report_url_base: str | None = Field(
         None,
         description="Base URL where the report folder is published (a bucket website or static server): "
-        "the Prefect artifact then links <base>/runs/<run id>/report.html, which opens on any machine.",
+        "the Prefect artifacts and the review summary then show <base>/runs/<run id>/report.html, which opens on "
+        "any machine (unset: the file's path).",
     )
     review_party: str | None = Field(
         None,

@@ -197,3 +197,46 @@ def test_metrics_are_formatted_for_people():
     assert run_outcome_text({"documents_total": 1, "documents_failed": 1}) == (
         "0 reviewed, 0 deferred, 1 failed (of 1); no findings"
     )
+
+
+def test_the_report_is_shown_by_its_url_when_report_url_base_is_set(cli_run):
+    summary = " ".join(cli_run["stdout"].split())
+    kept = f"{REPORT_URL_BASE}/runs/{cli_run['run_id']}"
+    assert f"Report: {kept}/report.html (JSON: {kept}/report.json)" in summary, cli_run["stdout"]
+    assert str(cli_run["out"]) not in summary and "file://" not in summary
+
+
+def test_the_report_is_shown_by_its_path_without_report_url_base():
+    from cli.app import _print_summary
+    from cli.common import console
+
+    metrics = {
+        "documents_total": 1,
+        "documents_reviewed": 1,
+        "documents_deferred": 0,
+        "documents_failed": 0,
+        "findings_total": 0,
+        "verification_rate": 0.0,
+        "wall_s": 1.0,
+    }
+    result = {
+        "run_id": "3f2a1b2c-0000-4000-8000-000000000001",
+        "flow_run_id": "3f2a1b2c-0000-4000-8000-000000000001",
+        "report_html": "out/report.html",
+        "report_json": "out/report.json",
+        "report_url": None,
+        "backend": "rules",
+        "model": "rules-v6",
+        "offline": True,
+        "endpoint": None,
+        "metrics": metrics,
+        "documents": [],
+    }
+    with console.capture() as captured:
+        _print_summary(result)
+    assert "Report: out/report.html  (JSON: out/report.json)" in captured.get()
+    with console.capture() as captured:
+        _print_summary({**result, "report_url": "https://r.example/runs/3f2a/report.html"})
+    shown = captured.get()
+    assert "Report: https://r.example/runs/3f2a/report.html  (JSON: https://r.example/runs/3f2a/report.json)" in shown
+    assert "out/report.html" not in shown

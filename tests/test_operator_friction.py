@@ -240,3 +240,68 @@ def test_the_report_is_shown_by_its_path_without_report_url_base():
     shown = captured.get()
     assert "Report: https://r.example/runs/3f2a/report.html  (JSON: https://r.example/runs/3f2a/report.json)" in shown
     assert "out/report.html" not in shown
+
+
+# --- Prefect artifacts and task-run states (the session's Prefect test harness) -------------------
+
+
+def _finding(ident: int, risk: str, verdict: str, **decided) -> dict:
+    return {
+        "id": ident,
+        "clause_label": "Cap On Liability",
+        "risk": risk,
+        "verdict": verdict,
+        "page": 1,
+        "summary": f"{risk} {verdict}",
+        "evidence": "quote",
+        **decided,
+    }
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_high_risk_artifact_holds_high_risk_rows_only():
+    import json
+
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
+
+    from tasks.observe.report import ATTENTION_ARTIFACT_KEY, publish_artifacts
+
+    findings = [
+        _finding(1, "high", "verified"),
+        _finding(2, "low", "needs_review"),  # to look at, but not high risk
+        _finding(3, "medium", "contradicted"),
+        _finding(4, "high", "unsupported"),
+        _finding(5, "low", "verified"),
+        _finding(6, "high", "verified", decision={"decision": "approve"}),  # decided: nothing left to do
+    ]
+    report = {
+        "run": {
+            "id": "3f2a1b2c-0000-4000-8000-000000000002",
+            "flow_run_id": None,
+            "source": "inbox",
+            "backend": "rules",
+            "model": "rules-v6",
+            "offline": True,
+            "playbook": None,
+            "metrics": {"documents_total": 1, "documents_reviewed": 1},
+        },
+        "documents": [{"file_name": "a.pdf", "status": "reviewed", "reason": None, "findings": findings}],
+    }
+
+    @flow
+    def publish() -> None:
+        publish_artifacts(report, "https://reports.example.com/runs/3f2a/report.html")
+
+    flow_run_id = publish(return_state=True).state_details.flow_run_id
+    with get_client(sync_client=True) as client:
+        (artifact,) = client.read_artifacts(
+            artifact_filter=ArtifactFilter(
+                key=ArtifactFilterKey(any_=[ATTENTION_ARTIFACT_KEY]),
+                flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id]),
+            )
+        )
+    rows = json.loads(artifact.data) if isinstance(artifact.data, str) else artifact.data
+    assert [r["id"] for r in rows] == [4, 1]  # the fact-check's rejections first
+    assert {r["risk"] for r in rows} == {"high"}

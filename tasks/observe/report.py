@@ -749,9 +749,10 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
     """Prefect task: the run's artifacts in the Prefect UI, each under a stable key (a history
     across runs on the Artifacts page): a markdown run summary with every metric
     (:data:`SUMMARY_ARTIFACT_KEY`), a table of every finding (:data:`FINDINGS_ARTIFACT_KEY`, first
-    1,000), a table of high-risk and unsupported/contradicted findings
-    (:data:`ATTENTION_ARTIFACT_KEY`, :func:`attention_rows`) and a link to the HTML report
-    (:data:`REPORT_LINK_ARTIFACT_KEY`; ``report_url`` from :func:`report_link`). The summary starts
+    1,000), a table of the high-risk findings no reviewer has decided yet
+    (:data:`ATTENTION_ARTIFACT_KEY`: :func:`attention_rows` of high risk only, first 1,000) and a
+    link to the HTML report (:data:`REPORT_LINK_ARTIFACT_KEY`; ``report_url`` from
+    :func:`report_link`). The summary starts
     with what needs a reviewer (findings to look at, missing clauses, documents not reviewed)."""
     run, m = report["run"], report["run"]["metrics"]
     lines = [
@@ -812,12 +813,12 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
     ][:1000]
     if table:
         create_table_artifact(key=FINDINGS_ARTIFACT_KEY, table=table, description="docreview findings (first 1,000)")
-    attention = attention_rows(report)
-    if attention:
+    high_risk = [r for r in attention_rows(report, limit=None) if r["risk"] == "high"][:1000]
+    if high_risk:  # its key says high risk: the unverified medium and low ones are in the summary and report
         create_table_artifact(
             key=ATTENTION_ARTIFACT_KEY,
-            table=attention,
-            description="High-risk, unsupported and contradicted findings: review these first",
+            table=high_risk,
+            description="High-risk findings no reviewer has decided yet (rejected by the fact-check first)",
         )
     publish_changes_artifact(report)
     create_link_artifact(

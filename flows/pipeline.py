@@ -458,7 +458,11 @@ class RunBook:
     ) -> None:
         """Record one object's terminal state, free its download, advance the progress bar."""
         run = self.run
-        save_document_outcome(run.db, run.id, quote(outcome), status, reason, findings, reused)
+        state = save_document_outcome(
+            run.db, run.id, quote(outcome), status, reason, findings, reused, return_state=True
+        )  # Failed for a failed object: its concluding task run shows it; the flow run goes on
+        if state.is_failed() and isinstance(error := state.result(raise_on_failure=False), BaseException):
+            raise error  # the write itself failed (an internal error), as when the task is called plainly
         if outcome.source.is_s3:  # the ETag/version fetched; the downloaded bytes are no longer needed
             save_source_object(run.db, run.id, quote(outcome))
             discard_download(outcome.source)

@@ -305,3 +305,37 @@ def test_the_high_risk_artifact_holds_high_risk_rows_only():
     rows = json.loads(artifact.data) if isinstance(artifact.data, str) else artifact.data
     assert [r["id"] for r in rows] == [4, 1]  # the fact-check's rejections first
     assert {r["risk"] for r in rows} == {"high"}
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_failed_document_s_concluding_task_run_is_failed_and_the_flow_run_is_not(tmp_path, db_url):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
+    from tasks.store.persist import dispose_engines
+
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=1)
+    (inbox / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    try:
+        state = review_documents(
+            source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules", return_state=True
+        )
+    finally:
+        dispose_engines()
+    assert state.is_completed() and state.name == "Completed with failures", state  # as before
+    assert state.result()["metrics"]["documents_reviewed"] == 1  # the rest of the batch went on
+    with get_client(sync_client=True) as client:
+        task_runs = client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[state.state_details.flow_run_id]))
+        )
+    by_name = {t.name: t for t in task_runs}
+    concluded = by_name["save-outcome · broken.pdf"]
+    assert concluded.state.is_failed(), concluded.state
+    assert concluded.state.message.startswith("broken.pdf failed: corrupt PDF"), concluded.state.message
+    failed = sorted(t.name for t in task_runs if t.state.is_failed())
+    assert failed == ["save-outcome · broken.pdf"]  # the document's failure, once; nothing else failed
+    sample_name = next(n for n in by_name if n.startswith("save-outcome · sample_"))
+    assert by_name[sample_name].state.is_completed()

@@ -16,6 +16,7 @@ from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.states import Failed, State
 from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
@@ -275,10 +276,13 @@ def save_document_outcome(
     reason: str | None,
     findings: int = 0,
     reused: bool = False,
-) -> None:
+) -> State | None:
     """Record a source object's terminal state in this run (and its document row).
 
-    ``reused`` marks a document whose review from an earlier run was reused.
+    ``reused`` marks a document whose review from an earlier run was reused. For a ``failed``
+    object, returns a ``Failed`` state whose message is the reason: the task run that concludes the
+    document ends Failed in the Prefect UI (a returned state, not an exception: the caller reads it
+    with ``return_state=True``, and the flow run's own state is unchanged).
     """
     doc: ExtractedDocument | None = outcome.document
     with Session(get_engine(database_url)) as session:
@@ -317,6 +321,9 @@ def save_document_outcome(
             update=["sha256", "status", "failure_kind", "reason", "pages", "findings", "reused", "updated_at"],
         )
         session.commit()
+    if status is DocumentStatus.failed:
+        return Failed(message=f"{outcome.source.name} failed: {reason}")
+    return None
 
 
 @task(name="save-chunks", task_run_name=for_document("save-chunks"), cache_policy=NO_CACHE)

@@ -18,10 +18,14 @@ run: install
 	$(BIN)/docreview samples inbox
 	$(BIN)/docreview review inbox --out out --playbook deployments/playbook.yaml
 
-# The gates a change must pass, in seconds: ruff's lint and format check ([tool.ruff] in pyproject.toml).
+# The gates a change must pass, in seconds (pyproject.toml configures each): ruff's lint and format
+# check, import-linter's layer contracts (its report printed only when a contract is broken) and mypy
+# (silent when clean; its cache is .mypy_cache).
 lint: install
 	@$(BIN)/ruff check --quiet .
 	@$(BIN)/ruff format --check --quiet .
+	@out=$$($(BIN)/lint-imports --no-cache --no-logo 2>&1) || { echo "$$out"; exit 1; }
+	@$(BIN)/mypy --no-error-summary
 
 # Apply ruff's fixes and format in place.
 format: install

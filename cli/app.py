@@ -17,7 +17,6 @@ import contextlib
 import json
 import logging
 import os
-import sys
 from pathlib import Path
 
 import typer
@@ -135,17 +134,17 @@ def review(
     )
     if settings is not None and batch and settings.backend != "anthropic":
         problem = problem or "--batch needs --backend anthropic (or DOCREVIEW_BACKEND=anthropic)"
-    problem = (
-        problem
-        or check_playbook(
-            str(playbook) if playbook else settings.playbook, "--playbook" if playbook else "DOCREVIEW_PLAYBOOK"
+    if settings is not None and not problem:
+        problem = (
+            check_playbook(
+                str(playbook) if playbook else settings.playbook, "--playbook" if playbook else "DOCREVIEW_PLAYBOOK"
+            )
+            or check_backend(settings)
+            or check_database(settings.database_url)
+            or check_support_model()
         )
-        or check_backend(settings)
-        or check_database(settings.database_url)
-        or check_support_model()
-    )
-    if problem:  # before Prefect starts: a configuration error is exit 2 within seconds
-        err.print(f"[red]error:[/] {escape(problem)}")
+    if problem or settings is None:  # before Prefect starts: a configuration error is exit 2 within seconds
+        err.print(f"[red]error:[/] {escape(problem or 'the settings cannot be read')}")  # load_settings says why
         raise typer.Exit(2)
     try:  # the report folder must be writable before any work starts
         out.mkdir(parents=True, exist_ok=True)
@@ -185,7 +184,8 @@ def review(
             bar.update(task_id, advance=1, description=f"[dim]{escape(data['name'][:48])}[/]")
 
     unlisten = progress.listen(on_event)
-    flow_fn, runner_scope = review_documents, contextlib.nullcontext()
+    flow_fn = review_documents
+    runner_scope: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if task_runner == "dask":  # tasks on Dask workers (flows/runners.py); they report to this run's Prefect API
         from flows.runners import make_task_runner, prefect_api_for_workers
 
@@ -618,4 +618,4 @@ def main() -> None:  # pragma: no cover - console entry point
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

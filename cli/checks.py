@@ -11,7 +11,7 @@ import contextlib
 import re
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_settings import SettingsError
 
 from schemas.settings import Limits, Settings
@@ -20,7 +20,7 @@ from schemas.settings import Limits, Settings
 CONNECT_TIMEOUT_S = 5
 
 
-def env_variable(field: str, model: type = Settings) -> str:
+def env_variable(field: str, model: type[BaseModel] = Settings) -> str:
     """The environment variable that sets ``field`` of ``model`` (its first alias, else
     ``DOCREVIEW_<FIELD>``); a name that is already a variable (an alias in an error) is returned."""
     info = model.model_fields.get(field)

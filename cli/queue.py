@@ -24,8 +24,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from sqlalchemy import or_
-from sqlmodel import Session, select
+from sqlalchemy import ColumnElement, or_
+from sqlmodel import Session, col, select
 
 from cli.common import stored_database, table_console
 from schemas.tables import AbsenceRow, CheckRow, DocumentRow, FindingRow, ReviewerDecision, utcnow
@@ -56,23 +56,26 @@ def queue_items(
     from tasks.store.persist import get_engine, latest_decisions
 
     with Session(get_engine(database_url)) as session:
-        queued = FindingRow.verdict.in_(QUEUE_VERDICTS)
+        queued: ColumnElement[bool] = col(FindingRow.verdict).in_(QUEUE_VERDICTS)
         if include:
-            queued = or_(queued, FindingRow.finding_key.in_(include))
+            queued = or_(queued, col(FindingRow.finding_key).in_(include))
         findings = session.exec(
-            select(FindingRow).where(queued).order_by(FindingRow.sha256, FindingRow.page, FindingRow.id)
+            select(FindingRow).where(queued).order_by(col(FindingRow.sha256), col(FindingRow.page), col(FindingRow.id))
         ).all()
         absences = session.exec(select(AbsenceRow).order_by(AbsenceRow.sha256, AbsenceRow.clause_type)).all()
         shas = {f.sha256 for f in findings} | {a.sha256 for a in absences}
         names = (
-            {d.sha256: d.file_name for d in session.exec(select(DocumentRow).where(DocumentRow.sha256.in_(shas))).all()}
+            {
+                d.sha256: d.file_name
+                for d in session.exec(select(DocumentRow).where(col(DocumentRow.sha256).in_(shas))).all()
+            }
             if shas
             else {}
         )
         keys = [f.finding_key for f in findings]
         checks: dict[str, list[CheckRow]] = {}
         for i in range(0, len(keys), 500):
-            for c in session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i : i + 500]))).all():
+            for c in session.exec(select(CheckRow).where(col(CheckRow.finding_key).in_(keys[i : i + 500]))).all():
                 checks.setdefault(c.finding_key, []).append(c)
     decided = latest_decisions(database_url, keys + [a.absence_key for a in absences])
     items: list[dict[str, Any]] = []
@@ -125,13 +128,13 @@ def playbook_deviations(database_url: str) -> list[dict[str, Any]]:
 
     with Session(get_engine(database_url)) as session:
         rows = session.exec(
-            select(PlaybookResultRow).order_by(PlaybookResultRow.created_at, PlaybookResultRow.id)
+            select(PlaybookResultRow).order_by(col(PlaybookResultRow.created_at), col(PlaybookResultRow.id))
         ).all()
     latest: dict[str, str] = {}
     for r in rows:
         latest[r.sha256] = r.run_id  # ordered by time: the last one wins
     order = {"high": 0, "medium": 1, "low": 2}
-    out = [
+    out: list[dict[str, Any]] = [
         dict(
             file_name=r.file_name,
             sha256=r.sha256,
@@ -152,8 +155,10 @@ def playbook_deviations(database_url: str) -> list[dict[str, Any]]:
 
 
 def _decision_dict(row: ReviewerDecision | None) -> dict[str, Any] | None:
-    if row is None:
-        return None
+    return None if row is None else _decision_fields(row)
+
+
+def _decision_fields(row: ReviewerDecision) -> dict[str, Any]:
     return dict(
         decision=row.decision,
         note=row.note,
@@ -166,15 +171,15 @@ def _resolve(session: Session, item_id: str) -> tuple[str, str]:
     """``(kind, key)`` of a queue item id; raises ``KeyError`` when there is no such item."""
     raw = item_id.strip()
     if raw[:1].upper() == "A" and raw[1:].isdigit():
-        row = session.get(AbsenceRow, int(raw[1:]))
-        if row is None:
+        absence = session.get(AbsenceRow, int(raw[1:]))
+        if absence is None:
             raise KeyError(f"no absence {raw}")
-        return "absence", row.absence_key
+        return "absence", absence.absence_key
     if raw.isdigit():
-        row = session.get(FindingRow, int(raw))
-        if row is None:
+        finding = session.get(FindingRow, int(raw))
+        if finding is None:
             raise KeyError(f"no finding {raw}")
-        return "finding", row.finding_key
+        return "finding", finding.finding_key
     raise KeyError(f"not a finding id: {raw!r} (use the number from the report, or A<n> for an absence)")
 
 
@@ -196,7 +201,7 @@ def record_decision(
     with Session(engine) as session:
         kind, key = _resolve(session, item_id)
         history = session.exec(
-            select(ReviewerDecision).where(ReviewerDecision.target_key == key).order_by(ReviewerDecision.seq)
+            select(ReviewerDecision).where(ReviewerDecision.target_key == key).order_by(col(ReviewerDecision.seq))
         ).all()
         last = history[-1] if history else None
         if last is not None and last.decision == decision and last.note == note:
@@ -231,10 +236,10 @@ def gold_set(database_url: str) -> list[dict[str, Any]]:
         for k in range(0, len(keys), 500):
             for row in session.exec(
                 select(ReviewerDecision)
-                .where(ReviewerDecision.target_key.in_(keys[k : k + 500]))
-                .order_by(ReviewerDecision.seq)
+                .where(col(ReviewerDecision.target_key).in_(keys[k : k + 500]))
+                .order_by(col(ReviewerDecision.seq))
             ).all():
-                history.setdefault(row.target_key, []).append(_decision_dict(row))
+                history.setdefault(row.target_key, []).append(_decision_fields(row))
     for item in items:
         item["history"] = history.get(item["key"], [])
     return items
@@ -264,8 +269,8 @@ def queue(
         return
     items = queue_items(url, pending_only=pending)
     table = Table(show_lines=False)
-    for col in ("id", "document", "clause", "verdict", "page", "why", "decision"):
-        table.add_column(col, overflow="fold")
+    for column in ("id", "document", "clause", "verdict", "page", "why", "decision"):
+        table.add_column(column, overflow="fold")
     for i in items:
         d = i["decision"]
         table.add_row(
@@ -286,8 +291,8 @@ def queue(
     deviations = playbook_deviations(url)
     if deviations:
         table = Table(title="Playbook deviations and undecided rules (latest run per document)", show_lines=False)
-        for col in ("document", "rule", "status", "severity", "why", "findings"):
-            table.add_column(col, overflow="fold")
+        for column in ("document", "rule", "status", "severity", "why", "findings"):
+            table.add_column(column, overflow="fold")
         for d in deviations:
             table.add_row(
                 d["file_name"][:40],

@@ -133,8 +133,9 @@ def serve(
     except OSError as exc:
         err.print(f"[red]error:[/] cannot listen on {host}:{port}: {exc.strerror or exc}")
         raise typer.Exit(2) from None
-    bound_host, bound_port = server.server_address[:2]
-    base = f"http://{bound_host}:{bound_port}"
+    bound_host, bound_port = server.server_address[:2]  # the host as given (str; typeshed allows bytes too)
+    host = bound_host.decode() if isinstance(bound_host, bytes | bytearray) else bound_host
+    base = f"http://{host}:{bound_port}"
     console.print(f"Serving {folder.resolve()} at {base}/", highlight=False)
     console.print(f"Kept runs: {base}/runs/", highlight=False)
     console.print(f"Links in Prefect artifacts: DOCREVIEW_REPORT_URL_BASE={base}   (Ctrl-C stops)", highlight=False)

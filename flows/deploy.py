@@ -313,10 +313,11 @@ def _check_source_parameter(
     where = f"{deployment}: automation {automation!r}"
     source = (parameters or {}).get("source")
     if source is None:
-        if str((defaults or {}).get("source") or "").strip():
+        default_source = (defaults or {}).get("source")
+        if str(default_source or "").strip():
             return [
                 f"{where} passes no 'source': every run would review the default "
-                f"{defaults['source']!r}, not the uploaded object's folder"
+                f"{default_source!r}, not the uploaded object's folder"
             ]
         return [f"{where} passes no parameters (no 'source'): triggered runs would fail for lack of a source"]
     if isinstance(source, dict):  # already in Prefect's {"__prefect_kind": "jinja", "template": ...} form
@@ -350,7 +351,8 @@ def serve(
     """
     from prefect.runner import Runner
 
-    runner = Runner(name="docreview-serve", pause_on_shutdown=True, **({"limit": limit} if limit is not None else {}))
+    options: dict[str, Any] = {"limit": limit} if limit is not None else {}
+    runner = Runner(name="docreview-serve", pause_on_shutdown=True, **options)
     for deployment in deployments:
         runner.add_deployment(deployment)
     result = check_deployments() if check else None
@@ -362,6 +364,7 @@ def serve(
     async def run() -> None:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
+        assert task is not None, "a coroutine run by asyncio.run is a task"
 
         def stop(sig: signal.Signals) -> None:
             # Cancel the runner so it shuts down through its own exit path (pausing the schedules)

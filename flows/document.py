@@ -18,12 +18,13 @@ soon as the outcome is known, through the run's :class:`flows.pipeline.RunBook`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from prefect import get_run_logger
-from prefect.futures import as_completed
-from prefect.utilities.annotations import quote
+from prefect.futures import PrefectFuture, as_completed
 
 from flows.pipeline import Document, Run, RunBook, result_or_error, warm_up
+from flows.quoting import quote
 from schemas.documents import (
     Chunk,
     DocumentStatus,
@@ -187,6 +188,7 @@ def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDoc
 def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutcome | None:
     """Claim the document for this run and extract its text (the extraction's outcome); None when
     it ended instead (held by another live run, reviewed meanwhile, or the API refused the run)."""
+    assert fp.sha256 is not None, "a Document's outcome is fingerprinted (see fingerprint)"
     if refused(book, fp):
         return None
     claim = claim_document(
@@ -222,6 +224,7 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
     """Chunks, routing decisions and admission (chunk count, token budget) of an extracted
     document; chunks and decisions are stored and the text screened for injected instructions."""
     got, limits = document.outcome, run.settings.limits
+    assert got.document is not None, "called with an extracted document (got.ok)"
     text = cap_page_chars(got.document, limits.max_chars_per_page)
     chunks, routing = profile_and_chunk(run, text)
     decisions = route_chunks(quote(chunks), routing, run.settings.router_threshold)
@@ -259,9 +262,10 @@ def review_chunks(run: Run, prepared: PreparedDocument) -> None:
         review_offline(run, prepared)
         return
     name = prepared.document.name
-    calls = [
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
         ((quote(run.reviewer), quote(chunk), name, run.db, run.id, quote(run.policy)), {}) for chunk in prepared.deep
     ]
+    assert run.review_task is not None, "open_run sets it"
     reviews = dict(zip(run.review_slots.submit_in_turn(run.review_task, calls), prepared.deep))
     checks = []
     for future in as_completed(list(reviews)):
@@ -297,7 +301,7 @@ def review_offline(run: Run, prepared: PreparedDocument) -> None:
         )
 
 
-def fact_check_chunk(run: Run, prepared: PreparedDocument, chunk: Chunk, findings: list):
+def fact_check_chunk(run: Run, prepared: PreparedDocument, chunk: Chunk, findings: list) -> PrefectFuture[Any]:
     """Start the fact-check of one reviewed chunk's findings; returns its future."""
     return fact_check_findings.submit(
         quote(findings),
@@ -327,6 +331,7 @@ def record_review(
     if error is not None:
         prepared.problems.append(f"chunk {chunk.index + 1}: {error}")
         return None
+    assert review is not None, "a review without an error has its result"
     if run.uses_model and review.outcome == ReviewOutcome.ok and not review.cached:
         store_review(run.db, quote(chunk), run.prompt_version, run.reviewer.model, quote(review))
     if review.calls:
@@ -353,7 +358,7 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
     their consistency, store them, and end the document:
     ``reviewed`` when every deep chunk was reviewed, else ``failed`` (a problem no retry can fix)
     or ``deferred`` (the next run reviews it again)."""
-    sha, model = prepared.document.outcome.sha256, run.reviewer.model
+    sha, model = prepared.document.sha256, run.reviewer.model
     outcome = prepared.document.outcome
     checked = sorted(prepared.checked, key=lambda c: (c.chunk_index, c.ordinal))
     checked = check_support_in_document(quote(checked))

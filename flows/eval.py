@@ -26,7 +26,7 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from schemas.documents import Chunk
 from schemas.taxonomy import CUAD_LABELS, ClauseType
@@ -71,11 +71,11 @@ def _chunking(chunk_chars: int | None, overlap_chars: int | None) -> Iterator[No
                 os.environ[key] = str(value)
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
+        for key, old in saved.items():
+            if old is None:
                 os.environ.pop(key, None)
             else:
-                os.environ[key] = value
+                os.environ[key] = old
 
 
 def _stored_chunks(db: str, sha256: str) -> list[Chunk]:
@@ -83,7 +83,7 @@ def _stored_chunks(db: str, sha256: str) -> list[Chunk]:
     from tasks.store.persist import get_engine
 
     with Session(get_engine(db)) as session:
-        rows = session.exec(select(ChunkRow).where(ChunkRow.sha256 == sha256).order_by(ChunkRow.chunk_index)).all()
+        rows = session.exec(select(ChunkRow).where(ChunkRow.sha256 == sha256).order_by(col(ChunkRow.chunk_index))).all()
         return [
             Chunk(
                 document_sha256=r.sha256,
@@ -161,12 +161,12 @@ def evaluate_cuad(
     with tempfile.TemporaryDirectory(prefix="docreview-eval-") as tmp:
         src = Path(tmp) / "contracts"
         src.mkdir()
-        for doc in docs:
-            pdf = (root / doc.pdf_file).resolve()
+        for labelled in docs:
+            pdf = (root / labelled.pdf_file).resolve()
             if not pdf.is_file():
                 raise FileNotFoundError(pdf)
             (src / pdf.name).symlink_to(pdf)
-            by_file[pdf.name] = doc
+            by_file[pdf.name] = labelled
         db = f"sqlite:///{Path(tmp) / 'eval.db'}"
         out_dir = Path(tmp) / "out"
         if console:
@@ -277,7 +277,7 @@ def evaluate_cuad(
     findings = sum(v[1] for v in overlap_hits.values())
     per_category = {}
     for cat in CATEGORIES:
-        s = dict(scores[cat])
+        s: dict[str, Any] = dict(scores[cat])
         hit, total = overlap_hits[cat]
         s["evidence_overlap"] = hit / total if total else None
         s["label"] = CUAD_LABELS[cat]
@@ -343,8 +343,8 @@ def print_table(result: dict[str, Any], console: Console) -> None:
         collapse_padding=True,
     )
     table.add_column("category", no_wrap=True, min_width=34)
-    for col, width in (("P", 4), ("R", 4), ("F1", 5), ("n", 3), ("overlap", 7), ("value", 5)):
-        table.add_column(col, justify="right", no_wrap=True, min_width=width)
+    for column, width in (("P", 4), ("R", 4), ("F1", 5), ("n", 3), ("overlap", 7), ("value", 5)):
+        table.add_column(column, justify="right", no_wrap=True, min_width=width)
     rows = sorted(result["per_category"].items(), key=lambda kv: kv[1]["f1"])
     for name, s in rows:
         ov = s.get("evidence_overlap")
@@ -382,8 +382,10 @@ def print_table(result: dict[str, Any], console: Console) -> None:
     if result.get("playbook_rules"):
         table = Table(title=f"Playbook {result['playbook']!r} against the lawyers' answers", box=box.SIMPLE)
         short = {"pass": "P", "deviation": "D", "unknown": "U", "None": "-"}
-        for col in ("rule", "pairs", "agreement", "unknown", "skipped", "lawyers→docreview"):
-            table.add_column(col, justify="left" if col in ("rule", "lawyers→docreview") else "right", overflow="fold")
+        for column in ("rule", "pairs", "agreement", "unknown", "skipped", "lawyers→docreview"):
+            table.add_column(
+                column, justify="left" if column in ("rule", "lawyers→docreview") else "right", overflow="fold"
+            )
         for rule, t in result["playbook_rules"].items():
             pairs = (tuple(k.split("->")) + (v,) for k, v in sorted(t["confusion"].items()))
             table.add_row(

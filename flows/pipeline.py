@@ -36,9 +36,9 @@ from typing import Any, TypeVar
 from prefect import Task, get_run_logger
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run as runtime_flow_run
-from prefect.utilities.annotations import quote
 
 from flows import progress
+from flows.quoting import quote
 from schemas.documents import DocumentStatus, FailureKind, IngestOutcome, SourceObject
 from schemas.findings import PROMPT_VERSION
 from schemas.policy import ResiliencePolicy
@@ -148,7 +148,7 @@ class Run:
     extraction_slots: Slots = field(default_factory=lambda: Slots(2))
     review_slots: Slots = field(default_factory=lambda: Slots(2))
     documents_in_flight: int = 6
-    budget: TokenBudget = field(default_factory=TokenBudget)
+    budget: TokenBudget = field(default_factory=lambda: TokenBudget(None))  # unlimited unless open_run sets it
     budget_lock: threading.Lock = field(default_factory=threading.Lock)
     review_task: Task | None = None
     batch_poll_s: float = 60.0
@@ -430,6 +430,12 @@ class Document:
     def name(self) -> str:
         """The first object's file name."""
         return self.outcome.source.name
+
+    @property
+    def sha256(self) -> str:
+        """The content's sha256 (a Document is made of a fingerprinted object only)."""
+        assert self.outcome.sha256 is not None, "fingerprinted"
+        return self.outcome.sha256
 
 
 class RunBook:

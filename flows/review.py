@@ -19,7 +19,6 @@ from prefect import flow, get_run_logger
 from prefect.runtime import flow_run as runtime_flow_run
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
-from prefect.utilities.annotations import quote
 
 from flows import progress
 from flows.document import (
@@ -41,6 +40,7 @@ from flows.pipeline import (
     stop_cleanly_when_interrupted,
     stop_if_misconfigured,
 )
+from flows.quoting import quote
 from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
 from tasks.observe.changes import compare_filings
@@ -86,7 +86,8 @@ def _run_name() -> str:
 @flow(
     name="review-documents",
     flow_run_name=_run_name,
-    task_runner=ThreadPoolTaskRunner(max_workers=TASK_RUNNER_WORKERS),
+    # Prefect's flow() wants TaskRunner[PrefectFuture], invariant in the future type: no runner matches it
+    task_runner=ThreadPoolTaskRunner(max_workers=TASK_RUNNER_WORKERS),  # type: ignore[arg-type]
     log_prints=False,
 )
 def review_documents(
@@ -174,7 +175,9 @@ def review_documents(
     metrics = close_run(run, book)
     result = publish_report(run, metrics)
     stop_if_misconfigured(run, result)  # the API refused the run's requests: Failed, saying why
-    return final_state(result, batch, waiting=len(run.held_elsewhere))
+    # A returned State is the flow run's end state; the flow's caller gets its data (the dict) or the
+    # NothingReviewed it raises, hence the declared dict return.
+    return final_state(result, batch, waiting=len(run.held_elsewhere))  # type: ignore[return-value]
 
 
 def final_state(result: dict[str, Any], batch: bool = False, waiting: int = 0) -> State | dict[str, Any]:

@@ -24,10 +24,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from prefect import Flow
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
+
+if TYPE_CHECKING:
+    from prefect_dask import DaskTaskRunner
 
 TaskRunnerName = Literal["thread", "dask"]
 
@@ -36,7 +39,7 @@ LOCAL_DASK_WORKERS = 2
 LOCAL_DASK_THREADS_PER_WORKER = 2
 
 
-def make_task_runner(name: str = "thread", dask_address: str | None = None, max_workers: int = 8) -> TaskRunner:
+def make_task_runner(name: str = "thread", dask_address: str | None = None, max_workers: int = 8) -> TaskRunner[Any]:
     """The task runner called ``name``: ``thread`` (a ``ThreadPoolTaskRunner`` of ``max_workers``)
     or ``dask`` (a ``DaskTaskRunner`` on ``dask_address``, else on a new local cluster of
     :data:`LOCAL_DASK_WORKERS` processes × :data:`LOCAL_DASK_THREADS_PER_WORKER` threads, no dashboard).
@@ -65,7 +68,7 @@ def make_task_runner(name: str = "thread", dask_address: str | None = None, max_
     )
 
 
-def _dask_runner_class() -> type[TaskRunner]:
+def _dask_runner_class() -> type[DaskTaskRunner]:
     """prefect-dask's ``DaskTaskRunner``, unwrapping ``quote``-d task parameters.
 
     Dask's graph parser rebuilds tuples it finds in task arguments as plain tuples, and
@@ -90,7 +93,7 @@ def _dask_runner_class() -> type[TaskRunner]:
         @property
         def client(self) -> Any:
             with self._connect_lock:
-                return DaskTaskRunner.client.fget(self)
+                return super().client
 
         def _optimize_futures(self, expr: Any) -> Any:
             from prefect.utilities.annotations import quote

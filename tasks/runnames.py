@@ -14,16 +14,19 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from prefect.tasks import TaskRunNameCallbackWithParameters
+
 #: File name of the document whose steps the current thread runs (None outside a document).
 CURRENT_DOCUMENT: ContextVar[str | None] = ContextVar("docreview_current_document", default=None)
 
 
-class for_document:
+class for_document(TaskRunNameCallbackWithParameters):
     """A ``task_run_name`` callable: ``"<stage> · <file name>"``, plus ``" · <detail(parameters)>"``
     when ``detail`` is given (it receives the task run's resolved parameters by name).
 
     A class, not a closure, so a task pickled to another process (a Dask worker) carries only the
     stage and detail; the file name is read from :data:`CURRENT_DOCUMENT` where the name is made.
+    It subclasses Prefect's protocol for such callables (``task(task_run_name=...)`` is typed with it).
     """
 
     def __init__(self, stage: str, detail: Callable[[dict[str, Any]], str] | None = None) -> None:

@@ -53,7 +53,7 @@ def idempotent_creates(_context: Any, _revision: Any, directives: list[Any]) -> 
             visit(upgrade_ops.ops)
 
 
-def _configure(**kwargs: object) -> None:
+def _configure(**kwargs: Any) -> None:
     context.configure(
         target_metadata=target_metadata,
         render_as_batch=True,
@@ -79,7 +79,10 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = create_engine(config.get_main_option("sqlalchemy.url"), poolclass=NullPool)
+    url = config.get_main_option("sqlalchemy.url")
+    if not url:
+        raise RuntimeError("alembic: no connection given and no sqlalchemy.url configured")
+    engine = create_engine(url, poolclass=NullPool)
     try:
         with engine.connect() as connection:
             _configure(connection=connection)

@@ -41,6 +41,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -67,6 +68,9 @@ from tasks.check.values import (
 )
 from tasks.check.verdicts import RULE_REASONS, VERDICT_SEVERITY, overall_verdict  # noqa: F401 - also imported from here
 from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, verify_with_model
+
+if TYPE_CHECKING:
+    from schemas.settings import Settings
 from tasks.runnames import for_document
 from tasks.textnorm import match_form, numbers_in, squeeze_spaces
 
@@ -619,16 +623,16 @@ def check_arithmetic(finding: Finding, index: DocumentIndex | None = None) -> Ch
             wrong = True
             reasons.append("the parts and the total are in different currencies")
         else:
-            s = sum((p.amount for p in parts), Decimal(0))
+            s = sum((p.number for p in parts), Decimal(0))
             if s != total.amount:
                 wrong = True
                 reasons.append(
-                    f"the {len(parts)} stated parts sum to {s.normalize():f}, the stated total is {total.amount.normalize():f}"
+                    f"the {len(parts)} stated parts sum to {s.normalize():f}, the stated total is {total.number.normalize():f}"
                 )
             else:
                 reasons.append(f"the {len(parts)} stated parts sum to the stated total {total.show()}")
     if len(shares) >= 2:
-        s = sum((v.amount for _, v in shares), Decimal(0))
+        s = sum((v.number for _, v in shares), Decimal(0))
         if s != 100:
             wrong = True
             reasons.append(f"the stated shares sum to {s.normalize():f}%, not 100%")
@@ -642,7 +646,7 @@ def check_arithmetic(finding: Finding, index: DocumentIndex | None = None) -> Ch
         inst = [v for v in qmoney if v.start >= m.end() - 1 and v.start <= m.end() + 3]
         others = [v for v in qmoney if v not in inst]
         if n and inst and len(others) == 1:
-            product = n * inst[0].amount
+            product = n * inst[0].number
             if product == others[0].amount:
                 reasons.append(f"{n:f} equal instalments of {inst[0].show()} make {others[0].show()}")
             else:
@@ -836,7 +840,7 @@ def _fact_check_chunks(
     return out
 
 
-def _configured_verifier(backend: str, settings) -> Verifier | None:
+def _configured_verifier(backend: str, settings: Settings) -> Verifier | None:
     """The verifier callable for ``backend`` under ``settings`` (None when it is off).
 
     The verifier calls the Anthropic API. Without ``ANTHROPIC_API_KEY`` it is off in the default

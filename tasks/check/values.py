@@ -160,6 +160,13 @@ class Value:
     problem: str | None = None
 
     @property
+    def number(self) -> Decimal:
+        """``amount``, for a kind that always has one (money, percent, duration)."""
+        if self.amount is None:
+            raise ValueError(f"{self.kind.value} value {self.raw!r} has no amount")
+        return self.amount
+
+    @property
     def ambiguous(self) -> bool:
         """True for a date with more than one reading (day/month order undecided)."""
         return len(self.dates) > 1
@@ -411,7 +418,7 @@ def find_dates(text: str, order: DateOrder = DateOrder.unknown) -> list[Value]:
                         problem = f"does not fit the document's {order.value} date order"
                 if not readings:
                     continue
-                dates = tuple(readings)
+                dates: tuple[YMD, ...] = tuple(readings)
             else:
                 y = int(m.group("year"))
                 mon = (

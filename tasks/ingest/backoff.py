@@ -14,7 +14,7 @@ deletes the row.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlmodel import Session
 
@@ -40,7 +40,7 @@ def backoff_delay_s(timeouts: int, limits: Limits) -> float:
     return min(limits.extraction_backoff_max_s, limits.extraction_backoff_s * 2 ** min(timeouts - 1, 40))
 
 
-def _waiting(row: ExtractionBackoffRow | None, now: datetime, limits: Limits | None) -> bool:
+def _waiting(row: ExtractionBackoffRow | None, now: datetime, limits: Limits | None) -> TypeGuard[ExtractionBackoffRow]:
     """True while ``row``'s back-off holds: its end is after ``now`` and the extraction timeout of
     ``limits`` is not higher than the one the document timed out under (raising the limit is the
     operator's fix: the next run tries at once)."""

@@ -195,10 +195,10 @@ def _form_of(cover: str) -> tuple[FilingForm | None, str]:
             return form, f"cover page reads {name.group(0)!r} and {_squash(report.group(0))!r}"
         if form is FilingForm.form_8k and name and _8K_ITEM.search(cover):
             return form, f"cover page reads {name.group(0)!r} and has Form 8-K Item headings"
-    head = cover[:2500]
-    if _RELEASE.search(head) and _EPS.search(cover):
+    release = _RELEASE.search(cover[:2500])
+    if release and _EPS.search(cover):
         return FilingForm.earnings_release, (
-            f"first page reads {_squash(_RELEASE.search(head).group(0))!r} and reports earnings per share"
+            f"first page reads {_squash(release.group(0))!r} and reports earnings per share"
         )
     return None, ""
 

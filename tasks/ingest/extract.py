@@ -8,6 +8,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from prefect import task
@@ -24,7 +25,7 @@ from schemas.settings import Limits
 from tasks.runnames import for_document
 
 
-def _limit_memory(max_bytes: int):
+def _limit_memory(max_bytes: int) -> Callable[[], None]:
     def apply() -> None:  # runs in the child between fork and exec
         resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
 

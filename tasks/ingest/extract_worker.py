@@ -214,7 +214,7 @@ def pypdf_page(reader: Any, i: int) -> tuple[str, list[tuple[str, str]]]:
         if op == b"Tf" and args:
             current[0] = font_map(str(args[0]))
         elif op == b"BDC":
-            props = args[1] if len(args) > 1 else None
+            props: Any = args[1] if len(args) > 1 else None  # a PDF dictionary, or a name
             value = props.get("/ActualText") if hasattr(props, "get") else None
             stack.append(value is not None)
             if value is not None:

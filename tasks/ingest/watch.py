@@ -54,7 +54,7 @@ from typing import Any
 from urllib.parse import quote as url_quote
 from urllib.parse import unquote, urlparse
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from schemas.documents import SourceObject
 from schemas.tables import WatchedObjectRow, utcnow
@@ -185,9 +185,9 @@ def claim(database_url: str, objects: list[SourceObject]) -> list[SourceObject]:
         for i in range(0, len(uris), _IN_CHUNK):
             rows = session.exec(
                 select(WatchedObjectRow.uri, WatchedObjectRow.etag).where(
-                    WatchedObjectRow.uri.in_(uris[i : i + _IN_CHUNK])
+                    col(WatchedObjectRow.uri).in_(uris[i : i + _IN_CHUNK])
                 )
-            ).all()  # type: ignore[union-attr]
+            ).all()
             known.update((u, e) for u, e in rows)
     unseen: dict[tuple[str, str], SourceObject] = {}
     for obj in objects:
@@ -205,12 +205,12 @@ def claim(database_url: str, objects: list[SourceObject]) -> list[SourceObject]:
         dialect = sqlite if session.get_bind().dialect.name == "sqlite" else postgresql
         for i in range(0, len(items), _IN_CHUNK):
             now = utcnow()
-            rows = [
+            values = [
                 dict(uri=uri, etag=etag, size_bytes=o.size_bytes, first_seen_at=now)
                 for (uri, etag), o in items[i : i + _IN_CHUNK]
             ]
             # INSERT … ON CONFLICT DO NOTHING RETURNING: only the rows this call inserted come back
-            stmt = dialect.insert(table).values(rows).on_conflict_do_nothing(index_elements=["uri", "etag"])
+            stmt = dialect.insert(table).values(values).on_conflict_do_nothing(index_elements=["uri", "etag"])
             inserted.update((u, e) for u, e in session.execute(stmt.returning(table.c.uri, table.c.etag)).all())
             session.commit()
     fresh = [o for k, o in items if k in inserted]

@@ -126,7 +126,7 @@ def compare_filings(database_url: str, run_id: str) -> int:
     """Prefect task: :func:`record_filing_changes` for every filing reviewed in run ``run_id``,
     once every document of the run has ended (so filings of one run compare with each other);
     returns how many filings were compared."""
-    from sqlmodel import Session, select
+    from sqlmodel import Session, col, select
 
     from schemas.tables import DocumentProfileRow, RunDocumentRow
     from tasks.store.persist import get_engine
@@ -134,16 +134,17 @@ def compare_filings(database_url: str, run_id: str) -> int:
     with Session(get_engine(database_url)) as session:
         shas = session.exec(
             select(RunDocumentRow.sha256)
-            .join(DocumentProfileRow, DocumentProfileRow.sha256 == RunDocumentRow.sha256)
+            .join(DocumentProfileRow, col(DocumentProfileRow.sha256) == RunDocumentRow.sha256)
             .where(
                 RunDocumentRow.run_id == run_id,
                 RunDocumentRow.status == "reviewed",
                 DocumentProfileRow.profile == "filing",
             )
         ).all()
-    for sha in sorted(set(shas)):
+    filings = {sha for sha in shas if sha is not None}  # the inner join has no NULL sha256 anyway
+    for sha in sorted(filings):
         record_filing_changes.fn(database_url, sha)
-    return len(set(shas))
+    return len(filings)
 
 
 def changes_markdown(documents: list[dict]) -> str:

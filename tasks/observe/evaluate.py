@@ -520,7 +520,7 @@ def lawyer_playbook_status(rule: PlaybookRule, limit: Limit | None, answer: str)
     if expect is Expectation.allowed_values:
         allowed = {canonical_value(v) for v in rule.values or []}
         return "pass" if canonical_value(answer) in allowed else "deviation"
-    if expect in (Expectation.max_duration, Expectation.min_duration) and limit is not None:
+    if expect in (Expectation.max_duration, Expectation.min_duration) and limit is not None and limit.days is not None:
         periods = [to_days(v) for v in find_durations(answer) if v.amount is not None]
         if not periods:
             return None

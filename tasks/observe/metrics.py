@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from schemas.documents import DocumentStatus
 from schemas.tables import (
@@ -54,7 +54,7 @@ def compute_run_metrics(
         for i in range(0, len(shas), 500):
             verdicts += session.exec(
                 select(FindingRow.verdict).where(
-                    FindingRow.sha256.in_(shas[i : i + 500]),
+                    col(FindingRow.sha256).in_(shas[i : i + 500]),
                     FindingRow.prompt_version == prompt_version,
                     FindingRow.model == model,
                 )
@@ -71,9 +71,9 @@ def compute_run_metrics(
         )
         chunk_rows: list[Any] = []
         for i in range(0, len(chunked), 500):
-            query = select(
+            query = select(  # type: ignore[call-overload]  # sqlmodel types select() for at most 4 columns
                 ChunkRow.sha256, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.route, ChunkRow.route_ranges
-            ).where(ChunkRow.sha256.in_(chunked[i : i + 500]))
+            ).where(col(ChunkRow.sha256).in_(chunked[i : i + 500]))
             if chunker is not None:
                 query = query.where(ChunkRow.chunker == chunker)
             chunk_rows += session.exec(query).all()

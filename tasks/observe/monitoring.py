@@ -38,7 +38,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
 from sqlalchemy import case, func
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from schemas.tables import (
     DocumentDriftRow,
@@ -201,7 +201,7 @@ def load_observations(session: Session, run_id: str, sha256: str) -> list[Observ
     """The findings run ``run_id`` produced for document ``sha256`` (with evidence and page)."""
     rows = session.exec(
         select(FindingObservationRow, FindingRow.evidence, FindingRow.page)
-        .join(FindingRow, FindingRow.finding_key == FindingObservationRow.finding_key, isouter=True)
+        .join(FindingRow, col(FindingRow.finding_key) == FindingObservationRow.finding_key, isouter=True)
         .where(FindingObservationRow.run_id == run_id, FindingObservationRow.sha256 == sha256)
     ).all()
     return [
@@ -222,12 +222,12 @@ def previous_review(session: Session, run_id: str, sha256: str) -> DocumentDrift
     run = session.get(RunRow, run_id)
     query = (
         select(DocumentDriftRow)
-        .join(RunRow, RunRow.id == DocumentDriftRow.run_id)
+        .join(RunRow, col(RunRow.id) == DocumentDriftRow.run_id)
         .where(DocumentDriftRow.sha256 == sha256, DocumentDriftRow.run_id != run_id)
     )
     if run is not None:
         query = query.where(RunRow.started_at <= run.started_at)
-    return session.exec(query.order_by(RunRow.started_at.desc())).first()
+    return session.exec(query.order_by(col(RunRow.started_at).desc())).first()
 
 
 @task(name="record-drift", task_run_name=for_document("record-drift"), cache_policy=NO_CACHE)
@@ -286,7 +286,7 @@ def run_drift_metrics(database_url: str, run_id: str) -> dict[str, float]:
     (compared documents whose earlier review used another model or prompt version)."""
     with Session(get_engine(database_url)) as session:
         rows = session.exec(
-            select(DocumentDriftRow).where(DocumentDriftRow.run_id == run_id, DocumentDriftRow.score.is_not(None))
+            select(DocumentDriftRow).where(DocumentDriftRow.run_id == run_id, col(DocumentDriftRow.score).is_not(None))
         ).all()
     out: dict[str, float] = {"drift_documents": len(rows)}
     if rows:
@@ -374,7 +374,7 @@ def run_verdicts(session: Session, run: RunRow) -> Counter[str]:
         counts.update(
             session.exec(
                 select(FindingObservationRow.verdict).where(
-                    FindingObservationRow.run_id == run.id, FindingObservationRow.sha256.in_(own[i : i + 500])
+                    FindingObservationRow.run_id == run.id, col(FindingObservationRow.sha256).in_(own[i : i + 500])
                 )
             ).all()
         )
@@ -382,7 +382,7 @@ def run_verdicts(session: Session, run: RunRow) -> Counter[str]:
         counts.update(
             session.exec(
                 select(FindingRow.verdict).where(
-                    FindingRow.sha256.in_(reused[i : i + 500]),
+                    col(FindingRow.sha256).in_(reused[i : i + 500]),
                     FindingRow.prompt_version == run.prompt_version,
                     FindingRow.model == run.model,
                 )
@@ -444,8 +444,8 @@ def recent_runs(database_url: str, limit: int = 20, finished_only: bool = False)
     with Session(get_engine(database_url)) as session:
         query = select(RunRow)
         if finished_only:
-            query = query.where(RunRow.finished_at.is_not(None))
-        runs = session.exec(query.order_by(RunRow.started_at.desc()).limit(limit)).all()
+            query = query.where(col(RunRow.finished_at).is_not(None))
+        runs = session.exec(query.order_by(col(RunRow.started_at).desc()).limit(limit)).all()
         return [
             RunSummary(
                 id=r.id,
@@ -472,7 +472,9 @@ def find_run(database_url: str, run_id: str) -> RunSummary:
         if run is None and len(run_id) < 4:
             raise KeyError(f"no run {run_id!r} (a prefix needs at least 4 characters)")
         if run is None:  # "%" and "_" are characters of the prefix, not LIKE wildcards
-            found = session.exec(select(RunRow).where(RunRow.id.startswith(run_id, autoescape=True)).limit(2)).all()
+            found = session.exec(
+                select(RunRow).where(col(RunRow.id).startswith(run_id, autoescape=True)).limit(2)
+            ).all()
             if len(found) > 1:
                 raise KeyError(f"run id prefix {run_id!r} is ambiguous")
             run = found[0] if found else None
@@ -642,8 +644,8 @@ def deferred_backlog(session: Session) -> int:
     """Source objects whose latest terminal state (by run start time) is ``deferred``."""
     rows = session.exec(
         select(RunDocumentRow.source, RunDocumentRow.status)
-        .join(RunRow, RunRow.id == RunDocumentRow.run_id)
-        .order_by(RunRow.started_at, RunDocumentRow.id)
+        .join(RunRow, col(RunRow.id) == RunDocumentRow.run_id)
+        .order_by(col(RunRow.started_at), col(RunDocumentRow.id))
     ).all()
     latest: dict[str, str] = {}
     for source, status in rows:
@@ -694,7 +696,7 @@ class DocreviewCollector:
 
         with Session(get_engine(self.database_url)) as session:
             runs_done = session.exec(
-                select(func.count()).select_from(RunRow).where(RunRow.finished_at.is_not(None))
+                select(func.count()).select_from(RunRow).where(col(RunRow.finished_at).is_not(None))
             ).one()
             c = CounterMetricFamily("docreview_runs", "Finished review runs")
             c.add_metric([], runs_done)
@@ -702,7 +704,7 @@ class DocreviewCollector:
 
             by_status = session.exec(select(RunDocumentRow.status, func.count()).group_by(RunDocumentRow.status)).all()
             reused = session.exec(
-                select(func.count()).select_from(RunDocumentRow).where(RunDocumentRow.reused.is_(True))
+                select(func.count()).select_from(RunDocumentRow).where(col(RunDocumentRow.reused).is_(True))
             ).one()
             c = CounterMetricFamily(
                 "docreview_documents", "Documents reaching a terminal state, all runs", labels=["status"]
@@ -723,7 +725,7 @@ class DocreviewCollector:
             run_metric_sum = dict(
                 session.exec(
                     select(RunMetricRow.name, func.sum(RunMetricRow.value))
-                    .where(RunMetricRow.name.in_(["retries", "breaker_openings"]))
+                    .where(col(RunMetricRow.name).in_(["retries", "breaker_openings"]))
                     .group_by(RunMetricRow.name)
                 ).all()
             )
@@ -737,7 +739,7 @@ class DocreviewCollector:
             yield from self._llm_families(session, CounterMetricFamily, HistogramMetricFamily)
 
             last = session.exec(
-                select(RunRow).where(RunRow.finished_at.is_not(None)).order_by(RunRow.started_at.desc())
+                select(RunRow).where(col(RunRow.finished_at).is_not(None)).order_by(col(RunRow.started_at).desc())
             ).first()
             if last is None:
                 return
@@ -850,19 +852,20 @@ class DocreviewCollector:
         yield tokens
         yield cost
 
-        for name, col, doc in (
-            ("docreview_llm_call_duration_seconds", LLMCallRow.latency_ms, "Model call latency, all runs"),
+        for name, column, doc in (
+            ("docreview_llm_call_duration_seconds", col(LLMCallRow.latency_ms), "Model call latency, all runs"),
             (
                 "docreview_llm_first_token_seconds",
-                LLMCallRow.first_token_ms,
+                col(LLMCallRow.first_token_ms),
                 "Time to the first streamed token, all runs (streaming calls only)",
             ),
         ):
-            bucket_cols = [func.sum(case((col <= b * 1000, 1), else_=0)) for b in LATENCY_BUCKETS_S]
+            bucket_cols = [func.sum(case((column <= b * 1000, 1), else_=0)) for b in LATENCY_BUCKETS_S]
             hist = histogram(name, doc, labels=["model"])
+            cum: list[Any]  # the bucket counts
             for model, n, total_ms, *cum in session.exec(
-                select(LLMCallRow.model, func.count(col), func.sum(col), *bucket_cols)
-                .where(col.is_not(None))
+                select(LLMCallRow.model, func.count(column), func.sum(column), *bucket_cols)
+                .where(column.is_not(None))
                 .group_by(LLMCallRow.model)
                 .order_by(LLMCallRow.model)
             ).all():

@@ -14,7 +14,7 @@ import base64
 import io
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from sqlmodel import Session, select
@@ -22,6 +22,9 @@ from sqlmodel import Session, select
 from schemas.tables import LLMCallRow
 from tasks.observe.monitoring import RunSummary, percentile, recent_runs
 from tasks.store.persist import get_engine
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType  # matplotlib >= 3.9
 
 #: Colours of the fact-check verdicts (the report's badge colours).
 VERDICT_COLOURS = {
@@ -37,7 +40,7 @@ TREND_RUNS = 20
 #: Most categories / documents drawn in the bar charts (the rest are summed up in the caption).
 MAX_BARS = 20
 
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "docreview",
     "svg.fonttype": "path",
     "font.size": 9,

@@ -16,7 +16,7 @@ from jinja2 import Environment, select_autoescape
 from prefect import task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
@@ -171,7 +171,7 @@ def build_report(
             database_url, d.sha256, findings
         )  # hostile-input flags (tasks.check.injection)
         absences = _absences(database_url, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
-        pages_flagged = page_flags(stored.get(d.sha256), flags) if d.status == "reviewed" else []
+        pages_flagged = page_flags(stored.get(d.sha256 or ""), flags) if d.status == "reviewed" else []
         doc_checks += page_checks(pages_flagged)
         documents.append(
             dict(
@@ -352,7 +352,7 @@ def _page_flag_rows(engine: Any, shas: list[str]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     with Session(engine) as session:
         for i in range(0, len(shas), 500):
-            for row in session.exec(select(DocumentRow).where(DocumentRow.sha256.in_(shas[i : i + 500]))).all():
+            for row in session.exec(select(DocumentRow).where(col(DocumentRow.sha256).in_(shas[i : i + 500]))).all():
                 out[row.sha256] = dict(row.page_flags or {})
     return out
 

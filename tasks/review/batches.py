@@ -34,6 +34,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -166,7 +167,7 @@ def fetch_results(
     prices: dict[str, tuple[float, float, float, float]] | None = None,
     mode: str = "tool",
     cache_ttl: str | None = None,
-    profiles: dict[str, str] | None = None,
+    profiles: Mapping[str, str] | None = None,
 ) -> dict[str, ChunkReview]:
     """Results of an ended batch: ``{custom_id: ChunkReview}``.
 

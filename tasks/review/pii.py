@@ -90,9 +90,9 @@ def redact(text: str, region: str = DEFAULT_PHONE_REGION, mapping: dict[str, str
     mapping = dict(mapping or {})
     reverse = {v: k for k, v in mapping.items()}
     counts: dict[str, int] = {}
-    for ph in mapping:
-        kind = ph[1 : ph.rindex("_")]
-        counts[kind] = max(counts.get(kind, 0), int(ph[ph.rindex("_") + 1 : -1]))
+    for placeholder in mapping:
+        kind = placeholder[1 : placeholder.rindex("_")]
+        counts[kind] = max(counts.get(kind, 0), int(placeholder[placeholder.rindex("_") + 1 : -1]))
     kinds: dict[str, int] = {}
     out, pos = [], 0
     for start, end, kind in _spans(text, region):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -205,7 +205,8 @@ class _BreakerEvents(pybreaker.CircuitBreakerListener):
             if new == pybreaker.STATE_CLOSED:
                 counters.add("breaker_closings")
             _run_log("circuit breaker %s: %s -> %s", cb.name, old, new)
-        _publish_state(cb.name, new)
+        if cb.name is not None:  # docreview names every breaker (policy.breaker_name)
+            _publish_state(cb.name, new)
         event = {"open": "opened", "half-open": "half-open", "closed": "closed"}.get(new, new)
         _emit(f"docreview.breaker.{event}", cb, {"from": old, "to": new})
 
@@ -289,7 +290,7 @@ def reset_breakers() -> None:
         _breakers.clear()
 
 
-def make_retry_condition(policy: ResiliencePolicy):
+def make_retry_condition(policy: ResiliencePolicy) -> Callable[[Any, Any, Any], bool]:
     """A Prefect ``retry_condition_fn`` for ``policy``.
 
     Retries only retryable errors. When the error carries ``retry-after`` longer than the

@@ -169,7 +169,8 @@ def refusal_cause(exc: BaseException) -> str:
     kind, message = _aws_code(exc), ""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
-        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        inner = body.get("error")
+        error = inner if isinstance(inner, dict) else body
         kind = str(error.get("type") or kind or "")
         message = str(error.get("message") or "")
     response = getattr(exc, "response", None)

@@ -171,7 +171,9 @@ OBLIGATION_SIGNALS: dict[str, re.Pattern[str]] = {
 def _top_level(pattern: str) -> tuple[list[str], int]:
     """``(alternatives, end)``: the alternatives of ``pattern`` split at ``|`` outside groups and character
     classes, up to ``end``, the offset of the ``)`` that closes an enclosing group (``len(pattern)`` if none)."""
-    out, current, depth, in_class, escaped = [], [], 0, False, False
+    out: list[str] = []
+    current: list[str] = []
+    depth, in_class, escaped = 0, False, False
     for i, ch in enumerate(pattern):
         if escaped:
             escaped = False
@@ -349,7 +351,7 @@ def _scan_signals(
         for lo, before, hi in windows:
             last = -1
             matches = (
-                pattern.finditer(scan, lo, hi)
+                (m.start() for m in pattern.finditer(scan, lo, hi))
                 if alternatives is None
                 else _chain(scan, pattern, alternatives, lo, before, hi)
             )
@@ -385,7 +387,9 @@ def _chain(
         if at >= before:
             return
         yield at
-        end = pattern.match(scan, at, hi).end()
+        match = pattern.match(scan, at, hi)
+        assert match is not None, "an alternative matches at `at`, so the pattern does"
+        end = match.end()
         for k, pos in enumerate(nxt):
             if pos < end:
                 m = alternatives[k].search(scan, end, hi)
@@ -826,8 +830,8 @@ def _segment_tokens(
     if _SEP in text:
         sep = [" "]
         words = list(chain.from_iterable(chain.from_iterable(zip((_WORD.findall(low) for low in lows), repeat(sep)))))
-        chars = list(chain.from_iterable(chain.from_iterable(zip((short.split() for short in shorts), repeat(sep)))))
-        return _token_arrays(words, " "), _token_arrays(chars, " ")
+        grams = list(chain.from_iterable(chain.from_iterable(zip((short.split() for short in shorts), repeat(sep)))))
+        return _token_arrays(words, " "), _token_arrays(grams, " ")
     chars = _token_arrays(f" {_SEP} ".join(shorts).split(), _SEP)
     if long:
         return _token_arrays(_WORD_OR_SEP.findall(f" {_SEP} ".join(lows)), _SEP), chars

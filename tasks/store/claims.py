@@ -27,11 +27,12 @@ import socket
 import time
 from datetime import datetime, timedelta
 from enum import Enum
+from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
-from sqlalchemy import delete, select, update
+from sqlalchemy import Select, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from schemas.documents import DocumentStatus
@@ -74,8 +75,9 @@ class Claim(BaseModel):
             who = f"run {self.holder_run_id} ({self.holder_worker})" if self.holder_run_id else "another run"
             return f"being reviewed by {who}; the next run reuses that review"
         if self.state == ClaimState.reviewed:
-            return (f"reviewed meanwhile by run {self.reviewed_by} (same sha256, prompt version and model); "
-                    "findings reused")
+            return (
+                f"reviewed meanwhile by run {self.reviewed_by} (same sha256, prompt version and model); findings reused"
+            )
         return "claimed"
 
 
@@ -109,9 +111,17 @@ def holder_is_dead(worker: str | None) -> bool:
         return False
 
 
-@task(name="claim-document", task_run_name=for_document("claim"), cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+@task(
+    name="claim-document", task_run_name=for_document("claim"), cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1
+)
 def claim_document(
-    database_url: str, sha256: str, run_id: str, worker: str, lease_s: float, prompt_version: str, model: str,
+    database_url: str,
+    sha256: str,
+    run_id: str,
+    worker: str,
+    lease_s: float,
+    prompt_version: str,
+    model: str,
     reviewed_since: datetime | None = None,
 ) -> Claim:
     """Claim ``sha256`` for ``run_id`` for ``lease_s`` seconds (see the module docstring).
@@ -141,12 +151,20 @@ def claim_document(
             if current is None:  # locked by another run's claim or release in flight
                 return Claim(sha256=sha256, state=ClaimState.held)
             if current.run_id != run_id and current.lease_expires_at > now and not holder_is_dead(current.worker):
-                return Claim(sha256=sha256, state=ClaimState.held, holder_run_id=current.run_id,
-                             holder_worker=current.worker, lease_expires_at=current.lease_expires_at)
+                return Claim(
+                    sha256=sha256,
+                    state=ClaimState.held,
+                    holder_run_id=current.run_id,
+                    holder_worker=current.worker,
+                    lease_expires_at=current.lease_expires_at,
+                )
             if current.run_id != run_id:
                 taken_over_from = current.run_id
-            conn.execute(update(_CLAIMS).where(_CLAIMS.c.sha256 == sha256).values(
-                run_id=run_id, worker=worker, claimed_at=now, lease_expires_at=expires))
+            conn.execute(
+                update(_CLAIMS)
+                .where(_CLAIMS.c.sha256 == sha256)
+                .values(run_id=run_id, worker=worker, claimed_at=now, lease_expires_at=expires)
+            )
         done_by = conn.execute(_reviewed_query(sha256, run_id, prompt_version, model, reviewed_since)).first()
         if done_by is not None:
             conn.execute(delete(_CLAIMS).where(_CLAIMS.c.sha256 == sha256, _CLAIMS.c.run_id == run_id))
@@ -154,17 +172,27 @@ def claim_document(
     return Claim(sha256=sha256, state=ClaimState.claimed, lease_expires_at=expires, taken_over_from=taken_over_from)
 
 
-def _reviewed_query(sha256: str, run_id: str, prompt_version: str, model: str, since: datetime | None):
+def _reviewed_query(sha256: str, run_id: str, prompt_version: str, model: str, since: datetime | None) -> Select[Any]:
     """``SELECT run_id`` of a finished review of the document by another run (see claim_document)."""
     if since is None:
         ledger = DocumentReviewRow.__table__  # type: ignore[attr-defined]
-        return select(ledger.c.run_id).where(ledger.c.sha256 == sha256, ledger.c.prompt_version == prompt_version,
-                                             ledger.c.model == model).limit(1)
+        return (
+            select(ledger.c.run_id)
+            .where(ledger.c.sha256 == sha256, ledger.c.prompt_version == prompt_version, ledger.c.model == model)
+            .limit(1)
+        )
     docs = RunDocumentRow.__table__  # type: ignore[attr-defined]
-    return select(docs.c.run_id).where(
-        docs.c.sha256 == sha256, docs.c.run_id != run_id, docs.c.status == DocumentStatus.reviewed.value,
-        docs.c.reused.is_(False), docs.c.updated_at >= since,
-    ).limit(1)
+    return (
+        select(docs.c.run_id)
+        .where(
+            docs.c.sha256 == sha256,
+            docs.c.run_id != run_id,
+            docs.c.status == DocumentStatus.reviewed.value,
+            docs.c.reused.is_(False),
+            docs.c.updated_at >= since,
+        )
+        .limit(1)
+    )
 
 
 def release_claim(database_url: str, sha256: str, run_id: str) -> bool:
@@ -186,19 +214,27 @@ def release_claims(database_url: str, run_id: str) -> int:
 def renew_claims(database_url: str, run_id: str, lease_s: float) -> int:
     """Extend every claim of ``run_id`` to ``now + lease_s`` seconds; returns how many."""
     with get_engine(database_url).begin() as conn:
-        result = conn.execute(update(_CLAIMS).where(_CLAIMS.c.run_id == run_id)
-                              .values(lease_expires_at=utcnow() + timedelta(seconds=lease_s)))
+        result = conn.execute(
+            update(_CLAIMS)
+            .where(_CLAIMS.c.run_id == run_id)
+            .values(lease_expires_at=utcnow() + timedelta(seconds=lease_s))
+        )
         return result.rowcount or 0
 
 
 def live_claims(database_url: str) -> list[DocumentClaimRow]:
     """Claims whose lease has not expired, oldest first (for operators and tests)."""
-    from sqlmodel import Session
+    from sqlmodel import Session, col
     from sqlmodel import select as sm_select
 
     with Session(get_engine(database_url)) as session:
-        return list(session.exec(sm_select(DocumentClaimRow).where(DocumentClaimRow.lease_expires_at > utcnow())
-                                 .order_by(DocumentClaimRow.claimed_at)).all())
+        return list(
+            session.exec(
+                sm_select(DocumentClaimRow)
+                .where(DocumentClaimRow.lease_expires_at > utcnow())
+                .order_by(col(DocumentClaimRow.claimed_at))
+            ).all()
+        )
 
 
 class LeaseKeeper:
@@ -225,7 +261,15 @@ class LeaseKeeper:
 
 
 __all__ = [
-    "DEFAULT_LEASE_S", "Claim", "ClaimState", "LeaseKeeper", "claim_document", "holder_is_dead", "live_claims",
+    "DEFAULT_LEASE_S",
+    "Claim",
+    "ClaimState",
+    "LeaseKeeper",
+    "claim_document",
+    "holder_is_dead",
+    "live_claims",
     "release_claim",
-    "release_claims", "renew_claims", "worker_name",
+    "release_claims",
+    "renew_claims",
+    "worker_name",
 ]

@@ -20,7 +20,7 @@ from prefect.states import Failed, State
 from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, SQLModel, create_engine, select
+from sqlmodel import Session, SQLModel, col, create_engine, select
 
 from schemas.documents import Chunk, DocumentStatus, ExtractedDocument, IngestOutcome
 from schemas.findings import CheckedFinding
@@ -120,6 +120,7 @@ def upsert(
         return
     table = model.__table__  # type: ignore[attr-defined]
     dialect = session.get_bind().dialect.name
+    stmt: sqlite.Insert | postgresql.Insert
     if dialect == "sqlite":
         stmt = sqlite.insert(table)
     elif dialect == "postgresql":
@@ -173,7 +174,10 @@ def deferred_sources(database_url: str) -> set[str]:
         )
         rows = session.exec(
             select(RunDocumentRow.source)
-            .join(latest, (RunDocumentRow.source == latest.c.source) & (RunDocumentRow.updated_at == latest.c.at))
+            .join(
+                latest,
+                (col(RunDocumentRow.source) == latest.c.source) & (col(RunDocumentRow.updated_at) == latest.c.at),
+            )
             .where(RunDocumentRow.status == DocumentStatus.deferred.value)
         ).all()
     return set(rows)
@@ -189,7 +193,7 @@ def load_findings(database_url: str, sha256: str, prompt_version: str, model: st
                 FindingRow.prompt_version == prompt_version,
                 FindingRow.model == model,
             )
-            .order_by(FindingRow.page, FindingRow.chunk_index, FindingRow.id)
+            .order_by(col(FindingRow.page), col(FindingRow.chunk_index), col(FindingRow.id))
         ).all()
         return list(rows)
 
@@ -201,7 +205,7 @@ def load_checks(database_url: str, keys: list[str]) -> dict[str, list[CheckRow]]
         return out
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(keys), 500):
-            rows = session.exec(select(CheckRow).where(CheckRow.finding_key.in_(keys[i : i + 500]))).all()
+            rows = session.exec(select(CheckRow).where(col(CheckRow.finding_key).in_(keys[i : i + 500]))).all()
             for row in rows:
                 out.setdefault(row.finding_key, []).append(row)
     return out
@@ -502,8 +506,8 @@ def load_document_flags(database_url: str, sha256: str, detectors: Iterable[str]
         return list(
             session.exec(
                 select(DocumentFlagRow)
-                .where(DocumentFlagRow.sha256 == sha256, DocumentFlagRow.detector.in_(list(detectors)))
-                .order_by(DocumentFlagRow.char_start, DocumentFlagRow.rule)
+                .where(DocumentFlagRow.sha256 == sha256, col(DocumentFlagRow.detector).in_(list(detectors)))
+                .order_by(col(DocumentFlagRow.char_start), col(DocumentFlagRow.rule))
             ).all()
         )
 
@@ -551,7 +555,7 @@ def save_absences(
                 AbsenceRow.sha256 == sha256,
                 AbsenceRow.prompt_version == prompt_version,
                 AbsenceRow.model == model,
-                AbsenceRow.clause_type.not_in([r["clause_type"] for r in rows] or [""]),
+                col(AbsenceRow.clause_type).not_in([r["clause_type"] for r in rows] or [""]),
             )
         ).all()
         for row in stale:
@@ -595,7 +599,7 @@ def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
     with Session(get_engine(database_url)) as session:
         for i in range(0, len(keys), 500):
             rows = session.exec(
-                select(ReviewerDecision).where(ReviewerDecision.target_key.in_(keys[i : i + 500]))
+                select(ReviewerDecision).where(col(ReviewerDecision.target_key).in_(keys[i : i + 500]))
             ).all()
             for row in rows:
                 if row.target_key not in out or row.seq > out[row.target_key].seq:
@@ -702,10 +706,10 @@ def known_source_sha256(database_url: str, keys: Sequence[tuple[str, str]]) -> d
         for i in range(0, len(uris), 500):
             rows = session.exec(
                 select(SourceObjectRow.uri, SourceObjectRow.etag, SourceObjectRow.sha256).where(
-                    SourceObjectRow.uri.in_(uris[i : i + 500]), SourceObjectRow.sha256.is_not(None)
+                    col(SourceObjectRow.uri).in_(uris[i : i + 500]), col(SourceObjectRow.sha256).is_not(None)
                 )
             ).all()
-            found.update({(u, e): h for u, e, h in rows if (u, e) in wanted})
+            found.update({(u, e): h for u, e, h in rows if (u, e) in wanted and h is not None})
     return found
 
 
@@ -781,7 +785,7 @@ def load_playbook_results(database_url: str, run_id: str) -> dict[str, list[Any]
     out: dict[str, list[Any]] = {}
     with Session(get_engine(database_url)) as session:
         for row in session.exec(
-            select(PlaybookResultRow).where(PlaybookResultRow.run_id == run_id).order_by(PlaybookResultRow.id)
+            select(PlaybookResultRow).where(PlaybookResultRow.run_id == run_id).order_by(col(PlaybookResultRow.id))
         ).all():
             out.setdefault(row.sha256, []).append(row)
     return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from schemas.filings import DocumentKind, FilingChange, FilingSummary
 from schemas.tables import DocumentProfileRow, utcnow
@@ -43,7 +43,7 @@ def load_profiles(database_url: str, sha256s: list[str]) -> dict[str, DocumentPr
     if not sha256s:
         return {}
     with Session(get_engine(database_url)) as session:
-        rows = session.exec(select(DocumentProfileRow).where(DocumentProfileRow.sha256.in_(sha256s))).all()
+        rows = session.exec(select(DocumentProfileRow).where(col(DocumentProfileRow.sha256).in_(sha256s))).all()
         return {r.sha256: r for r in rows}
 
 
@@ -60,10 +60,10 @@ def previous_filing(database_url: str, sha256: str) -> DocumentProfileRow | None
             .where(
                 DocumentProfileRow.company_key == row.company_key,
                 DocumentProfileRow.document_type == row.document_type,
-                DocumentProfileRow.period < row.period,
+                col(DocumentProfileRow.period) < row.period,
                 DocumentProfileRow.sha256 != sha256,
             )
-            .order_by(DocumentProfileRow.period.desc())
+            .order_by(col(DocumentProfileRow.period).desc())
         ).first()
 
 

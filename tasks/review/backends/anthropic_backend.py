@@ -269,7 +269,7 @@ class ToolBlock:
         self.raw = raw
         try:
             self.input = json.loads(raw) if raw.strip() else {}
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             self.error = f"tool input is not valid JSON ({exc.msg} at char {exc.pos} of {len(raw)})"
 
 
@@ -365,7 +365,7 @@ def parse_json_blocks(blocks: list[Any], stop_reason: str | None = None, profile
     out.blocks = 1
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         out.error = f"reply is not valid JSON ({exc.msg} at char {exc.pos} of {len(text)})"
         return out
     data, repaired = repair_tool_input(data, schema)
@@ -816,8 +816,9 @@ class AnthropicBackend(ToolReviewer):
         try:
             message = self._client.messages.create(**req)
         except Exception as exc:
-            exc.llm_calls = [
-                LLMCallRecord(  # type: ignore[attr-defined]
+            # the SDK's error carries the call's record to the caller (see the docstring)
+            exc.llm_calls = [  # type: ignore[attr-defined]
+                LLMCallRecord(
                     backend=self.name,
                     model=self.model,
                     attempt=1,

@@ -168,7 +168,7 @@ class BedrockBackend(ToolReviewer):
                 }
             }
         point: dict[str, Any] = {"type": "default", **({"ttl": cache_ttl} if cache_ttl else {})}
-        system = [
+        system: list[dict[str, Any]] = [
             {"text": system_prompt(self.mode, profile, self.party)},
             {"text": fixed_instructions(self.mode, profile)},
             {"cachePoint": point},
@@ -216,8 +216,9 @@ class BedrockBackend(ToolReviewer):
         try:
             response = self._client.converse(**req)
         except Exception as exc:
-            exc.llm_calls = [
-                LLMCallRecord(  # type: ignore[attr-defined]
+            # the SDK's error carries the call's record to the caller (see the docstring)
+            exc.llm_calls = [  # type: ignore[attr-defined]
+                LLMCallRecord(
                     backend=self.name,
                     model=self.model,
                     attempt=1,

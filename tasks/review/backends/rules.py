@@ -1728,6 +1728,7 @@ class RulesBackend:
         head_end = min(len(text), PREAMBLE_CHARS)
         # document name: an upper-case title line, else "This ... Agreement" in the preamble
         title_done = False
+        m: re.Match[str] | None
         for m in re.finditer(r"[^\n]+", text[:head_end]):
             line = m.group(0)
             for seg in re.finditer(r"\S(?:[^ ]| (?! ))*", line):  # runs split on 2+ spaces
@@ -1779,11 +1780,11 @@ class RulesBackend:
                 continue
             names = extract_parties(sent)
             if len(names) >= 2 or (names and re.search(r"\bamong\b", sent, _I)):
-                s, _e = _word_trim(
-                    text, a, b, a + _PREAMBLE_RE.search(sent).start(), a + _PREAMBLE_RE.search(sent).end()
-                )
+                between = _PREAMBLE_RE.search(sent)
+                assert between is not None, "extract_parties finds names only after it"
+                start, _e = _word_trim(text, a, b, a + between.start(), a + between.end())
                 seen.add((C.parties, i))
-                emit(C.parties, a, b, s, s, [FindingValue(name="party", value=n) for n in names])
+                emit(C.parties, a, b, start, start, [FindingValue(name="party", value=n) for n in names])
                 return
         # cover page: "between" / name / "and" / name, each on lines of their own
         m = _COVER_PARTIES_RE.search(text, 0, head_end)

@@ -332,7 +332,7 @@ def _print_summary(result: dict) -> None:
         + (
             ""
             if not flow_run_id
-            else "  (the Prefect flow run's id too)"
+            else "  (the Prefect flow run's id)"
             if flow_run_id == run_id
             else f"  (Prefect flow run {flow_run_id})"
         ),

@@ -125,7 +125,9 @@ def test_the_run_id_is_the_flow_run_id_and_the_cli_and_log_show_only_it(cli_run)
     run_id = cli_run["run_id"]
     assert run_id == cli_run["flow_run_id"]  # one id: docreview's run is Prefect's flow run
     summary = " ".join(cli_run["stdout"].split())
-    assert f"Run {run_id} (the Prefect flow run's id too)" in summary, cli_run["stdout"]
+    assert f"Run {run_id} (the Prefect flow run's id)" in summary, cli_run["stdout"]
+    run_line = next(line for line in cli_run["stdout"].splitlines() if line.startswith("Run "))
+    assert run_line.rstrip().endswith("(the Prefect flow run's id)"), run_line  # not wrapped at 80 columns
     log = cli_run["log"]
     assert re.search(rf"Beginning flow run 'review-inbox-[0-9T:-]+-{run_id[:8]}'", log), log
     assert f"Run {run_id[:8]} finished" in log, log

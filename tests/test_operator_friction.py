@@ -164,6 +164,7 @@ def test_the_run_log_reads_as_text_with_rounded_metrics(cli_run):
     ), finished
     assert "{'" not in log and "': " not in log, log  # no Python dict reprs
     assert not re.search(r"\d\.\d{4,}", log), log  # no unrounded metric
+    assert "NoneType: None" not in log and "Traceback" not in log, log  # the failed document: its reason, no trace
     shown = docreview("metrics", "show", cli_run["run_id"][:8], "--db", cli_run["db"])
     assert shown.returncode == 0, shown.stderr
     row = next(line for line in shown.stdout.splitlines() if "docs_per_min" in line)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -269,6 +270,20 @@ def page_flags_of(document: ExtractedDocument) -> dict[str, Any]:
         if page.quality.ligatures_restored:
             flags.setdefault("ligatures_restored", {})[str(page.number)] = page.quality.ligatures_restored
     return flags
+
+
+class _NoEmptyTraceback(logging.Filter):
+    """Prefect logs a task run that returned a ``Failed`` state (:func:`save_document_outcome` for a
+    failed document) with ``exc_info=True`` and no exception in flight, which the log prints as a
+    ``NoneType: None`` line under the message: the empty exception info is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[0] is None:
+            record.exc_info = None
+        return True
+
+
+logging.getLogger("prefect.task_runs").addFilter(_NoEmptyTraceback())
 
 
 @task(name="save-document-outcome", task_run_name=for_document("save-outcome"), cache_policy=NO_CACHE)

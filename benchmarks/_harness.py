@@ -6,6 +6,8 @@
 - :class:`StubProcess`: ``docreview stub-llm`` (the local Messages-API test double) as a
   subprocess with a latency model: ``ttft_ms`` before the first token plus ``token_ms`` per
   output token.
+- :class:`StubThread`: the same double served from the benchmark's own process, so its count of
+  requests in flight (``StubLLM.max_in_flight``) can be read after the run.
 - :func:`run_review`: one ``review-documents`` flow run in a child process
   (``python -m benchmarks._harness``). The child times every Prefect task body by stage
   (:data:`STAGES`), samples what the flow's main thread is doing, and records its RSS when
@@ -188,6 +190,37 @@ class StubProcess:
             except subprocess.TimeoutExpired:
                 os.killpg(self._proc.pid, signal.SIGKILL)
                 self._proc.wait()
+
+    def env(self) -> dict[str, str]:
+        """Environment for a review run against this double (anthropic backend)."""
+        return {
+            "ANTHROPIC_BASE_URL": self.url,
+            "ANTHROPIC_API_KEY": "test-key-not-secret",
+            "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6",
+        }
+
+
+class StubThread:
+    """The Messages-API test double served from this process (a thread), with the same latency
+    model and :meth:`env` as :class:`StubProcess`, and its :class:`~docreview_testing.stub_llm.StubLLM`
+    readable as :attr:`stub`: ``stub.max_in_flight`` is the most model requests the API side
+    answered at once, the figure a concurrency cap is checked against. The review runs in a child
+    process (:func:`run_review`), so this process only serves the double while it waits.
+    """
+
+    def __init__(self, ttft_ms: float = 0.0, token_ms: float = 0.0) -> None:
+        from docreview_testing.stub_llm import StubLLM, StubLLMServer
+
+        self.stub = StubLLM(ttft_ms=ttft_ms, token_ms=token_ms)
+        self._server = StubLLMServer("127.0.0.1", 0, self.stub)
+        self.url = self._server.url
+
+    def __enter__(self) -> StubThread:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.stop()
 
     def env(self) -> dict[str, str]:
         """Environment for a review run against this double (anthropic backend)."""

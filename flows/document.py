@@ -297,7 +297,11 @@ def review_offline(run: Run, prepared: PreparedDocument) -> None:
     if reviewed:
         collect_checks(
             prepared,
-            [fact_check_document.submit(quote(reviewed), quote(prepared.index), run.reviewer.name, run.db, run.id)],
+            [
+                fact_check_document.submit(
+                    quote(reviewed), quote(prepared.index), run.reviewer.name, run.db, run.id, quote(run.policy)
+                )
+            ],
         )
 
 
@@ -311,6 +315,7 @@ def fact_check_chunk(run: Run, prepared: PreparedDocument, chunk: Chunk, finding
         run.reviewer.name,
         run.db,
         run.id,
+        quote(run.policy),  # the verifier's calls hold the run's LLM slots, as the review's do
     )
 
 

@@ -58,6 +58,7 @@ from tasks.review.resilience import (
     RunMisconfigured,
     counters,
     ensure_concurrency_limit,
+    llm_slot,
     misconfiguration,
     retry_options,
 )
@@ -346,8 +347,8 @@ def _warm(run: Run, warm: Callable[[], list[Any]]) -> None:
     from tasks.review.retry import is_permanent
     from tasks.store.persist import save_llm_calls
 
-    try:
-        with misconfiguration.admit():
+    try:  # the warm-up call holds an LLM slot like every other call to the API
+        with misconfiguration.admit(), llm_slot(run.policy):
             records = warm()
     except Exception as exc:
         records = getattr(exc, "llm_calls", None) or []

@@ -46,6 +46,10 @@ def test_throughput_and_overhead_lines(bench_env, capsys):
     bound = 4 * 60 / line["mean_call_s"] / line["calls_per_doc"]
     assert line["bound_docs_per_min"] == pytest.approx(bound, rel=0.01)
     assert 0 < line["ratio"] <= 1.0  # nothing beats the concurrency bound
+    # ... because the API side never had more than llm_concurrency requests at once (the test
+    # double's count), and every call counted in llm_calls reached it
+    assert 1 <= line["api_max_in_flight"] <= 4
+    assert line["api_requests"] == line["llm_calls"]
     assert line["overhead_share"] == pytest.approx(1 - line["ratio"], abs=0.02)
     assert {"ingest", "chunk", "route", "review", "fact_check", "persist"} <= set(line["busy_s"])
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -49,6 +50,7 @@ from rapidfuzz import fuzz
 
 from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, page_for_offset
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
+from schemas.policy import ResiliencePolicy
 from schemas.review import LLMCallRecord
 from schemas.taxonomy import ClauseType
 from tasks.check.support import SupportModel, check_support
@@ -71,6 +73,7 @@ from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, ve
 
 if TYPE_CHECKING:
     from schemas.settings import Settings
+from tasks.review.resilience import llm_slot
 from tasks.runnames import for_document
 from tasks.textnorm import match_form, numbers_in, squeeze_spaces
 
@@ -775,15 +778,17 @@ def fact_check_findings(
     backend: str = "rules",
     database_url: str | None = None,
     run_id: str | None = None,
+    policy: ResiliencePolicy | None = None,
 ) -> list[CheckedFinding]:
     """Prefect task: :func:`fact_check` for the findings of one reviewed chunk.
 
     It runs beside the review (submitted as soon as the chunk's review returns). With the model
     verifier on (:func:`_configured_verifier`: ``DOCREVIEW_VERIFIER_ENABLED``, by default on for
     model backends and off for ``rules``), selected findings also get the ``verifier`` check; its
-    calls are stored in ``llm_calls`` (``database_url``, ``run_id``) like the review's own.
+    calls are stored in ``llm_calls`` (``database_url``, ``run_id``) like the review's own, and
+    each holds a slot of the run's LLM concurrency limit (``policy``) like a review call.
     """
-    return _fact_check_chunks([(findings, chunk, neighbours)], index, backend, database_url, run_id)
+    return _fact_check_chunks([(findings, chunk, neighbours)], index, backend, database_url, run_id, policy)
 
 
 @task(
@@ -797,6 +802,7 @@ def fact_check_document(
     backend: str = "rules",
     database_url: str | None = None,
     run_id: str | None = None,
+    policy: ResiliencePolicy | None = None,
 ) -> list[CheckedFinding]:
     """Prefect task: :func:`fact_check_findings` for every reviewed chunk of one document at once.
 
@@ -805,7 +811,7 @@ def fact_check_document(
     returns all of a document's chunks together; the checks, the verifier and the stored calls
     are those of :func:`fact_check_findings`, chunk by chunk.
     """
-    return _fact_check_chunks(reviewed, index, backend, database_url, run_id)
+    return _fact_check_chunks(reviewed, index, backend, database_url, run_id, policy)
 
 
 def _fact_check_chunks(
@@ -814,12 +820,13 @@ def _fact_check_chunks(
     backend: str,
     database_url: str | None,
     run_id: str | None,
+    policy: ResiliencePolicy | None = None,
 ) -> list[CheckedFinding]:
     from schemas.settings import Settings
 
     settings = Settings()
     model = configured_support_model(settings.support_threshold)
-    verifier = _configured_verifier(backend, settings)
+    verifier = _configured_verifier(backend, settings, policy)
     out: list[CheckedFinding] = []
     for findings, chunk, neighbours in reviewed:
         calls: list[LLMCallRecord] = []
@@ -840,12 +847,15 @@ def _fact_check_chunks(
     return out
 
 
-def _configured_verifier(backend: str, settings: Settings) -> Verifier | None:
+def _configured_verifier(backend: str, settings: Settings, policy: ResiliencePolicy | None = None) -> Verifier | None:
     """The verifier callable for ``backend`` under ``settings`` (None when it is off).
 
     The verifier calls the Anthropic API. Without ``ANTHROPIC_API_KEY`` it is off in the default
     (``auto``) mode — e.g. a Bedrock-only deployment — and, when forced on, gives a
-    ``needs_review`` check saying it could not run."""
+    ``needs_review`` check saying it could not run. With a ``policy`` each call holds one of the
+    run's LLM slots (:func:`tasks.review.resilience.llm_slot`): the verifier's calls go to the same
+    API as the review's and count against the same ``llm_concurrency``, the operator's way of
+    staying under the API's rate limits."""
     if not settings.verifier_on(backend):
         return None
     if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
@@ -858,9 +868,14 @@ def _configured_verifier(backend: str, settings: Settings) -> Verifier | None:
         )
     client = make_verifier_client(settings)
     prices = settings.llm_prices or None
-    return lambda finding, passage: verify_with_model(
-        finding, passage, client, settings.verifier_model, settings.verifier_max_tokens, prices=prices
-    )
+
+    def verify(finding: Finding, passage: str) -> tuple[CheckResult, LLMCallRecord]:
+        with llm_slot(policy) if policy is not None else nullcontext():
+            return verify_with_model(
+                finding, passage, client, settings.verifier_model, settings.verifier_max_tokens, prices=prices
+            )
+
+    return verify
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ Claude's quality. What it does reproduce is the protocol the real SDK and boto3 
   ``message_stop``; ``error`` events mid-stream);
 - ``POST /v1/messages/count_tokens`` — ``{"input_tokens": n}``;
 - Message Batches: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}`` (``ended``
-  once :attr:`StubLLM.batch_delay_s` seconds have passed) and
+  at once, or, after :meth:`StubLLM.hold_batches`, not before :meth:`StubLLM.release_batches`) and
   ``GET /v1/messages/batches/{id}/results`` (JSONL, ``succeeded`` or ``errored`` per request),
   kept in memory; :attr:`StubLLM.batches_created` counts submissions;
 - ``POST /model/{modelId}/converse`` and ``/model/{modelId}/converse-stream`` — Bedrock
@@ -57,31 +57,33 @@ import time
 import uuid
 import zlib
 from collections import Counter, deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 from tasks.review.backends.prompt import estimate_tokens, min_cacheable_tokens, parse_rendered_chunk
 
 #: Fault names and what they do (Messages API behaviour; Bedrock equivalent in brackets).
 FAULTS: dict[str, str] = {
     "rate_limit": "HTTP 429 rate_limit_error with retry-after: ARG seconds (default 1) "
-                  "[429 ThrottlingException 'Too many tokens, please wait before trying again.']",
+    "[429 ThrottlingException 'Too many tokens, please wait before trying again.']",
     "overloaded": "HTTP 529 overloaded_error 'Overloaded' [503 ServiceUnavailableException]",
     "server_error": "HTTP 500 api_error 'Internal server error' [500 InternalServerException]",
     "api_overloaded": "HTTP 500 api_error with message 'Overloaded' [500 InternalServerException 'Overloaded']",
     "stream_error": "streaming only: an overloaded_error event after the first content delta "
-                    "[throttlingException event]; non-streaming: as overloaded",
+    "[throttlingException event]; non-streaming: as overloaded",
     "context_overflow": "HTTP 400 invalid_request_error 'prompt is too long' "
-                        "[400 ValidationException 'Input is too long for requested model.']",
+    "[400 ValidationException 'Input is too long for requested model.']",
     "context_limit": "HTTP 400 invalid_request_error 'input length and `max_tokens` exceed context limit: "
-                     "A + B > C' [400 ValidationException with the same message]",
+    "A + B > C' [400 ValidationException with the same message]",
     "bad_request": "HTTP 400 invalid_request_error for every request, as for a schema the API does not accept "
-                   "[400 ValidationException]",
+    "[400 ValidationException]",
     "unauthorized": "HTTP 401 authentication_error 'invalid x-api-key' "
-                    "[403 UnrecognizedClientException 'The security token included in the request is invalid.']",
+    "[403 UnrecognizedClientException 'The security token included in the request is invalid.']",
     "unknown_model": "HTTP 404 not_found_error 'model: …' [400 ValidationException 'The provided model "
-                     "identifier is invalid.']",
+    "identifier is invalid.']",
     "truncate": "stop_reason max_tokens with the tool input cut in the middle of its JSON",
     "multi_tool": "findings spread over several tool_use blocks",
     "string_array": "the findings array sent as a JSON string",
@@ -171,8 +173,14 @@ class StubLLM:
     request with their probability; ``seed`` makes probabilistic faults reproducible.
     """
 
-    def __init__(self, ttft_ms: float = 0.0, token_ms: float = 0.0, faults: list[Fault] | None = None,
-                 seed: int = 0, cache_ttl_s: float = CACHE_TTL_S) -> None:
+    def __init__(
+        self,
+        ttft_ms: float = 0.0,
+        token_ms: float = 0.0,
+        faults: list[Fault] | None = None,
+        seed: int = 0,
+        cache_ttl_s: float = CACHE_TTL_S,
+    ) -> None:
         self.ttft_ms, self.token_ms = ttft_ms, token_ms
         self.faults = list(faults or [])
         self.cache_ttl_s = cache_ttl_s
@@ -184,7 +192,13 @@ class StubLLM:
         self.system_prompts: Counter[str] = Counter()  # system text of Messages requests -> how many
         self.errors: Counter[int] = Counter()  # HTTP status -> error responses sent (faults included)
         self.outage_until = 0.0  # time.monotonic() until which every model request gets a 529
-        self.batch_delay_s = 0.0  # seconds a message batch stays in_progress after creation
+        self.batches_held = False  # True: every batch stays in_progress until release_batches()
+        self._gate = threading.Condition()  # model answers wait on it while held (hold_first_token)
+        self._passes: int | None = None  # None: answers go on; n: n more answers may go on, then hold
+        self.hold_limit_s = 600.0  # a held first token is sent after this long even if never released
+        self.answers = 0  # model answers with content that reached their first token
+        self.in_flight = 0  # model requests (Messages, Converse) being answered now
+        self.max_in_flight = 0  # the most model requests answered at once since creation or reset()
         self.batches: dict[str, dict[str, Any]] = {}  # batch id -> {"created", "requests", "results"}
         self.batches_created = 0
 
@@ -196,6 +210,52 @@ class StubLLM:
             self.outage_until = self.outage_start + seconds
 
     # --- control ------------------------------------------------------------------------
+
+    def hold_first_token(self, allow: int = 0) -> None:
+        """Hold model answers (Messages and Converse, streamed or not) before their first token
+        until :meth:`release_first_token` (or ``hold_limit_s``), after letting ``allow`` more go on:
+        a test decides when calls finish (two flow runs kept in flight at once, a run stopped
+        before its last answer) instead of racing an injected latency. A ``max_tokens: 0`` cache
+        pre-warm has no first token and is never held."""
+        with self._gate:
+            self._passes = allow
+
+    def release_first_token(self) -> None:
+        """Let every held and future model answer go on."""
+        with self._gate:
+            self._passes = None
+            self._gate.notify_all()
+
+    def await_first_token(self) -> None:
+        """Block one answer while answers are held (see :meth:`hold_first_token`), then count it."""
+        with self._gate:
+            self._gate.wait_for(lambda: self._passes is None or self._passes > 0, timeout=self.hold_limit_s)
+            if self._passes:
+                self._passes -= 1
+            self.answers += 1
+
+    @contextmanager
+    def model_call(self) -> Iterator[None]:
+        """Count one model request in flight for its whole answer (:attr:`max_in_flight`)."""
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def hold_batches(self) -> None:
+        """Keep every message batch ``in_progress`` (created before or after this call) until
+        :meth:`release_batches`: a test decides when a batch ends instead of racing a timer."""
+        with self._lock:
+            self.batches_held = True
+
+    def release_batches(self) -> None:
+        """End every held batch: the next retrieve reports ``ended`` with its results."""
+        with self._lock:
+            self.batches_held = False
 
     def enqueue(self, spec: str, times: int = 1) -> None:
         """Apply the faults in ``spec`` to each of the next ``times`` requests (any endpoint)."""
@@ -212,6 +272,7 @@ class StubLLM:
             self.requests.clear()
             self.system_prompts.clear()
             self.errors.clear()
+            self.max_in_flight = self.in_flight
 
     def active_faults(self, header: str | None) -> dict[str, str | None]:
         """Faults for one request: queued (one entry consumed), header, and global by probability."""
@@ -251,6 +312,7 @@ class StubLLM:
                 cum.append(running)
             now = time.monotonic()
             with self._lock:
+
                 def readable(h: str) -> bool:
                     expires, ready = self._cache.get(h, (0.0, 0.0))
                     return expires > now and ready <= now
@@ -258,21 +320,34 @@ class StubLLM:
                 hit = next((i for i in reversed(points) if readable(hashes[i])), None)
                 if hit is not None:
                     read = cum[hit]
-                    self._cache[hashes[hit]] = (now + (segments[hit].ttl_s or self.cache_ttl_s),
-                                                self._cache[hashes[hit]][1])
+                    self._cache[hashes[hit]] = (
+                        now + (segments[hit].ttl_s or self.cache_ttl_s),
+                        self._cache[hashes[hit]][1],
+                    )
                 last = points[-1]
                 if (hit is None or hit < last) and cum[last] >= minimum:
                     write = cum[last] - read
                     expires, ready = self._cache.get(hashes[last], (0.0, 0.0))
                     ready = min(ready, now + visible_after_s) if expires > now else now + visible_after_s
                     self._cache[hashes[last]] = (now + (segments[last].ttl_s or self.cache_ttl_s), ready)
-        return {"input_tokens": total - read - write, "cache_creation_input_tokens": write,
-                "cache_read_input_tokens": read}
+        return {
+            "input_tokens": total - read - write,
+            "cache_creation_input_tokens": write,
+            "cache_read_input_tokens": read,
+        }
 
     # --- answers ------------------------------------------------------------------------
 
-    def answer(self, user_text: str, max_tokens: int, tool_name: str | None, faults: dict[str, str | None],
-               json_output: bool = False, thinking: bool = False, profile: str = "contract") -> Answer:
+    def answer(
+        self,
+        user_text: str,
+        max_tokens: int,
+        tool_name: str | None,
+        faults: dict[str, str | None],
+        json_output: bool = False,
+        thinking: bool = False,
+        profile: str = "contract",
+    ) -> Answer:
         """Findings from the rules extractor over the passage in ``user_text``, shaped by faults:
         a ``tool_use`` block for ``tool_name``, or with ``json_output`` (structured outputs) a text
         block holding the JSON and ``stop_reason: end_turn``. ``thinking`` puts a short thinking
@@ -282,15 +357,25 @@ class StubLLM:
             return Answer([], "max_tokens", 0)
         answer = self._answer(user_text, max_tokens, tool_name, faults, json_output, profile)
         if thinking and answer.stop_reason not in ("refusal", "model_context_window_exceeded"):
-            block = {"type": "thinking", "thinking": "Reviewing the passage clause by clause.",
-                     "signature": f"sig_stub_{uuid.uuid4().hex[:16]}"}
+            block = {
+                "type": "thinking",
+                "thinking": "Reviewing the passage clause by clause.",
+                "signature": f"sig_stub_{uuid.uuid4().hex[:16]}",
+            }
             answer.blocks.insert(0, block)
             answer.cut = {i + 1: n for i, n in answer.cut.items()}
             answer.output_tokens += estimate_tokens(block["thinking"])
         return answer
 
-    def _answer(self, user_text: str, max_tokens: int, tool_name: str | None, faults: dict[str, str | None],
-                json_output: bool, profile: str = "contract") -> Answer:
+    def _answer(
+        self,
+        user_text: str,
+        max_tokens: int,
+        tool_name: str | None,
+        faults: dict[str, str | None],
+        json_output: bool,
+        profile: str = "contract",
+    ) -> Answer:
         from tasks.review.backends.rules import RulesBackend
 
         if "refusal" in faults:
@@ -307,8 +392,9 @@ class StubLLM:
         chunk = parse_rendered_chunk(user_text)
         findings: list[dict[str, Any]] = []
         if chunk is not None:
-            chunk = chunk.model_copy(update={"document_sha256": hashlib.sha256(chunk.text.encode()).hexdigest(),
-                                             "profile": profile})
+            chunk = chunk.model_copy(
+                update={"document_sha256": hashlib.sha256(chunk.text.encode()).hexdigest(), "profile": profile}
+            )
             review = RulesBackend().review_chunk(chunk, "")
             findings = [f.model_dump(mode="json") for f in review.findings]
         if "fabricate" in faults:
@@ -322,19 +408,24 @@ class StubLLM:
             out_tokens = estimate_tokens(text) + 10
             if "truncate" in faults or out_tokens > max_tokens:
                 keep = len(text) // 2 if "truncate" in faults else max(1, (max_tokens - 10)) * 4
-                return Answer([{"type": "text", "text": text}], "max_tokens",
-                              max_tokens if "truncate" not in faults else out_tokens // 2, cut={0: min(keep, len(text))})
+                return Answer(
+                    [{"type": "text", "text": text}],
+                    "max_tokens",
+                    max_tokens if "truncate" not in faults else out_tokens // 2,
+                    cut={0: min(keep, len(text))},
+                )
             return Answer([{"type": "text", "text": text}], "end_turn", out_tokens)
         groups = [findings]
         if "multi_tool" in faults:
-            groups = [findings[i:i + 1] for i in range(len(findings))] if len(findings) >= 2 else [findings, []]
+            groups = [findings[i : i + 1] for i in range(len(findings))] if len(findings) >= 2 else [findings, []]
         blocks = []
         for group in groups:
             data = {"findings": group}
             if "string_array" in faults:
                 data = {"findings": json.dumps(group)}
-            blocks.append({"type": "tool_use", "id": f"toolu_stub_{uuid.uuid4().hex[:20]}", "name": tool_name,
-                           "input": data})
+            blocks.append(
+                {"type": "tool_use", "id": f"toolu_stub_{uuid.uuid4().hex[:20]}", "name": tool_name, "input": data}
+            )
         sizes = [len(json.dumps(b["input"])) for b in blocks]
         out_tokens = sum(estimate_tokens(json.dumps(b["input"])) for b in blocks) + 10
         if "truncate" in faults or out_tokens > max_tokens:
@@ -345,8 +436,12 @@ class StubLLM:
                 budget -= cut[i]
             kept = [i for i in cut if cut[i] > 0] or [0]
             blocks = [blocks[i] for i in kept]
-            return Answer(blocks, "max_tokens", max_tokens if "truncate" not in faults else out_tokens // 2,
-                          cut={n: cut[i] for n, i in enumerate(kept)})
+            return Answer(
+                blocks,
+                "max_tokens",
+                max_tokens if "truncate" not in faults else out_tokens // 2,
+                cut={n: cut[i] for n, i in enumerate(kept)},
+            )
         return Answer(blocks, "tool_use", out_tokens)
 
 
@@ -373,7 +468,11 @@ def verification_answer(user_text: str) -> dict[str, Any]:
     problem = assess(finding).problem
     if problem:
         return {"supported": False, "supporting_span": "", "reason": f"The passage does not state it: {problem}."}
-    return {"supported": True, "supporting_span": evidence, "reason": f"The passage states the {label.group(1)} clause."}
+    return {
+        "supported": True,
+        "supporting_span": evidence,
+        "reason": f"The passage states the {label.group(1)} clause.",
+    }
 
 
 # --- request parsing helpers ------------------------------------------------------------------
@@ -404,15 +503,27 @@ def messages_segments(body: dict[str, Any]) -> list[_Segment]:
         segs.append(_Segment("format:" + _canon(fmt), estimate_tokens(_canon(fmt)), False))
     for tool in body.get("tools") or []:
         t = {k: v for k, v in tool.items() if k != "cache_control"}
-        segs.append(_Segment(_canon(t), estimate_tokens(_canon(t)), "cache_control" in tool,
-                             _ttl_s((tool.get("cache_control") or {}).get("ttl"))))
+        segs.append(
+            _Segment(
+                _canon(t),
+                estimate_tokens(_canon(t)),
+                "cache_control" in tool,
+                _ttl_s((tool.get("cache_control") or {}).get("ttl")),
+            )
+        )
     system = body.get("system")
     if isinstance(system, str):
         segs.append(_Segment(system, estimate_tokens(system), False))
     for block in system or [] if not isinstance(system, str) else []:
         text = _block_text(block)
-        segs.append(_Segment(_canon({k: v for k, v in block.items() if k != "cache_control"}), estimate_tokens(text),
-                             "cache_control" in block, _ttl_s((block.get("cache_control") or {}).get("ttl"))))
+        segs.append(
+            _Segment(
+                _canon({k: v for k, v in block.items() if k != "cache_control"}),
+                estimate_tokens(text),
+                "cache_control" in block,
+                _ttl_s((block.get("cache_control") or {}).get("ttl")),
+            )
+        )
     for msg in body.get("messages") or []:
         content = msg.get("content")
         blocks = [content] if isinstance(content, str) else (content or [])
@@ -465,8 +576,10 @@ def first_user_text(messages: list[dict[str, Any]]) -> str:
 def eventstream_message(headers: dict[str, str], payload: bytes) -> bytes:
     """One AWS event-stream message: prelude (total and header lengths, CRC32), string headers
     (type 7), payload, message CRC32. Source: AWS "Event stream encoding" reference."""
-    hb = b"".join(bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v.encode())) + v.encode()
-                  for k, v in headers.items())
+    hb = b"".join(
+        bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v.encode())) + v.encode()
+        for k, v in headers.items()
+    )
     prelude = struct.pack(">II", 12 + len(hb) + len(payload) + 4, len(hb))
     head = prelude + struct.pack(">I", zlib.crc32(prelude) & 0xFFFFFFFF)
     msg = head + hb + payload
@@ -474,13 +587,17 @@ def eventstream_message(headers: dict[str, str], payload: bytes) -> bytes:
 
 
 def _aws_event(event_type: str, payload: dict[str, Any]) -> bytes:
-    return eventstream_message({":event-type": event_type, ":content-type": "application/json",
-                                ":message-type": "event"}, json.dumps(payload).encode())
+    return eventstream_message(
+        {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"},
+        json.dumps(payload).encode(),
+    )
 
 
 def _aws_exception(exc_type: str, message: str) -> bytes:
-    return eventstream_message({":exception-type": exc_type, ":content-type": "application/json",
-                                ":message-type": "exception"}, json.dumps({"message": message}).encode())
+    return eventstream_message(
+        {":exception-type": exc_type, ":content-type": "application/json", ":message-type": "exception"},
+        json.dumps({"message": message}).encode(),
+    )
 
 
 # --- HTTP -------------------------------------------------------------------------------------
@@ -493,8 +610,13 @@ _CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | None:
     if "rate_limit" in faults:
         after = faults["rate_limit"] or "1"
-        return StubError(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
-                         "ThrottlingException", {"retry-after": after})
+        return StubError(
+            429,
+            "rate_limit_error",
+            "Number of request tokens has exceeded your per-minute rate limit",
+            "ThrottlingException",
+            {"retry-after": after},
+        )
     if "overloaded" in faults or ("stream_error" in faults and not streaming):
         return StubError(529, "overloaded_error", "Overloaded", "ServiceUnavailableException")
     if "server_error" in faults:
@@ -504,20 +626,28 @@ def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | 
     # Refusals of the request itself, the same for every document (Anthropic API errors reference;
     # Bedrock Runtime API errors: UnrecognizedClientException is a 403, the model id a ValidationException).
     if "bad_request" in faults:
-        return StubError(400, "invalid_request_error",
-                         "output_config.format.schema: For 'integer' type, properties minimum are not supported",
-                         "ValidationException")
+        return StubError(
+            400,
+            "invalid_request_error",
+            "output_config.format.schema: For 'integer' type, properties minimum are not supported",
+            "ValidationException",
+        )
     if "unauthorized" in faults:
         return StubError(401, "authentication_error", "invalid x-api-key", "UnrecognizedClientException")
     if "unknown_model" in faults:
         return StubError(404, "not_found_error", "model: the requested model was not found", "ValidationException")
     if "context_overflow" in faults:
-        return StubError(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum",
-                         "ValidationException")
+        return StubError(
+            400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", "ValidationException"
+        )
     if "context_limit" in faults:
-        return StubError(400, "invalid_request_error", "input length and `max_tokens` exceed context limit: "
-                         "195000 + 16384 > 200000, decrease input length or `max_tokens` and try again",
-                         "ValidationException")
+        return StubError(
+            400,
+            "invalid_request_error",
+            "input length and `max_tokens` exceed context limit: "
+            "195000 + 16384 > 200000, decrease input length or `max_tokens` and try again",
+            "ValidationException",
+        )
     return None
 
 
@@ -532,13 +662,30 @@ def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | 
 #: exactly these and moves every other keyword into the description) and
 #: platform.claude.com/docs/en/build-with-claude/structured-outputs ("JSON Schema limitations":
 #: no numeric bounds, no string lengths, minItems only 0 or 1, additionalProperties must be false).
-STRICT_SCHEMA_KEYWORDS = frozenset({"$defs", "$ref", "type", "anyOf", "allOf", "enum", "const", "description",
-                                    "title", "properties", "additionalProperties", "required", "format", "items",
-                                    "minItems"})
+STRICT_SCHEMA_KEYWORDS = frozenset(
+    {
+        "$defs",
+        "$ref",
+        "type",
+        "anyOf",
+        "allOf",
+        "enum",
+        "const",
+        "description",
+        "title",
+        "properties",
+        "additionalProperties",
+        "required",
+        "format",
+        "items",
+        "minItems",
+    }
+)
 
 #: String ``format`` values strict schemas support. Source: ``_transform.py`` ``SupportedStringFormats``.
-STRICT_STRING_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4",
-                                   "ipv6", "uuid"})
+STRICT_STRING_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
 
 #: Model families that answer a forced ``tool_choice`` (``tool`` or ``any``) with 400. Sources:
 #: "What's new in Claude Sonnet 5.5" ("Forced tool use returns an error"), "What's new in Claude Opus
@@ -549,8 +696,13 @@ FORCED_TOOL_REJECTED = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5"
 #: Model families without structured outputs (``output_config.format`` and ``strict`` tools give 400).
 #: Source: structured-outputs page, supported models (Sonnet 4.5, Opus 4.1 and later); Sonnet 4.0,
 #: Opus 4.0 and the Claude 3 models predate it.
-NO_STRUCTURED_OUTPUTS = ("claude-sonnet-4-0", "claude-sonnet-4-2025", "claude-opus-4-0", "claude-opus-4-2025",
-                         "claude-3")
+NO_STRUCTURED_OUTPUTS = (
+    "claude-sonnet-4-0",
+    "claude-sonnet-4-2025",
+    "claude-opus-4-0",
+    "claude-opus-4-2025",
+    "claude-3",
+)
 
 #: Accepted ``thinking.type`` values per family (longest prefix wins); a family not listed accepts
 #: every type. Sources: Sonnet 5.5 "What's new" (adaptive, between_tools), Opus 5.5 / Fable 5.1
@@ -628,8 +780,14 @@ def _bad(message: str) -> StubError:
     return StubError(400, "invalid_request_error", message, "ValidationException")
 
 
-def check_model_rules(model: str, *, forced_tool: bool, thinking: dict[str, Any] | None, strict_schemas: list[
-        tuple[str, Any]], structured: bool) -> None:
+def check_model_rules(
+    model: str,
+    *,
+    forced_tool: bool,
+    thinking: dict[str, Any] | None,
+    strict_schemas: list[tuple[str, Any]],
+    structured: bool,
+) -> None:
     """The model-dependent rules shared by the Messages API and Converse sides; raises a 400
     :class:`StubError` for the first broken one. ``strict_schemas`` are ``(where, schema)`` pairs
     sent with ``strict: true`` or as the output format."""
@@ -640,10 +798,12 @@ def check_model_rules(model: str, *, forced_tool: bool, thinking: dict[str, Any]
         if errors:
             raise _bad(errors[0])
     if forced_tool and _match(model, FORCED_TOOL_REJECTED):
-        raise _bad("tool_choice: forcing tool use is not supported for this model; use tool_choice auto or "
-                   "structured outputs (output_config.format)")
+        raise _bad(
+            "tool_choice: forcing tool use is not supported for this model; use tool_choice auto or "
+            "structured outputs (output_config.format)"
+        )
     kind = (thinking or {}).get("type")
-    accepted = THINKING_TYPES.get(_match(model, THINKING_TYPES) or "", None)
+    accepted = THINKING_TYPES.get(_match(model, THINKING_TYPES) or "")
     if kind is not None and accepted is not None and kind not in accepted:
         raise _bad(f"thinking.type {kind!r} is not supported for this model (accepted: {', '.join(sorted(accepted))})")
     # "Tool use with extended thinking": thinking is incompatible with tool_choice type tool/any; a model
@@ -678,8 +838,13 @@ def _validate_messages(body: dict[str, Any]) -> None:
     strict = [(f"tools.{n}.input_schema", t.get("input_schema")) for n, t in enumerate(tools) if t.get("strict")]
     if fmt is not None:
         strict.append(("output_config.format.schema", fmt["schema"]))
-    check_model_rules(body["model"], forced_tool=choice.get("type") in ("tool", "any"), thinking=body.get("thinking"),
-                      strict_schemas=strict, structured=fmt is not None)
+    check_model_rules(
+        body["model"],
+        forced_tool=choice.get("type") in ("tool", "any"),
+        thinking=body.get("thinking"),
+        strict_schemas=strict,
+        structured=fmt is not None,
+    )
 
 
 def _validate_converse(model_id: str, body: dict[str, Any]) -> None:
@@ -700,7 +865,9 @@ def _validate_converse(model_id: str, body: dict[str, Any]) -> None:
     for n, tool in enumerate(tool_config.get("tools") or []):
         spec = tool.get("toolSpec") or {}
         if spec.get("strict"):
-            strict.append((f"toolConfig.tools.{n}.toolSpec.inputSchema.json", (spec.get("inputSchema") or {}).get("json")))
+            strict.append(
+                (f"toolConfig.tools.{n}.toolSpec.inputSchema.json", (spec.get("inputSchema") or {}).get("json"))
+            )
     fmt = (body.get("outputConfig") or {}).get("textFormat")
     if fmt is not None:
         raw = ((fmt.get("structure") or {}).get("jsonSchema") or {}).get("schema")
@@ -709,11 +876,16 @@ def _validate_converse(model_id: str, body: dict[str, Any]) -> None:
         try:
             strict.append(("outputConfig.textFormat.structure.jsonSchema.schema", json.loads(raw)))
         except ValueError:
-            raise _bad("outputConfig.textFormat.structure.jsonSchema.schema is not valid JSON")
+            raise _bad("outputConfig.textFormat.structure.jsonSchema.schema is not valid JSON") from None
     choice = tool_config.get("toolChoice") or {}
     thinking = (body.get("additionalModelRequestFields") or {}).get("thinking")
-    check_model_rules(model_id, forced_tool="tool" in choice or "any" in choice, thinking=thinking,
-                      strict_schemas=strict, structured=fmt is not None)
+    check_model_rules(
+        model_id,
+        forced_tool="tool" in choice or "any" in choice,
+        thinking=thinking,
+        strict_schemas=strict,
+        structured=fmt is not None,
+    )
 
 
 def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str | None]) -> Answer:
@@ -724,9 +896,15 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
     tool_name = choice.get("name") if choice.get("type") == "tool" else None
     if tool_name is None and body.get("tools") and not json_output:
         tool_name = body["tools"][0].get("name")
-    return stub.answer(first_user_text(body["messages"]), body["max_tokens"], tool_name, faults,
-                       json_output=json_output, thinking=thinks(body["model"], body.get("thinking")),
-                       profile=request_profile(body.get("system")))
+    return stub.answer(
+        first_user_text(body["messages"]),
+        body["max_tokens"],
+        tool_name,
+        faults,
+        json_output=json_output,
+        thinking=thinks(body["model"], body.get("thinking")),
+        profile=request_profile(body.get("system")),
+    )
 
 
 def request_profile(system: Any) -> str:
@@ -746,16 +924,16 @@ def _content(answer: Answer) -> list[dict[str, Any]]:
     out = []
     for i, b in enumerate(answer.blocks):
         if i in answer.cut:
-            b = dict(b, input={}) if b["type"] == "tool_use" else dict(b, text=b["text"][:answer.cut[i]])
+            b = dict(b, input={}) if b["type"] == "tool_use" else dict(b, text=b["text"][: answer.cut[i]])
         out.append(b)
     return out
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "StubLLMServer"
+    server: StubLLMServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     # plumbing ----------------------------------------------------------------------------
@@ -766,7 +944,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             return json.loads(raw or b"{}")
         except ValueError as exc:
-            raise StubError(400, "invalid_request_error", f"invalid JSON body: {exc}", "SerializationException")
+            raise StubError(
+                400, "invalid_request_error", f"invalid JSON body: {exc}", "SerializationException"
+            ) from exc
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
@@ -799,12 +979,27 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.stub._lock:
             self.server.stub.errors[err.status] += 1
         if aws:
-            self._send_json(err.status, {"message": err.message},
-                            {"x-amzn-ErrorType": f"{err.aws_code}:http://internal.amazon.com/coral/com.amazon.bedrock/",
-                             "x-amzn-RequestId": request_id, **err.headers})
+            self._send_json(
+                err.status,
+                {"message": err.message},
+                {
+                    "x-amzn-ErrorType": f"{err.aws_code}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+                    "x-amzn-RequestId": request_id,
+                    **err.headers,
+                },
+            )
         else:
-            self._send_json(err.status, {"type": "error", "error": {"type": err.kind, "message": err.message},
-                                         "request_id": request_id}, {"request-id": request_id, **err.headers})
+            self._send_json(
+                err.status,
+                {"type": "error", "error": {"type": err.kind, "message": err.message}, "request_id": request_id},
+                {"request-id": request_id, **err.headers},
+            )
+
+    def _hold_first_token(self, answer: Answer) -> None:
+        """Wait while :meth:`StubLLM.hold_first_token` holds answers that have content (a
+        ``max_tokens: 0`` cache pre-warm has no first token and is not held)."""
+        if answer.blocks:
+            self.server.stub.await_first_token()
 
     def _latency(self) -> tuple[float, float]:
         stub = self.server.stub
@@ -814,7 +1009,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # routes ------------------------------------------------------------------------------
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+    def do_GET(self) -> None:
         m = _BATCH_RE.match(self.path.split("?", 1)[0])
         if self.path.rstrip("/") in ("", "/health"):
             self._send_json(200, {"status": "ok", "double": "docreview stub-llm (rules-backed test double)"})
@@ -827,12 +1022,12 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+    def do_POST(self) -> None:
         stub = self.server.stub
         path = self.path.split("?", 1)[0]
         m = _CONVERSE_RE.match(path)
         aws = m is not None
-        request_id = (str(uuid.uuid4()) if aws else f"req_stub_{uuid.uuid4().hex[:24]}")
+        request_id = str(uuid.uuid4()) if aws else f"req_stub_{uuid.uuid4().hex[:24]}"
         with stub._lock:
             stub.requests[path if not aws else f"converse{'-stream' if m.group(2) == 'converse-stream' else ''}"] += 1
         try:
@@ -853,16 +1048,21 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/v1/messages":
                 self._require_key()
                 system = body.get("system")
-                text = system if isinstance(system, str) else "\n".join(
-                    str(b.get("text", "")) for b in system or [] if isinstance(b, dict))
+                text = (
+                    system
+                    if isinstance(system, str)
+                    else "\n".join(str(b.get("text", "")) for b in system or [] if isinstance(b, dict))
+                )
                 with stub._lock:
                     stub.system_prompts[text] += 1
-                self._messages(body, request_id)
+                with stub.model_call():
+                    self._messages(body, request_id)
             elif path == "/v1/messages/batches":
                 self._require_key()
                 self._batch_create(body, request_id)
             elif aws:
-                self._converse(m.group(1), body, request_id, streaming=m.group(2) == "converse-stream")
+                with stub.model_call():
+                    self._converse(m.group(1), body, request_id, streaming=m.group(2) == "converse-stream")
             else:
                 raise StubError(404, "not_found_error", f"no route {path}", "UnknownOperationException")
         except StubError as err:
@@ -890,65 +1090,125 @@ class _Handler(BaseHTTPRequestHandler):
         ttft, per_token = self._latency()
         usage = stub.cache_usage(model, messages_segments(body), ttft)
         answer = _answer_messages(stub, body, faults)
+        self._hold_first_token(answer)
         message_id = f"msg_stub_{uuid.uuid4().hex[:24]}"
         if not streaming:
             time.sleep(ttft + per_token * answer.output_tokens)
             content = _content(answer)
-            self._send_json(200, {
-                "id": message_id, "type": "message", "role": "assistant", "model": model, "content": content,
-                "stop_reason": answer.stop_reason, "stop_sequence": None,
-                "usage": {**usage, "output_tokens": answer.output_tokens},
-            }, {"request-id": request_id})
+            self._send_json(
+                200,
+                {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": content,
+                    "stop_reason": answer.stop_reason,
+                    "stop_sequence": None,
+                    "usage": {**usage, "output_tokens": answer.output_tokens},
+                },
+                {"request-id": request_id},
+            )
             return
         self._start_chunked("text/event-stream", {"request-id": request_id})
         for event in self._sse_events(message_id, model, usage, answer, faults, ttft, per_token):
             self._chunk(event)
         self._end_chunked()
 
-    def _sse_events(self, message_id: str, model: str, usage: dict[str, int], answer: Answer,
-                    faults: dict[str, str | None], ttft: float, per_token: float) -> Iterator[bytes]:
+    def _sse_events(
+        self,
+        message_id: str,
+        model: str,
+        usage: dict[str, int],
+        answer: Answer,
+        faults: dict[str, str | None],
+        ttft: float,
+        per_token: float,
+    ) -> Iterator[bytes]:
         def sse(kind: str, data: dict[str, Any]) -> bytes:
             return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
 
-        yield sse("message_start", {"type": "message_start", "message": {
-            "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}})
+        yield sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {**usage, "output_tokens": 1},
+                },
+            },
+        )
         yield sse("ping", {"type": "ping"})
         first = True
         for index, block in enumerate(answer.blocks):
             if block["type"] == "tool_use":
-                yield sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
+                yield sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+                    },
+                )
                 text = json.dumps(block["input"])
                 if index in answer.cut:
-                    text = text[:answer.cut[index]]
+                    text = text[: answer.cut[index]]
                 kind, key = "input_json_delta", "partial_json"
             elif block["type"] == "thinking":
-                yield sse("content_block_start", {"type": "content_block_start", "index": index,
-                                                  "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+                yield sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
+                )
                 text, kind, key = block["thinking"], "thinking_delta", "thinking"
             else:
-                yield sse("content_block_start", {"type": "content_block_start", "index": index,
-                                                  "content_block": {"type": "text", "text": ""}})
-                text, kind, key = block["text"][:answer.cut.get(index, len(block["text"]))], "text_delta", "text"
+                yield sse(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                )
+                text, kind, key = block["text"][: answer.cut.get(index, len(block["text"]))], "text_delta", "text"
             for pos in range(0, len(text), DELTA_CHARS):
-                piece = text[pos:pos + DELTA_CHARS]
+                piece = text[pos : pos + DELTA_CHARS]
                 time.sleep(ttft if first else per_token * estimate_tokens(piece))
                 first = False
-                yield sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                  "delta": {"type": kind, key: piece}})
+                yield sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": {"type": kind, key: piece}},
+                )
                 if "stream_error" in faults:
-                    yield sse("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                    yield sse(
+                        "error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+                    )
                     return
             if block["type"] == "thinking":
-                yield sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                  "delta": {"type": "signature_delta", "signature": block["signature"]}})
+                yield sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "signature_delta", "signature": block["signature"]},
+                    },
+                )
             yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
         if first and ttft:
             time.sleep(ttft)
-        yield sse("message_delta", {"type": "message_delta",
-                                    "delta": {"stop_reason": answer.stop_reason, "stop_sequence": None},
-                                    "usage": {"output_tokens": answer.output_tokens}})
+        yield sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": answer.stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": answer.output_tokens},
+            },
+        )
         yield sse("message_stop", {"type": "message_stop"})
 
     # Message Batches ---------------------------------------------------------------------
@@ -956,7 +1216,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _batch_object(self, batch_id: str) -> dict[str, Any]:
         stub = self.server.stub
         batch = stub.batches[batch_id]
-        ended = time.time() >= batch["created"] + stub.batch_delay_s
+        with stub._lock:
+            ended = not stub.batches_held
         n = len(batch["requests"])
         counts = {"processing": 0 if ended else n, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         if ended:
@@ -965,11 +1226,18 @@ class _Handler(BaseHTTPRequestHandler):
                 counts[line["result"]["type"]] += 1
         iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
         host, port = self.server.server_address[:2]
-        return {"id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
-                "request_counts": counts, "created_at": iso(batch["created"]),
-                "expires_at": iso(batch["created"] + 86400), "ended_at": iso(time.time()) if ended else None,
-                "archived_at": None, "cancel_initiated_at": None,
-                "results_url": f"http://{host}:{port}/v1/messages/batches/{batch_id}/results" if ended else None}
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": counts,
+            "created_at": iso(batch["created"]),
+            "expires_at": iso(batch["created"] + 86400),
+            "ended_at": iso(time.time()) if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"http://{host}:{port}/v1/messages/batches/{batch_id}/results" if ended else None,
+        }
 
     def _batch_create(self, body: dict[str, Any], request_id: str) -> None:
         stub = self.server.stub
@@ -978,8 +1246,12 @@ class _Handler(BaseHTTPRequestHandler):
             raise StubError(400, "invalid_request_error", "requests: must be a non-empty list", "ValidationException")
         ids = [r.get("custom_id") for r in requests]
         if any(not isinstance(i, str) or not _CUSTOM_ID_RE.match(i) for i in ids) or len(set(ids)) != len(ids):
-            raise StubError(400, "invalid_request_error", "custom_id must be unique and match ^[a-zA-Z0-9_-]{1,64}$",
-                            "ValidationException")
+            raise StubError(
+                400,
+                "invalid_request_error",
+                "custom_id must be unique and match ^[a-zA-Z0-9_-]{1,64}$",
+                "ValidationException",
+            )
         for r in requests:
             _validate_messages(r.get("params") or {})
         batch_id = f"msgbatch_stub_{uuid.uuid4().hex[:24]}"
@@ -998,16 +1270,37 @@ class _Handler(BaseHTTPRequestHandler):
                 faults = stub.active_faults(None)
                 err = _fault_error(faults, False)
                 if err is not None:
-                    lines.append({"custom_id": r["custom_id"], "result": {"type": "errored", "error": {
-                        "type": "error", "error": {"type": err.kind, "message": err.message}}}})
+                    lines.append(
+                        {
+                            "custom_id": r["custom_id"],
+                            "result": {
+                                "type": "errored",
+                                "error": {"type": "error", "error": {"type": err.kind, "message": err.message}},
+                            },
+                        }
+                    )
                     continue
                 usage = stub.cache_usage(params["model"], messages_segments(params))
                 answer = _answer_messages(stub, params, faults)
                 content = _content(answer)
-                lines.append({"custom_id": r["custom_id"], "result": {"type": "succeeded", "message": {
-                    "id": f"msg_stub_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-                    "model": params["model"], "content": content, "stop_reason": answer.stop_reason,
-                    "stop_sequence": None, "usage": {**usage, "output_tokens": answer.output_tokens}}}})
+                lines.append(
+                    {
+                        "custom_id": r["custom_id"],
+                        "result": {
+                            "type": "succeeded",
+                            "message": {
+                                "id": f"msg_stub_{uuid.uuid4().hex[:24]}",
+                                "type": "message",
+                                "role": "assistant",
+                                "model": params["model"],
+                                "content": content,
+                                "stop_reason": answer.stop_reason,
+                                "stop_sequence": None,
+                                "usage": {**usage, "output_tokens": answer.output_tokens},
+                            },
+                        },
+                    }
+                )
             batch["results"] = lines
         return batch["results"]
 
@@ -1052,16 +1345,24 @@ class _Handler(BaseHTTPRequestHandler):
         tool_name = choice.get("name")
         json_output = bool((body.get("outputConfig") or {}).get("textFormat"))
         usage = stub.cache_usage(model_id, converse_segments(body), self._latency()[0])
-        answer = stub.answer(first_user_text(body["messages"]), int((body.get("inferenceConfig") or {})
-                                                                    .get("maxTokens", 4096)), tool_name, faults,
-                             json_output=json_output,
-                             thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")),
-                             profile=request_profile(body.get("system")))
+        answer = stub.answer(
+            first_user_text(body["messages"]),
+            int((body.get("inferenceConfig") or {}).get("maxTokens", 4096)),
+            tool_name,
+            faults,
+            json_output=json_output,
+            thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")),
+            profile=request_profile(body.get("system")),
+        )
+        self._hold_first_token(answer)
         stop = {"refusal": "content_filtered"}.get(answer.stop_reason, answer.stop_reason)
-        aws_usage = {"inputTokens": usage["input_tokens"], "outputTokens": answer.output_tokens,
-                     "totalTokens": sum(usage.values()) + answer.output_tokens,
-                     "cacheReadInputTokens": usage["cache_read_input_tokens"],
-                     "cacheWriteInputTokens": usage["cache_creation_input_tokens"]}
+        aws_usage = {
+            "inputTokens": usage["input_tokens"],
+            "outputTokens": answer.output_tokens,
+            "totalTokens": sum(usage.values()) + answer.output_tokens,
+            "cacheReadInputTokens": usage["cache_read_input_tokens"],
+            "cacheWriteInputTokens": usage["cache_creation_input_tokens"],
+        }
         ttft, per_token = self._latency()
         started = time.perf_counter()
         if not streaming:
@@ -1071,44 +1372,68 @@ class _Handler(BaseHTTPRequestHandler):
                 if b["type"] == "tool_use":
                     content.append({"toolUse": {"toolUseId": b["id"], "name": b["name"], "input": b["input"]}})
                 elif b["type"] == "thinking":
-                    content.append({"reasoningContent": {"reasoningText": {"text": b["thinking"],
-                                                                           "signature": b["signature"]}}})
+                    content.append(
+                        {"reasoningContent": {"reasoningText": {"text": b["thinking"], "signature": b["signature"]}}}
+                    )
                 else:
                     content.append({"text": b["text"]})
-            self._send_json(200, {"output": {"message": {"role": "assistant", "content": content}},
-                                  "stopReason": stop, "usage": aws_usage,
-                                  "metrics": {"latencyMs": int((time.perf_counter() - started) * 1000)}},
-                            {"x-amzn-RequestId": request_id})
+            self._send_json(
+                200,
+                {
+                    "output": {"message": {"role": "assistant", "content": content}},
+                    "stopReason": stop,
+                    "usage": aws_usage,
+                    "metrics": {"latencyMs": int((time.perf_counter() - started) * 1000)},
+                },
+                {"x-amzn-RequestId": request_id},
+            )
             return
         self._start_chunked("application/vnd.amazon.eventstream", {"x-amzn-RequestId": request_id})
         self._chunk(_aws_event("messageStart", {"role": "assistant"}))
         first = True
         for index, block in enumerate(answer.blocks):
             if block["type"] == "tool_use":
-                self._chunk(_aws_event("contentBlockStart", {"contentBlockIndex": index, "start": {
-                    "toolUse": {"toolUseId": block["id"], "name": block["name"]}}}))
+                self._chunk(
+                    _aws_event(
+                        "contentBlockStart",
+                        {
+                            "contentBlockIndex": index,
+                            "start": {"toolUse": {"toolUseId": block["id"], "name": block["name"]}},
+                        },
+                    )
+                )
                 text = json.dumps(block["input"])
                 if index in answer.cut:
-                    text = text[:answer.cut[index]]
+                    text = text[: answer.cut[index]]
             elif block["type"] == "thinking":
                 text = block["thinking"]
             else:
-                text = block["text"][:answer.cut.get(index, len(block["text"]))]
+                text = block["text"][: answer.cut.get(index, len(block["text"]))]
             for pos in range(0, len(text), DELTA_CHARS):
-                piece = text[pos:pos + DELTA_CHARS]
+                piece = text[pos : pos + DELTA_CHARS]
                 time.sleep(ttft if first else per_token * estimate_tokens(piece))
                 first = False
-                delta = ({"toolUse": {"input": piece}} if block["type"] == "tool_use"
-                         else {"reasoningContent": {"text": piece}} if block["type"] == "thinking" else {"text": piece})
+                delta = (
+                    {"toolUse": {"input": piece}}
+                    if block["type"] == "tool_use"
+                    else {"reasoningContent": {"text": piece}}
+                    if block["type"] == "thinking"
+                    else {"text": piece}
+                )
                 self._chunk(_aws_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta}))
                 if "stream_error" in faults:
-                    self._chunk(_aws_exception("throttlingException", "Too many tokens, please wait before trying again."))
+                    self._chunk(
+                        _aws_exception("throttlingException", "Too many tokens, please wait before trying again.")
+                    )
                     self._end_chunked()
                     return
             self._chunk(_aws_event("contentBlockStop", {"contentBlockIndex": index}))
         self._chunk(_aws_event("messageStop", {"stopReason": stop}))
-        self._chunk(_aws_event("metadata", {"usage": aws_usage, "metrics": {
-            "latencyMs": int((time.perf_counter() - started) * 1000)}}))
+        self._chunk(
+            _aws_event(
+                "metadata", {"usage": aws_usage, "metrics": {"latencyMs": int((time.perf_counter() - started) * 1000)}}
+            )
+        )
         self._end_chunked()
 
 
@@ -1134,7 +1459,7 @@ class StubLLMServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "StubLLMServer":
+    def start(self) -> StubLLMServer:
         """Serve in a daemon thread; returns self."""
         self._thread = threading.Thread(target=self.serve_forever, name="stub-llm", daemon=True)
         self._thread.start()
@@ -1147,7 +1472,7 @@ class StubLLMServer(ThreadingHTTPServer):
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "StubLLMServer":
+    def __enter__(self) -> StubLLMServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

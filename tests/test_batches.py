@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func
 from sqlmodel import Session, select
 
+from docreview_testing.samples import generate_samples
 from schemas.documents import Chunk
 from schemas.findings import PROMPT_VERSION
 from schemas.tables import BatchRow, DocumentReviewRow, FindingRow, LLMCallRow
 from tasks.review.batches import CUSTOM_ID_RE, batch_key, custom_id, fetch_results, poll_batch, submit_batch
 from tasks.store.persist import dispose_engines, get_engine
-from docreview_testing.samples import generate_samples
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -32,8 +33,9 @@ def review(inbox: Path, out: Path, db_url: str, **kw) -> dict:
     from flows.review import review_documents
 
     try:
-        review_documents(source=str(inbox), out_dir=str(out), database_url=db_url, backend="anthropic",
-                         routing="all", **kw)
+        review_documents(
+            source=str(inbox), out_dir=str(out), database_url=db_url, backend="anthropic", routing="all", **kw
+        )
     finally:
         dispose_engines()
     return json.loads((out / "report.json").read_text())
@@ -50,8 +52,9 @@ def findings_set(db_url: str) -> set[tuple[str, str, str]]:
 
 
 def chunk(sha: str, index: int, text: str = "The Supplier shall deliver the Goods.") -> Chunk:
-    return Chunk(document_sha256=sha, index=index, char_start=0, char_end=len(text), page_start=1, page_end=1,
-                 text=text)
+    return Chunk(
+        document_sha256=sha, index=index, char_start=0, char_end=len(text), page_start=1, page_end=1, text=text
+    )
 
 
 def test_custom_ids_stable_unique_and_valid():
@@ -71,15 +74,22 @@ def test_batch_api_round_trip_with_the_sdk(stub_env):
     from tasks.review.backends.anthropic_backend import AnthropicBackend, cost_usd
 
     backend = AnthropicBackend("test-key-not-secret", MODEL, base_url=stub_env.url, stream=False)
-    text = ("12. Governing Law. This Agreement shall be governed by the laws of the State of Delaware. "
-            "13. Termination. Either party may terminate this Agreement upon thirty (30) days written notice.")
+    text = (
+        "12. Governing Law. This Agreement shall be governed by the laws of the State of Delaware. "
+        "13. Termination. Either party may terminate this Agreement upon thirty (30) days written notice."
+    )
     chunks = [chunk("c" * 64, 0, text), chunk("d" * 64, 0, text)]
-    requests = [{"custom_id": custom_id(c, PROMPT_VERSION, MODEL), "params": backend.request(c, "x.pdf")} for c in chunks]
+    requests = [
+        {"custom_id": custom_id(c, PROMPT_VERSION, MODEL), "params": backend.request(c, "x.pdf")} for c in chunks
+    ]
     client = anthropic.Anthropic(api_key="test-key-not-secret", base_url=stub_env.url, max_retries=0, timeout=10)
-    stub_env.stub.batch_delay_s = 0.3
+    stub_env.stub.hold_batches()  # in_progress until released below, however long the calls take
     stub_env.stub.enqueue("overloaded", times=1)  # the first request of the batch errors
     batch_id = submit_batch(client, requests)
-    assert client.messages.batches.retrieve(batch_id).processing_status == "in_progress"
+    held = client.messages.batches.retrieve(batch_id)
+    assert held.processing_status == "in_progress" and held.results_url is None
+    assert held.request_counts.processing == 2
+    stub_env.stub.release_batches()
     ended = poll_batch(client, batch_id, interval_s=0.1, timeout_s=10)
     assert ended.processing_status == "ended" and ended.request_counts.succeeded == 1
     assert ended.request_counts.errored == 1
@@ -90,8 +100,9 @@ def test_batch_api_round_trip_with_the_sdk(stub_env):
     direct = backend.review_chunk(chunks[1], "x.pdf")  # same parse as a non-streaming call
     assert [f.evidence for f in second.findings] == [f.evidence for f in direct.findings]
     call = second.calls[0]
-    usage = call.model_dump(include={"input_tokens", "output_tokens", "cache_creation_input_tokens",
-                                     "cache_read_input_tokens"})
+    usage = call.model_dump(
+        include={"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
+    )
     assert call.input_tokens + call.cache_creation_input_tokens > 0 and call.output_tokens > 0
     assert call.cost_usd == pytest.approx(cost_usd(MODEL, usage) / 2) and call.cost_usd > 0  # half price
     client.close()
@@ -122,7 +133,7 @@ def test_batch_run_reviews_all_documents(stub_env, inbox, tmp_path):
 
 def test_restart_after_submit_resumes_the_same_batch(stub_env, inbox, tmp_path):
     db = f"sqlite:///{tmp_path / 'resume.db'}"
-    stub_env.stub.batch_delay_s = 3600  # still in progress when the first run gives up waiting
+    stub_env.stub.hold_batches()  # still in progress when the first run gives up waiting
     first = review(inbox, tmp_path / "out1", db, batch=True, batch_poll_s=0.1, batch_timeout_s=0.3)
     assert first["run"]["metrics"]["documents_deferred"] == 2
     assert stub_env.stub.batches_created == 1
@@ -130,7 +141,7 @@ def test_restart_after_submit_resumes_the_same_batch(stub_env, inbox, tmp_path):
         row = s.exec(select(BatchRow)).one()
     assert row.status == "in_progress"
 
-    stub_env.stub.batch_delay_s = 0  # the batch has ended by the time the run starts again
+    stub_env.stub.release_batches()  # the batch has ended by the time the run starts again
     second = review(inbox, tmp_path / "out2", db, batch=True, batch_poll_s=0.1)
     assert second["run"]["metrics"]["documents_reviewed"] == 2, second["documents"]
     assert stub_env.stub.batches_created == 1  # resumed, not submitted (paid for) twice
@@ -145,8 +156,13 @@ def test_batch_needs_the_anthropic_backend(tmp_path, inbox):
     from flows.review import review_documents
 
     with pytest.raises(ValueError, match="anthropic"):
-        review_documents(source=str(inbox), out_dir=str(tmp_path), database_url=f"sqlite:///{tmp_path / 'x.db'}",
-                         backend="rules", batch=True)
+        review_documents(
+            source=str(inbox),
+            out_dir=str(tmp_path),
+            database_url=f"sqlite:///{tmp_path / 'x.db'}",
+            backend="rules",
+            batch=True,
+        )
     dispose_engines()
 
 
@@ -182,11 +198,11 @@ def test_batch_params_carry_the_one_hour_cache_ttl(stub_env):
 
 
 def test_a_stored_batch_older_than_29_days_is_submitted_again(db_url):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from tasks.review.batches import find_batch, results_may_exist, save_batch
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     assert results_may_exist(now - timedelta(days=28, hours=23))
     assert not results_may_exist(now - timedelta(days=29))
     assert results_may_exist((now - timedelta(days=1)).replace(tzinfo=None))  # naive = UTC (SQLite)

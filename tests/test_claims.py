@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import random
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -33,8 +32,11 @@ PV, MODEL = "p-test", "m-test"
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])
 def url(request, tmp_path) -> str:
     """A new database of each dialect, migrated."""
-    db = f"sqlite:///{tmp_path / 'claims.db'}" if request.param == "sqlite" else \
-        request.getfixturevalue("pg_database")("docreview_claims")
+    db = (
+        f"sqlite:///{tmp_path / 'claims.db'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("pg_database")("docreview_claims")
+    )
     get_engine(db)
     yield db
     dispose_engines()
@@ -61,10 +63,19 @@ def test_one_run_holds_a_document_until_it_releases_it(url):
     assert claim(url, "d1", "run-b", "host:2", 60, PV, MODEL).state == ClaimState.claimed
 
 
+def _expire(url: str, sha256: str) -> None:
+    """Let a claim's lease lapse: its expiry is set one second in the past (no waiting on a timer)."""
+    with Session(get_engine(url)) as s:
+        row = s.get(DocumentClaimRow, sha256)
+        row.lease_expires_at = utcnow() - timedelta(seconds=1)
+        s.add(row)
+        s.commit()
+
+
 def test_an_expired_claim_is_taken_over(url):
-    assert claim(url, "d1", "run-dead", "host:9", 0.2, PV, MODEL).state == ClaimState.claimed
+    assert claim(url, "d1", "run-dead", "host:9", 60, PV, MODEL).state == ClaimState.claimed
     assert claim(url, "d1", "run-b", "host:2", 60, PV, MODEL).state == ClaimState.held
-    time.sleep(0.3)
+    _expire(url, "d1")
     b = claim(url, "d1", "run-b", "host:2", 60, PV, MODEL)
     assert b.state == ClaimState.claimed and b.taken_over_from == "run-dead"
     assert [(r.run_id, r.worker) for r in _rows(url)] == [("run-b", "host:2")]
@@ -85,7 +96,7 @@ def test_a_claim_of_a_dead_process_on_this_host_is_taken_over_at_once(url):
         assert holder_is_dead(dead_worker) is False
         assert claim(url, "d1", "run-b", "elsewhere:2", 600, PV, MODEL).state == ClaimState.held
         child.kill()
-        time.sleep(0.2)
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # until it has exited, without reaping it
         assert holder_is_dead(dead_worker) is True  # killed, not yet reaped: a zombie
         child.wait()
         assert holder_is_dead(dead_worker) is True  # reaped: gone
@@ -116,10 +127,23 @@ def test_rereview_reuses_only_reviews_made_since_the_run_started(url):
     assert claim(url, "d1", "run-b", "host:2", 60, PV, MODEL, reviewed_since=since).state == ClaimState.claimed
     release_claim(url, "d1", "run-b")
     with Session(get_engine(url)) as s:  # another run's full review after `since` does
-        s.exec(text("INSERT INTO runs (id, source, backend, model, prompt_version, started_at, status) "
-                    "VALUES ('run-a', 's', 'rules', 'm', 'p', :t, 'running')").bindparams(t=utcnow()))
-        s.add(RunDocumentRow(run_id="run-a", source="x.pdf", file_name="x.pdf", sha256="d1", status="reviewed",
-                             reused=False, updated_at=utcnow() + timedelta(seconds=1)))
+        s.exec(
+            text(
+                "INSERT INTO runs (id, source, backend, model, prompt_version, started_at, status) "
+                "VALUES ('run-a', 's', 'rules', 'm', 'p', :t, 'running')"
+            ).bindparams(t=utcnow())
+        )
+        s.add(
+            RunDocumentRow(
+                run_id="run-a",
+                source="x.pdf",
+                file_name="x.pdf",
+                sha256="d1",
+                status="reviewed",
+                reused=False,
+                updated_at=utcnow() + timedelta(seconds=1),
+            )
+        )
         s.commit()
     got = claim(url, "d1", "run-b", "host:2", 60, PV, MODEL, reviewed_since=since)
     assert got.state == ClaimState.reviewed and got.reviewed_by == "run-a"
@@ -128,38 +152,49 @@ def test_rereview_reuses_only_reviews_made_since_the_run_started(url):
 def test_leases_are_renewed_and_released_per_run(url):
     for sha in ("d1", "d2"):
         claim(url, sha, "run-a", "host:1", 60, PV, MODEL)
-    claim(url, "d3", "run-b", "host:2", 0.3, PV, MODEL)
-    keeper = LeaseKeeper(url, "run-a", 3.0)  # renews every 1 s, to now + 3 s
-    assert keeper.renew_if_due() == 0 and 0 < keeper.timeout() <= 1.0  # not due yet
-    time.sleep(1.05)
+    claim(url, "d3", "run-b", "host:2", 60, PV, MODEL)
+    clock = [100.0]  # the keeper's monotonic clock, moved by the test
+    keeper = LeaseKeeper(url, "run-a", 3.0, clock=lambda: clock[0])  # renews every 1 s, to now + 3 s
+    assert keeper.renew_if_due() == 0 and keeper.timeout() == pytest.approx(1.0)  # not due yet
+    clock[0] += 0.6
+    assert keeper.renew_if_due() == 0 and keeper.timeout() == pytest.approx(0.4)
+    clock[0] += 0.4
+    before = utcnow()
     assert keeper.renew_if_due() == 2  # both of run-a's claims, not run-b's
-    now = utcnow()
+    after = utcnow()
+    assert keeper.renew_if_due() == 0  # renewed: the next one is a full period away
     leases = {r.sha256: r.lease_expires_at for r in _rows(url)}
-    assert all(now + timedelta(seconds=2) < leases[s] <= now + timedelta(seconds=3) for s in ("d1", "d2"))
-    assert sorted(c.sha256 for c in live_claims(url)) == ["d1", "d2"]  # run-b's 0.3 s lease expired
+    window = (before + timedelta(seconds=3), after + timedelta(seconds=3))
+    assert all(window[0] <= leases[s] <= window[1] for s in ("d1", "d2")), (leases, window)
+    _expire(url, "d3")
+    assert sorted(c.sha256 for c in live_claims(url)) == ["d1", "d2"]  # run-b's lease has lapsed
     assert renew_claims(url, "run-b", 60) == 1
     assert release_claims(url, "run-a") == 2
     assert [r.sha256 for r in _rows(url)] == ["d3"]
 
 
 def test_concurrent_runs_claim_each_document_exactly_once(url):
-    """Eight runs (threads, own connections) claim the same 40 documents at once, in random order."""
+    """Eight runs (threads, own connections) claim the same 40 documents at once, in random order.
+    Every run makes its first claim before any makes a second (a second barrier), so the work is
+    spread over several runs by construction, whatever the scheduler does."""
     shas = [f"doc{i:02d}" for i in range(40)]
     won: dict[str, list[str]] = {s: [] for s in shas}
     errors: list[BaseException] = []
-    barrier = threading.Barrier(8)
+    start, first_done = threading.Barrier(8, timeout=120), threading.Barrier(8, timeout=120)
     lock = threading.Lock()
+    orders = {f"run-{i}": random.Random(f"run-{i}").sample(shas, len(shas)) for i in range(8)}
+    assert len({order[0] for order in orders.values()}) > 1  # their first documents differ
 
     def run(name: str) -> None:
-        order = shas[:]
-        random.Random(name).shuffle(order)
-        barrier.wait()
+        start.wait()
         try:
-            for sha in order:
+            for n, sha in enumerate(orders[name]):
                 if claim(url, sha, name, name, 60, PV, MODEL).state == ClaimState.claimed:
                     with lock:
                         won[sha].append(name)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+                if n == 0:
+                    first_done.wait()
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(f"run-{i}",)) for i in range(8)]
@@ -178,8 +213,8 @@ def test_postgres_claim_skips_a_row_locked_by_another_claimer(pg_database):
     """SKIP LOCKED: a claim row locked by another transaction is reported held at once, even if
     its lease has expired, instead of waiting for that transaction."""
     url = pg_database("docreview_claims")
-    claim(url, "d1", "run-a", "host:1", 0.05, PV, MODEL)
-    time.sleep(0.1)  # expired: without the lock, run-b would take it over
+    claim(url, "d1", "run-a", "host:1", 60, PV, MODEL)
+    _expire(url, "d1")  # without the lock, run-b would take it over
     engine = get_engine(url)
     with engine.connect() as locker, locker.begin():
         locker.execute(text("SELECT * FROM document_claims WHERE sha256 = 'd1' FOR UPDATE"))
@@ -196,8 +231,8 @@ def test_postgres_claim_skips_a_row_locked_by_another_claimer(pg_database):
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_flow_defers_a_document_another_run_holds_and_takes_over_an_expired_one(tmp_path, db_url):
-    from flows.review import review_documents
     from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=3)
@@ -206,22 +241,19 @@ def test_flow_defers_a_document_another_run_holds_and_takes_over_an_expired_one(
     shas = [hashlib.sha256(p.read_bytes()).hexdigest() for p in pdfs]
     assert len(set(shas)) == 3
     claim(db_url, shas[0], "run-live", "host:7", 600, "any", "any")  # a live run reviews document 1
-    claim(db_url, shas[1], "run-dead", "host:8", 0.05, "any", "any")  # a killed run held document 2
-    time.sleep(0.1)
-    result = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                              backend="rules")
+    claim(db_url, shas[1], "run-dead", "host:8", 60, "any", "any")  # a killed run held document 2
+    _expire(db_url, shas[1])
+    result = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
     status = {d["file_name"]: (d["status"], d["reason"]) for d in result["documents"]}
-    assert status[names[0]] == ("deferred", "being reviewed by run run-live (host:7); "
-                                                   "the next run reuses that review")
+    assert status[names[0]] == ("deferred", "being reviewed by run run-live (host:7); the next run reuses that review")
     assert status[names[1]] == ("reviewed", None)
     assert status[names[2]] == ("reviewed", None)
     assert [(r.sha256, r.run_id) for r in _rows(db_url)] == [(shas[0], "run-live")]  # ours released
 
     release_claim(db_url, shas[0], "run-live")  # the other run stopped without reviewing it
-    again = review_documents(source=str(inbox), out_dir=str(tmp_path / "out2"), database_url=db_url,
-                             backend="rules")
+    again = review_documents(source=str(inbox), out_dir=str(tmp_path / "out2"), database_url=db_url, backend="rules")
     status = {d["file_name"]: d["status"] for d in again["documents"]}
-    assert status == {n: "reviewed" for n in names}
+    assert status == dict.fromkeys(names, "reviewed")
     assert again["metrics"]["documents_skipped"] == 2  # only the deferred document was reviewed
     assert _rows(db_url) == []
     dispose_engines()

@@ -4,18 +4,20 @@ results as on Prefect's thread pool."""
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 from sqlmodel import Session, select
 
+from docreview_testing.reaper import start_owned
+from docreview_testing.samples import generate_samples
 from flows.runners import LOCAL_DASK_WORKERS, make_task_runner, prefect_api_for_workers
 from schemas.tables import FindingRow, LLMCallRow, RunDocumentRow
 from tasks.store.persist import PG_MAX_OVERFLOW, PG_POOL_SIZE, dispose_engines, get_engine
-from docreview_testing.reaper import start_owned
-from docreview_testing.samples import generate_samples
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -39,6 +41,21 @@ def _findings(db: str) -> dict[str, list[tuple[str, str, str]]]:
 
 def _statuses(result: dict) -> dict[str, str]:
     return {d["file_name"]: d["status"] for d in result["documents"]}
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen, deadline_s: float) -> None:
+    """Block until 127.0.0.1:``port`` accepts a connection; fail if ``proc`` exits or the deadline
+    (which only ends a hang) passes."""
+    import socket
+
+    deadline = time.monotonic() + deadline_s
+    while True:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        assert proc.poll() is None, f"the process listening on {port} exited ({proc.returncode})"
+        assert time.monotonic() < deadline, f"nothing listens on {port} after {deadline_s:g} s"
+        time.sleep(0.2)
 
 
 @pytest.mark.slow  # a local Dask cluster starts worker processes: about a minute on two cores
@@ -77,6 +94,9 @@ def test_dask_with_a_model_backend_on_postgres(tmp_path, pg_database, stub_env):
     by_threads = _review("thread", inbox, tmp_path / "out-threads", threads_db, backend="anthropic")
 
     stub_env.stub.enqueue("overloaded", times=2)  # the next two calls fail with 529
+    # Model answers wait until the sampler has seen the run's connections: the peak is observed
+    # while the run holds them, not by a sample that happens to fall inside a short run.
+    stub_env.stub.hold_first_token()
     dbname = dask_db.rsplit("/", 1)[1]
     peak = [0]
     done = threading.Event()
@@ -90,6 +110,8 @@ def test_dask_with_a_model_backend_on_postgres(tmp_path, pg_database, stub_env):
             while not done.wait(0.2):
                 n = conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE datname = :d"), {"d": dbname})
                 peak[0] = max(peak[0], n.scalar_one())
+                if peak[0]:
+                    stub_env.stub.release_first_token()
         admin.dispose()
 
     sampler = threading.Thread(target=sample_connections)
@@ -99,6 +121,7 @@ def test_dask_with_a_model_backend_on_postgres(tmp_path, pg_database, stub_env):
     finally:
         done.set()
         sampler.join()
+        stub_env.stub.release_first_token()
     assert _statuses(by_dask) == _statuses(by_threads) == {p.name: "reviewed" for p in inbox.glob("*.pdf")}
     assert _findings(dask_db) == _findings(threads_db)
     with Session(get_engine(dask_db)) as s:
@@ -116,7 +139,6 @@ def test_dask_on_a_separately_started_scheduler_matches_the_thread_runner(tmp_pa
     ``dask worker`` with ``--preload flows.runners``) review the same findings as the threads."""
     import subprocess
     import sys
-    import time
 
     from tests.conftest import free_port
 
@@ -125,18 +147,53 @@ def test_dask_on_a_separately_started_scheduler_matches_the_thread_runner(tmp_pa
     port = free_port(5300, 5399)
     dask = str(Path(sys.executable).parent / "dask")
     logs = [open(tmp_path / name, "w") for name in ("scheduler.log", "worker.log")]  # noqa: SIM115
-    procs = [start_owned([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address",
-                               ":0", "--preload", "flows.runners"], stdout=logs[0], stderr=subprocess.STDOUT)]
+    procs = [
+        start_owned(
+            [
+                dask,
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--dashboard-address",
+                ":0",
+                "--preload",
+                "flows.runners",
+            ],
+            stdout=logs[0],
+            stderr=subprocess.STDOUT,
+        )
+    ]
     try:
-        time.sleep(3)
-        procs.append(start_owned([dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "2", "--no-dashboard",
-                                       "--preload", "flows.runners"], stdout=logs[1], stderr=subprocess.STDOUT))
+        _wait_for_port(port, procs[0], deadline_s=120)  # the scheduler listens before a worker joins
+        procs.append(
+            start_owned(
+                [
+                    dask,
+                    "worker",
+                    f"tcp://127.0.0.1:{port}",
+                    "--nthreads",
+                    "2",
+                    "--no-dashboard",
+                    "--preload",
+                    "flows.runners",
+                ],
+                stdout=logs[1],
+                stderr=subprocess.STDOUT,
+            )
+        )
+        from distributed import Client
+
+        with Client(f"tcp://127.0.0.1:{port}", timeout=120) as client:
+            client.wait_for_workers(1, timeout=120)  # the flow's tasks have somewhere to run
         threads_db, dask_db = f"sqlite:///{tmp_path / 'threads.db'}", f"sqlite:///{tmp_path / 'dask.db'}"
         by_threads = _review("thread", inbox, tmp_path / "out-threads", threads_db)
         from flows.review import review_documents
 
         flow = review_documents.with_options(
-            task_runner=make_task_runner("dask", dask_address=f"tcp://127.0.0.1:{port}"))
+            task_runner=make_task_runner("dask", dask_address=f"tcp://127.0.0.1:{port}")
+        )
         with prefect_api_for_workers():
             by_dask = flow(source=str(inbox), out_dir=str(tmp_path / "out-dask"), database_url=dask_db, backend="rules")
         assert _statuses(by_dask) == _statuses(by_threads) == {p.name: "reviewed" for p in inbox.glob("*.pdf")}

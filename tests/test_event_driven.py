@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -56,8 +57,10 @@ def rows(db: Path, sql: str, *args) -> list[tuple]:
 
 
 def smallest_pdfs(shared_data: Path, n: int) -> list[Path]:
-    pdfs = sorted((p for p in (shared_data / "cuad" / "pdf").iterdir() if p.suffix.lower() == ".pdf"),
-                  key=lambda p: p.stat().st_size)
+    pdfs = sorted(
+        (p for p in (shared_data / "cuad" / "pdf").iterdir() if p.suffix.lower() == ".pdf"),
+        key=lambda p: p.stat().st_size,
+    )
     return pdfs[:n]
 
 
@@ -76,34 +79,74 @@ def stack(prefect_server, shared_data, tmp_path_factory):
     host, port = moto.get_host_and_port()
     s3_url = f"http://{host}:{port}"
     stub = StubLLMServer("127.0.0.1", free_port(5250, 5299), StubLLM()).start()
-    env = {**os.environ,
-           "PREFECT_API_URL": prefect_server["api_url"], "PREFECT_HOME": str(work / "prefect-client"),
-           "PREFECT_RUNNER_POLL_FREQUENCY": "2",
-           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-           "DOCREVIEW_S3_ENDPOINT_URL": s3_url,
-           "DATABASE_URL": f"sqlite:///{work / 'results.db'}", "DOCREVIEW_OUT_DIR": str(work / "out"),
-           "DOCREVIEW_NIGHTLY_SOURCE": f"s3://{BUCKET}/nightly/",
-           "ANTHROPIC_BASE_URL": stub.url, "ANTHROPIC_API_KEY": "test-key-not-secret"}
+    env = {
+        **os.environ,
+        "PREFECT_API_URL": prefect_server["api_url"],
+        "PREFECT_HOME": str(work / "prefect-client"),
+        "PREFECT_RUNNER_POLL_FREQUENCY": "2",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "DOCREVIEW_S3_ENDPOINT_URL": s3_url,
+        "DATABASE_URL": f"sqlite:///{work / 'results.db'}",
+        "DOCREVIEW_OUT_DIR": str(work / "out"),
+        "DOCREVIEW_NIGHTLY_SOURCE": f"s3://{BUCKET}/nightly/",
+        "ANTHROPIC_BASE_URL": stub.url,
+        "ANTHROPIC_API_KEY": "test-key-not-secret",
+    }
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
         env.pop(name, None)
-    s3 = boto3.client("s3", endpoint_url=s3_url, region_name="us-east-1", aws_access_key_id="testing",
-                      aws_secret_access_key="testing")
+    s3 = boto3.client(
+        "s3", endpoint_url=s3_url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+    )
     s3.create_bucket(Bucket=BUCKET)
 
     procs: list[subprocess.Popen] = []
     serve_log = work / "serve.log"
     with serve_log.open("wb") as out:
-        procs.append(start_owned([str(BIN / "docreview"), "serve", "--window", str(WINDOW_S)], cwd=work, env=env,
-                                      stdout=out, stderr=subprocess.STDOUT))
+        procs.append(
+            start_owned(
+                [str(BIN / "docreview"), "serve", "--window", str(WINDOW_S)],
+                cwd=work,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        )
     wait_for(lambda: "Press Ctrl-C" in serve_log.read_text() or procs[0].poll() is not None, 180, "docreview serve")
     assert procs[0].poll() is None, serve_log.read_text()
     with (work / "watch.log").open("wb") as out:
-        procs.append(start_owned([str(BIN / "docreview"), "watch", f"s3://{BUCKET}/inbox", "--endpoint-url", s3_url,
-                                       "--interval", "1", "--db", f"sqlite:///{work / 'watch.db'}"],
-                                      cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT))
+        procs.append(
+            start_owned(
+                [
+                    str(BIN / "docreview"),
+                    "watch",
+                    f"s3://{BUCKET}/inbox",
+                    "--endpoint-url",
+                    s3_url,
+                    "--interval",
+                    "1",
+                    "--db",
+                    f"sqlite:///{work / 'watch.db'}",
+                ],
+                cwd=work,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        )
     try:
-        yield {"watcher": procs[1], "work": work, "env": env, "s3": s3, "s3_url": s3_url, "stub": stub.stub, "db": work / "results.db",
-               "pdfs": smallest_pdfs(shared_data, 3), "api_url": prefect_server["api_url"]}
+        yield {
+            "watcher": procs[1],
+            "work": work,
+            "env": env,
+            "s3": s3,
+            "s3_url": s3_url,
+            "stub": stub.stub,
+            "db": work / "results.db",
+            "pdfs": smallest_pdfs(shared_data, 3),
+            "api_url": prefect_server["api_url"],
+        }
     finally:
         import signal
 
@@ -145,8 +188,14 @@ def test_a_burst_of_uploads_is_reviewed_by_one_triggered_run(stack):
     s3, db, api = stack["s3"], stack["db"], stack["api_url"]
     first, second = stack["pdfs"][:2]
     started = time.monotonic()
-    for pdf in (first, second):
-        s3.put_object(Bucket=BUCKET, Key=f"inbox/{pdf.name}", Body=pdf.read_bytes())
+    # The watcher is paused while both objects land, so one sweep sees both and their two events
+    # fall in one trigger window however slowly a loaded machine runs the sweep.
+    stack["watcher"].send_signal(signal.SIGSTOP)
+    try:
+        for pdf in (first, second):
+            s3.put_object(Bucket=BUCKET, Key=f"inbox/{pdf.name}", Body=pdf.read_bytes())
+    finally:
+        stack["watcher"].send_signal(signal.SIGCONT)
     (run,) = wait_for(lambda: finished(api, UPLOAD, 1), 240, "the triggered flow run")
     elapsed = time.monotonic() - started
     time.sleep(WINDOW_S + 4)  # a second run would have been created by now
@@ -181,12 +230,31 @@ def test_the_same_object_again_starts_no_second_review(stack):
     # A duplicate that does get through (a new event id): one run, which reuses both documents.
     head = s3.head_object(Bucket=BUCKET, Key=f"inbox/{first.name}")
     uri = f"s3://{BUCKET}/inbox/{first.name}"
-    emit = ("from prefect.events import emit_event; import sys, json; "
-            "emit_event('docreview.document.received', resource=json.loads(sys.argv[1]), payload=json.loads(sys.argv[2]))")
-    subprocess.run([sys.executable, "-c", emit, json.dumps({"prefect.resource.id": uri, "docreview.bucket": BUCKET}),
-                    json.dumps({"uri": uri, "bucket": BUCKET, "key": f"inbox/{first.name}",
-                                "etag": head["ETag"].strip('"'), "size_bytes": head["ContentLength"]})],
-                   env=stack["env"], check=True, capture_output=True, timeout=120)
+    emit = (
+        "from prefect.events import emit_event; import sys, json; "
+        "emit_event('docreview.document.received', resource=json.loads(sys.argv[1]), payload=json.loads(sys.argv[2]))"
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            emit,
+            json.dumps({"prefect.resource.id": uri, "docreview.bucket": BUCKET}),
+            json.dumps(
+                {
+                    "uri": uri,
+                    "bucket": BUCKET,
+                    "key": f"inbox/{first.name}",
+                    "etag": head["ETag"].strip('"'),
+                    "size_bytes": head["ContentLength"],
+                }
+            ),
+        ],
+        env=stack["env"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     runs = wait_for(lambda: finished(api, UPLOAD, len(before_runs) + 1), 240, "the duplicate's run")
     latest = max(runs, key=lambda r: r.created)
     assert latest.state.is_completed(), latest.state.message
@@ -207,14 +275,33 @@ def test_the_nightly_run_on_demand_picks_up_a_deferred_document(stack):
     s3.put_object(Bucket=BUCKET, Key=f"nightly/{pdf.name}", Body=pdf.read_bytes())  # not watched: no trigger
     stack["stub"].outage(seconds=600)
     try:
-        done = subprocess.run([str(BIN / "docreview"), "review", f"s3://{BUCKET}/nightly/", "--backend", "anthropic",
-                               "--attempts", "1", "--on-open", "defer", "--out", str(stack["work"] / "out-outage")],
-                              env=env, cwd=stack["work"], capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [
+                str(BIN / "docreview"),
+                "review",
+                f"s3://{BUCKET}/nightly/",
+                "--backend",
+                "anthropic",
+                "--attempts",
+                "1",
+                "--on-open",
+                "defer",
+                "--out",
+                str(stack["work"] / "out-outage"),
+            ],
+            env=env,
+            cwd=stack["work"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     finally:
         stack["stub"].outage(seconds=0)
     assert done.returncode == 1, done.stdout + done.stderr  # nothing could be reviewed: the flow run is Failed
     assert "Nothing was reviewed: 1 deferred" in done.stderr and "Traceback" not in done.stdout + done.stderr
-    (deferred,) = rows(db, "select run_id, reason from run_documents where file_name = ? and status = 'deferred'", pdf.name)
+    (deferred,) = rows(
+        db, "select run_id, reason from run_documents where file_name = ? and status = 'deferred'", pdf.name
+    )
     assert "will be retried" in deferred[1]
 
     with temporary_settings({PREFECT_API_URL: stack["api_url"]}):
@@ -223,6 +310,8 @@ def test_the_nightly_run_on_demand_picks_up_a_deferred_document(stack):
     assert run.parameters["source"] == f"s3://{BUCKET}/nightly/"
     assert {"nightly", "trigger:deployment"} <= set(run.tags)  # the nightly deployment, run on demand
     (nightly_run,) = rows(db, "select id from runs where flow_run_id = ?", str(run.id))
-    (doc,) = rows(db, "select status, sha256 from run_documents where run_id = ? and file_name = ?", nightly_run[0], pdf.name)
+    (doc,) = rows(
+        db, "select status, sha256 from run_documents where run_id = ? and file_name = ?", nightly_run[0], pdf.name
+    )
     assert doc[0] == "reviewed"
     assert rows(db, "select count(*) from findings where sha256 = ?", doc[1])[0][0] > 0

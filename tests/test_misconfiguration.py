@@ -16,34 +16,72 @@ from tests.test_resilience import api_error
 
 
 def aws_error(code: str, message: str, status: int = 400) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": message},
-                        "ResponseMetadata": {"HTTPStatusCode": status}}, "Converse")
+    return ClientError(
+        {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}}, "Converse"
+    )
 
 
-@pytest.mark.parametrize(("exc", "permanent"), [
-    (api_error(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                "message": "For 'integer' type, properties minimum are not supported"}}),
-     True),
-    (api_error(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
-     True),
-    (api_error(403, {"type": "error", "error": {"type": "permission_error", "message": "no access"}}), True),
-    (api_error(404, {"type": "error", "error": {"type": "not_found_error", "message": "model: claude-x"}}), True),
-    # the document's own problem: re-chunk, never stop the run
-    (api_error(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                "message": "prompt is too long: 210000 tokens > 200000 maximum"}}),
-     False),
-    (api_error(400, {"type": "error", "error": {"type": "invalid_request_error", "message":
-                                                "input length and `max_tokens` exceed context limit: 1 + 2 > 3"}}),
-     False),
-    # transient: retried, never a configuration error
-    (api_error(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}), False),
-    (api_error(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}), False),
-    (aws_error("AccessDeniedException", "not authorized to invoke the model", 403), True),
-    (aws_error("ValidationException", "The provided model identifier is invalid."), True),
-    (aws_error("ResourceNotFoundException", "Model not found", 404), True),
-    (aws_error("ValidationException", "Input is too long for requested model."), False),
-    (aws_error("ThrottlingException", "Too many requests", 429), False),
-])
+@pytest.mark.parametrize(
+    ("exc", "permanent"),
+    [
+        (
+            api_error(
+                400,
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "message": "For 'integer' type, properties minimum are not supported",
+                    },
+                },
+            ),
+            True,
+        ),
+        (
+            api_error(
+                401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+            ),
+            True,
+        ),
+        (api_error(403, {"type": "error", "error": {"type": "permission_error", "message": "no access"}}), True),
+        (api_error(404, {"type": "error", "error": {"type": "not_found_error", "message": "model: claude-x"}}), True),
+        # the document's own problem: re-chunk, never stop the run
+        (
+            api_error(
+                400,
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "message": "prompt is too long: 210000 tokens > 200000 maximum",
+                    },
+                },
+            ),
+            False,
+        ),
+        (
+            api_error(
+                400,
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "message": "input length and `max_tokens` exceed context limit: 1 + 2 > 3",
+                    },
+                },
+            ),
+            False,
+        ),
+        # transient: retried, never a configuration error
+        (api_error(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}), False),
+        (api_error(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}), False),
+        (aws_error("AccessDeniedException", "not authorized to invoke the model", 403), True),
+        (aws_error("ValidationException", "The provided model identifier is invalid."), True),
+        (aws_error("ResourceNotFoundException", "Model not found", 404), True),
+        (aws_error("ValidationException", "Input is too long for requested model."), False),
+        (aws_error("ThrottlingException", "Too many requests", 429), False),
+    ],
+)
 def test_permanent_errors_are_classified_apart(exc, permanent):
     assert is_permanent(exc) is permanent
 
@@ -68,7 +106,7 @@ def test_the_gate_trips_after_the_stated_number_of_identical_refusals():
                 raise _refused()
         except RunMisconfigured:
             break
-        except Exception:  # noqa: BLE001 - the refusal itself
+        except Exception:
             continue
     assert calls == Misconfiguration.limit and gate.tripped
     assert gate.cause == "401 authentication_error: invalid x-api-key"
@@ -81,8 +119,11 @@ def test_the_gate_trips_after_the_stated_number_of_identical_refusals():
 def test_different_refusals_and_transient_errors_do_not_trip_it():
     gate = Misconfiguration()
     for i in range(5):
-        gate.record(api_error(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                               "message": f"odd document {i}"}}))
+        gate.record(
+            api_error(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": f"odd document {i}"}}
+            )
+        )
         gate.record(api_error(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}))
     assert not gate.tripped
 
@@ -105,7 +146,7 @@ def test_calls_go_one_at_a_time_until_one_succeeds():
                     inside -= 1
                 if fail:
                     raise _refused()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
     threads = [threading.Thread(target=call, args=(i == 0,)) for i in range(6)]
@@ -124,7 +165,7 @@ def test_calls_go_one_at_a_time_until_one_succeeds():
             with lock:
                 inside += 1
                 most = max(most, inside)
-            barrier.wait(timeout=5)
+            barrier.wait(timeout=60)  # a hang guard: the four threads meet inside the gate
             with lock:
                 inside -= 1
 
@@ -137,6 +178,7 @@ def test_calls_go_one_at_a_time_until_one_succeeds():
 
 
 # --- through the real SDK and boto3 against the local test double --------------------------------
+
 
 @pytest.fixture
 def inbox(tmp_path_factory):
@@ -155,42 +197,52 @@ def _statuses(db_url: str) -> list[tuple[str, str]]:
 
     with Session(get_engine(db_url)) as s:
         last = s.exec(select(RunRow.id).order_by(RunRow.started_at.desc())).first()
-        return [(d.status, d.reason or "") for d in
-                s.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == last)).all()]
+        return [
+            (d.status, d.reason or "")
+            for d in s.exec(select(RunDocumentRow).where(RunDocumentRow.run_id == last)).all()
+        ]
 
 
-@pytest.mark.parametrize(("fault", "cause"), [
-    ("bad_request", "400 invalid_request_error: output_config.format.schema"),
-    ("unauthorized", "401 authentication_error: invalid x-api-key"),
-    ("unknown_model", "404 not_found_error: model:"),
-])
+@pytest.mark.parametrize(
+    ("fault", "cause"),
+    [
+        ("bad_request", "400 invalid_request_error: output_config.format.schema"),
+        ("unauthorized", "401 authentication_error: invalid x-api-key"),
+        ("unknown_model", "404 not_found_error: model:"),
+    ],
+)
 def test_a_refused_configuration_stops_the_run_and_a_fixed_one_reviews_everything(
-        prefect_harness, stub_env, inbox, tmp_path, db_url, fault, cause):
-    from flows.review import review_documents
+    prefect_harness, stub_env, inbox, tmp_path, db_url, fault, cause
+):
     from docreview_testing.stub_llm import parse_faults
+    from flows.review import review_documents
 
     stub = stub_env.stub
     stub.faults = parse_faults(fault)
-    state = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                             backend="anthropic", return_state=True)
+    state = review_documents(
+        source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="anthropic", return_state=True
+    )
     assert state.is_failed() and cause in state.message, state.message
     assert sum(stub.requests.values()) <= Misconfiguration.limit  # the start-up check: one call here
     statuses = _statuses(db_url)
     assert len(statuses) == 3
-    assert all(s == "deferred" and r.startswith(f"not reviewed: the API refused the requests: {cause}")
-               for s, r in statuses), statuses
+    assert all(
+        s == "deferred" and r.startswith(f"not reviewed: the API refused the requests: {cause}") for s, r in statuses
+    ), statuses
     report = (tmp_path / "out" / "report.json").read_text()
     assert "not reviewed: the API refused the requests" in report  # the report is written all the same
 
     stub.faults = []  # the configuration is fixed
-    fixed = review_documents(source=str(inbox), out_dir=str(tmp_path / "out2"), database_url=db_url,
-                             backend="anthropic")
+    fixed = review_documents(
+        source=str(inbox), out_dir=str(tmp_path / "out2"), database_url=db_url, backend="anthropic"
+    )
     assert fixed["metrics"]["documents_reviewed"] == 3
     assert [s for s, _ in _statuses(db_url)] == ["reviewed"] * 3
 
 
 def test_refusals_after_the_start_up_check_stop_after_the_stated_number_of_calls(
-        prefect_harness, stub_env, inbox, tmp_path, db_url):
+    prefect_harness, stub_env, inbox, tmp_path, db_url
+):
     """The warm-up call goes through; every review call after it is refused (a key revoked
     mid-run): the run stops after three identical refusals, not one per chunk."""
     from flows.review import review_documents
@@ -198,8 +250,9 @@ def test_refusals_after_the_start_up_check_stop_after_the_stated_number_of_calls
     stub = stub_env.stub
     stub.enqueue("", times=1)  # the warm-up call: no fault
     stub.enqueue("unauthorized", times=100)
-    state = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                             backend="anthropic", return_state=True)
+    state = review_documents(
+        source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="anthropic", return_state=True
+    )
     assert state.is_failed() and "401 authentication_error" in state.message
     # the limit, plus the calls already in flight when the first refusal came back (then one at a time)
     in_flight = ResiliencePolicy().llm_concurrency
@@ -208,15 +261,16 @@ def test_refusals_after_the_start_up_check_stop_after_the_stated_number_of_calls
 
 
 def test_bedrock_access_denied_stops_the_run(prefect_harness, stub_env, inbox, tmp_path, db_url, monkeypatch):
-    from flows.review import review_documents
     from docreview_testing.stub_llm import parse_faults
+    from flows.review import review_documents
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("DOCREVIEW_BEDROCK_ENDPOINT_URL", stub_env.url)
     stub_env.stub.faults = parse_faults("unauthorized")
-    state = review_documents(source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url,
-                             backend="bedrock", return_state=True)
+    state = review_documents(
+        source=str(inbox), out_dir=str(tmp_path / "out"), database_url=db_url, backend="bedrock", return_state=True
+    )
     assert state.is_failed() and "UnrecognizedClientException" in state.message, state.message
     assert sum(stub_env.stub.requests.values()) <= Misconfiguration.limit
     assert all(s == "deferred" for s, _ in _statuses(db_url))
@@ -233,9 +287,23 @@ def test_the_cli_exits_1_with_one_line_naming_the_cause(stub_env, inbox, tmp_pat
     stub_env.stub.faults = parse_faults("unknown_model")
     env = {**os.environ}
     env.pop("PREFECT_API_URL", None)
-    done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "review", str(inbox), "--backend",
-                           "anthropic", "--out", str(tmp_path / "out"), "--db", f"sqlite:///{tmp_path}/x.db"],
-                          capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "docreview"),
+            "review",
+            str(inbox),
+            "--backend",
+            "anthropic",
+            "--out",
+            str(tmp_path / "out"),
+            "--db",
+            f"sqlite:///{tmp_path}/x.db",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     said = " ".join(done.stderr.split())
     assert "Stopped: the API refused the requests: 404 not_found_error" in said

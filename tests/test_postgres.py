@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from sqlalchemy import func, text
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, select
 
-from schemas.tables import ChunkRow, FindingRow, RunDocumentRow
-from tasks.store.persist import get_engine
 from docreview_testing.samples import generate_samples
+from schemas.tables import ChunkRow, FindingRow, RunDocumentRow, RunRow
+from tasks.store.persist import get_engine
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("prefect_harness")]
 
@@ -66,23 +68,48 @@ def test_two_runs_over_the_same_source_at_once_review_each_document_once(tmp_pat
 
     from prefect.settings import PREFECT_API_URL
 
+    from docreview_testing.stub_llm import StubLLM, StubLLMServer
     from schemas.tables import DocumentDriftRow, DocumentReviewRow, LLMCallRow
     from tasks.review.backends.anthropic_backend import WARMUP_CHUNK_INDEX
-    from docreview_testing.stub_llm import StubLLM, StubLLMServer
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=6)
     shas = {hashlib.sha256(p.read_bytes()).hexdigest(): p.name for p in inbox.glob("*.pdf")}
     go = tmp_path / "go"
-    with StubLLMServer(stub=StubLLM(ttft_ms=150)) as srv:  # slow enough for the runs to overlap
-        env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "ANTHROPIC_BASE_URL": srv.url,
-               "ANTHROPIC_API_KEY": "test-key-not-secret", "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6"}
-        procs = [subprocess.Popen([sys.executable, "-c", _RUN_WHEN_TOLD, str(inbox), str(tmp_path / f"out{i}"),
-                                   pg_url, str(go)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for i in range(2)]
+    with StubLLMServer(stub=StubLLM()) as srv:
+        srv.stub.hold_first_token()  # no model answer until both runs are open: they overlap
+        env = {
+            **os.environ,
+            "PREFECT_API_URL": PREFECT_API_URL.value(),
+            "ANTHROPIC_BASE_URL": srv.url,
+            "ANTHROPIC_API_KEY": "test-key-not-secret",
+            "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6",
+        }
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _RUN_WHEN_TOLD, str(inbox), str(tmp_path / f"out{i}"), pg_url, str(go)],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(2)
+        ]
         try:
             assert [p.stdout.readline().strip() for p in procs] == ["ready", "ready"]
             go.touch()
+            engine = get_engine(pg_url)
+            deadline = time.monotonic() + 300  # ends a hang only: the release is caused, not timed
+            while procs[0].poll() is None and procs[1].poll() is None and time.monotonic() < deadline:
+                try:
+                    with Session(engine) as s:
+                        if s.exec(select(func.count()).select_from(RunRow)).one() >= 2:
+                            break
+                except DBAPIError:  # no runs table before the first run's migrations
+                    pass
+                time.sleep(0.2)
+            srv.stub.release_first_token()
             outputs = [p.communicate(timeout=600) for p in procs]
         finally:
             for p in procs:
@@ -94,12 +121,18 @@ def test_two_runs_over_the_same_source_at_once_review_each_document_once(tmp_pat
     ids = [r["run_id"] for r in runs]
 
     with Session(get_engine(pg_url)) as s:
-        full = s.exec(select(RunDocumentRow.sha256, RunDocumentRow.run_id).where(
-            RunDocumentRow.status == "reviewed", RunDocumentRow.reused.is_(False))).all()
+        full = s.exec(
+            select(RunDocumentRow.sha256, RunDocumentRow.run_id).where(
+                RunDocumentRow.status == "reviewed", RunDocumentRow.reused.is_(False)
+            )
+        ).all()
         drift = s.exec(select(DocumentDriftRow.sha256, DocumentDriftRow.run_id)).all()
         ledger = s.exec(select(DocumentReviewRow.sha256)).all()
-        calls = s.exec(select(LLMCallRow.sha256, LLMCallRow.chunk_index, LLMCallRow.run_id).where(
-            LLMCallRow.chunk_index != WARMUP_CHUNK_INDEX)).all()  # each run warms its own prompt cache
+        calls = s.exec(
+            select(LLMCallRow.sha256, LLMCallRow.chunk_index, LLMCallRow.run_id).where(
+                LLMCallRow.chunk_index != WARMUP_CHUNK_INDEX
+            )
+        ).all()  # each run warms its own prompt cache
         claims_left = s.exec(select(func.count()).select_from(text("document_claims"))).one()
     assert sorted(sha for sha, _ in full) == sorted(shas)  # each reviewed once, none missed
     assert sorted(drift) == sorted(full)  # one complete review per document
@@ -118,8 +151,9 @@ def test_two_runs_over_the_same_source_at_once_review_each_document_once(tmp_pat
             if d["status"] == "deferred":
                 assert d["reason"].startswith(f"being reviewed by run {other} ("), d
             elif d["reason"] is not None:  # the other run finished it before or while this one looked
-                assert d["reason"].startswith((f"reviewed meanwhile by run {other} ",
-                                               "unchanged since an earlier review")), d
+                assert d["reason"].startswith(
+                    (f"reviewed meanwhile by run {other} ", "unchanged since an earlier review")
+                ), d
 
     from flows.review import review_documents
 
@@ -127,6 +161,7 @@ def test_two_runs_over_the_same_source_at_once_review_each_document_once(tmp_pat
         monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-sonnet-4-6")  # the model of the two runs
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
-        after = review_documents(source=str(inbox), out_dir=str(tmp_path / "next"), database_url=pg_url,
-                                 backend="anthropic")
+        after = review_documents(
+            source=str(inbox), out_dir=str(tmp_path / "next"), database_url=pg_url, backend="anthropic"
+        )
     assert after["metrics"]["documents_skipped"] == 6 and after["metrics"].get("llm_calls", 0) == 0

@@ -15,25 +15,39 @@ import time
 from pathlib import Path
 
 import httpx
-
 import pytest
 
-from tasks.observe.report import ATTENTION_ARTIFACT_KEY, REPORT_LINK_ARTIFACT_KEY, SUMMARY_ARTIFACT_KEY
 from docreview_testing.samples import generate_samples
+from tasks.observe.report import ATTENTION_ARTIFACT_KEY, REPORT_LINK_ARTIFACT_KEY, SUMMARY_ARTIFACT_KEY
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
 
 def test_flow_run_page_shows_the_run_summary_artifact(browser, prefect_server, tmp_path):
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=2)
     db = tmp_path / "results.db"
     env = {**os.environ, "PREFECT_API_URL": prefect_server["api_url"], "PREFECT_HOME": str(tmp_path / "prefect-client")}
-    done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "review", str(inbox), "--backend", "rules",
-                           "--db", f"sqlite:///{db}", "--out", str(tmp_path / "out")],
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "docreview"),
+            "review",
+            str(inbox),
+            "--backend",
+            "rules",
+            "--db",
+            f"sqlite:///{db}",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     with sqlite3.connect(db) as conn:
-        (flow_run_id, run_id), = conn.execute("select flow_run_id, id from runs").fetchall()
+        ((flow_run_id, run_id),) = conn.execute("select flow_run_id, id from runs").fetchall()
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
@@ -63,21 +77,48 @@ def test_one_documents_task_runs_are_found_by_its_file_name(browser, prefect_ser
     generate_samples(inbox, count=20)
     db = tmp_path / "results.db"
     env = {**os.environ, "PREFECT_API_URL": prefect_server["api_url"], "PREFECT_HOME": str(tmp_path / "prefect-client")}
-    done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "review", str(inbox), "--backend", "rules",
-                           "--db", f"sqlite:///{db}", "--out", str(tmp_path / "out")],
-                          env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "docreview"),
+            "review",
+            str(inbox),
+            "--backend",
+            "rules",
+            "--db",
+            f"sqlite:///{db}",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     with sqlite3.connect(db) as conn:
-        (flow_run_id,), = conn.execute("select flow_run_id from runs").fetchall()
+        ((flow_run_id,),) = conn.execute("select flow_run_id from runs").fetchall()
     target = sorted(p.name for p in inbox.glob("*.pdf"))[6]
 
-    expected = {"fingerprint", "claim", "extract", "chunk", "route", "review", "fact-check",
-                "check-support-in-document", "check-consistency", "save-findings", "mark-reviewed", "save-outcome"}
-    deadline = time.monotonic() + 60  # task runs reach the server through its event stream
+    expected = {
+        "fingerprint",
+        "claim",
+        "extract",
+        "chunk",
+        "route",
+        "review",
+        "fact-check",
+        "check-support-in-document",
+        "check-consistency",
+        "save-findings",
+        "mark-reviewed",
+        "save-outcome",
+    }
+    deadline = time.monotonic() + 180  # task runs reach the server through its event stream: a hang guard
     while True:
         body = {"flow_runs": {"id": {"any_": [flow_run_id]}}, "task_runs": {"name": {"like_": target}}, "limit": 200}
-        names = [t["name"] for t in httpx.post(f"{prefect_server['api_url']}/task_runs/filter", json=body,
-                                               timeout=30).json()]
+        names = [
+            t["name"] for t in httpx.post(f"{prefect_server['api_url']}/task_runs/filter", json=body, timeout=30).json()
+        ]
         stages = {n.split(" · ")[0] for n in names}
         if expected <= stages or time.monotonic() > deadline:  # the last steps' events arrive last
             break
@@ -112,9 +153,23 @@ def test_runs_with_a_failed_document_say_so_in_the_prefect_ui(browser, prefect_s
     db = tmp_path / "results.db"
     env = {**os.environ, "PREFECT_API_URL": prefect_server["api_url"], "PREFECT_HOME": str(tmp_path / "prefect-client")}
     for _ in range(2):
-        done = subprocess.run([str(Path(sys.executable).parent / "docreview"), "review", str(inbox), "--backend",
-                               "rules", "--db", f"sqlite:///{db}", "--out", str(tmp_path / "out")],
-                              env=env, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "docreview"),
+                "review",
+                str(inbox),
+                "--backend",
+                "rules",
+                "--db",
+                f"sqlite:///{db}",
+                "--out",
+                str(tmp_path / "out"),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
     with sqlite3.connect(db) as conn:
         runs = conn.execute("select id, flow_run_id from runs order by started_at").fetchall()

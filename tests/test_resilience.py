@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 import uuid
 
+import anthropic
 import httpx
 import pybreaker
 import pytest
+from prefect.concurrency._asyncio import ConcurrencySlotAcquisitionError
 
 from schemas.policy import ResiliencePolicy
 from tasks.review.resilience import get_breaker, make_retry_condition, reset_breakers
@@ -21,8 +23,12 @@ def api_error(status: int, body: dict | None = None, headers: dict | None = None
     import anthropic
 
     request = httpx.Request("POST", "https://api.example.invalid/v1/messages")
-    response = httpx.Response(status, json=body or {"type": "error", "error": {"type": "x", "message": "m"}},
-                              headers=headers or {}, request=request)
+    response = httpx.Response(
+        status,
+        json=body or {"type": "error", "error": {"type": "x", "message": "m"}},
+        headers=headers or {},
+        request=request,
+    )
     client = anthropic.Anthropic(api_key="k", base_url="https://api.example.invalid", max_retries=0)
     return client._make_status_error_from_response(response)
 
@@ -68,20 +74,33 @@ def test_connection_and_timeout_errors_are_retryable():
 def test_bedrock_throttling_is_retryable_and_validation_is_not():
     from botocore.exceptions import ClientError
 
-    throttled = ClientError({"Error": {"Code": "ThrottlingException", "Message": "Too many tokens"},
-                             "ResponseMetadata": {"HTTPStatusCode": 429}}, "Converse")
-    too_long = ClientError({"Error": {"Code": "ValidationException", "Message": "Input is too long for requested model"},
-                            "ResponseMetadata": {"HTTPStatusCode": 400}}, "Converse")
+    throttled = ClientError(
+        {
+            "Error": {"Code": "ThrottlingException", "Message": "Too many tokens"},
+            "ResponseMetadata": {"HTTPStatusCode": 429},
+        },
+        "Converse",
+    )
+    too_long = ClientError(
+        {
+            "Error": {"Code": "ValidationException", "Message": "Input is too long for requested model"},
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        },
+        "Converse",
+    )
     assert is_retryable(throttled) and not is_retryable(too_long)
 
 
-@pytest.mark.parametrize(("headers", "seconds"), [
-    ({"retry-after": "120"}, 120.0),          # above 60 s: honoured, unlike the SDK's own retry
-    ({"retry-after": "7"}, 7.0),
-    ({"retry-after-ms": "1500"}, 1.5),
-    ({}, None),
-    ({"retry-after": "soon"}, None),
-])
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "120"}, 120.0),  # above 60 s: honoured, unlike the SDK's own retry
+        ({"retry-after": "7"}, 7.0),
+        ({"retry-after-ms": "1500"}, 1.5),
+        ({}, None),
+        ({"retry-after": "soon"}, None),
+    ],
+)
 def test_retry_after_header(headers, seconds):
     assert retry_after_s(api_error(429, headers=headers)) == seconds
 
@@ -115,15 +134,16 @@ def _failing():
 
 def test_breaker_opens_after_threshold_and_ignores_non_retryable():
     reset_breakers()
-    policy = ResiliencePolicy(breaker_failure_threshold=3, breaker_reset_timeout_s=60,
-                              breaker_name=f"t-{uuid.uuid4().hex[:8]}")
+    policy = ResiliencePolicy(
+        breaker_failure_threshold=3, breaker_reset_timeout_s=60, breaker_name=f"t-{uuid.uuid4().hex[:8]}"
+    )
     breaker = get_breaker(policy)
     for _ in range(5):
-        with pytest.raises(Exception):
+        with pytest.raises(anthropic.APIStatusError):
             breaker.call(lambda: (_ for _ in ()).throw(api_error(400)))
     assert breaker.current_state == pybreaker.STATE_CLOSED  # 400s do not count
     for _ in range(2):
-        with pytest.raises(Exception):
+        with pytest.raises(anthropic.APIStatusError):
             breaker.call(_failing)
     with pytest.raises(pybreaker.CircuitBreakerError):
         breaker.call(_failing)  # the third retryable failure trips it
@@ -135,8 +155,9 @@ def test_breaker_opens_after_threshold_and_ignores_non_retryable():
 
 def test_breaker_half_opens_and_closes_after_reset_timeout():
     reset_breakers()
-    policy = ResiliencePolicy(breaker_failure_threshold=1, breaker_reset_timeout_s=0.2,
-                              breaker_name=f"t-{uuid.uuid4().hex[:8]}")
+    policy = ResiliencePolicy(
+        breaker_failure_threshold=1, breaker_reset_timeout_s=0.2, breaker_name=f"t-{uuid.uuid4().hex[:8]}"
+    )
     breaker = get_breaker(policy)
     with pytest.raises(pybreaker.CircuitBreakerError):
         breaker.call(_failing)
@@ -152,17 +173,18 @@ def test_two_workers_share_one_breaker_through_redis():
     url = "redis://127.0.0.1:6379/0"
     try:
         redis.Redis.from_url(url).ping()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         pytest.skip(f"Redis not reachable at {url}: {exc}")
     name = f"docreview-test-{uuid.uuid4().hex[:8]}"
-    policy = ResiliencePolicy(breaker_failure_threshold=2, breaker_reset_timeout_s=60, breaker_storage=url,
-                              breaker_name=name)
+    policy = ResiliencePolicy(
+        breaker_failure_threshold=2, breaker_reset_timeout_s=60, breaker_storage=url, breaker_name=name
+    )
     reset_breakers()
     worker_a = get_breaker(policy)
     reset_breakers()  # a second process would build its own breaker object on the same storage
     worker_b = get_breaker(policy)
     assert worker_a is not worker_b
-    with pytest.raises(Exception):
+    with pytest.raises(anthropic.APIStatusError):
         worker_a.call(_failing)
     with pytest.raises(pybreaker.CircuitBreakerError):
         worker_a.call(_failing)
@@ -208,7 +230,7 @@ def test_two_concurrent_runs_share_one_breaker_through_redis(tmp_path):
     url = "redis://127.0.0.1:6379/0"
     try:
         redis.Redis.from_url(url).ping()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         pytest.skip(f"Redis not reachable at {url}: {exc}")
     name = f"docreview-test-{uuid.uuid4().hex[:8]}"
     root = str(Path(__file__).resolve().parents[1])
@@ -218,8 +240,14 @@ def test_two_concurrent_runs_share_one_breaker_through_redis(tmp_path):
     env = {**os.environ, "PYTHONPATH": root, "PREFECT_API_URL": PREFECT_API_URL.value()}  # the test API
 
     def worker(mode: str) -> str:
-        out = subprocess.run([sys.executable, "-c", _WORKER, url, name, mode], cwd=root, capture_output=True,
-                             text=True, timeout=120, env=env)
+        out = subprocess.run(
+            [sys.executable, "-c", _WORKER, url, name, mode],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
         assert out.returncode == 0, out.stderr[-2000:]
         return out.stdout.strip().splitlines()[-1]
 
@@ -234,21 +262,27 @@ def test_two_concurrent_runs_share_one_breaker_through_redis(tmp_path):
             client.delete(*keys)
 
 
-def _max_concurrency(policy: ResiliencePolicy, workers: int = 6, hold_s: float = 0.3) -> int:
+def _max_concurrency(policy: ResiliencePolicy, workers: int = 6) -> int:
+    """The most of ``workers`` threads inside ``llm_slot`` at once. A thread in a slot stays until
+    ``policy.llm_concurrency`` threads are in (or 10 s pass, which only happens when the limit
+    admits fewer): the cap is reached by construction, not by threads happening to overlap."""
     import threading
 
     from tasks.review.resilience import llm_slot
 
-    lock, state = threading.Lock(), {"now": 0, "max": 0}
+    cv, state = threading.Condition(), {"now": 0, "max": 0, "left": workers}
 
     def call() -> None:
         with llm_slot(policy):
-            with lock:
+            with cv:
                 state["now"] += 1
                 state["max"] = max(state["max"], state["now"])
-            time.sleep(hold_s)
-            with lock:
+                cv.notify_all()
+                cv.wait_for(lambda: state["now"] >= min(policy.llm_concurrency, state["left"]), timeout=10)
+            with cv:
                 state["now"] -= 1
+                state["left"] -= 1
+                cv.notify_all()
 
     threads = [threading.Thread(target=call) for _ in range(workers)]
     for t in threads:
@@ -263,11 +297,16 @@ def test_process_slots_bound_concurrent_calls_and_the_wait_is_bounded():
 
     from tasks.review.resilience import SlotWaitTimeout, llm_slot
 
-    policy = ResiliencePolicy(llm_concurrency=2, concurrency_scope="process",
-                              concurrency_limit_name=f"t-{uuid.uuid4().hex[:8]}")
+    policy = ResiliencePolicy(
+        llm_concurrency=2, concurrency_scope="process", concurrency_limit_name=f"t-{uuid.uuid4().hex[:8]}"
+    )
     assert _max_concurrency(policy) == 2
-    one = ResiliencePolicy(llm_concurrency=1, concurrency_scope="process", slot_wait_s=0.3,
-                           concurrency_limit_name=f"t-{uuid.uuid4().hex[:8]}")
+    one = ResiliencePolicy(
+        llm_concurrency=1,
+        concurrency_scope="process",
+        slot_wait_s=0.3,
+        concurrency_limit_name=f"t-{uuid.uuid4().hex[:8]}",
+    )
     held, release = threading.Event(), threading.Event()
 
     def holder() -> None:
@@ -278,9 +317,8 @@ def test_process_slots_bound_concurrent_calls_and_the_wait_is_bounded():
     t = threading.Thread(target=holder)
     t.start()
     held.wait(10)
-    with pytest.raises(SlotWaitTimeout):
-        with llm_slot(one):
-            pass
+    with pytest.raises(SlotWaitTimeout), llm_slot(one):
+        pass
     release.set()
     t.join()
     assert is_retryable(SlotWaitTimeout("x"))
@@ -292,10 +330,11 @@ def test_prefect_global_limit_bounds_calls_and_releases_every_slot():
     from tasks.review.resilience import ensure_concurrency_limit
 
     name = f"t-{uuid.uuid4().hex[:8]}"
-    policy = ResiliencePolicy(llm_concurrency=2, concurrency_scope="prefect", concurrency_limit_name=name,
-                              slot_lease_s=60)
+    policy = ResiliencePolicy(
+        llm_concurrency=2, concurrency_scope="prefect", concurrency_limit_name=name, slot_lease_s=60
+    )
     assert ensure_concurrency_limit(policy)
-    assert _max_concurrency(policy, workers=5, hold_s=0.5) == 2
+    assert _max_concurrency(policy, workers=5) == 2
     with get_client(sync_client=True) as client:
         limit = client.read_global_concurrency_limit_by_name(name)
     assert limit.limit == 2 and limit.active_slots == 0  # nothing leaked
@@ -313,8 +352,12 @@ def test_the_call_that_trips_the_breaker_keeps_its_llm_calls_record(server, db_u
 
     reset_breakers()
     server.stub.reset()
-    policy = ResiliencePolicy(breaker_failure_threshold=1, breaker_reset_timeout_s=60, concurrency_scope="process",
-                              breaker_name=f"t-{uuid.uuid4().hex[:8]}")
+    policy = ResiliencePolicy(
+        breaker_failure_threshold=1,
+        breaker_reset_timeout_s=60,
+        concurrency_scope="process",
+        breaker_name=f"t-{uuid.uuid4().hex[:8]}",
+    )
     backend = AnthropicBackend("k", "claude-sonnet-5-5", base_url=server.url, timeout_s=20)
     server.stub.enqueue("overloaded")
     try:
@@ -337,15 +380,18 @@ def test_a_deleted_global_limit_fails_the_slot_instead_of_not_limiting():
     from tasks.review.resilience import ensure_concurrency_limit, llm_slot
 
     name = f"t-{uuid.uuid4().hex[:8]}"
-    policy = ResiliencePolicy(llm_concurrency=2, concurrency_scope="prefect", concurrency_limit_name=name,
-                              slot_lease_s=60, slot_wait_s=5)
+    policy = ResiliencePolicy(
+        llm_concurrency=2, concurrency_scope="prefect", concurrency_limit_name=name, slot_lease_s=60, slot_wait_s=5
+    )
     assert ensure_concurrency_limit(policy)
     with llm_slot(policy):
         pass
     with get_client(sync_client=True) as client:
         client.delete_global_concurrency_limit_by_name(name)
     entered = []
-    with pytest.raises(Exception):
-        with llm_slot(policy):  # strict=True once created: a missing limit is an error
-            entered.append(1)
+    with (
+        pytest.raises(ConcurrencySlotAcquisitionError),
+        llm_slot(policy),
+    ):  # strict=True once created: a missing limit is an error
+        entered.append(1)
     assert entered == []

@@ -13,9 +13,9 @@ import pytest
 from sqlmodel import Session, select
 
 from schemas.tables import WatchedObjectRow
-from tasks.store.persist import get_engine
 from tasks.ingest.s3 import s3_client
 from tasks.ingest.watch import EVENT_NAME, WatchTarget, event_id, file_uri, sweep, watch_folder
+from tasks.store.persist import get_engine
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("prefect_harness")]
 
@@ -77,8 +77,13 @@ def test_sweeps_emit_once_per_object_version(bucket, s3_url, db_url, events):
     assert [e.resource.id for e in got] == [f"s3://{name}/in/a.pdf", f"s3://{name}/in/sub/b.PDF"]
     first = got[0]
     assert first.resource["prefect.resource.name"] == "in/a.pdf" and first.resource["docreview.bucket"] == name
-    assert first.payload == {"uri": f"s3://{name}/in/a.pdf", "bucket": name, "key": "in/a.pdf",
-                             "etag": etags["in/a.pdf"], "size_bytes": len(b"%PDF-1.4 in/a.pdf")}
+    assert first.payload == {
+        "uri": f"s3://{name}/in/a.pdf",
+        "bucket": name,
+        "key": "in/a.pdf",
+        "etag": etags["in/a.pdf"],
+        "size_bytes": len(b"%PDF-1.4 in/a.pdf"),
+    }
     assert first.id == event_id(f"s3://{name}/in/a.pdf", etags["in/a.pdf"])
 
     assert sweep(target) == 0 and events() == []  # a repeated sweep emits nothing
@@ -175,7 +180,10 @@ def test_local_folder_sweep_ids_are_review_sources(tmp_path, db_url, events):
     target = WatchTarget(source=str(inbox), database_url=db_url, settle_s=0)
     assert sweep(target) == 2
     got = sorted(events(), key=lambda e: e.resource.id)
-    assert [e.resource.id for e in got] == [file_uri((inbox / "a.pdf").resolve()), file_uri((inbox / "sub" / "b.pdf").resolve())]
+    assert [e.resource.id for e in got] == [
+        file_uri((inbox / "a.pdf").resolve()),
+        file_uri((inbox / "sub" / "b.pdf").resolve()),
+    ]
     assert got[0].resource.id.startswith("file:///") and "%20" in got[0].resource.id
     assert got[0].payload["bucket"] is None and got[0].payload["key"] == str((inbox / "a.pdf").resolve())
     listed = list_source_objects.fn(got[0].resource.id)  # the resource id is a source `review` accepts
@@ -189,11 +197,17 @@ def test_local_folder_sweep_ids_are_review_sources(tmp_path, db_url, events):
 def test_local_folder_watcher_reacts_to_a_new_file(tmp_path, db_url, events):
     inbox = tmp_path / "inbox"
     inbox.mkdir()
-    target = WatchTarget(source=str(inbox), database_url=db_url, settle_s=0.3)
+    # The production settle time (2 s) against a 0.1 s pause between the two writes: the file must
+    # be announced once, complete. A pause as long as the settle time would rightly give two events.
+    target = WatchTarget(source=str(inbox), database_url=db_url, settle_s=2.0)
     stop, ready = threading.Event(), threading.Event()
     seen: list[str] = []
-    thread = threading.Thread(target=watch_folder, args=(target, 3600.0, stop, lambda k, o: seen.append((k, o.uri))),
-                              kwargs={"ready": ready}, daemon=True)
+    thread = threading.Thread(
+        target=watch_folder,
+        args=(target, 3600.0, stop, lambda k, o: seen.append((k, o.uri))),
+        kwargs={"ready": ready},
+        daemon=True,
+    )
     thread.start()
     try:
         assert ready.wait(20)
@@ -230,8 +244,18 @@ def test_watch_cli_once(bucket, s3_url, tmp_path, events):
     second = CliRunner().invoke(app, args)
     assert second.exit_code == 0 and "1 object(s) listed, 0" in second.output
     assert len(events()) == 1
-    missing = CliRunner().invoke(app, ["watch", "s3://no-such-bucket-here/x", "--endpoint-url", s3_url,
-                                       "--db", f"sqlite:///{tmp_path / 'w.db'}", "--once"])
+    missing = CliRunner().invoke(
+        app,
+        [
+            "watch",
+            "s3://no-such-bucket-here/x",
+            "--endpoint-url",
+            s3_url,
+            "--db",
+            f"sqlite:///{tmp_path / 'w.db'}",
+            "--once",
+        ],
+    )
     assert missing.exit_code == 2 and "the bucket does not exist" in missing.output
     assert "Traceback" not in missing.output
 
@@ -241,14 +265,20 @@ def test_parse_s3_notifications():
 
     from tasks.ingest.watch import parse_s3_notification
 
-    record = {"eventName": "ObjectCreated:Put",
-              "s3": {"bucket": {"name": "b"}, "object": {"key": "in%2Fa+b%2Bc.pdf", "size": 7, "eTag": "e1"}}}
+    record = {
+        "eventName": "ObjectCreated:Put",
+        "s3": {"bucket": {"name": "b"}, "object": {"key": "in%2Fa+b%2Bc.pdf", "size": 7, "eTag": "e1"}},
+    }
     removed = {"eventName": "ObjectRemoved:Delete", "s3": {"bucket": {"name": "b"}, "object": {"key": "x.pdf"}}}
     direct = json.dumps({"Records": [record, removed]})
     assert parse_s3_notification(direct) == [("b", "in/a b+c.pdf", "e1", 7)]
-    assert parse_s3_notification(json.dumps({"Type": "Notification", "Message": direct})) == [("b", "in/a b+c.pdf", "e1", 7)]
-    bridge = {"detail-type": "Object Created", "detail": {"bucket": {"name": "b"},
-                                                          "object": {"key": "in/a b.pdf", "size": 3, "etag": "e2"}}}
+    assert parse_s3_notification(json.dumps({"Type": "Notification", "Message": direct})) == [
+        ("b", "in/a b+c.pdf", "e1", 7)
+    ]
+    bridge = {
+        "detail-type": "Object Created",
+        "detail": {"bucket": {"name": "b"}, "object": {"key": "in/a b.pdf", "size": 3, "etag": "e2"}},
+    }
     assert parse_s3_notification(json.dumps(bridge)) == [("b", "in/a b.pdf", "e2", 3)]
     for junk in ('{"Service": "Amazon S3", "Event": "s3:TestEvent"}', "not json", "[1, 2]", '{"Records": [null]}'):
         assert parse_s3_notification(junk) == []
@@ -263,22 +293,30 @@ def test_sqs_notifications_emit_once(bucket, s3_url, db_url, events):
     sqs = sqs_client(f"{s3_url}/123456789012/q")
     queue_url = sqs.create_queue(QueueName=f"uploads-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    client.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
-        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+    client.put_bucket_notification_configuration(
+        Bucket=name,
+        NotificationConfiguration={"QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]},
+    )
     etag = client.put_object(Bucket=name, Key="in/a b.pdf", Body=b"%PDF-1.4 a")["ETag"].strip('"')
     client.put_object(Bucket=name, Key="in/notes.txt", Body=b"text")
     client.put_object(Bucket=name, Key="elsewhere/c.pdf", Body=b"%PDF-1.4 c")
     target = WatchTarget(source=f"s3://{name}/in", database_url=db_url, endpoint_url=s3_url)
 
     handled = 0
-    while (got := receive_notifications(target, sqs, queue_url, wait_s=1)):
+    while got := receive_notifications(target, sqs, queue_url, wait_s=1):
         handled += got
     assert handled >= 3  # the test event and three notifications
     (event,) = events()
     assert event.resource.id == f"s3://{name}/in/a b.pdf" and event.payload["etag"] == etag
     # a duplicate notification, and a sweep of the same prefix, emit nothing more
-    dup = {"Records": [{"eventName": "ObjectCreated:Put", "s3": {"bucket": {"name": name},
-                        "object": {"key": "in/a+b.pdf", "size": 10, "eTag": etag}}}]}
+    dup = {
+        "Records": [
+            {
+                "eventName": "ObjectCreated:Put",
+                "s3": {"bucket": {"name": name}, "object": {"key": "in/a+b.pdf", "size": 10, "eTag": etag}},
+            }
+        ]
+    }
     sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(dup))
     assert receive_notifications(target, sqs, queue_url, wait_s=1) == 1
     assert sweep(target) == 0 and events() == []

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
@@ -241,22 +242,28 @@ class LeaseKeeper:
     """Renews a run's claims every ``lease_s / 3`` seconds while the flow waits for work.
 
     ``timeout()`` is how long the flow may block before :meth:`renew_if_due` must run (seconds).
+    ``clock`` returns monotonic seconds (default :func:`time.monotonic`; tests pass their own to
+    decide when a renewal is due).
     """
 
-    def __init__(self, database_url: str, run_id: str, lease_s: float) -> None:
+    def __init__(
+        self, database_url: str, run_id: str, lease_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.database_url, self.run_id, self.lease_s = database_url, run_id, lease_s
         self.every_s = max(lease_s / 3, 0.05)
-        self._last = time.monotonic()
+        self._clock = clock
+        self._last = clock()
 
     def timeout(self) -> float:
         """Seconds until the next renewal is due (at least 0.01)."""
-        return max(0.01, self._last + self.every_s - time.monotonic())
+        return max(0.01, self._last + self.every_s - self._clock())
 
     def renew_if_due(self) -> int:
         """Renew when due; returns the number of claims renewed (0 when not due)."""
-        if time.monotonic() - self._last < self.every_s:
+        now = self._clock()
+        if now - self._last < self.every_s:
             return 0
-        self._last = time.monotonic()
+        self._last = now
         return renew_claims(self.database_url, self.run_id, self.lease_s)
 
 

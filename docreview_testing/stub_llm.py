@@ -52,6 +52,7 @@ import json
 import random
 import re
 import struct
+import sys
 import threading
 import time
 import uuid
@@ -1458,6 +1459,14 @@ class StubLLMServer(ThreadingHTTPServer):
         """``http://host:port`` of the running server."""
         host, port = self.server_address[:2]
         return f"http://{host}:{port}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that closed or reset its connection (an SDK dropping a pooled keep-alive
+        connection, a test ending) is not an error of the double: no traceback on stderr. Anything
+        else is reported as :class:`socketserver.BaseServer` does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def start(self) -> StubLLMServer:
         """Serve in a daemon thread; returns self."""

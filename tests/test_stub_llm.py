@@ -259,3 +259,19 @@ def test_stub_llm_and_samples_commands_refuse_bad_arguments_in_one_line(tmp_path
         busy.listen()
         done = runner.invoke(app, ["stub-llm", "--port", str(busy.getsockname()[1])])
     assert done.exit_code == 2 and "cannot listen on 127.0.0.1:" in done.output
+
+
+def test_a_client_that_resets_its_connection_prints_no_traceback(server, capfd):
+    """An SDK dropping a pooled keep-alive connection is no error of the double; other errors still
+    print their traceback, as socketserver does."""
+    try:
+        raise ConnectionResetError(104, "Connection reset by peer")
+    except ConnectionResetError:
+        server.handle_error(None, ("127.0.0.1", 1))
+    assert capfd.readouterr().err == ""
+    try:
+        raise ValueError("a bug in the double")
+    except ValueError:
+        server.handle_error(None, ("127.0.0.1", 1))
+    err = capfd.readouterr().err
+    assert "Traceback" in err and "a bug in the double" in err

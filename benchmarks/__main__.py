@@ -5,7 +5,9 @@ Pipeline benchmarks (each also appends its line to ``benchmarks/results/results.
 and document by stage), ``ingestion`` (pypdf / pypdfium2 / pdftotext pages/s on CUAD PDFs),
 ``extraction`` (pages/s of PDFium, pypdf and docreview's extraction stage on the shared filings
 and CUAD, and the 3M 10-K and CERES timings), ``review_vs_extraction`` (an offline review of four
-10-Ks against plain PDFium extraction of them, target ratio <= 4),
+10-Ks against plain PDFium extraction of them, target ratio <= 4), ``startup`` (``docreview review``
+wall time for one contract and four 10-Ks, with a temporary Prefect server per run and with the
+local server of ``docreview server start``),
 ``cost`` (routing and prompt caching vs every chunk uncached), ``router`` (CPU seconds per MB of text of the
 router on CUAD and four 10-Ks), ``memory`` (RSS over 1,000
 documents), ``s3_source`` (listing, streamed download and watcher sweeps against a local S3
@@ -33,6 +35,7 @@ ALL = (
     "ingestion",
     "extraction",
     "review_vs_extraction",
+    "startup",
     "cost",
     "router",
     "memory",
@@ -115,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                 from benchmarks import extraction
 
                 extraction.main(["--only", "review_vs_extraction"])
+            elif name == "startup":
+                from benchmarks import startup
+
+                startup.main(["--repeat", "1" if q else "3"])
             elif name == "cost":
                 from benchmarks import cost
 

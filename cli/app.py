@@ -154,7 +154,7 @@ def review(
             f"[red]error:[/] cannot write the report folder {escape(str(out))}: {escape(exc.strerror or str(exc))}"
         )
         raise typer.Exit(2) from None
-    prepare_environment(verbose)
+    local_server = prepare_environment(verbose)
 
     from flows import progress
     from flows.pipeline import NothingReviewed
@@ -235,6 +235,8 @@ def review(
         dispose_engines()
         handler.close()
     _print_summary(result)
+    if local_server is not None:  # where this run can be seen (docreview server start)
+        console.print(f"Prefect UI: {local_server['ui_url']}  (the local server this run reported to)")
 
 
 #: Seconds Prefect may take to record an interrupted run before the process ends anyway (exit 130).
@@ -592,7 +594,7 @@ def eval_filings(
     console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
-from cli import db, deploy, monitor, queue, report, watch  # noqa: E402 - the other command groups
+from cli import db, deploy, monitor, prefect_server, queue, report, watch  # noqa: E402 - the other command groups
 
 monitor.register(app)  # runs, metrics show|serve
 app.command("queue")(queue.queue)  # the review queue
@@ -601,6 +603,7 @@ watch.register(app)  # bucket/folder -> Prefect events
 deploy.register(app)  # serve, deployments check
 db.register(app)  # db upgrade|check|revision|current
 report.register(app)  # report serve
+prefect_server.register(app)  # server start|stop|status: the local Prefect server runs share
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -40,8 +40,13 @@ _QUIET_ENV = {
 }
 
 
-def prepare_environment(verbose: bool) -> None:
-    """Set Prefect's quiet defaults before Prefect is imported (its settings load at import)."""
+def prepare_environment(verbose: bool) -> dict[str, Any] | None:
+    """Set Prefect's quiet defaults before Prefect is imported (its settings load at import), and
+    choose the Prefect API: without ``PREFECT_API_URL``, the local server of ``docreview server
+    start`` when one is running (:func:`cli.prefect_server.use_local_server`). Returns that
+    server's record (``ui_url``, ``api_url``, ...), or None when Prefect's own choice stands (a
+    configured API, or a temporary server for this command). A bad ``DOCREVIEW_PREFECT_SERVER``,
+    or a ``keep`` server that does not start, ends the command with one line (exit 2)."""
     for key, value in _QUIET_ENV.items():
         os.environ.setdefault(key, value)
     if not verbose:
@@ -51,6 +56,16 @@ def prepare_environment(verbose: bool) -> None:
         # Prefect's internal services (e.g. the events worker) log to stderr through its `debug`
         # handler; in a normal run those lines go to the run's log file only.
         os.environ.setdefault("PREFECT_LOGGING_HANDLERS_DEBUG_LEVEL", "CRITICAL")
+    from cli.prefect_server import use_local_server
+
+    try:
+        return use_local_server()
+    except (ValueError, RuntimeError) as exc:
+        import typer
+        from rich.markup import escape
+
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
 
 
 def log_beside(out: Path) -> Path:

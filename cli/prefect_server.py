@@ -1,0 +1,309 @@
+"""The local Prefect server that runs share: ``docreview server start|stop|status``.
+
+Without ``PREFECT_API_URL`` Prefect starts a temporary server for every run (its own process: an
+import of the whole server, the database check, about 10 s on two cores) and stops it when the run
+ends; its UI is off. A server started once and kept running instead makes every later run start in
+about a second, and its UI shows every run while it is up. This module starts such a server
+(``prefect server start``, UI on, in its own session so it outlives the command), records it in
+``$PREFECT_HOME/docreview-server.json`` (pid, port, API and UI addresses) and finds it again:
+:func:`use_local_server` is called by every command before Prefect is imported
+(:func:`cli.common.prepare_environment`), so ``docreview review``, ``watch``, ``serve`` and
+``eval`` all report to the same server.
+
+Which API a command uses (``DOCREVIEW_PREFECT_SERVER``, default ``auto``):
+
+- ``PREFECT_API_URL`` set (environment or Prefect profile): that API, always.
+- ``auto``: the recorded local server when it answers ``/api/health``; otherwise Prefect's
+  temporary server for this run only.
+- ``keep``: the same, but when no local server answers one is started and left running for the
+  next runs (``docreview server stop`` stops it).
+- ``temporary``: Prefect's temporary server for this run, even when a local one is running.
+
+Only the standard library is imported here: finding the server costs milliseconds, and
+nothing of Prefect is loaded before :func:`cli.common.prepare_environment` has set its defaults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+#: The environment variable choosing how a command finds its Prefect API (see the module docstring).
+MODE_ENV = "DOCREVIEW_PREFECT_SERVER"
+MODES = ("auto", "keep", "temporary")
+#: Prefect's own default port for ``prefect server start``; another free port when it is taken.
+DEFAULT_PORT = 4200
+#: Seconds ``start`` waits for the new server to answer ``/api/health``.
+START_TIMEOUT_S = 120.0
+#: Seconds a health check of a recorded server may take before it counts as not running.
+HEALTH_TIMEOUT_S = 2.0
+
+
+def prefect_home() -> Path:
+    """``PREFECT_HOME`` as Prefect resolves it from the environment (default ``~/.prefect``)."""
+    return Path(os.environ.get("PREFECT_HOME") or "~/.prefect").expanduser()
+
+
+def state_file(home: Path | None = None) -> Path:
+    """Where the local server is recorded: ``$PREFECT_HOME/docreview-server.json``."""
+    return (home or prefect_home()) / "docreview-server.json"
+
+
+def mode() -> str:
+    """``DOCREVIEW_PREFECT_SERVER``, lower-cased (``auto`` when unset). Raises ``ValueError`` for
+    another value."""
+    value = (os.environ.get(MODE_ENV) or "auto").strip().lower()
+    if value not in MODES:
+        raise ValueError(f"{MODE_ENV}={value!r}: choose auto, keep or temporary")
+    return value
+
+
+def healthy(api_url: str, timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
+    """True when ``GET {api_url}/health`` answers 200 within ``timeout_s`` seconds."""
+    try:
+        with urllib.request.urlopen(f"{api_url}/health", timeout=timeout_s) as response:
+            return response.status == 200
+    except (OSError, ValueError):
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+def running(home: Path | None = None) -> dict[str, Any] | None:
+    """The recorded local server (``pid``, ``port``, ``api_url``, ``ui_url``, ``log``,
+    ``started_at``) when its process is alive and its API answers; else None. A record whose
+    process has gone is removed."""
+    path = state_file(home)
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        pid, api_url = int(state["pid"]), str(state["api_url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not _alive(pid):
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+    return state if healthy(api_url) else None
+
+
+def _free_port(host: str, preferred: int) -> int:
+    """``preferred`` when it can be bound on ``host``, else a port the OS chooses."""
+    for port in (preferred, 0):
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    raise RuntimeError(f"no free port on {host}")  # pragma: no cover
+
+
+@contextlib.contextmanager
+def _locked(home: Path):
+    """An exclusive lock on ``$PREFECT_HOME/docreview-server.lock``: two commands starting at
+    once start one server."""
+    import fcntl
+
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "docreview-server.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def start(
+    host: str = "127.0.0.1", port: int = DEFAULT_PORT, home: Path | None = None, timeout_s: float = START_TIMEOUT_S
+) -> tuple[dict[str, Any], bool]:
+    """Start the local server unless one is recorded and answering; returns ``(state, started)``.
+
+    The server is ``prefect server start`` (UI on) in a new session, so it keeps running after
+    this process ends and a Ctrl-C in the terminal does not reach it; its output goes to
+    ``$PREFECT_HOME/docreview-server.log``. Raises ``RuntimeError`` (with the log's tail) when it
+    exits or does not answer within ``timeout_s`` seconds.
+    """
+    home = home or prefect_home()
+    with _locked(home):
+        state = running(home)
+        if state is not None:
+            return state, False
+        port = _free_port(host, port)
+        log = home / "docreview-server.log"
+        env = {
+            **os.environ,
+            "PREFECT_HOME": str(home),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": os.environ.get("PREFECT_SERVER_ANALYTICS_ENABLED", "false"),
+        }
+        env.pop("PREFECT_API_URL", None)
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port)],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        state = {
+            "pid": proc.pid,
+            "host": host,
+            "port": port,
+            "api_url": f"http://{shown}:{port}/api",
+            "ui_url": f"http://{shown}:{port}",
+            "log": str(log),
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        deadline = time.monotonic() + timeout_s
+        while not healthy(state["api_url"], timeout_s=1.0):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                _stop_pid(proc.pid)
+                tail = log.read_text(encoding="utf-8", errors="replace")[-1500:]
+                raise RuntimeError(f"the Prefect server did not start (log {log}):\n{tail}")
+            time.sleep(0.25)
+        tmp = state_file(home).with_suffix(f".json.{os.getpid()}")
+        tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
+        tmp.replace(state_file(home))
+        return state, True
+
+
+def _stop_pid(pid: int, timeout_s: float = 30.0) -> None:
+    """SIGTERM the server's process group (the server leads its session), SIGKILL after ``timeout_s``."""
+    for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our own child: reap it
+                    return
+            if not _alive(pid):
+                return
+            time.sleep(0.1)
+
+
+def stop(home: Path | None = None) -> dict[str, Any] | None:
+    """Stop the recorded local server and remove its record; returns what was recorded (None when
+    nothing was)."""
+    home = home or prefect_home()
+    with _locked(home):
+        path = state_file(home)
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            _stop_pid(int(state["pid"]))
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return state
+
+
+def _profile_api_url() -> str | None:
+    """The API URL a Prefect profile or settings file configures (environment unset)."""
+    from prefect.settings import get_current_settings
+
+    return get_current_settings().api.url
+
+
+def use_local_server() -> dict[str, Any] | None:
+    """Point this process at the local server (``PREFECT_API_URL``), starting it in ``keep`` mode;
+    returns its record, or None when the command keeps Prefect's own choice (an API configured
+    in the environment or a Prefect profile, mode ``temporary``, or no server running in ``auto``).
+
+    Called before Prefect is imported, except when a server is found: Prefect is then imported to
+    check that no profile names another API, and its settings are refreshed after the change.
+    Raises ``ValueError`` for a bad ``DOCREVIEW_PREFECT_SERVER`` and ``RuntimeError`` when a
+    ``keep`` server does not start.
+    """
+    if os.environ.get("PREFECT_API_URL"):
+        return None
+    chosen = mode()
+    if chosen == "temporary":
+        return None
+    state = running()
+    if state is None and chosen != "keep":
+        return None
+    if _profile_api_url():  # a profile or prefect.toml names the API: it wins, as it always has
+        return None
+    if state is None:
+        state, _ = start()
+    os.environ["PREFECT_API_URL"] = state["api_url"]
+    from prefect.context import refresh_global_settings_context
+
+    refresh_global_settings_context()
+    return state
+
+
+def register(app: Any) -> None:
+    """Add ``server start|stop|status`` to the ``docreview`` Typer app."""
+    import typer
+    from rich.markup import escape
+
+    from cli.common import console, err
+
+    server_app = typer.Typer(
+        no_args_is_help=True,
+        help="The local Prefect server runs share (runs start in about a second; its UI shows them).",
+    )
+    app.add_typer(server_app, name="server")
+
+    def describe(state: dict[str, Any]) -> None:
+        console.print(f"Prefect UI: [bold]{state['ui_url']}[/]  (API {state['api_url']}, pid {state['pid']})")
+        console.print(f"Log: {state['log']}")
+
+    @server_app.command("start")
+    def start_command(
+        port: int = typer.Option(
+            DEFAULT_PORT, "--port", min=0, max=65535, help="Port (another free one if taken; 0: any)."
+        ),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    ) -> None:
+        """Start the local Prefect server (UI on) and keep it running; later commands use it."""
+        if os.environ.get("PREFECT_API_URL"):
+            err.print(
+                f"[yellow]note:[/] PREFECT_API_URL={escape(os.environ['PREFECT_API_URL'])} is set: "
+                "commands in this environment use it, not this server"
+            )
+        try:
+            state, started = start(host=host, port=port)
+        except RuntimeError as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(1) from None
+        console.print("Started." if started else "Already running.")
+        describe(state)
+
+    @server_app.command("stop")
+    def stop_command() -> None:
+        """Stop the local Prefect server (its database, and so the runs it recorded, stay in PREFECT_HOME)."""
+        state = stop()
+        console.print("Stopped." if state else "No local Prefect server is recorded.")
+
+    @server_app.command("status")
+    def status_command() -> None:
+        """Whether the local Prefect server is running; exit 1 when it is not."""
+        state = running()
+        if state is None:
+            console.print(f"Not running (no answering server recorded in {state_file()}).")
+            raise typer.Exit(1)
+        describe(state)

@@ -1,0 +1,137 @@
+"""Start-up modes (cli/prefect_server.py): the local Prefect server runs share.
+
+A command without ``PREFECT_API_URL`` uses the local server recorded in ``$PREFECT_HOME``
+(``docreview server start``) when it answers, instead of a temporary server per run; a configured
+API, ``DOCREVIEW_PREFECT_SERVER=temporary`` or a record whose process is gone leave Prefect's own
+choice. The slow test runs the real commands: two reviews report to the one local server, with
+Prefect's temporary mode switched off so a temporary server could not have been started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from cli import prefect_server
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Health(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200 if self.path == "/api/health" else 404)
+        self.end_headers()
+        self.wfile.write(b"true")
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def recorded_server(tmp_path, monkeypatch):
+    """A health endpoint recorded as the local server in a fresh PREFECT_HOME (this process's pid)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    state = {"pid": os.getpid(), "port": port, "api_url": f"http://127.0.0.1:{port}/api", "ui_url": "u", "log": "l"}
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv(prefect_server.MODE_ENV, raising=False)
+    prefect_server.state_file().write_text(json.dumps(state))
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def restore_prefect_settings():
+    """use_local_server sets PREFECT_API_URL and refreshes Prefect's settings: undo both."""
+    before = os.environ.get("PREFECT_API_URL")
+    yield
+    from prefect.context import refresh_global_settings_context
+
+    if before is None:
+        os.environ.pop("PREFECT_API_URL", None)
+    else:
+        os.environ["PREFECT_API_URL"] = before
+    refresh_global_settings_context()
+
+
+def test_a_running_local_server_is_used_instead_of_a_temporary_one(recorded_server, restore_prefect_settings):
+    from prefect.settings import get_current_settings
+
+    assert prefect_server.running() == recorded_server
+    assert prefect_server.use_local_server() == recorded_server
+    assert os.environ["PREFECT_API_URL"] == recorded_server["api_url"]
+    assert get_current_settings().api.url == recorded_server["api_url"]  # Prefect's settings follow
+
+
+def test_a_configured_api_or_temporary_mode_keeps_prefects_choice(recorded_server, monkeypatch):
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:1/api")
+    assert prefect_server.use_local_server() is None
+    assert os.environ["PREFECT_API_URL"] == "http://127.0.0.1:1/api"
+    monkeypatch.delenv("PREFECT_API_URL")
+    monkeypatch.setenv(prefect_server.MODE_ENV, "temporary")
+    assert prefect_server.use_local_server() is None and "PREFECT_API_URL" not in os.environ
+    monkeypatch.setenv(prefect_server.MODE_ENV, "sometimes")
+    with pytest.raises(ValueError, match="DOCREVIEW_PREFECT_SERVER"):
+        prefect_server.use_local_server()
+
+
+def test_a_record_whose_process_is_gone_is_dropped(recorded_server):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    path = prefect_server.state_file()
+    path.write_text(json.dumps({**recorded_server, "pid": dead.pid}))
+    assert prefect_server.running() is None and not path.exists()
+    assert prefect_server.use_local_server() is None and "PREFECT_API_URL" not in os.environ
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_reviews_report_to_the_started_local_server(tmp_path):
+    """``docreview server start``, then two reviews without PREFECT_API_URL and with Prefect's
+    temporary mode off: both flow runs are on the local server (its API lists them), then
+    ``docreview server stop`` ends it."""
+    import urllib.request
+
+    from docreview_testing.samples import generate_samples
+
+    home = tmp_path / "prefect-home"
+    env = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", prefect_server.MODE_ENV)}
+    env.update(PREFECT_HOME=str(home), PREFECT_SERVER_ALLOW_EPHEMERAL_MODE="false")
+    docreview = [sys.executable, "-m", "cli"]
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(docreview + list(args), env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+    started = run("server", "start", "--port", str(prefect_server._free_port("127.0.0.1", 0)))
+    try:
+        assert started.returncode == 0, started.stderr
+        state = json.loads(prefect_server.state_file(home).read_text())
+        generate_samples(tmp_path / "inbox", count=1)
+        for i in (1, 2):
+            got = run(
+                "review", str(tmp_path / "inbox"), "--backend", "rules", "--rereview",
+                "--db", f"sqlite:///{tmp_path / 'r.db'}", "--out", str(tmp_path / f"out{i}"),
+            )  # fmt: skip
+            assert got.returncode == 0, got.stderr + got.stdout
+            assert f"Prefect UI: {state['ui_url']}" in got.stdout
+        request = urllib.request.Request(
+            f"{state['api_url']}/flow_runs/filter", data=b"{}", headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            runs = json.loads(resp.read())
+        assert len([r for r in runs if r["state_type"] == "COMPLETED"]) == 2
+        assert run("server", "status").returncode == 0
+    finally:
+        stopped = run("server", "stop")
+    assert stopped.returncode == 0 and "Stopped." in stopped.stdout
+    assert run("server", "status").returncode == 1 and not prefect_server.state_file(home).exists()

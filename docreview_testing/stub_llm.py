@@ -58,7 +58,7 @@ import time
 import uuid
 import zlib
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -236,16 +236,29 @@ class StubLLM:
             self.answers += 1
 
     @contextmanager
-    def model_call(self) -> Iterator[None]:
-        """Count one model request in flight for its whole answer (:attr:`max_in_flight`)."""
+    def model_call(self) -> Iterator[Callable[[], None]]:
+        """Count one model request in flight for its whole answer (:attr:`max_in_flight`).
+
+        Yields ``finish``, which ends the count early (at most once): the handler calls it just
+        before the answer's last bytes are written, since a client cannot have the whole answer,
+        and start its next call in the slot it frees, before that. Counting until the handler's
+        thread gets to run again after the write would let a busy machine show one request
+        more in flight than the client ever had."""
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            yield
-        finally:
+        open_ = [True]
+
+        def finish() -> None:
             with self._lock:
-                self.in_flight -= 1
+                if open_[0]:
+                    open_[0] = False
+                    self.in_flight -= 1
+
+        try:
+            yield finish
+        finally:
+            finish()
 
     def hold_batches(self) -> None:
         """Keep every message batch ``in_progress`` (created before or after this call) until
@@ -933,6 +946,7 @@ def _content(answer: Answer) -> list[dict[str, Any]]:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: StubLLMServer
+    _finish_call: Callable[[], None] | None = None  # ends the in-flight count of the model request answered
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -957,6 +971,7 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
+        self._answered()
         self.wfile.write(data)
 
     def _start_chunked(self, content_type: str, headers: dict[str, str]) -> None:
@@ -973,8 +988,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _end_chunked(self) -> None:
+        self._answered()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _answered(self) -> None:
+        """The model request being answered stops counting as in flight (see
+        :meth:`StubLLM.model_call`): called just before its last bytes are written."""
+        finish, self._finish_call = getattr(self, "_finish_call", None), None
+        if finish is not None:
+            finish()
 
     def _send_error(self, err: StubError, aws: bool, request_id: str) -> None:
         with self.server.stub._lock:
@@ -1056,13 +1079,13 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 with stub._lock:
                     stub.system_prompts[text] += 1
-                with stub.model_call():
+                with stub.model_call() as self._finish_call:
                     self._messages(body, request_id)
             elif path == "/v1/messages/batches":
                 self._require_key()
                 self._batch_create(body, request_id)
             elif aws:
-                with stub.model_call():
+                with stub.model_call() as self._finish_call:
                     self._converse(m.group(1), body, request_id, streaming=m.group(2) == "converse-stream")
             else:
                 raise StubError(404, "not_found_error", f"no route {path}", "UnknownOperationException")

@@ -594,7 +594,7 @@ def eval_filings(
     console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
-from cli import db, deploy, monitor, prefect_server, queue, report, watch  # noqa: E402 - the other command groups
+from cli import db, deploy, monitor, queue, report, server, watch  # noqa: E402 - the other command groups
 
 monitor.register(app)  # runs, metrics show|serve
 app.command("queue")(queue.queue)  # the review queue
@@ -603,7 +603,7 @@ watch.register(app)  # bucket/folder -> Prefect events
 deploy.register(app)  # serve, deployments check
 db.register(app)  # db upgrade|check|revision|current
 report.register(app)  # report serve
-prefect_server.register(app)  # server start|stop|status: the local Prefect server runs share
+server.register(app)  # server start|stop|status: the local Prefect server runs share
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -50,27 +50,30 @@ def recorded_server(tmp_path, monkeypatch):
     server.server_close()
 
 
-@pytest.fixture
-def restore_prefect_settings():
-    """use_local_server sets PREFECT_API_URL and refreshes Prefect's settings: undo both."""
-    before = os.environ.get("PREFECT_API_URL")
-    yield
-    from prefect.context import refresh_global_settings_context
-
-    if before is None:
-        os.environ.pop("PREFECT_API_URL", None)
-    else:
-        os.environ["PREFECT_API_URL"] = before
-    refresh_global_settings_context()
+_USE_LOCAL_SERVER = """
+import json
+from cli import prefect_server
+from prefect.settings import get_current_settings
+state = prefect_server.use_local_server()
+import os
+print(json.dumps({"state": state, "env": os.environ.get("PREFECT_API_URL"), "settings": get_current_settings().api.url}))
+"""
 
 
-def test_a_running_local_server_is_used_instead_of_a_temporary_one(recorded_server, restore_prefect_settings):
-    from prefect.settings import get_current_settings
-
+def test_a_running_local_server_is_used_instead_of_a_temporary_one(recorded_server):
+    """In a fresh process (as a command starts: no Prefect settings loaded yet, unlike this test
+    process with its Prefect test harness): the recorded server is chosen, PREFECT_API_URL points
+    at it and Prefect's settings follow."""
     assert prefect_server.running() == recorded_server
-    assert prefect_server.use_local_server() == recorded_server
-    assert os.environ["PREFECT_API_URL"] == recorded_server["api_url"]
-    assert get_current_settings().api.url == recorded_server["api_url"]  # Prefect's settings follow
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env["PREFECT_HOME"] = os.environ["PREFECT_HOME"]  # the fixture's fresh home with the record
+    done = subprocess.run(
+        [sys.executable, "-c", _USE_LOCAL_SERVER], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["state"] == recorded_server
+    assert got["env"] == got["settings"] == recorded_server["api_url"]  # Prefect's settings follow
 
 
 def test_a_configured_api_or_temporary_mode_keeps_prefects_choice(recorded_server, monkeypatch):

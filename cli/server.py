@@ -1,0 +1,63 @@
+"""``docreview server start|stop|status``: the local Prefect server runs share (see
+:mod:`cli.prefect_server`, which finds it before Prefect is imported and imports nothing of the CLI)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from cli.prefect_server import DEFAULT_PORT, running, start, state_file, stop
+
+
+def register(app: Any) -> None:
+    """Add ``server start|stop|status`` to the ``docreview`` Typer app."""
+    import typer
+    from rich.markup import escape
+
+    from cli.common import console, err
+
+    server_app = typer.Typer(
+        no_args_is_help=True,
+        help="The local Prefect server runs share (runs start in about a second; its UI shows them).",
+    )
+    app.add_typer(server_app, name="server")
+
+    def describe(state: dict[str, Any]) -> None:
+        console.print(f"Prefect UI: [bold]{state['ui_url']}[/]  (API {state['api_url']}, pid {state['pid']})")
+        console.print(f"Log: {state['log']}")
+
+    @server_app.command("start")
+    def start_command(
+        port: int = typer.Option(
+            DEFAULT_PORT, "--port", min=0, max=65535, help="Port (another free one if taken; 0: any)."
+        ),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    ) -> None:
+        """Start the local Prefect server (UI on) and keep it running; later commands use it."""
+        if os.environ.get("PREFECT_API_URL"):
+            err.print(
+                f"[yellow]note:[/] PREFECT_API_URL={escape(os.environ['PREFECT_API_URL'])} is set: "
+                "commands in this environment use it, not this server"
+            )
+        try:
+            state, started = start(host=host, port=port)
+        except RuntimeError as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(1) from None
+        console.print("Started." if started else "Already running.")
+        describe(state)
+
+    @server_app.command("stop")
+    def stop_command() -> None:
+        """Stop the local Prefect server (its database, and so the runs it recorded, stay in PREFECT_HOME)."""
+        state = stop()
+        console.print("Stopped." if state else "No local Prefect server is recorded.")
+
+    @server_app.command("status")
+    def status_command() -> None:
+        """Whether the local Prefect server is running; exit 1 when it is not."""
+        state = running()
+        if state is None:
+            console.print(f"Not running (no answering server recorded in {state_file()}).")
+            raise typer.Exit(1)
+        describe(state)

@@ -12,7 +12,14 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -qq -e '.[dev]'
 	touch $@
 
+# OCR (tasks/ingest/ocr.py) runs Debian's Tesseract: installed here when it is missing and apt-get can
+# (quietly); otherwise a note says what to install (scanned pages then stay empty, page images fail).
 install: $(VENV)/.installed
+	@command -v tesseract >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng) \
+		>/dev/null 2>&1)) || \
+		echo "tesseract not installed (apt-get install tesseract-ocr tesseract-ocr-eng): no OCR of scanned pages"
 
 run: install
 	$(BIN)/docreview samples inbox

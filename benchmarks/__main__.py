@@ -14,7 +14,11 @@ documents), ``s3_source`` (listing, streamed download and watcher sweeps against
 endpoint). Quality benchmarks: ``factcheck`` (planted errors), ``verified_overlap`` (verified findings against the
 lawyers' labels, held-out contracts), ``faults`` (nothing lost under
 faults), ``cuad_eval`` (rules backend against CUAD labels), ``filings_eval`` (the filing profile on the
-shared SEC filings: evidence-page recall, key-figure accuracy, findings and pages per second).
+shared SEC filings: evidence-page recall, key-figure accuracy, findings and pages per second),
+``scanned_review`` (scanned CUAD contracts reviewed against their born-digital originals: clause
+categories' Jaccard, grounded share), ``ocr`` (Tesseract pages per second per core and character error
+rate on scanned CUAD contracts and ``linn.pdf``), ``html_filings`` (seconds to read each shared EDGAR HTML
+filing with its inline XBRL facts).
 
 ``--quick`` runs every benchmark at a small size (minutes, for a smoke check; figures from a
 quick run are not the documented ones).
@@ -45,6 +49,9 @@ ALL = (
     "faults",
     "cuad_eval",
     "filings_eval",
+    "scanned_review",
+    "ocr",
+    "html_filings",
 )
 
 
@@ -161,6 +168,21 @@ def main(argv: list[str] | None = None) -> int:
                     emit({"benchmark": "filings_eval", "skipped": f"{filings} not found"})
                 else:
                     emit(filings_eval(filings, limit=8 if q else None))
+            elif name == "scanned_review":
+                from benchmarks import scanned_review
+
+                if not CUAD_PDF.is_dir():
+                    emit({"benchmark": "scanned_review", "skipped": f"{CUAD_PDF} not found"})
+                else:  # scanned CUAD contracts against the born-digital originals (Jaccard, grounded share)
+                    emit(scanned_review.run(count=2 if q else 6))
+            elif name == "ocr":
+                from benchmarks import ocr
+
+                ocr.main(["--docs", "2", "--max-pages", "2"] if q else [])  # pages/s per core, CER
+            elif name == "html_filings":
+                from benchmarks import html_filings
+
+                emit(html_filings.run(repeat=1 if q else 3))  # EDGAR HTML with inline XBRL, seconds per filing
         except Exception as exc:
             failed += 1
             print(json.dumps({"benchmark": name, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}), flush=True)

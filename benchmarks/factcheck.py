@@ -175,15 +175,18 @@ def check(doc: Doc, finding: Finding, chunk_index: int):
     return fact_check([finding], chunk, neighbours, doc.index, support_model=_support_model())[0]
 
 
-def in_document(checked: list, at: int):
+def in_document(checked: list, at: int, index=None):
     """``checked[at]`` after the support check's document-level part over all of ``checked`` (the
-    document's findings as the flow has them: :func:`tasks.check.support.relative_support`)."""
+    document's findings as the flow has them: :func:`tasks.check.support.relative_support`), each
+    scored under its section headings in the document ``index`` when given."""
     if SUPPORT_MODEL is None:
         return checked[at]
+    from tasks.check.merge import headings_in
     from tasks.check.support import load_model, relative_support
 
     model = _support_model()
-    return relative_support(checked, model if not isinstance(model, str) else load_model())[at]
+    heading_of = headings_in(index) if index is not None else None
+    return relative_support(checked, model if not isinstance(model, str) else load_model(), heading_of)[at]
 
 
 #: Support threshold replacing the model's stored one (``--support-threshold``), or None.
@@ -547,7 +550,7 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
         # its original's place, and the document-level part of the support check sees them all.
         context = [check(doc, f, ci) for f, ci in doc.findings + (doc.others or [])]
         for n, (f, ci) in enumerate(doc.findings):
-            base = in_document(context, n)
+            base = in_document(context, n, doc.index)
             alarm = base.verdict is not Verdict.verified or base.finding.page != f.page
             faithful_total += 1
             faithful_alarms += alarm
@@ -586,14 +589,16 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
                 if p is None:
                     continue
                 counts[kind] += 1
+                where_index = doc.index
                 if isinstance(p, tuple):
                     p, copy = p
                     q = match_form(p.evidence)[0]
                     where = next((c.index for c in copy.chunks if q in match_form(c.text)[0]), ci)
                     got = check(copy, p, where)
+                    where_index = copy.index
                 else:
                     got = check(doc, p, ci)
-                got = in_document(context[:n] + [got] + context[n + 1 :], n)
+                got = in_document(context[:n] + [got] + context[n + 1 :], n, where_index)
                 if kind == "wrong_page":
                     caught = got.finding.page == base.finding.page and got.finding.page != p.page
                 else:

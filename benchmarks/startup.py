@@ -9,10 +9,16 @@ process (interpreter start to exit; median of ``--repeat`` runs) in two modes:
   for the run (``DOCREVIEW_PREFECT_SERVER=temporary``; the behaviour before ``docreview server``);
 - ``local_server``: ``docreview server start`` once before (not timed; its own ``PREFECT_HOME``),
   then every run finds it through ``$PREFECT_HOME/docreview-server.json`` and reports to it, as
-  with ``PREFECT_API_URL`` set to a running server.
+  with ``PREFECT_API_URL`` set to a running server; each run imports Prefect and docreview itself
+  (``DOCREVIEW_RESIDENT=off``);
+- ``resident``: the same with the resident runner :func:`cli.prefect_server.start` starts beside
+  the server (:mod:`cli.resident`): every run is handed to a process that has imported them
+  already (the default when a local server runs). ``runner_ready_s`` is the wait from ``server
+  start`` until the runner serves; ``cpu_s`` adds the run's process in the runner (its log).
 
 In each mode a first run is a warm-up, not timed (it creates Prefect's database in that mode's
-``PREFECT_HOME``, as any earlier use of docreview on the machine has).
+``PREFECT_HOME``, as any earlier use of docreview on the machine has, and the bytecode of
+docreview's modules: ``PYTHONDONTWRITEBYTECODE`` is not passed on).
 
 Sources: one CUAD contract (read in place through a symlink) and the four 10-Ks of
 ``review_vs_extraction`` (3M 2018, Boeing 2018, Johnson & Johnson 2022, Nike 2021), whose plain
@@ -50,8 +56,19 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def _runner_cpu_s(env: dict[str, str]) -> float:
+    """CPU seconds of the last run the resident runner of ``env``'s ``PREFECT_HOME`` reported in its log
+    (``pid N: exit S after W s (C s CPU)``); 0.0 when it ran none."""
+    import re
+
+    log = Path(env["PREFECT_HOME"]) / "docreview-runner.log"
+    found = re.findall(r"exit -?\d+ after [\d.]+ s \(([\d.]+) s CPU\)", log.read_text()) if log.exists() else []
+    return float(found[-1]) if found else 0.0
+
+
 def _review(source: Path, work: Path, env: dict[str, str], tag: str) -> dict[str, Any]:
-    """One ``docreview review`` process; ``wall_s`` (process start to exit) and the flow's ``work_s``."""
+    """One ``docreview review`` process; ``wall_s`` (process start to exit) and the flow's ``work_s``;
+    ``cpu_s`` includes the run's process in the resident runner when it was handed off."""
     out = work / f"out-{tag}"
     cmd = [sys.executable, "-m", "cli", "review", str(source), "--backend", "rules", "--rereview"]
     cmd += ["--db", f"sqlite:///{work / f'{tag}.db'}", "--out", str(out)]
@@ -60,6 +77,8 @@ def _review(source: Path, work: Path, env: dict[str, str], tag: str) -> dict[str
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     wall = time.perf_counter() - started
     cpu = _children_cpu_s() - cpu
+    if env.get("DOCREVIEW_RESIDENT") != "off" and env.get("DOCREVIEW_PREFECT_SERVER") != "temporary":
+        cpu += _runner_cpu_s(env)
     if proc.returncode != 0:
         raise RuntimeError(f"review exited {proc.returncode}: {proc.stderr[-1500:]}")
     metrics = json.loads((out / "report.json").read_text())["run"]["metrics"]
@@ -105,10 +124,15 @@ def measure(repeat: int = 3, contract: Path | None = None) -> dict[str, Any]:
         for path in filings:
             (four / path.name).symlink_to(path)
         pdfium_s = sum(_pdfium_timed(p)[1] for p in filings)
-        base = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", "DOCREVIEW_PREFECT_SERVER")}
+        # PYTHONDONTWRITEBYTECODE is dropped: an installed docreview has its modules' bytecode
+        # cached (the warm-up run writes it), while with it set every run compiled the project's
+        # ~100 modules from source (0.2-0.3 s of CPU).
+        dropped = ("PREFECT_API_URL", "DOCREVIEW_PREFECT_SERVER", "PYTHONDONTWRITEBYTECODE")
+        base = {k: v for k, v in os.environ.items() if k not in dropped}
         base.update(PREFECT_SERVER_ANALYTICS_ENABLED="false", PYTHONPATH=str(ROOT))
         temporary_env = {**base, "PREFECT_HOME": str(work / "home-temporary"), "DOCREVIEW_PREFECT_SERVER": "temporary"}
-        local_env = {**base, "PREFECT_HOME": str(work / "home-local")}
+        local_env = {**base, "PREFECT_HOME": str(work / "home-local"), "DOCREVIEW_RESIDENT": "off"}
+        resident_env = {**base, "PREFECT_HOME": str(work / "home-resident")}
         line: dict[str, Any] = {"benchmark": "startup", "contract": contract.name, "ten_ks": list(TEN_KS)}
         # Prefect's database in each home is created and migrated by an untimed first run (as on a
         # machine that has run docreview before); a loaded machine may need minutes for that.
@@ -131,13 +155,46 @@ def measure(repeat: int = 3, contract: Path | None = None) -> dict[str, Any]:
             }
         finally:
             subprocess.run([*server, "stop"], cwd=ROOT, env=local_env, capture_output=True)
+        started = time.perf_counter()
+        subprocess.run([*server, "start", "--port", "0"], cwd=ROOT, env=resident_env, check=True, capture_output=True)
+        resident_start_s = time.perf_counter() - started
+        try:
+            ready_s = _wait_for_runner(Path(resident_env["PREFECT_HOME"]))
+            runner_ready_s = time.perf_counter() - started
+            _review(one, work, resident_env, "warm-up-resident")
+            line["resident"] = {
+                "server_start_s": round(resident_start_s, 2),
+                "runner_ready_s": round(runner_ready_s, 2),
+                "runner_imports_s": ready_s,
+                "one_contract": _series(one, work, resident_env, "r1", repeat),
+                "four_10ks": _series(four, work, resident_env, "r4", repeat),
+            }
+        finally:
+            subprocess.run([*server, "stop"], cwd=ROOT, env=resident_env, capture_output=True)
         line["pdfium_4_10ks_s"] = round(pdfium_s, 2)
-        for mode in ("temporary", "local_server"):
+        for mode in ("temporary", "local_server", "resident"):
             line[mode]["ratio_10k"] = round(line[mode]["four_10ks"]["wall_s"] / pdfium_s, 2)
         line["targets"] = {"one_contract_wall_s": 3.0, "ratio_10k": 4.0}
         return line
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _wait_for_runner(home: Path, timeout_s: float = 600.0) -> float | None:
+    """Wait until the resident runner of ``home`` is recorded (its imports done); the seconds its log
+    says the imports took (``ready in N s``), None when it gave no figure. Raises ``RuntimeError``
+    after ``timeout_s``."""
+    import re
+
+    from cli.resident import record_file
+
+    deadline = time.monotonic() + timeout_s
+    while "socket" not in (json.loads(record_file(home).read_text()) if record_file(home).exists() else {}):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no resident runner in {home} after {timeout_s:g} s")
+        time.sleep(0.2)
+    found = re.findall(r"ready in ([\d.]+) s", (home / "docreview-runner.log").read_text())
+    return float(found[-1]) if found else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,16 +21,24 @@ Examples (training contracts only):
   (:func:`tasks.observe.evaluate.evidence_overlaps`), or as ``none`` when it overlaps no
   labelled piece of any category — so the model also learns what wrong quotes look like.
 
+Each example carries the section heading path above it (:func:`tasks.review.chunk.heading_path` over
+the chunker's heading lines of the contract's text, the same code the fact-check reads at run time;
+for a rules quote, :meth:`tasks.check.factcheck.DocumentIndex.heading_path` at its first occurrence).
+
 Model: multinomial logistic regression (scikit-learn ``LogisticRegression``, lbfgs, ``C``) over
-sublinear tf-idf of :func:`tasks.check.support.terms` (word unigrams and bigrams seen in at least
+sublinear tf-idf of :func:`tasks.check.support.features` (word unigrams and bigrams of the quote and,
+``h:``-prefixed, of its heading path — ``--no-heading``: the quote alone, support-v1 — seen in at least
 ``--min-df`` training examples; smoothed idf ``ln((1 + n) / (1 + df)) + 1``; unit length).
 Weights with absolute value below ``--prune`` are dropped from the stored file.
 
 Threshold: the least support score (probability of the claimed category) chosen on
 *out-of-fold* scores of the training contracts' rules findings (three folds by contract): the
 lowest threshold at which at least ``--precision`` of the supported findings overlap a labelled
-span of their category. Prints one JSON line per threshold on held-out contracts (supported
-findings, their overlap precision, presence macro-F1 over supported findings) and writes the model.
+span of their category. The dismissal bound (:func:`choose_dismissal`): the largest support score
+below which at least ``--dismiss-precision`` (0.9) of the doubted out-of-fold findings are no labelled
+clause of their category. Prints one JSON line per threshold and per dismissal bound on held-out
+contracts (supported findings, their overlap precision, presence macro-F1 over supported findings;
+dismissed findings and the share not real) and writes the model.
 Deterministic: the same data gives the same file.
 """
 
@@ -55,14 +63,19 @@ CONTEXT_CHARS = 600
 NONE_PER_DOC = 60
 
 
-def rules_findings(name: str, text: str) -> list:
-    """The offline backend's findings for one contract (deduplicated by category and quote)."""
+def rules_findings(name: str, text: str) -> tuple[list, list[str | None]]:
+    """The offline backend's findings for one contract (deduplicated by category and quote), and the
+    section heading path of each quote in the document, as the fact-check reads it at run time
+    (:meth:`tasks.check.factcheck.DocumentIndex.heading_path` at the quote's first occurrence)."""
     from benchmarks.factcheck import load_document
+    from tasks.check.factcheck import DocumentIndex
+    from tasks.observe.evaluate import locate
     from tasks.review.backends.rules import RulesBackend
     from tasks.review.chunk import chunk_text
     from tasks.textnorm import match_form
 
     document = load_document(name, text)
+    index = DocumentIndex.build(document)
     backend = RulesBackend()
     seen, out = set(), []
     for chunk in chunk_text(document.sha256, document.text, document.page_starts()):
@@ -71,13 +84,21 @@ def rules_findings(name: str, text: str) -> list:
             if key not in seen:
                 seen.add(key)
                 out.append(f)
-    return out
+    headings = []
+    for f in out:
+        hits = locate(index.norm, index.offsets, f.evidence, max_hits=1)
+        headings.append(index.heading_path(hits[0][0]) if hits else None)
+    return out, headings
 
 
 def load(data_dir: Path) -> list[dict]:
-    """Contracts as ``{filename, held_out, doc (LabelledDoc), examples: [(text, class)], findings}``."""
+    """Contracts as ``{filename, held_out, doc (LabelledDoc), examples: [(text, heading, class)], findings,
+    headings}`` (``headings``: the section heading path of each finding's quote, None when unknown; an
+    example's heading is the path at its start, :func:`tasks.review.chunk.heading_path` over the
+    chunker's headings of the contract's text, as the fact-check reads it at run time)."""
     from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, held_out, label_pieces, load_cuad, locate
     from tasks.review.backends.rules import split_sentences
+    from tasks.review.chunk import heading_path, section_headings
     from tasks.textnorm import clean_page_text, match_form
 
     rng = random.Random(20240601)
@@ -87,12 +108,17 @@ def load(data_dir: Path) -> list[dict]:
         text = clean_page_text(raw)
         norm, offs = match_form(text)
         sents = split_sentences(text)
-        examples: list[tuple[str, str]] = []
+        heads = section_headings(text)
+
+        def head(pos: int, heads: list[tuple[int, str]] = heads) -> str | None:
+            return heading_path(heads, pos) or None
+
+        examples: list[tuple[str, str | None, str]] = []
         covered: list[tuple[int, int]] = []
         for cat in CATEGORIES:
             for piece in label_pieces(doc.spans.get(cat, [])):
-                examples.append((piece, cat.value))
                 hits = locate(norm, offs, piece, max_hits=1)
+                examples.append((piece, head(hits[0][0]) if hits else None, cat.value))
                 if not hits:
                     continue
                 a, b = hits[0]
@@ -101,16 +127,16 @@ def load(data_dir: Path) -> list[dict]:
                 if around:
                     s, e = around[0][0], around[-1][1]
                     if e - s <= CONTEXT_CHARS and (s, e) != (a, b):
-                        examples.append((text[s:e], cat.value))
+                        examples.append((text[s:e], head(s), cat.value))
         free = [(s, e) for s, e in sents if e - s >= 30 and not any(e > a and s < b for a, b in covered)]
         rng.shuffle(free)
-        examples.extend((text[s:e][:CONTEXT_CHARS], "none") for s, e in free[:NONE_PER_DOC])
-        findings = rules_findings(doc.filename, raw)
-        for f in findings:
+        examples.extend((text[s:e][:CONTEXT_CHARS], head(s), "none") for s, e in free[:NONE_PER_DOC])
+        findings, headings = rules_findings(doc.filename, raw)
+        for f, h in zip(findings, headings):
             cats = [c for c in CATEGORIES if evidence_overlaps(f.evidence, doc.spans.get(c, []))]
-            examples.extend((f.evidence, c.value) for c in cats)
+            examples.extend((f.evidence, h, c.value) for c in cats)
             if not cats:
-                examples.append((f.evidence, "none"))
+                examples.append((f.evidence, h, "none"))
         out.append(
             {
                 "filename": doc.filename,
@@ -118,6 +144,7 @@ def load(data_dir: Path) -> list[dict]:
                 "doc": doc,
                 "examples": examples,
                 "findings": findings,
+                "headings": headings,
             }
         )
     return out
@@ -237,13 +264,86 @@ def choose_floors(
     return outcome
 
 
+#: Candidate dismissal bounds (support score below which a doubted finding is dismissed), searched on
+#: out-of-fold scores.
+DISMISS_GRID = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1)
+#: A dismissal bound must dismiss at least this many out-of-fold findings (a precision on fewer says little).
+MIN_DISMISSED = 30
+
+
+def supported_by_rule(records: list[dict], rule: dict) -> list[bool]:
+    """Per record (as :func:`choose_floors` takes them), whether the support rule ``rule``
+    (``{threshold, category_floor}``) supports it: not flagged, and a score of at least the threshold, or
+    the strongest of its category in its document with at least the category's floor."""
+    best: dict[tuple[str, object], float] = {}
+    for r in records:
+        if not r["flagged"]:
+            key = (r["doc"], r["cat"])
+            best[key] = max(best.get(key, 0.0), r["score"])
+    out = []
+    for r in records:
+        floor = rule["category_floor"].get(getattr(r["cat"], "value", r["cat"]))
+        out.append(
+            not r["flagged"]
+            and (
+                r["score"] >= rule["threshold"]
+                or (floor is not None and r["score"] >= floor and r["score"] == best[(r["doc"], r["cat"])])
+            )
+        )
+    return out
+
+
+def dismissal_rows(records: list[dict], rule: dict, grid: tuple[float, ...] = DISMISS_GRID) -> list[dict]:
+    """For each bound of ``grid``: the findings the support check doubts on the model's score (not
+    flagged, not supported by ``rule``) with a score below it — ``{bound, dismissed, not_real (share that
+    overlaps no labelled span of its category), real_lost (overlapping ones dismissed)}``."""
+    ok = supported_by_rule(records, rule)
+    doubted = [r for r, s in zip(records, ok) if not s and not r["flagged"]]
+    rows = []
+    for bound in grid:
+        out = [r for r in doubted if r["score"] < bound]
+        real = sum(bool(r["overlap"]) for r in out)
+        rows.append(
+            {
+                "bound": bound,
+                "doubted": len(doubted),
+                "dismissed": len(out),
+                "not_real": round(1 - real / len(out), 4) if out else None,
+                "real_lost": real,
+            }
+        )
+    return rows
+
+
+def choose_dismissal(
+    records: list[dict], rule: dict, precision: float = 0.9, min_dismissed: int = MIN_DISMISSED
+) -> float:
+    """The largest bound of :data:`DISMISS_GRID` at which at least ``precision`` of the dismissed
+    out-of-fold findings are no labelled clause of their category and at least ``min_dismissed`` are
+    dismissed (:func:`dismissal_rows`); 0.0 (dismiss none) when no bound qualifies."""
+    chosen = 0.0
+    for row in dismissal_rows(records, rule):
+        print(json.dumps({"out_of_fold_dismissal": True, **row}), flush=True)
+        if row["dismissed"] >= min_dismissed and row["not_real"] is not None and row["not_real"] >= precision:
+            chosen = row["bound"]
+    return chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     """Train, choose the threshold, print held-out figures and write the model file."""
     import numpy as np
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
 
-    from tasks.check.support import MODEL_FILE, NAME_CATEGORIES, NONE_CLASS, SupportModel, heading_only, negation, terms
+    from tasks.check.support import (
+        MODEL_FILE,
+        NAME_CATEGORIES,
+        NONE_CLASS,
+        SupportModel,
+        features,
+        heading_only,
+        negation,
+    )
     from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, macro_f1, presence_scores
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -276,7 +376,22 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="pickle of the loaded examples and rules findings (written when absent, read when present)",
     )
+    ap.add_argument(
+        "--no-heading",
+        action="store_true",
+        help="the quote alone (support-v1), without its section headings, for comparison",
+    )
+    ap.add_argument(
+        "--dismiss-precision",
+        type=float,
+        default=0.9,
+        help="least out-of-fold share of dismissed findings that are no labelled clause of their category",
+    )
     args = ap.parse_args(argv)
+    reads_heading = not args.no_heading
+
+    def feats(text: str, heading: str | None) -> Counter:
+        return features(text, heading if reads_heading else None)
 
     if args.cache is not None and args.cache.is_file():
         with open(args.cache, "rb") as fh:
@@ -295,16 +410,16 @@ def main(argv: list[str] | None = None) -> int:
         df: Counter = Counter()
         n = 0
         for d in subset:
-            for text, _ in d["examples"]:
-                df.update(terms(text).keys())
+            for text, heading, _ in d["examples"]:
+                df.update(feats(text, heading).keys())
                 n += 1
         kept = sorted(t for t, k in df.items() if k >= args.min_df)
         return {t: math.log((1 + n) / (1 + df[t])) + 1 for t in kept}
 
     def matrix(texts, idf, index):
         rows, cols, vals = [], [], []
-        for r, text in enumerate(texts):
-            vec = {index[t]: (1 + math.log(n)) * idf[t] for t, n in terms(text).items() if t in idf}
+        for r, (text, heading) in enumerate(texts):
+            vec = {index[t]: (1 + math.log(n)) * idf[t] for t, n in feats(text, heading).items() if t in idf}
             norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
             for c, v in vec.items():
                 rows.append(r)
@@ -315,8 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     def fit(subset):
         idf = vocab_of(subset)
         index = {t: i for i, t in enumerate(idf)}
-        texts = [t for d in subset for t, _ in d["examples"]]
-        y = np.array([cls_index[c] for d in subset for _, c in d["examples"]])
+        texts = [(t, h) for d in subset for t, h, _ in d["examples"]]
+        y = np.array([cls_index[c] for d in subset for _, _, c in d["examples"]])
         clf = LogisticRegression(C=args.C, max_iter=300, tol=1e-3).fit(matrix(texts, idf, index), y)
         return clf, idf, index
 
@@ -330,7 +445,13 @@ def main(argv: list[str] | None = None) -> int:
         bias = [0.0] * len(classes)
         for k, c in enumerate(clf.classes_):
             bias[int(c)] = round(float(clf.intercept_[k]), 4)
-        return SupportModel(classes=classes, bias=bias, terms=stored)
+        return SupportModel(
+            classes=classes,
+            bias=bias,
+            terms=stored,
+            reads_heading=reads_heading,
+            version="support-v2" if reads_heading else "support-v1",
+        )
 
     # out-of-fold support scores of the training contracts' rules findings (3 folds by contract)
     folds = [train[k::3] for k in range(3)]
@@ -340,8 +461,8 @@ def main(argv: list[str] | None = None) -> int:
         rest = [d for j, fold in enumerate(folds) if j != k for d in fold]
         m = to_model(*fit(rest), prune=0.0)
         for d in folds[k]:
-            for f in d["findings"]:
-                p = m.probabilities(f.evidence)[f.clause_type.value] if f.clause_type.value in cls_index else 1.0
+            for f, h in zip(d["findings"], d["headings"]):
+                p = m.probabilities(f.evidence, h)[f.clause_type.value] if f.clause_type.value in cls_index else 1.0
                 flagged = (f.clause_type not in NAME_CATEGORIES and heading_only(f.evidence)) or bool(
                     negation(f.evidence, f.clause_type)
                 )
@@ -361,14 +482,16 @@ def main(argv: list[str] | None = None) -> int:
             pickle.dump({"records": records, "docs": [d["doc"] for d in train]}, fh)
     rule = choose_floors(records, [d["doc"] for d in train], max_f1_drop=args.max_f1_drop)
     print(json.dumps({"out_of_fold_chosen": True, **rule}), flush=True)
+    dismiss_below = choose_dismissal(records, rule, args.dismiss_precision)
+    print(json.dumps({"out_of_fold_dismiss_below": dismiss_below}), flush=True)
 
     clf, idf, index = fit(train)
     model = to_model(clf, idf, index, args.prune)
     # The stored, pruned model (weights rounded to 3 decimals): check it agrees with the fitted one.
-    sample = [t for d in train[:20] for t, _ in d["examples"]][:1500]
+    sample = [(t, h) for d in train[:20] for t, h, _ in d["examples"]][:1500]
     full = clf.predict_proba(matrix(sample, idf, index))
     drift = max(
-        abs(full[r, k] - model.probabilities(text)[classes[int(c)]])
+        abs(full[r, k] - model.probabilities(*text)[classes[int(c)]])
         for r, text in enumerate(sample)
         for k, c in enumerate(clf.classes_)
     )
@@ -388,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     strongest: dict[tuple[str, object], float] = {}
     for d in test:
         for i, f in enumerate(d["findings"]):
-            p = model.probabilities(f.evidence).get(f.clause_type.value, 1.0)
+            p = model.probabilities(f.evidence, d["headings"][i]).get(f.clause_type.value, 1.0)
             flagged = (f.clause_type not in NAME_CATEGORIES and heading_only(f.evidence)) or bool(
                 negation(f.evidence, f.clause_type)
             )
@@ -427,11 +550,26 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"held_out": True, **held_out_row(t), "chosen": False}), flush=True)
     chosen = held_out_row(rule["threshold"], rule["category_floor"])
     print(json.dumps({"held_out": True, **chosen, "chosen": True}), flush=True)
+    test_records = [
+        {
+            "doc": d["filename"],
+            "cat": f.clause_type,
+            "score": scored[(d["filename"], i)][0],
+            "flagged": scored[(d["filename"], i)][1],
+            "overlap": evidence_overlaps(f.evidence, d["doc"].spans.get(f.clause_type, [])),
+        }
+        for d in test
+        for i, f in enumerate(d["findings"])
+    ]
+    for row in dismissal_rows(test_records, rule):
+        print(json.dumps({"held_out_dismissal": True, **row, "chosen": row["bound"] == dismiss_below}), flush=True)
     model.threshold = rule["threshold"]
     model.category_floor = rule["category_floor"]
+    model.dismiss_below = dismiss_below
     model.trained_on = (
         f"{len(train)} shared CUAD contracts with SHA-1(Filename) % 3 != 0 (TXT files), "
-        f"C={args.C}, min_df={args.min_df}, prune={args.prune}"
+        f"C={args.C}, min_df={args.min_df}, prune={args.prune}, "
+        f"{'quote and section headings' if reads_heading else 'quote alone'}"
     )
     model.held_out = {
         "documents": float(len(test)),

@@ -30,6 +30,7 @@ def run(n_docs: int | None = None) -> dict:
     from benchmarks.factcheck import CUAD, load_document
     from schemas.findings import Verdict
     from tasks.check.factcheck import DocumentIndex, fact_check
+    from tasks.check.merge import headings_in
     from tasks.check.support import load_model, relative_support
     from tasks.observe.evaluate import evidence_overlaps, held_out, load_cuad, macro_f1, presence_scores
     from tasks.review.backends.rules import RulesBackend
@@ -54,7 +55,8 @@ def run(n_docs: int | None = None) -> dict:
             neighbours = [c for c in chunks if abs(c.index - chunk.index) == 1]
             for key, model in (("before", None), ("after", "default")):
                 checked[key] += fact_check(findings, chunk, neighbours, index, support_model=model)
-        checked["after"] = relative_support(checked["after"], load_model())  # the document-level part
+        # the document-level part
+        checked["after"] = relative_support(checked["after"], load_model(), headings_in(index))
         for key, t in tallies.items():
             for cf in checked[key]:
                 t["findings"] += 1

@@ -1,5 +1,5 @@
 """``python -m cli``: the ``docreview`` command line."""
 
-from cli.app import main
+from cli.launch import main
 
 main()

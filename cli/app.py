@@ -88,7 +88,10 @@ def review(
         help="S3-compatible endpoint for s3:// sources (default: DOCREVIEW_S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3 or AWS).",
     ),
     suffix: str | None = typer.Option(
-        None, "--suffix", help="s3:// prefixes: only keys ending in this, case-insensitive (default .pdf; '' = all)."
+        None,
+        "--suffix",
+        help="s3:// prefixes: only keys ending in one of these comma-separated endings, case-insensitive "
+        "(default: every kind read, .pdf,.docx,.tif,.tiff,.png,.jpg,.jpeg; '' = all).",
     ),
     task_runner: str = typer.Option("thread", "--task-runner", help="thread | dask: where the flow's tasks run."),
     dask_address: str | None = typer.Option(
@@ -414,21 +417,29 @@ def _print_summary(result: dict) -> None:
 def samples(
     out: Path = typer.Argument(Path("inbox"), help="Folder to write the sample contract PDFs into."),
     count: int = typer.Option(4, "--count", min=1, max=200, help="Number of contracts."),
+    other_formats: bool = typer.Option(
+        True,
+        "--other-formats/--pdf-only",
+        help="Also write a scanned page (PNG, read by OCR) and a Word draft with tracked changes (DOCX).",
+    ),
 ) -> None:
-    """Generate sample contract PDFs with known ground truth (for a first run and tests)."""
-    from docreview_testing.samples import generate_samples, write_ground_truth
+    """Generate sample contract PDFs with known ground truth (for a first run and tests), and by default
+    one scanned page and one Word draft made from them."""
+    from docreview_testing.samples import generate_other_formats, generate_samples, write_ground_truth
 
     if out.exists() and not out.is_dir():
         err.print(f"[red]error:[/] {escape(str(out))} is a file, not a folder")
         raise typer.Exit(2)
     try:
         made = generate_samples(out, count=count)
+        others = generate_other_formats(out, made) if other_formats else []
     except OSError as exc:
         err.print(f"[red]error:[/] cannot write samples to {escape(str(out))}: {escape(exc.strerror or str(exc))}")
         raise typer.Exit(2) from None
     truth = out.parent / f"{out.name}-ground-truth.json"
     write_ground_truth(made, truth)
-    console.print(f"Wrote {len(made)} sample contract(s) to {out}/ (ground truth: {truth})")
+    extra = f", plus {', '.join(p.name for p in others)}" if others else ""
+    console.print(f"Wrote {len(made)} sample contract(s) to {out}/{extra} (ground truth of the PDFs: {truth})")
 
 
 @app.command("stub-llm")
@@ -543,6 +554,12 @@ def eval_filings(
     out: Path = typer.Option(Path("eval-filings.json"), "--out", help="JSON file for the scores."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N filings (name order)."),
     only: list[str] | None = typer.Option(None, "--only", help="Only this filing (doc_name); repeatable."),
+    html: Path | None = typer.Option(
+        None,
+        "--html",
+        help="Also review the EDGAR HTML filings of this folder and score their key figures against their own "
+        "inline XBRL facts (e.g. ../shared/data/edgar-html).",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
 ) -> None:
     """Review SEC filings and score them against the analysts' questions: evidence-page recall,
@@ -552,6 +569,9 @@ def eval_filings(
         raise typer.Exit(2)
     if not (data_dir / "documents.jsonl").is_file() or not (data_dir / "pdf").is_dir():
         err.print(f"[red]error:[/] {data_dir} lacks documents.jsonl or pdf/")
+        raise typer.Exit(2)
+    if html is not None and not html.is_dir():
+        err.print(f"[red]error:[/] --html: {escape(str(html))} is not a folder")
         raise typer.Exit(2)
     if only:
         known = {
@@ -579,7 +599,7 @@ def eval_filings(
     try:
         with _interrupt_ends_within(INTERRUPT_GRACE_S):
             result = evaluate_filings(
-                data_dir, backend=backend, out_file=out, names=only or None, limit=limit, console=console
+                data_dir, backend=backend, out_file=out, names=only or None, limit=limit, console=console, html_dir=html
             )
     except KeyboardInterrupt:
         err.print("[yellow]Interrupted:[/] no scores written.")

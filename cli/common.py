@@ -27,17 +27,9 @@ def table_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=PIPE_WIDTH if piped else None)
 
 
-_QUIET_ENV = {
-    # The temporary Prefect server logs its own shutdown at ERROR; keep that out of a normal run.
-    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
-    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    # Prefect's client telemetry (and its first-run notice on a terminal): off unless asked for.
-    "DO_NOT_TRACK": "1",
-    # The flow run's log keeps what an operator reads (documents not reviewed, breaker changes,
-    # run summary) instead of one "Finished in state Completed()" line per task run.
-    "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL": "WARNING",
-    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "60",
-}
+#: Prefect was imported before :func:`prepare_environment` set its logging variables: its logging
+#: configuration is set up again before a run's log is routed (:func:`route_prefect_logs`).
+_LOGGING_STALE = False
 
 
 def prepare_environment(verbose: bool) -> dict[str, Any] | None:
@@ -47,19 +39,23 @@ def prepare_environment(verbose: bool) -> dict[str, Any] | None:
     server's record (``ui_url``, ``api_url``, ...), or None when Prefect's own choice stands (a
     configured API, or a temporary server for this command). A bad ``DOCREVIEW_PREFECT_SERVER``,
     or a ``keep`` server that does not start, ends the command with one line (exit 2)."""
-    for key, value in _QUIET_ENV.items():
-        os.environ.setdefault(key, value)
-    if not verbose:
-        # Prefect's console handler reads its level from the environment (logging.yml); the
-        # API handler keeps INFO, so the Prefect UI still shows every log line.
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
-        # Prefect's internal services (e.g. the events worker) log to stderr through its `debug`
-        # handler; in a normal run those lines go to the run's log file only.
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_DEBUG_LEVEL", "CRITICAL")
-    from cli.prefect_server import use_local_server
+    from cli import resident
+    from cli.prefect_server import prefect_home, quiet_defaults, use_local_server
+
+    global _LOGGING_STALE
+    before = dict(os.environ)
+    os.environ.update(quiet_defaults(before, verbose))
+    if "prefect" in sys.modules and any(
+        os.environ.get(k) != before.get(k) for k in os.environ if k.startswith("PREFECT_LOGGING_")
+    ):  # Prefect configured its logging when imported (the start-up checks import it), without these
+        _LOGGING_STALE = True
 
     try:
-        return use_local_server()
+        resident.mode()  # a bad DOCREVIEW_RESIDENT is said here, before the run
+        state = use_local_server()
+        if state is not None:  # the server's resident runner, started again if it has gone
+            resident.ensure(prefect_home(), str(state["api_url"]), int(state["pid"]))
+        return state
     except (ValueError, RuntimeError) as exc:
         import typer
         from rich.markup import escape
@@ -77,9 +73,14 @@ def log_beside(out: Path) -> Path:
 
 def route_prefect_logs(log_file: Path) -> logging.Handler:
     """Also write Prefect's and docreview's logs (INFO and up) to ``log_file``."""
-    from prefect.logging.configuration import setup_logging
+    from prefect.logging.configuration import ensure_logging_setup, setup_logging
 
-    setup_logging()
+    # Prefect sets its logging up when it is imported; again only when that was before the quiet
+    # defaults of prepare_environment (the repeat serialises every setting: 0.2-0.4 s of CPU)
+    if _LOGGING_STALE:
+        setup_logging()
+    else:
+        ensure_logging_setup()
     log_file.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_file, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))

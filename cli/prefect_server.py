@@ -48,6 +48,47 @@ START_TIMEOUT_S = 120.0
 HEALTH_TIMEOUT_S = 2.0
 
 
+_QUIET_ENV = {
+    # The temporary Prefect server logs its own shutdown at ERROR; keep that out of a normal run.
+    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    # Prefect's client telemetry (and its first-run notice on a terminal): off unless asked for.
+    "DO_NOT_TRACK": "1",
+    # The flow run's log keeps what an operator reads (documents not reviewed, breaker changes,
+    # run summary) instead of one "Finished in state Completed()" line per task run.
+    "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL": "WARNING",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "60",
+}
+
+
+def import_time_env(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The variables of ``env`` that Python and Prefect read when they start or are imported
+    (``PREFECT_*`` but the API URL and home, ``PYTHON*``, ``HOME``, ``DO_NOT_TRACK``): what the
+    resident runner must share with a command it runs (:mod:`cli.resident`)."""
+    return {
+        k: v
+        for k, v in env.items()
+        if (k.startswith(("PREFECT_", "PYTHON")) or k in ("HOME", "DO_NOT_TRACK"))
+        and k not in ("PREFECT_API_URL", "PREFECT_HOME")
+    }
+
+
+def quiet_defaults(env: dict[str, str], verbose: bool) -> dict[str, str]:
+    """``env`` with Prefect's quiet defaults added where unset (variables Prefect reads when it is
+    imported): no telemetry, no per-task-run log lines and, unless ``verbose``, no Prefect log lines
+    on the console (the API handler keeps INFO, so the Prefect UI still shows every line)."""
+    env = dict(env)
+    for key, value in _QUIET_ENV.items():
+        env.setdefault(key, value)
+    if not verbose:
+        # Prefect's console handler reads its level from the environment (logging.yml).
+        env.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+        # Prefect's internal services (e.g. the events worker) log to stderr through its `debug`
+        # handler; in a normal run those lines go to the run's log file only.
+        env.setdefault("PREFECT_LOGGING_HANDLERS_DEBUG_LEVEL", "CRITICAL")
+    return env
+
+
 def prefect_home() -> Path:
     """``PREFECT_HOME`` as Prefect resolves it from the environment (default ``~/.prefect``)."""
     return Path(os.environ.get("PREFECT_HOME") or "~/.prefect").expanduser()
@@ -58,13 +99,18 @@ def state_file(home: Path | None = None) -> Path:
     return (home or prefect_home()) / "docreview-server.json"
 
 
-def mode() -> str:
-    """``DOCREVIEW_PREFECT_SERVER``, lower-cased (``auto`` when unset). Raises ``ValueError`` for
-    another value."""
-    value = (os.environ.get(MODE_ENV) or "auto").strip().lower()
-    if value not in MODES:
-        raise ValueError(f"{MODE_ENV}={value!r}: choose auto, keep or temporary")
+def choice(name: str, choices: tuple[str, ...]) -> str:
+    """The environment variable ``name``, stripped and lower-cased; the first of ``choices`` when it
+    is unset or empty. Raises ``ValueError`` naming the variable and the choices for another value."""
+    value = (os.environ.get(name) or choices[0]).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}: choose {', '.join(choices[:-1])} or {choices[-1]}")
     return value
+
+
+def mode() -> str:
+    """``DOCREVIEW_PREFECT_SERVER`` (``auto`` when unset). Raises ``ValueError`` for another value."""
+    return choice(MODE_ENV, MODES)
 
 
 def healthy(api_url: str, timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
@@ -76,13 +122,18 @@ def healthy(api_url: str, timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
         return False
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended: a child of this process that has exited
+    (a zombie until reaped, which this reaps) is not alive."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's process: it exists
         return True
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
     return True
 
 
@@ -96,7 +147,7 @@ def running(home: Path | None = None) -> dict[str, Any] | None:
         pid, api_url = int(state["pid"]), str(state["api_url"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not _alive(pid):
+    if not alive(pid):
         with contextlib.suppress(OSError):
             path.unlink()
         return None
@@ -170,6 +221,8 @@ def start(
             "api_url": f"http://{shown}:{port}/api",
             "ui_url": f"http://{shown}:{port}",
             "log": str(log),
+            # what the resident runner is started with, whichever command (re)starts it later
+            "runner_env": import_time_env(quiet_defaults(dict(os.environ), verbose=False)),
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         deadline = time.monotonic() + timeout_s
@@ -197,7 +250,7 @@ def _stop_pid(pid: int, timeout_s: float = 30.0) -> None:
             with contextlib.suppress(ChildProcessError):
                 if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our own child: reap it
                     return
-            if not _alive(pid):
+            if not alive(pid):
                 return
             time.sleep(0.1)
 

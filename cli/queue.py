@@ -49,10 +49,11 @@ def queue_items(
     """Queued items, findings first (by document, page), then absences.
 
     Each item: ``{id, kind (finding|absence), key, sha256, file_name, clause_type, verdict,
-    page, evidence, reasons: [str], decision: {decision, note, decided_at, seq} | None}``.
+    page, locator, evidence, reasons: [str], decision: {decision, note, decided_at, seq} | None}``.
     ``pending_only`` drops items that already have a decision; ``include`` adds the findings with
     these keys whatever their verdict (a reviewer may decide on a verified finding too).
     """
+    from tasks.observe.report import cite_finding_ids
     from tasks.store.persist import get_engine, latest_decisions
 
     with Session(get_engine(database_url)) as session:
@@ -73,6 +74,13 @@ def queue_items(
             else {}
         )
         keys = [f.finding_key for f in findings]
+        cited = {  # finding_key prefix -> id: reasons cite other findings of the document by key prefix
+            key[:12]: fid
+            for key, fid in session.exec(
+                select(FindingRow.finding_key, FindingRow.id).where(col(FindingRow.sha256).in_(shas))
+            ).all()
+            if fid is not None
+        }
         checks: dict[str, list[CheckRow]] = {}
         for i in range(0, len(keys), 500):
             for c in session.exec(select(CheckRow).where(col(CheckRow.finding_key).in_(keys[i : i + 500]))).all():
@@ -90,9 +98,14 @@ def queue_items(
                 clause_type=f.clause_type,
                 verdict=f.verdict,
                 page=f.page,
+                locator=f.locator or f"page {f.page}",
                 evidence=f.evidence,
                 values=dict(f.values),
-                reasons=[f"{c.name}: {c.reason}" for c in checks.get(f.finding_key, []) if c.verdict != "verified"],
+                reasons=[
+                    f"{c.name}: {cite_finding_ids(c.reason, cited)}"
+                    for c in checks.get(f.finding_key, [])
+                    if c.verdict != "verified"
+                ],
                 decision=_decision_dict(decided.get(f.finding_key)),
             )
         )
@@ -107,6 +120,7 @@ def queue_items(
                 clause_type=a.clause_type,
                 verdict=a.verdict,
                 page=None,
+                locator=None,
                 evidence="",
                 values={},
                 reasons=[a.reason],
@@ -269,7 +283,7 @@ def queue(
         return
     items = queue_items(url, pending_only=pending)
     table = Table(show_lines=False)
-    for column in ("id", "document", "clause", "verdict", "page", "why", "decision"):
+    for column in ("id", "document", "clause", "verdict", "where", "why", "decision"):
         table.add_column(column, overflow="fold")
     for i in items:
         d = i["decision"]
@@ -278,7 +292,7 @@ def queue(
             i["file_name"][:40],
             i["clause_type"],
             i["verdict"],
-            str(i["page"] or ""),
+            i["locator"] or "",
             ("; ".join(i["reasons"]) or "")[:160],
             f"{d['decision']}" if d else "",
         )

@@ -1,4 +1,4 @@
-"""``docreview report serve``: the reports of a report folder over HTTP, read-only.
+"""``docreview report serve``: the reports of a report folder over HTTP, and decisions on them.
 
 ``docreview review`` writes each run's report to ``OUT/runs/<run id>/report.{html,json}`` and the
 latest run's to ``OUT/report.{html,json}``. This command serves that folder so that the link in a
@@ -6,20 +6,33 @@ run's Prefect artifact opens from another machine: start it with the folder, the
 ``DOCREVIEW_REPORT_URL_BASE`` to the URL it prints (artifacts then link
 ``<base>/runs/<run id>/report.html``). ``/`` opens the latest report; ``/runs/`` lists the kept ones.
 Only files inside the folder are served (the standard library's ``SimpleHTTPRequestHandler``
-resolves paths below its ``directory``); only GET and HEAD are answered.
+resolves paths below its ``directory``).
+
+With a review database (``--db``, or the configured one when it exists) the reports are served
+live from it with approve / reject on each finding, absence and playbook result: POST ``/decide``
+records a decision as ``docreview decide`` does, and ``/source/<run id>/<sha256>`` serves a run's
+own source file (a PDF opens at ``#page=N``). The rules — CSRF token, password off the loopback
+address, what is served — are in :mod:`cli.report_server`. Without a database the folder is served
+read-only as before: only GET and HEAD are answered.
 """
 
 from __future__ import annotations
 
 import functools
+import hmac
 import html
 import http.server
 import json
 import os
+import shutil
+import threading
+import urllib.parse
 from pathlib import Path
 
 import typer
+from pydantic import SecretStr
 
+from cli import report_server as rs
 from cli.common import console, err, serve_until_interrupted
 
 report_app = typer.Typer(no_args_is_help=True, help="The HTML/JSON reports: serve a report folder over HTTP.")
@@ -31,6 +44,152 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
     (``..``, or a symbolic link pointing out) is 404; no request logging on the console (an
     operator sees one line when the server starts)."""
 
+    #: Shared by the server's threads; set by :func:`make_report_server` (read-only without a database).
+    state: rs.DecideState | None = None
+
+    def _authorised(self) -> bool:
+        """HTTP Basic auth when the server has a password (401 with a challenge otherwise)."""
+        if self.state is None or rs.authorised(self.state, self.headers.get("Authorization")):
+            return True
+        body = rs.message_page("Password needed", "This report server asks for its password (any user name).")
+        self._send(401, body, {"WWW-Authenticate": 'Basic realm="docreview report", charset="UTF-8"'})
+        return False
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None, head: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def _live(self, head: bool = False) -> bool:
+        """Serve a report page rendered from the database with the decision forms; False when this
+        path is not a report page or the report cannot be rendered (the static file is served)."""
+        state = self.state
+        path = urllib.parse.urlsplit(self.path).path
+        report_dir = rs.report_dir_of(Path(self.directory), path) if state is not None else None
+        if state is None or report_dir is None:
+            return False
+        try:
+            page = rs.live_page(state, report_dir, path)
+        except Exception as exc:  # a database that cannot be read: say so, no traceback
+            body = rs.message_page("Review database unavailable", f"{type(exc).__name__}: {str(exc)[:300]}")
+            self._send(503, body, head=head)
+            return True
+        if page is None:
+            return False
+        jar = rs.cookies(self.headers.get("Cookie"))
+        session = jar.get(rs.SESSION_COOKIE) or ""
+        headers = {
+            "Content-Security-Policy": rs.PAGE_CSP,
+            "Referrer-Policy": "same-origin",
+        }
+        if len(session) < 32:
+            session = rs.new_session()
+            headers["Set-Cookie"] = f"{rs.SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict"
+        reviewer = rs.clean_reviewer(jar.get(rs.REVIEWER_COOKIE, ""))
+        body = rs.fill(page, state, rs.csrf_token(state.secret, session), reviewer).encode("utf-8")
+        self._send(200, body, headers, head=head)
+        return True
+
+    def _source(self) -> bool:
+        """``/source/<run id>/<sha256>``: the run's own source file (:func:`cli.report_server.source_file`)."""
+        match = rs.source_path_match(urllib.parse.urlsplit(self.path).path)
+        if match is None or self.state is None:
+            return False
+        path = rs.source_file(self.state, *match)
+        if path is None:
+            body = rs.message_page(
+                "Source not served",
+                "Only a local source file of a run in this report folder is served, and only while it is unchanged "
+                "since the run (same SHA-256).",
+            )
+            self._send(404, body)
+            return True
+        kind = rs.content_type(path)
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(rs.file_size(path)))
+        quoted = urllib.parse.quote(path.name)
+        if kind == "application/pdf":
+            self.send_header("Content-Disposition", f"inline; filename*=UTF-8''{quoted}")
+        else:  # a DOCX or an HTML filing: a download, never a page on this origin
+            self.send_header("Content-Disposition", f"attachment; filename*=UTF-8''{quoted}")
+            self.send_header("Content-Security-Policy", "sandbox")
+        self.end_headers()
+        with path.open("rb") as fh:
+            shutil.copyfileobj(fh, self.wfile)
+        return True
+
+    def do_POST(self) -> None:
+        """``POST /decide``: a decision from a report page's form (see :mod:`cli.report_server`)."""
+        state = self.state
+        if state is None or state.database_url is None or urllib.parse.urlsplit(self.path).path != "/decide":
+            self.send_error(501, "Unsupported method ('POST')")
+            return
+        if not self._authorised():
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > rs.MAX_FORM_BYTES:
+            self._send(413, rs.message_page("Form too large", "The form is larger than a decision can be."))
+            self.close_connection = True
+            return
+        form = urllib.parse.parse_qs(
+            self.rfile.read(length).decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=20
+        )
+
+        def one(name: str) -> str:
+            return (form.get(name) or [""])[0]
+
+        back = rs.safe_back(one("back"))
+        jar = rs.cookies(self.headers.get("Cookie"))
+        session = jar.get(rs.SESSION_COOKIE, "")
+        token = one("csrf")
+        if not rs.same_origin(self.headers.get("Origin"), self.headers.get("Host")):
+            self._send(403, rs.message_page("Refused", "This form was sent from another site: nothing recorded.", back))
+            return
+        if (
+            not session
+            or not token
+            or not hmac.compare_digest(token.encode(), rs.csrf_token(state.secret, session).encode())
+        ):
+            self._send(
+                403,
+                rs.message_page(
+                    "Form out of date",
+                    "The form's security token is missing or stale (the report server restarted, or the page "
+                    "belongs to another browser session): nothing recorded. Reload the report and decide again.",
+                    back,
+                ),
+            )
+            return
+        reviewer = rs.clean_reviewer(one("reviewer"))
+        try:
+            ids = rs.parse_ids(one("id"))
+            done = rs.record(state, ids, one("decision"), reviewer, one("note"))
+        except rs.DecisionError as exc:
+            self._send(exc.status, rs.message_page("Decision not recorded", exc.message, back))
+            return
+        except Exception as exc:  # the database failed: say so, no traceback
+            message = f"the review database failed ({type(exc).__name__}: {str(exc)[:300]}); decide again"
+            self._send(503, rs.message_page("Decision not recorded", message, back))
+            return
+        first = done[0][0]
+        self.send_response(303)
+        self.send_header("Location", back + (f"#f-{first}" if first.isdigit() else ""))
+        self.send_header(
+            "Set-Cookie",
+            f"{rs.REVIEWER_COOKIE}={urllib.parse.quote(reviewer)}; Path=/; Max-Age=31536000; SameSite=Strict",
+        )
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def _redirected(self) -> bool:
         if self.path in ("/", "/index.html"):
             self.send_response(302)
@@ -40,7 +199,7 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
         return False
 
     def do_GET(self) -> None:
-        if self._redirected():
+        if not self._authorised() or self._redirected() or self._live() or self._source():
             return
         if self.path.split("?", 1)[0] in ("/runs", "/runs/"):
             body = runs_index(Path(self.directory)).encode("utf-8")
@@ -53,7 +212,7 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
         super().do_GET()
 
     def do_HEAD(self) -> None:
-        if not self._redirected():
+        if self._authorised() and not self._redirected() and not self._live(head=True):
             super().do_HEAD()
 
     def translate_path(self, path: str) -> str:
@@ -67,6 +226,7 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-cache")  # the latest report changes with every run
         self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("X-Frame-Options", "DENY")  # the decision buttons never inside another site's frame
         super().end_headers()
 
     def log_message(self, format: str, *args: object) -> None:
@@ -109,27 +269,81 @@ def runs_index(folder: Path, limit: int = 500) -> str:
     )
 
 
-def make_report_server(folder: Path, host: str, port: int) -> http.server.ThreadingHTTPServer:
+def make_report_server(
+    folder: Path,
+    host: str,
+    port: int,
+    database_url: str | None = None,
+    password: SecretStr | None = None,
+) -> http.server.ThreadingHTTPServer:
     """An HTTP server (not yet serving) for the report folder ``folder`` on ``host:port``
     (port 0: any free port; read it from ``server.server_address``).
 
+    ``database_url``: the review database; with it, report pages are rendered live with the
+    decision forms and ``POST /decide`` records decisions (:mod:`cli.report_server`); without it
+    the folder is served read-only. ``password``: every request then needs HTTP Basic auth. This
+    function does not check the bind address: :func:`serve` refuses a non-loopback one without a
+    password. The server's ``state`` attribute is its :class:`cli.report_server.DecideState`.
+
     Raises ``OSError`` when the address cannot be bound (in use, not local)."""
-    handler = functools.partial(ReportRequestHandler, directory=str(folder.resolve()))
-    return http.server.ThreadingHTTPServer((host, port), handler)
+    state = rs.DecideState(folder=folder.resolve(), database_url=database_url, password=password)
+    handler_class = type("BoundReportRequestHandler", (ReportRequestHandler,), {"state": state})
+    handler = functools.partial(handler_class, directory=str(folder.resolve()))
+    server = http.server.ThreadingHTTPServer((host, port), handler)
+    server.state = state  # type: ignore[attr-defined]
+    return server
+
+
+def review_database(db: str | None) -> tuple[str | None, str]:
+    """The database ``report serve`` records decisions in, and a line saying so: ``--db`` (a
+    missing SQLite file ends the command, exit 2: :func:`cli.common.stored_database`), else the
+    configured one when it exists, else None (read-only, with the reason)."""
+    from cli.checks import missing_database
+    from cli.common import stored_database
+    from schemas.settings import Settings
+
+    if db:
+        return stored_database(db), "Decisions: approve / reject on each report page"
+    url = Settings().database_url
+    problem = missing_database(url)
+    if problem:
+        return None, f"Read-only (no decisions): {problem}; give --db"
+    return url, "Decisions: approve / reject on each report page"
 
 
 @report_app.command("serve")
 def serve(
     folder: Path = typer.Argument(Path("out"), help="The report folder (docreview review --out)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every interface)."),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
+        help=f"Address to listen on (0.0.0.0: every interface; anything but loopback needs {rs.PASSWORD_SETTING}).",
+    ),
     port: int = typer.Option(8088, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
+    db: str | None = typer.Option(
+        None,
+        "--db",
+        help="Review database for decisions (default: DATABASE_URL or sqlite:///docreview.db if it exists).",
+    ),
 ) -> None:
-    """Serve FOLDER's reports: / is the latest run's report, /runs/<run id>/report.html each kept one."""
+    """Serve FOLDER's reports with approve / reject: / is the latest run's report, /runs/<run id>/report.html each kept one."""
+    from schemas.settings import Settings
+
     if not (folder / "report.html").is_file():
         err.print(f"[red]error:[/] no report in {folder} (run `docreview review SOURCE --out {folder}` first)")
         raise typer.Exit(2)
+    password = Settings().report_password
+    if password is not None and not password.get_secret_value():
+        password = None
+    if password is None and not rs.is_loopback(host):
+        err.print(
+            f"[red]error:[/] listening on {host} lets other machines decide on findings: set "
+            f"{rs.PASSWORD_SETTING} (reviewers then log in with it), or keep the default --host 127.0.0.1"
+        )
+        raise typer.Exit(2)
+    database_url, decisions = review_database(db)
     try:
-        server = make_report_server(folder, host, port)
+        server = make_report_server(folder, host, port, database_url, password)
     except OSError as exc:
         err.print(f"[red]error:[/] cannot listen on {host}:{port}: {exc.strerror or exc}")
         raise typer.Exit(2) from None
@@ -138,7 +352,11 @@ def serve(
     base = f"http://{host}:{bound_port}"
     console.print(f"Serving {folder.resolve()} at {base}/", highlight=False)
     console.print(f"Kept runs: {base}/runs/", highlight=False)
+    console.print(decisions + (" (password required)" if password is not None else ""), highlight=False)
     console.print(f"Links in Prefect artifacts: DOCREVIEW_REPORT_URL_BASE={base}   (Ctrl-C stops)", highlight=False)
+    if database_url is not None:  # open the database and render the latest report before the first reviewer asks
+        warm = functools.partial(rs.warm_up, server.state, folder.resolve())  # type: ignore[attr-defined]
+        threading.Thread(target=warm, name="report-warm-up", daemon=True).start()
     serve_until_interrupted(server)
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from cli.prefect_server import DEFAULT_PORT, running, start, state_file, stop
+from cli import resident
+from cli.prefect_server import DEFAULT_PORT, prefect_home, running, start, state_file, stop
 
 
 def register(app: Any) -> None:
@@ -44,12 +45,19 @@ def register(app: Any) -> None:
         except RuntimeError as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(1) from None
+        runner = resident.ensure(prefect_home(), str(state["api_url"]), int(state["pid"]))
         console.print("Started." if started else "Already running.")
         describe(state)
+        if runner is not None:
+            console.print(
+                f"Resident runner: starting (pid {runner}; `docreview review` hands itself to it once it has "
+                f"imported everything, in a few seconds). Log: {prefect_home() / 'docreview-runner.log'}"
+            )
 
     @server_app.command("stop")
     def stop_command() -> None:
         """Stop the local Prefect server (its database, and so the runs it recorded, stay in PREFECT_HOME)."""
+        resident.stop(prefect_home())
         state = stop()
         console.print("Stopped." if state else "No local Prefect server is recorded.")
 

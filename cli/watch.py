@@ -20,6 +20,7 @@ import typer
 from rich.markup import escape
 
 from cli.common import console, err, prepare_environment
+from tasks.ingest.kinds import DEFAULT_SUFFIXES
 
 
 def _size(n: int) -> str:
@@ -45,7 +46,11 @@ def watch(
         help="S3-compatible endpoint (default: DOCREVIEW_S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3 or AWS).",
     ),
     interval: float = typer.Option(30.0, "--interval", min=0.5, help="Seconds between sweeps."),
-    suffix: str = typer.Option(".pdf", "--suffix", help="Only keys/files ending in this, case-insensitive ('' = all)."),
+    suffix: str = typer.Option(
+        DEFAULT_SUFFIXES,
+        "--suffix",
+        help="Only keys/files ending in one of these comma-separated endings, case-insensitive ('' = all).",
+    ),
     settle: float = typer.Option(
         2.0, "--settle", min=0.0, help="Local folders: seconds a file must stay unchanged before it counts."
     ),

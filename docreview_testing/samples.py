@@ -1251,6 +1251,80 @@ def generate_samples(out_dir: Path, count: int = 4, seed: int = SAMPLE_SEED) -> 
     return samples
 
 
+def generate_other_formats(out_dir: Path, samples: list[SampleContract], seed: int = SAMPLE_SEED) -> list[Path]:
+    """Write the sample contracts in the other forms a compliance team receives, next to the PDFs:
+
+    - ``sample_NN_<title>_scan_page1.png``: the first page of the first sample as an office scanner
+      gives it (200 dpi greyscale, a little skew and speckle; :mod:`docreview_testing.scans`), a page
+      image read by OCR;
+    - ``sample_NN_<title>_draft.docx``: the text of the second sample (the first when there is one) as
+      a Word draft under negotiation (:func:`docreview_testing.docx_maker.make_contract_docx`): automatic
+      numbering, a fee table, a comment, and tracked changes, one of which raises the liability cap from
+      $1,000,000 to $5,000,000.
+
+    Deterministic for ``(seed, samples)``; returns the paths written (none for no samples).
+    """
+    import pypdfium2 as pdfium
+
+    from docreview_testing.docx_maker import make_contract_docx
+    from docreview_testing.scans import scan_pages, write_scan_png
+
+    out_dir = Path(out_dir)
+    if not samples:
+        return []
+    written = []
+    first = out_dir / samples[0].file_name
+    (image,) = scan_pages(first, [0], seed=seed)
+    written.append(write_scan_png(image, out_dir / f"{first.stem}_scan_page1.png"))
+    source = out_dir / samples[min(1, len(samples) - 1)].file_name
+    pdf = pdfium.PdfDocument(str(source))
+    try:
+        pages = []
+        for i in range(len(pdf)):
+            textpage = pdf[i].get_textpage()
+            pages.append(textpage.get_text_range().replace("\r\n", "\n"))
+            textpage.close()
+    finally:
+        pdf.close()
+    header = _running_header_of(pages)
+    lines = [line.strip() for page in pages for line in page.split("\n") if line.strip() and line.strip() != header]
+    text = _paragraphs(lines)
+    draft = out_dir / f"{source.stem}_draft.docx"
+    make_contract_docx(text, draft)
+    written.append(draft)
+    return written
+
+
+_NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?\s|WHEREAS|NOW, THEREFORE|IN WITNESS)")
+
+
+def _paragraphs(lines: list[str]) -> str:
+    """Lines of a PDF page's text joined into paragraphs separated by blank lines: a paragraph ends
+    after a line ending in ``.``, ``:`` or ``;`` and before a numbered or all-capitals line; a page
+    number line is dropped."""
+    out: list[str] = []
+    current: list[str] = []
+    for line in lines:
+        if re.fullmatch(r"(?:Page\s+)?\d{1,3}(?:\s+of\s+\d{1,3})?", line):
+            continue
+        if current and (_NUMBERED.match(line) or line.isupper()):
+            out.append(" ".join(current))
+            current = []
+        current.append(line)
+        if line.endswith((".", ":", ";")) or line.isupper():
+            out.append(" ".join(current))
+            current = []
+    if current:
+        out.append(" ".join(current))
+    return "\n\n".join(out)
+
+
+def _running_header_of(pages: list[str]) -> str:
+    """The first line every page of a sample starts with (its running header), or ``""``."""
+    firsts = {p.strip().split("\n", 1)[0].strip() for p in pages[1:] if p.strip()}
+    return firsts.pop() if len(firsts) == 1 else ""
+
+
 def write_ground_truth(samples: list[SampleContract], path: Path) -> Path:
     """Write ``samples`` as a JSON list of :class:`SampleContract` objects to ``path``.
 

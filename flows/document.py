@@ -40,7 +40,9 @@ from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
 from tasks.check.factcheck import DocumentIndex, fact_check_document, fact_check_findings
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
+from tasks.check.merge import headings_in, merge_clause_findings_in_document
 from tasks.check.support import check_support_in_document
+from tasks.check.zones import drop_out_of_zone_findings_in_document
 from tasks.ingest.classify import classify_document, filing_company_key
 from tasks.ingest.extract import extract_document
 from tasks.ingest.sources import fingerprint_document
@@ -62,6 +64,7 @@ from tasks.store.persist import (
     save_chunks,
     save_findings,
     save_llm_calls,
+    unit_labels,
 )
 from tasks.store.profiles import save_document_profile
 
@@ -359,16 +362,21 @@ def collect_checks(prepared: PreparedDocument, checks: list) -> None:
 
 
 def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> None:
-    """Weigh support across the document's findings (its strongest passage of a category), check
-    their consistency, store them, and end the document:
+    """Weigh support across the document's findings (its strongest passage of a category), drop the
+    contract findings of operative categories quoted from the title, recitals or signature block, merge
+    the findings of one category within one clause (and identical passages) into one, check their
+    consistency, store them, and end the document:
     ``reviewed`` when every deep chunk was reviewed, else ``failed`` (a problem no retry can fix)
     or ``deferred`` (the next run reviews it again)."""
     sha, model = prepared.document.sha256, run.reviewer.model
     outcome = prepared.document.outcome
     checked = sorted(prepared.checked, key=lambda c: (c.chunk_index, c.ordinal))
-    checked = check_support_in_document(quote(checked))
+    checked = check_support_in_document(quote(checked), quote(headings_in(prepared.index)))
+    checked = drop_out_of_zone_findings_in_document(quote(checked), quote(prepared.index))  # not from the recitals
+    checked = merge_clause_findings_in_document(quote(checked), quote(prepared.index))  # consistency cites kept ones
     checked = check_consistency(quote(checked), quote(prepared.index), sha, run.prompt_version, model)
-    stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked))
+    labels = unit_labels(outcome.document) if outcome.document else None
+    stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked), labels)
     if not prepared.problems:
         contract = all(c.profile == "contract" for c in prepared.chunks)  # CUAD absences mean nothing in a filing
         save_absences(

@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +194,7 @@ def evaluate_cuad(
         tally, held_tally = RouterTally(), RouterTally()
         held_chars = [0, 0]  # deep, all characters of the contracts held out from the scorer's training
         deep_chars = all_chars = 0
+        triage_tally = TriageTally()
         reviewed = 0
         by_status: dict[str, int] = {}
         not_reviewed: list[dict[str, str]] = []
@@ -231,6 +233,8 @@ def evaluate_cuad(
             found: set[ClauseType] = set()
             values: dict[ClauseType, list[str]] = {}
             found_verified: set[ClauseType] = set()
+            if entry["status"] == "reviewed":
+                tally_triage(entry["findings"], doc.spans, triage_tally)
             for f in entry["findings"]:
                 verdicts[f["verdict"]] = verdicts.get(f["verdict"], 0) + 1
                 if f["verdict"] == "unsupported":
@@ -311,6 +315,7 @@ def evaluate_cuad(
         "spans_unlocated": tally.unlocated,
         "router_missed_by_category": dict(sorted(tally.missed_by_category.items(), key=lambda kv: -kv[1])),
         "value_accuracy": {c.value: (ok / n if n else None) for c, (ok, n) in values_ok.items()},
+        **triage_tally.scores(),
         "per_category": per_category,
         "review_wall_s": round(review_wall, 1),
         "wall_s": round(time.monotonic() - started, 1),
@@ -326,6 +331,59 @@ def evaluate_cuad(
         Path(out_file).parent.mkdir(parents=True, exist_ok=True)
         Path(out_file).write_text(json.dumps(out, indent=2, sort_keys=False), encoding="utf-8")
     return out
+
+
+@dataclass
+class TriageTally:
+    """What a reviewer is asked to look at, against the lawyers' spans, over the reviewed contracts:
+    ``contracts``; ``to_look_at`` (findings of CUAD categories the report asks a reviewer to look at,
+    :func:`tasks.observe.report.needs_attention`) and ``to_look_at_real`` (of those, the ones whose quote
+    is a labelled span of the category they claim, :func:`tasks.observe.evaluate.evidence_overlaps`);
+    ``matched`` (findings that are a labelled span of their category) and ``clauses_found`` (distinct
+    labelled spans some finding is)."""
+
+    contracts: int = 0
+    to_look_at: int = 0
+    to_look_at_real: int = 0
+    matched: int = 0
+    clauses_found: int = 0
+
+    def scores(self) -> dict[str, float | int | None]:
+        """``to_look_at_precision`` (share real), ``to_look_at_per_contract`` and
+        ``findings_per_labelled_clause`` (matched findings / labelled spans found; 1.0 = one finding per
+        clause), each None when undefined, plus the counts."""
+        return {
+            "triage_contracts": self.contracts,
+            "to_look_at": self.to_look_at,
+            "to_look_at_precision": self.to_look_at_real / self.to_look_at if self.to_look_at else None,
+            "to_look_at_per_contract": self.to_look_at / self.contracts if self.contracts else None,
+            "findings_per_labelled_clause": self.matched / self.clauses_found if self.clauses_found else None,
+        }
+
+
+def tally_triage(findings: list[dict[str, Any]], spans: dict[ClauseType, list[str]], tally: TriageTally) -> None:
+    """Add one reviewed contract's report findings (``report.json`` entries, already in triage with
+    ``triage``/``verdict``/``risk``) to ``tally``, against its labelled ``spans`` by category."""
+    from tasks.observe.report import needs_attention
+
+    tally.contracts += 1
+    found: set[tuple[ClauseType, int]] = set()
+    for f in findings:
+        try:
+            cat = ClauseType(f["clause_type"])
+        except ValueError:
+            continue
+        if cat is ClauseType.other:
+            continue
+        pieces = spans.get(cat, [])
+        hits = [i for i, span in enumerate(pieces) if evidence_overlaps(f["evidence"], [span])]
+        if needs_attention(f):
+            tally.to_look_at += 1
+            tally.to_look_at_real += bool(hits)
+        if hits:
+            tally.matched += 1
+            found.update((cat, i) for i in hits)
+    tally.clauses_found += len(found)
 
 
 def print_table(result: dict[str, Any], console: Console) -> None:
@@ -378,6 +436,15 @@ def print_table(result: dict[str, Any], console: Console) -> None:
             f"verified findings {result['verified_findings']}: evidence overlap "
             f"[bold]{result['verified_evidence_overlap_rate']:.3f}[/]   presence macro-F1 over verified "
             f"[bold]{result['presence_macro_f1_verified']:.4f}[/]"
+        )
+    if result.get("to_look_at_per_contract") is not None:
+        precision, per_clause = result["to_look_at_precision"], result["findings_per_labelled_clause"]
+        console.print(
+            f"to look at: [bold]{result['to_look_at_per_contract']:.1f}[/] per contract, "
+            f"[bold]{precision:.3f}[/] of them a labelled clause of their category   "
+            if precision is not None
+            else f"to look at: {result['to_look_at_per_contract']:.1f} per contract   ",
+            f"findings per labelled clause found [bold]{per_clause:.2f}[/]" if per_clause is not None else "",
         )
     if result.get("playbook_rules"):
         table = Table(title=f"Playbook {result['playbook']!r} against the lawyers' answers", box=box.SIMPLE)

@@ -18,7 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tasks.observe.filing_eval import load_filings, score_filings
+from tasks.observe.filing_eval import load_filings, score_filings, score_xbrl_figures
 
 
 def evaluate_filings(
@@ -28,9 +28,12 @@ def evaluate_filings(
     names: list[str] | None = None,
     limit: int | None = None,
     console: Console | None = None,
+    html_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Review the filings of ``data_dir`` (``names``: only these ``doc_name``s; ``limit``: the first
-    N of them in name order) with ``backend`` and score the run.
+    N of them in name order) with ``backend`` and score the run. ``html_dir``: a folder of EDGAR HTML
+    filings reviewed in the same run and scored against their own inline XBRL facts (``xbrl``:
+    :func:`tasks.observe.filing_eval.score_xbrl_figures`).
 
     Returns (and writes to ``out_file`` as JSON) :func:`tasks.observe.filing_eval.score_filings`'s
     figures plus ``backend``, ``model``, ``review_wall_s`` and ``wall_s`` (seconds),
@@ -49,6 +52,8 @@ def evaluate_filings(
         src.mkdir()
         for name in chosen:
             (src / f"{name}.pdf").symlink_to((filings.root / "pdf" / f"{name}.pdf").resolve())
+        for page in sorted(Path(html_dir).glob("*.htm*")) if html_dir else []:
+            (src / page.name).symlink_to(page.resolve())
         if console:
             console.print(f"Reviewing {len(chosen)} filing(s) with the {backend} backend …")
         review_started = time.monotonic()
@@ -61,6 +66,8 @@ def evaluate_filings(
         review_wall = time.monotonic() - review_started
         report = json.loads((Path(tmp) / "out" / "report.json").read_text(encoding="utf-8"))
     out = score_filings(filings, report)
+    if html_dir:
+        out["xbrl"] = score_xbrl_figures(report)
     out.update(
         backend=result["backend"],
         model=result["model"],
@@ -94,8 +101,27 @@ def print_filing_table(result: dict[str, Any], console: Console) -> None:
             f"{result['key_figure_accuracy']:.3f} ({result['key_figures_found']}/{result['key_figure_questions']})",
         ),
         ("findings per page", f"{result['findings_per_page']:.3f} ({result['findings']}/{result['pages']})"),
+        *(
+            (
+                f"evidence-page recall, {label} companies",
+                f"{part['evidence_page_recall']} ({part['filings']} filings, {part['evidence_pages']} pages)",
+            )
+            for label, part in (
+                ("tuned", result.get("by_part", {}).get("tuned")),
+                ("held-out", result.get("by_part", {}).get("held_out")),
+            )
+            if part
+        ),
         ("pages per second", f"{result['pages_per_s']:.2f} ({result['review_wall_s']:.0f} s)"),
     ]
+    xbrl = result.get("xbrl")
+    if xbrl:
+        rows.append(
+            (
+                "key figures vs own XBRL facts (HTML)",
+                f"{xbrl['accuracy']} ({xbrl['agree']}/{xbrl['checked']} in {xbrl['filings']} filings)",
+            )
+        )
     for name, value in rows:
         table.add_row(name, value)
     console.print(table)

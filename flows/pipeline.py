@@ -256,7 +256,7 @@ def open_run(
         settings = settings.model_copy(update={"review_party": rules.playbook.party})
     reviewer = make_backend(settings)
     tag_flow_run(reviewer.name)  # docreview, backend:<name>, trigger:<event|schedule|deployment|manual>
-    policy = policy or ResiliencePolicy(call_timeout_s=settings.llm_timeout_s)
+    policy = policy_for(policy, settings)
     poll_s, timeout_s = batch or (60.0, 86_400.0)
     if batch is not None and reviewer.name != "anthropic":
         raise ValueError(f"batch mode needs the anthropic backend (got {reviewer.name})")
@@ -289,6 +289,17 @@ def open_run(
         run.already_reviewed = reviewed_keys(run.db, run.prompt_version, reviewer.model)
     start_run(run.db, run.id, source, reviewer.name, reviewer.model, run.prompt_version, flow_run_id)
     return run
+
+
+def policy_for(policy: ResiliencePolicy | None, settings: Settings) -> ResiliencePolicy:
+    """The run's resilience policy: ``policy`` as given, with ``call_timeout_s`` taken from the
+    ``DOCREVIEW_LLM_TIMEOUT_S`` setting (``settings.llm_timeout_s``, seconds) unless the policy
+    sets it; the default policy when None."""
+    if policy is None:
+        return ResiliencePolicy(call_timeout_s=settings.llm_timeout_s)
+    if "call_timeout_s" in policy.model_fields_set:
+        return policy
+    return policy.model_copy(update={"call_timeout_s": settings.llm_timeout_s})
 
 
 def _size_slots(run: Run) -> None:

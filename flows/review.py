@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import get_run_logger
 from prefect.runtime import flow_run as runtime_flow_run
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows import progress
+from flows import heartbeat, progress
 from flows.document import (
     check_and_conclude,
     deferred_first,
@@ -29,6 +29,7 @@ from flows.document import (
     review_document,
     review_in_batch,
 )
+from flows.parameters import flow
 from flows.pipeline import (
     TASK_RUNNER_WORKERS,
     DocumentPool,
@@ -43,6 +44,7 @@ from flows.pipeline import (
 from flows.quoting import quote
 from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
+from tasks.ingest.submission import split_submissions
 from tasks.observe.changes import compare_filings
 from tasks.observe.events import emit_document_events, emit_filing_change_events
 from tasks.observe.metrics import run_outcome_text
@@ -51,8 +53,11 @@ from tasks.observe.report import (
     publish_artifacts,
     report_link,
     run_report_dir,
+    warm_plots_in_background,
     write_report,
 )
+
+heartbeat.install()  # the flow run's heartbeat thread ends with the run (flows/heartbeat.py)
 
 
 def check_source(source: Any) -> str:
@@ -83,11 +88,10 @@ def _run_name() -> str:
     return f"review-{source}-{time.strftime('%Y-%m-%dT%H-%M-%S', time.gmtime())}-{str(runtime_flow_run.id)[:8]}"
 
 
-@flow(
+@flow(  # Prefect's flow(), its plain parameters recorded without FastAPI (flows/parameters.py)
     name="review-documents",
     flow_run_name=_run_name,
-    # Prefect's flow() wants TaskRunner[PrefectFuture], invariant in the future type: no runner matches it
-    task_runner=ThreadPoolTaskRunner(max_workers=TASK_RUNNER_WORKERS),  # type: ignore[arg-type]
+    task_runner=ThreadPoolTaskRunner(max_workers=TASK_RUNNER_WORKERS),
     log_prints=False,
 )
 def review_documents(
@@ -143,7 +147,9 @@ def review_documents(
         playbook=playbook,
         profile=profile,
     )
+    warm_plots_in_background()  # the report's matplotlib, imported while extraction children run (after open_run)
     objects = list_source_objects(run.source, endpoint_url=endpoint_url or None, suffix=suffix, exclude=run.own_files)
+    objects = split_submissions(objects)  # an EDGAR submission file's exhibits are documents of their own
     book = RunBook(run, objects)
     progress.begin(len(objects))
     get_run_logger().info(

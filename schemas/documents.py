@@ -29,7 +29,8 @@ class FailureKind(str, Enum):
     """Why a document could not be reviewed (stable codes for reports and metrics)."""
 
     empty_file = "empty_file"
-    not_pdf = "not_pdf"
+    not_pdf = "not_pdf"  #: kept for rows of earlier runs; now ``unsupported_kind``
+    unsupported_kind = "unsupported_kind"
     too_large = "too_large"
     too_many_pages = "too_many_pages"
     password_required = "password_required"
@@ -40,6 +41,120 @@ class FailureKind(str, Enum):
     no_text = "no_text"
     unreadable = "unreadable"
     review_error = "review_error"
+
+
+class DocumentKind(str, Enum):
+    """The format of a document, detected from its bytes (:func:`tasks.ingest.kinds.detect_kind`).
+
+    ``pdf`` (``%PDF-`` header; scanned pages are OCR'd), ``docx`` (an Office Open XML ZIP with
+    ``word/document.xml``, ECMA-376), ``image`` (a TIFF, PNG or JPEG page image, OCR'd), ``html`` (an
+    HTML or XHTML document, e.g. an SEC filing as filed on EDGAR, with its inline XBRL; or EDGAR's
+    complete submission text file with its ``<DOCUMENT>`` parts).
+    """
+
+    pdf = "pdf"
+    docx = "docx"
+    image = "image"
+    html = "html"
+
+
+class Locator(BaseModel):
+    """Where one unit of a document's text sits in its source, as a reviewer finds it.
+
+    - a PDF page: ``page`` (1-based);
+    - an OCR'd page (a scanned PDF page or a page image): ``page`` and ``ocr_confidence``, the
+      mean of Tesseract's word confidences on the page (0..1);
+    - an HTML filing: ``page`` where the filer put page breaks (else None) and ``section`` (the Part and
+      Item path, e.g. ``"Part II > Item 7. Management's Discussion and Analysis"``): ``"page 41, Part II >
+      Item 7. …"``;
+    - a DOCX paragraph: ``section`` (the heading path, e.g. ``"7.2 Limitation of Liability"``; None
+      before the first heading) and ``paragraph`` (1-based within that section). A DOCX has no
+      pages: ``page`` stays None, none is invented.
+    """
+
+    page: int | None = None
+    section: str | None = None
+    paragraph: int | None = None
+    ocr_confidence: float | None = None
+
+    def label(self) -> str:
+        """The locator as a reviewer reads it: ``"page 3"``, ``"page 3 (OCR, confidence 0.91)"``,
+        ``"§ 7.2 Limitation of Liability, paragraph 3"`` or ``"paragraph 3"``."""
+        if self.page is not None:
+            text = f"page {self.page}"
+            if self.ocr_confidence is not None:
+                text += f" (OCR, confidence {self.ocr_confidence:.2f})"
+            if self.section:
+                text += f", {self.section}"
+            return text
+        where = f"§ {self.section}" if self.section else ""
+        if self.paragraph is not None:
+            where = f"{where}, paragraph {self.paragraph}" if where else f"paragraph {self.paragraph}"
+        return where or "document"
+
+
+class TrackedChange(BaseModel):
+    """One tracked change of a DOCX (``w:ins``, ``w:del``, ``w:moveFrom``/``w:moveTo``, ECMA-376 Part 1
+    §17.13.5). The reviewed text is the text with every change accepted.
+
+    ``kind``: ``insertion``, ``deletion``, ``replacement`` (a deletion next to an insertion in one run of
+    changes) or ``move``; ``before``/``after``: the text removed/added (``""`` for none); ``author`` and
+    ``date`` (ISO 8601, as written) from the change's attributes; ``unit``: the 1-based number of the
+    :class:`PageText` (paragraph) it sits in; ``context``: the paragraph's accepted text around it.
+    """
+
+    kind: Literal["insertion", "deletion", "replacement", "move"]
+    before: str = ""
+    after: str = ""
+    author: str | None = None
+    date: str | None = None
+    unit: int
+    context: str = ""
+
+
+class Comment(BaseModel):
+    """A DOCX comment (``word/comments.xml``, ECMA-376 Part 1 §17.13.4): ``author``, ``date`` (ISO 8601),
+    ``text``, the ``anchor`` text it is attached to (between ``w:commentRangeStart`` and ``End``) and the
+    1-based ``unit`` (paragraph) where the anchor starts."""
+
+    author: str | None = None
+    date: str | None = None
+    text: str
+    anchor: str = ""
+    unit: int
+
+
+class XbrlFact(BaseModel):
+    """One inline XBRL fact of an HTML filing (``ix:nonFraction`` or ``ix:nonNumeric``; Inline XBRL 1.1
+    §§ 4.1.5–4.1.6), with its context and unit resolved.
+
+    - ``concept``: the QName as written, e.g. ``us-gaap:Revenues``, ``dei:DocumentPeriodEndDate``;
+    - ``value``: a numeric fact's value as an exact decimal string with ``scale`` and ``sign`` applied
+      (``"26974000000"``, ``"-12.5"``), None for a nil or non-numeric fact; ``text``: the displayed text
+      (a non-numeric fact's text, cut at 2,000 characters);
+    - ``unit``: the unit's measure(s) (``"USD"``, ``"shares"``, ``"USD/shares"``); ``decimals`` as written
+      (``"-6"``, ``"INF"``);
+    - ``period_start``/``period_end``: ISO dates of a duration context; an instant context has
+      ``instant`` true and only ``period_end`` (XBRL 2.1 §4.7.2: an instant is the end of its day);
+    - ``dimensions``: ``{axis QName: member QName or typed value}`` of the context's segment/scenario
+      (empty for the entity as a whole);
+    - ``context_id``; ``unit_number``: the 1-based :class:`PageText` holding the fact (None when hidden);
+    - ``problem``: why the fact is not used as a figure (its format cannot be read, its ``contextRef``
+      names no context, a per-share amount with a ``scale``, duplicates that disagree), None for a good fact.
+    """
+
+    concept: str
+    value: str | None = None
+    text: str = ""
+    unit: str | None = None
+    decimals: str | None = None
+    period_start: str | None = None
+    period_end: str | None = None
+    instant: bool = False
+    dimensions: dict[str, str] = Field(default_factory=dict)
+    context_id: str = ""
+    unit_number: int | None = None
+    problem: str | None = None
 
 
 class SourceObject(BaseModel):
@@ -54,6 +169,9 @@ class SourceObject(BaseModel):
     conditional on it), ``version_id`` (the S3 VersionId of the bytes downloaded, when the
     bucket is versioned) and ``endpoint_url`` (the S3 endpoint they come from; None = the AWS
     default or ``AWS_ENDPOINT_URL_S3``).
+
+    An exhibit of an EDGAR complete submission file (:mod:`tasks.ingest.submission`) has ``part_of``:
+    the submission's ``uri`` (its own ``uri`` is ``<that uri>#<file name>``); None otherwise.
     """
 
     uri: str
@@ -63,6 +181,7 @@ class SourceObject(BaseModel):
     etag: str | None = None
     version_id: str | None = None
     endpoint_url: str | None = None
+    part_of: str | None = None
 
     @property
     def is_s3(self) -> bool:
@@ -87,7 +206,8 @@ class PageQuality(BaseModel):
       the page was not reviewed;
     - ``running_lines``: lines removed as running headers, footers or page numbers
       (``Page 2 of 3``), repeated on the document's pages (count of lines);
-    - ``extractor``: ``pdfium`` or ``pypdf``, whichever text was kept for the page.
+    - ``extractor``: ``pdfium``, ``pypdf``, ``tesseract`` (OCR) or ``docx``, whichever text was kept;
+    - ``ocr`` / ``ocr_confidence``: the page's text comes from OCR, with the mean word confidence (0..1).
     """
 
     empty: bool = False
@@ -98,6 +218,8 @@ class PageQuality(BaseModel):
     not_read: str | None = None
     running_lines: int = 0
     extractor: str | None = None
+    ocr: bool = False
+    ocr_confidence: float | None = None
 
     def flags(self) -> list[str]:
         """Names of the raised flags, e.g. ``["empty"]`` (``not_read`` replaces ``empty``)."""
@@ -118,6 +240,9 @@ class PageQuality(BaseModel):
 class PageText(BaseModel):
     """The cleaned text of one page and its quality signals. ``number`` is 1-based.
 
+    For a DOCX, a "page" is one paragraph (or table) of the document: ``number`` is its 1-based
+    order and :attr:`locator` says where it is; see :class:`Locator`.
+
     ``running`` are the lines removed from the page as running headers, footers or page numbers
     (:mod:`tasks.ingest.furniture`): not part of :attr:`text`, still screened for injected
     instructions (:func:`tasks.check.injection.document_flags`).
@@ -127,15 +252,71 @@ class PageText(BaseModel):
     text: str
     quality: PageQuality = Field(default_factory=PageQuality)
     running: list[str] = Field(default_factory=list)
+    locator: Locator | None = None
+    uncertain_words: list[tuple[str, float]] = Field(
+        default_factory=list,
+        description="OCR'd page: the words read with a confidence under tasks.ingest.ocr.LOW_CONFIDENCE, with "
+        "their confidence (0..1), so a quote resting on them is not verified silently.",
+    )
+    emphasis: list[int] = Field(
+        default_factory=list,
+        description="HTML unit: 0-based indices of the lines of ``text`` set wholly in bold or italic (headings, "
+        "such as a 10-K's risk factors; tasks.ingest.html); empty for other formats.",
+    )
+
+    def emphasised_spans(self) -> list[tuple[int, int]]:
+        """``[(start, end)]`` offsets in :attr:`text` of the lines listed in :attr:`emphasis`, in order
+        (an index past the last line is ignored)."""
+        return line_spans(self.text, self.emphasis)
+
+    def where(self) -> Locator:
+        """This unit's locator (a plain PDF page when none was recorded)."""
+        return self.locator or Locator(page=self.number)
 
 
 class ExtractedDocument(BaseModel):
-    """A PDF's text, page by page, with the offsets needed to map text back to pages."""
+    """A document's text, unit by unit (PDF pages, OCR'd pages, DOCX paragraphs), with the offsets
+    needed to map text back to its units and each unit's :class:`Locator`.
+
+    ``kind`` is the detected format; ``changes`` and ``comments`` are a DOCX's tracked changes and
+    comments, ``facts`` an HTML filing's inline XBRL facts (empty for other kinds).
+    """
 
     sha256: str
     source: SourceObject
     pages: list[PageText]
     encrypted: bool = False
+    kind: DocumentKind = DocumentKind.pdf
+    changes: list[TrackedChange] = Field(default_factory=list)
+    comments: list[Comment] = Field(default_factory=list)
+    facts: list[XbrlFact] = Field(default_factory=list)
+    dei: dict[str, str] = Field(
+        default_factory=dict,
+        description="An iXBRL filing's cover facts (dei: DocumentType, DocumentPeriodEndDate as an ISO date, "
+        "EntityRegistrantName, DocumentFiscalYearFocus, DocumentFiscalPeriodFocus).",
+    )
+    parts: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="EDGAR complete submission file: its other documents ({type, sequence, filename, description}), "
+        "e.g. the EX-99.1 press release of an 8-K; not read as part of this document.",
+    )
+    edgar: dict[str, str] = Field(
+        default_factory=dict,
+        description="The document's own EDGAR header when it comes as a <DOCUMENT> of a submission file "
+        "({type, sequence, filename, description}, e.g. type EX-99.1, filename bke20241122-8kexhibit.htm); "
+        "empty otherwise.",
+    )
+    exhibit_links: list[str] = Field(
+        default_factory=list,
+        description="File names of the exhibits an HTML filing links to from its exhibit index "
+        "(e.g. ['bke20241122-8kexhibit.htm']): an exhibit reviewed in the same run is linked to this filing.",
+    )
+
+    def locator_of(self, number: int) -> Locator:
+        """The locator of 1-based unit ``number`` (a page locator when out of range)."""
+        if 1 <= number <= len(self.pages):
+            return self.pages[number - 1].where()
+        return Locator(page=number) if self.kind != DocumentKind.docx else Locator(paragraph=number)
 
     @property
     def text(self) -> str:
@@ -153,6 +334,17 @@ class ExtractedDocument(BaseModel):
     def page_at(self, offset: int) -> int:
         """1-based page number holding character ``offset`` of :attr:`text`."""
         return page_for_offset(self.page_starts(), offset)
+
+
+def line_spans(text: str, indices: list[int]) -> list[tuple[int, int]]:
+    """``[(start, end)]`` offsets in ``text`` of its lines (split at ``\n``) numbered ``indices`` (0-based),
+    in line order; an index past the last line is ignored."""
+    wanted, out, pos = set(indices), [], 0
+    for k, line in enumerate(text.split("\n")):
+        if k in wanted:
+            out.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return out
 
 
 def page_for_offset(page_starts: list[int], offset: int) -> int:
@@ -190,6 +382,12 @@ class Chunk(BaseModel):
         "[char_start, char_end) range.",
     )
     profile: Literal["contract", "filing"] = "contract"
+    emphasis: list[tuple[int, int]] | None = Field(
+        default=None,
+        description="Filing chunk of a filing that sets its risk-factor headings in bold or italic (HTML): "
+        "``(start, end)`` offsets within ``text`` of its lines so set (PageText.emphasis), in order; None when "
+        "the document does not mark them (headings are then read from the text).",
+    )
 
     def page_at(self, offset: int) -> int:
         """1-based page number of character ``offset`` of this chunk's :attr:`text`."""
@@ -199,12 +397,14 @@ class Chunk(BaseModel):
 class IngestOutcome(BaseModel):
     """Result of ingesting one source object: an extracted document or a failure with reason.
 
+    ``kind`` is the format detected by the pre-check (None before it, or when it failed).
     ``retry_after`` (UTC) is set on a ``timeout`` failure when the extraction is backed off
     (:mod:`tasks.ingest.backoff`): the document is not extracted again before then.
     """
 
     source: SourceObject
     sha256: str | None = None
+    kind: DocumentKind | None = None
     document: ExtractedDocument | None = None
     failure: FailureKind | None = None
     reason: str | None = None

@@ -191,19 +191,39 @@ class KeyFigure(BaseModel):
     page: int
 
 
+class RedFlag(BaseModel):
+    """A red flag of a filing with its evidence: ``flag`` (``going_concern``, ``material_weakness``,
+    ``auditor_change``, ``non_reliance``, ``cybersecurity_incident``, ``covenant_breach``), ``reason`` (what it
+    means for a reviewer and its rule's source), ``evidence`` (the sentence or Item heading, verbatim) and
+    the 1-based ``page`` (unit) it is on."""
+
+    flag: str
+    reason: str
+    evidence: str
+    page: int
+
+
 class FilingSummary(BaseModel):
     """What a filing's later review and the comparison with the previous filing need.
 
     ``sections``: ``[[first page, "Item 7. Management's Discussion …"], …]`` in page order (the
     Item heading each page range falls under); ``risk_headings``: the risk-factor headings of
-    Item 1A (normalised whitespace); ``flags``: ``{"going_concern": bool, "material_weakness":
-    bool, "auditor": str | None}``; ``key_figures``: the current-period figures, one per name.
+    Item 1A (normalised whitespace); ``risk_heading_pages``: the 1-based page (unit) of each heading, in
+    the same order (empty in a summary stored before pages were recorded); ``flags``: ``{"going_concern": bool, "material_weakness":
+    bool, "auditor": str | None}``; ``key_figures``: the current-period figures, one per name;
+    ``red_flags``: each red flag with its evidence and page (:class:`RedFlag`).
     """
 
     sections: list[tuple[int, str]] = Field(default_factory=list)
     risk_headings: list[str] = Field(default_factory=list)
+    risk_heading_pages: list[int] = Field(default_factory=list)
     flags: dict[str, bool | str | None] = Field(default_factory=dict)
     key_figures: list[KeyFigure] = Field(default_factory=list)
+    red_flags: list[RedFlag] = Field(default_factory=list)
+    fact_problems: list[str] = Field(
+        default_factory=list,
+        description="Inline XBRL facts of the filing period not used, each 'concept: reason' (at most 20).",
+    )
 
     def section_at(self, page: int) -> str | None:
         """The Item heading the 1-based ``page`` falls under; None before the first heading."""
@@ -219,10 +239,15 @@ class FilingChange(BaseModel):
     """One change since the previous filing of the same company and form.
 
     ``kind``: ``risk_factor_added``, ``risk_factor_removed``, ``risk_factors_not_compared``,
-    ``figure_changed``, ``flag_appeared``, ``flag_disappeared`` or ``auditor_changed``; ``subject``: the heading,
-    figure name or flag; ``before``/``after``: the previous and current value (text); ``change``:
-    the relative change of a figure (``0.12`` = +12 %), else None; ``high_risk``: a going-concern
-    doubt or material weakness that appeared, or a change of auditor.
+    ``figure_changed``, ``figure_not_compared``, ``flag_appeared``, ``flag_disappeared`` or
+    ``auditor_changed``; ``subject``: the heading, figure name or flag; ``before``/``after``: the
+    previous and current value (text); ``change``: the relative change of a figure (``0.12`` = +12 %),
+    else None; ``high_risk``: a going-concern doubt or material weakness that appeared, or a change of
+    auditor; ``basis``: for a figure, the periods compared (``"12 months ended 2021 → 12 months ended
+    2022"``) or, for ``figure_not_compared``, why the two figures are not one measure
+    (:func:`tasks.observe.changes.figure_basis`); ``page``: where the evidence is — an added risk
+    factor's heading in this filing, a removed one's in the previous filing (1-based page or unit),
+    else None.
     """
 
     kind: str
@@ -231,6 +256,8 @@ class FilingChange(BaseModel):
     after: str | None = None
     change: float | None = None
     high_risk: bool = False
+    basis: str | None = None
+    page: int | None = None
 
 
 def topic_label(value: str) -> str:

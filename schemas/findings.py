@@ -17,9 +17,11 @@ from schemas.taxonomy import ClauseType
 
 #: Bumped whenever the prompt, the tool schema or the rules extractors change meaning (v3: the
 #: schema made API-conformant by the SDK's transform_schema; structured outputs wording; v4: each
-#: document is classified, and SEC filings are reviewed under the filing profile).
+#: document is classified, and SEC filings are reviewed under the filing profile; v5: each passage
+#: names the section heading it starts under, and the title, recitals and signature block are not
+#: where operative clauses are found).
 #: It is part of every review idempotency key (document sha256, prompt version, model).
-PROMPT_VERSION = "review-v4"
+PROMPT_VERSION = "review-v5"
 
 #: Name of the forced tool the model must call.
 REVIEW_TOOL_NAME = "record_findings"

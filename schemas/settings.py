@@ -159,6 +159,12 @@ class Settings(BaseSettings):
         "the Prefect artifacts and the review summary then show <base>/runs/<run id>/report.html, which opens on "
         "any machine (unset: the file's path).",
     )
+    report_password: SecretStr | None = Field(
+        None,
+        description="Password of `docreview report serve` (HTTP Basic auth, any user name): required to bind to an "
+        "address other than the loopback one (127.0.0.1, ::1), where reviewers decide in the browser; asked on "
+        "every request when set. Never logged or shown.",
+    )
     review_party: str | None = Field(
         None,
         max_length=200,

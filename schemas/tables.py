@@ -21,7 +21,12 @@ def utcnow() -> datetime:
 
 
 class DocumentRow(SQLModel, table=True):
-    """A document, identified by the sha256 of its bytes (same bytes = same document)."""
+    """A document, identified by the sha256 of its bytes (same bytes = same document).
+
+    ``kind`` is its detected format (``pdf``, ``docx``, ``image``; None for rows of earlier versions:
+    PDF); ``structure`` is JSON ``{"locators": {"<unit>": label}, "changes": [TrackedChange],
+    "comments": [Comment]}`` (see :func:`tasks.store.persist.structure_of`).
+    """
 
     __tablename__ = "documents"
 
@@ -32,6 +37,8 @@ class DocumentRow(SQLModel, table=True):
     pages: int = 0
     page_flags: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     first_seen_at: datetime = Field(default_factory=utcnow)
+    kind: str | None = None
+    structure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class RunRow(SQLModel, table=True):
@@ -116,7 +123,10 @@ class FindingRow(SQLModel, table=True):
 
     ``finding_key`` = sha256 of (document sha256, prompt version, model, clause type,
     normalised evidence): the same clause quoted from two overlapping chunks is one row.
-    ``page`` is where the quote was found; ``stated_page`` is what the reviewer said.
+    ``page`` is where the quote was found; ``stated_page`` is what the reviewer said (for a DOCX
+    both are the 1-based paragraph unit, :class:`schemas.documents.PageText`); ``locator`` is where
+    the quote is as a reviewer finds it (``"page 3"``, ``"page 3 (OCR, confidence 0.91)"``,
+    ``"§ 7.2 Limitation of Liability, paragraph 3"``; None on rows of earlier versions: ``page``).
     ``values`` is a JSON object ``{name: value}``.
     """
 
@@ -139,6 +149,7 @@ class FindingRow(SQLModel, table=True):
     verdict: str = Field(index=True)
     run_id: str
     created_at: datetime = Field(default_factory=utcnow)
+    locator: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
 class CheckRow(SQLModel, table=True):

@@ -371,3 +371,25 @@ def test_a_playbook_party_is_in_the_system_prompt_and_the_prompt_version(server,
     )  # a review for another party is not reused
     review = for_acme.review_chunk(make_chunk(), "a.pdf")  # the double accepts the request
     assert review.outcome == ReviewOutcome.ok and review.findings
+
+
+def test_a_passage_names_the_section_it_starts_under_and_round_trips():
+    from schemas.documents import Chunk
+    from tasks.review.backends.prompt import fixed_instructions, parse_rendered_chunk, render_chunk
+
+    chunk = Chunk(
+        document_sha256="a" * 64,
+        index=4,
+        char_start=0,
+        char_end=30,
+        page_start=7,
+        page_end=7,
+        text="Neither party shall be liable for more than the fees paid.",
+        heading="15.3   LIMITATION\nOF LIABILITY",
+    )
+    message = render_chunk(chunk, "msa.pdf")
+    assert message.startswith("Section: '15.3 LIMITATION OF LIABILITY'\nDocument: 'msa.pdf', passage 5 (pages 7-7).")
+    assert parse_rendered_chunk(message).text == chunk.text  # the test double still reads the passage
+    assert "Section: '" not in render_chunk(chunk.model_copy(update={"heading": None}), "msa.pdf")
+    instructions = fixed_instructions("tool")
+    assert "introduced by 'Section:'" in instructions and "IN WITNESS WHEREOF" in instructions

@@ -77,3 +77,34 @@ def test_short_document_is_one_chunk():
 def test_bad_budget_is_rejected():
     with pytest.raises(ValueError):
         chunk_text("s", "x", [0], budget=100, overlap=60)
+
+
+def test_the_heading_path_of_an_offset_names_its_section_and_the_one_above():
+    from tasks.review.chunk import heading_depth, heading_path, heading_title, section_headings
+
+    text = (
+        "MASTER SUPPLY AGREEMENT\n\n"
+        "ARTICLE IX LIMITATION OF LIABILITY\n\n"
+        "9.1 Exclusion of Damages. In no event shall either party be liable for consequential damages.\n\n"
+        "9.2 Each party's total liability under this Agreement shall not exceed $1,000,000 in the aggregate.\n\n"
+        "IN WITNESS WHEREOF\n\nThe parties have signed.\n"
+    )
+    heads = section_headings(text)
+    assert [line[:12] for _, line in heads] == [
+        "MASTER SUPPL",
+        "ARTICLE IX L",
+        "9.1 Exclusio",
+        "9.2 Each par",
+        "IN WITNESS W",
+    ]
+    assert heading_path(heads, text.index("In no event")) == "LIMITATION OF LIABILITY / Exclusion of Damages"
+    # 9.2 has no title (its words run on as a sentence): the article's title alone
+    assert heading_path(heads, text.index("Each party")) == "LIMITATION OF LIABILITY"
+    assert heading_path(heads, 3) == "MASTER SUPPLY AGREEMENT" and heading_path(heads[1:], 3) == ""
+    assert heading_title("IN WITNESS WHEREOF") == "IN WITNESS WHEREOF"  # no roman numeral "I"
+    assert [heading_depth(h) for h in ("ARTICLE 9: INDEMNITY", "CONFIDENTIALITY", "12. Term", "Section 5.1 Foo")] == [
+        0,
+        0,
+        1,
+        2,
+    ]

@@ -286,8 +286,11 @@ def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
     ]  # none decided yet
     assert sorted(r["id"] for r in rows) == sorted(f["id"] for f in wanted)
     order = {"contradicted": 0, "unsupported": 1, "needs_review": 2, "verified": 3}
-    keys = [(order[r["verdict"]], r["risk"] != "high") for r in rows]
-    assert keys == sorted(keys)  # rejected findings first, then unconfirmed, then verified; high risk first in each
+    risk = {"high": 0, "medium": 1, "low": 2}
+    keys = [(r["verdict"] != "verified", risk[r["risk"]], order[r["verdict"]]) for r in rows]
+    # verified high-risk terms first (no playbook: no deviations), then what needs a decision by risk,
+    # the fact-check's rejections before what it could not confirm
+    assert keys == sorted(keys)
 
 
 def test_trigger_kind_from_the_flow_run():

@@ -17,7 +17,14 @@ from tasks.ingest.classify import classify_text, company_key, filing_company_key
 from tasks.observe.changes import changes_markdown, compare_summaries
 from tasks.observe.events import FILING_CHANGE, filing_change_events
 from tasks.review.backends.filing_rules import _SENTENCE, FilingRules, _sentences
-from tasks.review.filing import item_sections, key_figures, page_chunks, statement_kind
+from tasks.review.filing import (
+    current_column,
+    item_sections,
+    key_figures,
+    page_chunks,
+    statement_kind,
+    summarize_pages,
+)
 from tasks.store.persist import dispose_engines
 
 COVER_10K = (
@@ -39,6 +46,24 @@ RELEASE = (
     "Amcor reports fiscal 2023 results\nGAAP diluted EPS of 12.3 cps; Adjusted EPS of 19.3 cps\n"
     "Net sales of $14,694 million\n"
 )
+
+
+def filing_pages(shared_data: Path, name: str, last: int | None = None) -> list[tuple[int, str]]:
+    """``[(1-based page, cleaned PDFium text)]`` of a shared filing PDF (its first ``last`` pages)."""
+    import pypdfium2 as pdfium
+
+    from tasks.textnorm import clean_page_text
+
+    pdf = pdfium.PdfDocument(str(shared_data / "filings" / "pdf" / f"{name}.pdf"))
+    try:
+        pages = []
+        for i in range(min(len(pdf), last or len(pdf))):
+            textpage = pdf[i].get_textpage()
+            pages.append((i + 1, clean_page_text(textpage.get_text_range())))
+            textpage.close()
+        return pages
+    finally:
+        pdf.close()
 
 
 @pytest.mark.parametrize(
@@ -114,6 +139,45 @@ def test_key_figures_come_from_the_current_column_of_a_statement_page():
     assert statement_kind("Management's discussion refers to the Consolidated Statement of Cash Flows.") is None
 
 
+#: ``STATEMENT`` with its columns the other way round (oldest year first), as some filers print them.
+OLDEST_FIRST = (
+    "3M Company and Subsidiaries\nConsolidated Statement of Cash Flows\nYears ended December 31\n"
+    "(Millions) 2016 2017 2018\nNet income including noncontrolling interest $ 5,058 $ 4,869 $ 5,363\n"
+    "Depreciation and amortization 1,474 1,544 1,488\n"
+    "Net cash provided by (used in) operating activities 6,662 6,240 6,439\n"
+    "Purchases of property, plant and equipment (PP&E) (1,420) (1,373) (1,577)\n"
+    "Dividends paid to shareholders (2,678) (2,803) (3,193)\n"
+)
+
+
+def test_key_figures_of_an_oldest_year_first_statement_are_the_latest_years():
+    figures = {f.name: f for f in key_figures([(60, OLDEST_FIRST)])}
+    capex = figures[KeyFigureName.capital_expenditure]
+    assert (capex.raw, capex.value, capex.period) == ("(1,577)", 1577.0, "2018")
+    assert figures[KeyFigureName.operating_cash_flow].value == 6439.0
+
+
+@pytest.mark.parametrize(
+    ("years", "count", "expected"),
+    [
+        ([2018, 2017, 2016], 3, (0, "2018")),
+        ([2016, 2017, 2018], 3, (2, "2018")),
+        ([2024, 2023, 2024, 2023], 4, (0, "2024")),  # 10-Q: three months, then six months
+        ([2022, 2023, 2022, 2023], 4, (1, "2023")),  # oldest first within each group
+        ([2022, 2023], 3, (2, "2023")),  # a note column: still the latest year's side
+        ([], 3, (0, None)),
+        ([2017, 2018, 2019, 2020, 2021, 2022], 6, (0, None)),  # debt maturities by year, not periods
+    ],
+)
+def test_the_current_column_follows_the_header(years, count, expected):
+    assert current_column(years, count) == expected
+
+
+def test_an_oldest_first_earnings_table_gives_the_latest_quarter(shared_data):
+    figures = key_figures(filing_pages(shared_data, "AMCOR_2023Q4_EARNINGS"))
+    assert figures and {f.period for f in figures} == {"2023"}, [(f.name, f.period, f.raw) for f in figures]
+
+
 def test_filing_rules_quote_statement_lines_and_8k_items_verbatim():
     text = (
         STATEMENT + "\n\nItem 5.02. Departure of Directors or Certain Officers.\nOn August 19, 2022, the Company "
@@ -143,13 +207,15 @@ def test_filing_rules_quote_statement_lines_and_8k_items_verbatim():
     assert item.page == 61 and item.values[0].value == "5.02"
 
 
-def _summary(heads: list[str], revenue: float, weakness: bool = False, auditor: str = "KPMG LLP") -> FilingSummary:
+def _summary(
+    heads: list[str], revenue: float, weakness: bool = False, auditor: str = "KPMG LLP", year: str = "2022"
+) -> FilingSummary:
     fig = KeyFigure(
         name=KeyFigureName.revenue,
         value=revenue,
         raw=f"{revenue:,.0f}",
         unit="USD millions",
-        period="2022",
+        period=year,
         statement="income",
         line=f"Net sales {revenue:,.0f}",
         page=40,
@@ -162,7 +228,7 @@ def _summary(heads: list[str], revenue: float, weakness: bool = False, auditor: 
 
 
 def test_changes_between_two_summaries():
-    before = _summary(["Competition may reduce our sales.", "Our debt may limit us."], 1000.0)
+    before = _summary(["Competition may reduce our sales.", "Our debt may limit us."], 1000.0, year="2021")
     after = _summary(
         ["Competition may reduce our sales.", "A cyber attack could disrupt us."],
         1100.0,
@@ -175,6 +241,7 @@ def test_changes_between_two_summaries():
     assert ("risk_factor_removed", "Our debt may limit us.") in kinds
     revenue = next(c for c in changes if c.kind == "figure_changed")
     assert revenue.subject == "revenue" and revenue.change == pytest.approx(0.1)
+    assert revenue.basis == "a period ended 2021 → a period ended 2022"
     high = [c for c in changes if c.high_risk]
     assert {c.kind for c in high} == {"flag_appeared", "auditor_changed"}
     assert changes[0].high_risk  # high-risk changes come first
@@ -235,6 +302,14 @@ def test_a_second_filing_reports_its_changes_since_the_first(tmp_path, db_url):
     kinds = {(c["kind"], c["subject"]): c for c in second["changes"]}
     assert ("risk_factor_added", "A cyber attack could interrupt our operations.") in kinds
     assert ("risk_factor_removed", "Competition could reduce our margins.") in kinds
+    heading_pages = {
+        f["evidence"]: f["page"] for d in (first, second) for f in d["findings"] if f["clause_type"] == "risk_factor"
+    }
+    added = kinds[("risk_factor_added", "A cyber attack could interrupt our operations.")]
+    removed = kinds[("risk_factor_removed", "Competition could reduce our margins.")]
+    assert added["page"] == heading_pages[added["subject"]]  # evidence: the heading's page in this filing
+    assert removed["page"] == heading_pages[removed["subject"]]  # ... and in the previous one
+    assert f"{added['subject']} (page {added['page']})" in changes_markdown(report["documents"])
     revenue_change = kinds[("figure_changed", "revenue")]
     assert revenue_change["before"] == "$ 12,400 USD millions" and revenue_change["after"] == "$ 13,650 USD millions"
     assert kinds[("flag_appeared", "material_weakness")]["high_risk"] is True
@@ -366,3 +441,140 @@ def test_needed_words_are_found_as_the_patterns_fold_case():
     )
     topics = {f.clause_type for f in FilingRules().review_chunk(chunk).findings}
     assert {FilingTopic.auditor_opinion, FilingTopic.material_weakness, FilingTopic.regulatory_investigation} <= topics
+
+
+@pytest.mark.slow
+def test_every_key_figure_of_the_shared_filings_is_of_the_filings_own_period(shared_data):
+    """All 64 shared PDF filings: each key figure's column is the filing period's (its year is the year the
+    cover page's period ends in, or the year before for a fiscal year or release dated in January or
+    February: J&J's fiscal 2022 ends on 2023-01-01, MGM's Q4 2022 release is dated 2023-02-08)."""
+    from tasks.ingest.classify import classify_text
+
+    lines = (shared_data / "filings" / "documents.jsonl").read_text().splitlines()
+    names = [json.loads(line)["doc_name"] for line in lines if line.strip()]
+    assert len(names) == 64
+    wrong, figures = [], 0
+    for name in names:
+        pages = filing_pages(shared_data, name)
+        period = classify_text("\n\n".join(text for _, text in pages[:3])).period
+        assert period, name
+        year, month = int(period[:4]), int(period[5:7])
+        allowed = {str(year)} | ({str(year - 1)} if month <= 2 else set())
+        for figure in summarize_pages(pages).key_figures:
+            figures += 1
+            if figure.period is not None and figure.period not in allowed:
+                wrong.append((name, figure.name.value, figure.period, figure.raw, figure.page))
+    assert figures > 700  # 770 when written
+    assert not wrong, wrong
+
+
+def test_red_flags_carry_their_evidence_and_page():
+    from tasks.review.filing import red_flags
+
+    pages = [
+        (
+            1,
+            "FORM 8-K\nCURRENT REPORT\nItem 4.02 Non-Reliance on Previously Issued Financial Statements or a "
+            "Related Audit Report\nOn March 3, 2025 the Audit Committee concluded that the statements should no "
+            "longer be relied upon.",
+        ),
+        (
+            2,
+            "These conditions raise substantial doubt about the Company's ability to continue as a going concern. "
+            "If we fail to comply with the financial covenants of our credit facility, the lenders could accelerate.",
+        ),
+        (
+            3,
+            "As of December 31, 2024 we were not in compliance with the leverage covenant under our credit "
+            "agreement, and the lenders granted a waiver.",
+        ),
+    ]
+    got = {f.flag: f for f in red_flags(pages)}
+    assert set(got) == {"non_reliance", "going_concern", "covenant_breach"}
+    assert got["non_reliance"].page == 1 and got["non_reliance"].evidence.startswith("Item 4.02 Non-Reliance")
+    assert got["going_concern"].page == 2
+    assert got["covenant_breach"].page == 3  # page 2's covenant sentence is conditional: a risk, not a breach
+    assert "leverage covenant" in got["covenant_breach"].evidence
+    hedged = [
+        (
+            1,
+            "The Company has no doubt about its ability to continue. An employee's violation of the "
+            "Restrictive Covenant Agreement is not our exclusive remedy.",
+        )
+    ]
+    assert red_flags(hedged) == []
+
+
+def test_a_real_covenant_waiver_is_a_red_flag(shared_data):
+    from tasks.review.filing import red_flags
+
+    pages = filing_pages(shared_data, "MGMRESORTS_2020_10K", last=60)
+    (flag,) = [f for f in red_flags(pages) if f.flag == "covenant_breach"]
+    assert "waiver of the financial maintenance covenants" in flag.evidence and flag.page == 54
+
+
+def test_an_earnings_release_period_is_the_latest_it_reports_not_a_comparative_one() -> None:
+    from tasks.ingest.classify import classify_text
+
+    release = (
+        "For Immediate Release: November 22, 2024\nTHE BUCKLE, INC. REPORTS THIRD QUARTER NET INCOME\n"
+        "net income for the fiscal quarter ended November 2, 2024 was $44.2 million, or $0.89 earnings per share.\n"
+        "Comparable store net sales for the prior year 13-week period ended November 4, 2023 ...\n"
+    )
+    assert classify_text(release).period == "2024-11-02"
+    oldest_first = (  # a segment table with the older year's column first (Amcor's fiscal 2023 release)
+        "Amcor reports fiscal 2023 results\nGAAP diluted EPS of 12.3 cps\nFor Immediate Release\n"
+        "Segment Information\nTwelve Months Ended June 30, 2022 Twelve Months Ended June 30, 2023\n"
+    )
+    assert classify_text(oldest_first).period == "2023-06-30"
+    eight_k = (
+        "FORM 8-K\nCURRENT REPORT PURSUANT TO SECTION 13 OR 15(d)\nNovember 22, 2024\nDate of Report\n"
+        "Item 2.02 Results of Operations. results for the fiscal quarter ended November 2, 2024.\n"
+    )
+    assert classify_text(eight_k).period == "2024-11-22"  # an 8-K's period is its date of report
+
+
+def _figure(name: KeyFigureName, value: float, unit: str, period: str, statement: str) -> KeyFigure:
+    return KeyFigure(
+        name=name, value=value, raw=f"{value:,.0f}", unit=unit, period=period, statement=statement, line="", page=1
+    )
+
+
+def test_year_over_year_between_a_pdf_and_an_html_filing_uses_one_period_definition() -> None:
+    """A 10-K printed as PDF (a statement in USD thousands, fiscal 2022 column) and the next one filed as
+    HTML (XBRL facts in USD millions, a 12-month context): compared in one unit over one span."""
+    R, C = KeyFigureName.revenue, KeyFigureName.capital_expenditure
+    pdf = FilingSummary(
+        key_figures=[
+            _figure(R, 26_914_000.0, "USD thousands", "2022", "income"),
+            _figure(KeyFigureName.total_assets, 44_187_000.0, "USD thousands", "2022", "balance sheet"),
+        ]
+    )
+    html = FilingSummary(
+        key_figures=[
+            _figure(R, 26_974.0, "USD millions", "2022-01-31..2023-01-29", "XBRL"),
+            _figure(KeyFigureName.total_assets, 41_182.0, "USD millions", "2023-01-29", "XBRL"),
+        ]
+    )
+    changes = {c.subject: c for c in compare_summaries(pdf, html, "10-K")}
+    assert changes["revenue"].kind == "figure_changed"
+    assert changes["revenue"].change == pytest.approx((26_974 - 26_914) / 26_914, abs=1e-4)
+    assert changes["revenue"].basis == "12 months ended 2022 → 12 months ended 2023-01-29"
+    assert changes["total_assets"].change == pytest.approx((41_182 - 44_187) / 44_187, abs=1e-4)
+    assert changes["total_assets"].basis == "at 2022 → at 2023-01-29"
+
+    # a 10-Q: the PDF's cash flow statement is year to date (span not stated), the HTML's fact a quarter
+    q_pdf = FilingSummary(key_figures=[_figure(C, 900.0, "USD millions", "2023", "cash flow")])
+    q_html = FilingSummary(key_figures=[_figure(C, 400.0, "USD millions", "2024-06-01..2024-08-31", "XBRL")])
+    (only,) = compare_summaries(q_pdf, q_html, "10-Q")
+    assert only.kind == "figure_not_compared" and only.change is None
+    assert only.basis == "a period ended 2023 against 3 months ended 2024-08-31: the span of one is not stated"
+    # a quarter against a year, a balance against a flow, a previous figure that is not earlier
+    year = FilingSummary(key_figures=[_figure(R, 50_000.0, "USD millions", "2023-06-01..2024-05-31", "XBRL")])
+    quarter = FilingSummary(key_figures=[_figure(R, 13_307.0, "USD millions", "2024-06-01..2024-08-31", "XBRL")])
+    assert "different spans" in compare_summaries(year, quarter)[0].basis
+    flow = FilingSummary(key_figures=[_figure(R, 1.0, "USD millions", "2023", "income")])
+    stock = FilingSummary(key_figures=[_figure(R, 2.0, "USD millions", "2024-05-31", "XBRL")])
+    assert "a balance and a flow" in compare_summaries(flow, stock, "10-K")[0].basis
+    same = FilingSummary(key_figures=[_figure(R, 3.0, "USD millions", "2023", "income")])
+    assert "does not end earlier" in compare_summaries(flow, same, "10-K")[0].basis

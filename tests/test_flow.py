@@ -437,6 +437,9 @@ def test_a_run_that_reviews_nothing_ends_failed_and_the_cli_exits_1(prefect_harn
     assert "Nothing was reviewed: 2 of 2 failed" in " ".join(done.stderr.split())
     assert "broken.pdf" in done.stdout and "Report:" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+    # Prefect's own log lines go to the run's log and the UI, not the console (the start-up checks
+    # import Prefect before its quiet logging defaults are set: its logging is set up again)
+    assert "Finished in state" not in done.stdout + done.stderr and "| INFO" not in done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(

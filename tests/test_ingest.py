@@ -54,7 +54,8 @@ def test_empty_file(tmp_path):
 def test_not_a_pdf(tmp_path):
     (tmp_path / "notes.pdf").write_text("just some text, not a PDF")
     out = ingest(tmp_path / "notes.pdf")
-    assert out.failure == FailureKind.not_pdf
+    assert out.failure == FailureKind.unsupported_kind
+    assert "docreview reads PDF, DOCX, HTML (EDGAR filings) and TIFF/PNG/JPEG page images" in out.reason
 
 
 def test_too_large(tmp_path, pdf_maker):
@@ -94,7 +95,7 @@ def test_permission_only_encryption_opens(tmp_path, pdf_maker):
 
 def test_image_only_document_has_no_text(tmp_path, pdf_maker):
     out = ingest(pdf_maker(tmp_path / "blank.pdf", ["", ""]))
-    assert out.failure == FailureKind.no_text and "no text layer" in out.reason
+    assert out.failure == FailureKind.no_text and "text on any of 2 page(s)" in out.reason
 
 
 def _slow_pdf(path: Path, rows: int = 400) -> Path:
@@ -187,3 +188,33 @@ def test_the_runs_own_outputs_are_not_listed(tmp_path, pdf_maker):
     listed = list_source_objects.fn(str(tmp_path), exclude=[str(tmp_path / "out"), str(tmp_path / "docreview.db")])
     assert sorted(o.name for o in listed) == ["a.pdf", "other.db"]  # a stranger's file still fails visibly
     assert len(list_source_objects.fn(str(tmp_path))) == 5
+
+
+def test_a_body_sentence_ending_every_page_is_not_a_running_footer(tmp_path):
+    """The last body line of every page is the same governing-law sentence, printed in the body, not in
+    the margin: repetition alone would strip it as a footer; its position keeps it. The running header
+    (top margin) and the page numbers (bottom margin) still go."""
+    from fpdf import FPDF
+
+    sentence = "This Agreement shall be governed by the laws of the State of New York."
+    pdf = FPDF(format="letter")
+    pdf.set_auto_page_break(False)
+    pdf.set_font("Helvetica", size=11)
+    for n in range(1, 7):
+        pdf.add_page()
+        pdf.set_xy(25, 8)
+        pdf.cell(0, 6, "ACME SUPPLY AGREEMENT - CONFIDENTIAL")
+        pdf.set_xy(25, 40)
+        pdf.multi_cell(160, 6, f"{n}. Section {n}. The Supplier shall deliver lot {n} of the Products on time.")
+        pdf.set_xy(25, 60)
+        pdf.multi_cell(160, 6, sentence)
+        pdf.set_xy(100, 265)
+        pdf.cell(0, 6, f"Page {n} of 6")
+    path = tmp_path / "repeated.pdf"
+    pdf.output(str(path))
+    out = ingest(path)
+    assert out.ok, out.reason
+    for page in out.document.pages:
+        assert sentence in page.text, page.text
+        assert "CONFIDENTIAL" not in page.text and "of 6" not in page.text
+        assert page.running == ["ACME SUPPLY AGREEMENT - CONFIDENTIAL", f"Page {page.number} of 6"]

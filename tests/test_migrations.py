@@ -128,6 +128,9 @@ def _create_pre_migration_database(url: str) -> None:
             conn.execute(text("ALTER TABLE chunks DROP COLUMN route_ranges"))  # revision 0003
             conn.execute(text("ALTER TABLE chunks DROP COLUMN route_reason"))
             conn.execute(text("ALTER TABLE chunks DROP COLUMN route"))
+            conn.execute(text("ALTER TABLE documents DROP COLUMN kind"))  # revision 0008
+            conn.execute(text("ALTER TABLE documents DROP COLUMN structure"))
+            conn.execute(text("ALTER TABLE findings DROP COLUMN locator"))
             conn.execute(
                 metadata.tables["runs"]
                 .insert()

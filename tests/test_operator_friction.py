@@ -306,15 +306,38 @@ def test_the_high_risk_artifact_holds_high_risk_rows_only():
             )
         )
     rows = json.loads(artifact.data) if isinstance(artifact.data, str) else artifact.data
-    assert [r["id"] for r in rows] == [4, 1]  # the fact-check's rejections first
+    assert [r["id"] for r in rows] == [1, 4]  # the verified high-risk term first, then what needs a decision
     assert {r["risk"] for r in rows} == {"high"}
+
+
+def _settled_task_runs(flow_run_id, expected: int, hang_guard_s: float = 120.0):
+    """The flow run's task runs once each has reached a final state on the server.
+
+    Task run states reach the server through its event stream, after the flow run has returned:
+    read at once, a task run can still be stateless or running. Polls until every task run is final
+    and at least ``expected`` ``save-outcome`` runs exist; ``hang_guard_s`` only stops a hung test.
+    """
+    import time
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    deadline = time.monotonic() + hang_guard_s
+    while True:
+        with get_client(sync_client=True) as client:
+            task_runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
+        outcomes = [t for t in task_runs if t.name.startswith("save-outcome")]
+        if len(outcomes) >= expected and all(t.state is not None and t.state.is_final() for t in task_runs):
+            return task_runs
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"task runs not final after {hang_guard_s} s: {[(t.name, t.state) for t in task_runs]}"
+            )
+        time.sleep(0.2)
 
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_failed_document_s_concluding_task_run_is_failed_and_the_flow_run_is_not(tmp_path, db_url):
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
-
     from docreview_testing.samples import generate_samples
     from flows.review import review_documents
     from tasks.store.persist import dispose_engines
@@ -330,10 +353,7 @@ def test_a_failed_document_s_concluding_task_run_is_failed_and_the_flow_run_is_n
         dispose_engines()
     assert state.is_completed() and state.name == "Completed with failures", state  # as before
     assert state.result()["metrics"]["documents_reviewed"] == 1  # the rest of the batch went on
-    with get_client(sync_client=True) as client:
-        task_runs = client.read_task_runs(
-            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[state.state_details.flow_run_id]))
-        )
+    task_runs = _settled_task_runs(state.state_details.flow_run_id, expected=2)
     by_name = {t.name: t for t in task_runs}
     concluded = by_name["save-outcome · broken.pdf"]
     assert concluded.state.is_failed(), concluded.state

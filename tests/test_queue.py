@@ -61,16 +61,23 @@ def test_queue_lists_doubtful_findings_and_absences(stored):
     absences = [i for i in items if i["kind"] == "absence"]
     assert sorted(i["verdict"] for i in findings) == ["contradicted", "needs_review"]
     assert any("amount not in quote" in r for i in findings for r in i["reasons"])
-    # cap_on_liability has a finding; the other five high-risk categories are absent
+    # cap_on_liability has a finding; the other six looked-for categories are absent
     assert sorted(a["clause_type"] for a in absences) == sorted(
-        ["uncapped_liability", "termination_for_convenience", "change_of_control", "non_compete", "exclusivity"]
+        [
+            "governing_law",
+            "uncapped_liability",
+            "termination_for_convenience",
+            "change_of_control",
+            "non_compete",
+            "exclusivity",
+        ]
     )
     assert all(a["id"].startswith("A") and a["chunks"] == [0, 1] and a["verdict"] == "needs_review" for a in absences)
 
 
 def test_absences_follow_the_latest_review(stored):
     with Session(get_engine(stored)) as s:
-        assert len(s.exec(select(AbsenceRow)).all()) == 5
+        assert len(s.exec(select(AbsenceRow)).all()) == 6
     # a re-review that finds a non-compete clause drops that absence; a repeat adds nothing
     present = [
         _cf("shall not compete", ClauseType.non_compete, Verdict.verified, "ok"),
@@ -81,7 +88,7 @@ def test_absences_follow_the_latest_review(stored):
     with Session(get_engine(stored)) as s:
         rows = s.exec(select(AbsenceRow)).all()
     assert sorted(r.clause_type for r in rows) == sorted(
-        ["uncapped_liability", "termination_for_convenience", "change_of_control", "exclusivity"]
+        ["governing_law", "uncapped_liability", "termination_for_convenience", "change_of_control", "exclusivity"]
     )
     assert all(r.chunk_count == 3 and r.run_id == "run-2" for r in rows)
 
@@ -127,7 +134,7 @@ def test_cli_queue_decide_and_gold(stored, tmp_path):
     assert runner.invoke(app, ["decide", absence["id"], "perhaps", "--db", stored]).exit_code == 2
     assert runner.invoke(app, ["decide", "A999999", "approve", "--db", stored]).exit_code == 2
     listed = runner.invoke(app, ["queue", "--db", stored])
-    assert listed.exit_code == 0 and "2 finding(s) and 5 absence(s)" in listed.output
+    assert listed.exit_code == 0 and "2 finding(s) and 6 absence(s)" in listed.output
     # A verified finding is not queued, but a reviewer may still reject it: the gold set keeps that too.
     from sqlmodel import Session, select
 

@@ -340,6 +340,28 @@ def test_prefect_global_limit_bounds_calls_and_releases_every_slot():
     assert limit.limit == 2 and limit.active_slots == 0  # nothing leaked
 
 
+def test_a_limit_created_by_another_run_meanwhile_is_used(monkeypatch, caplog):
+    """Two flow runs starting at once both find no limit and both create it: the second's 409
+    is not a failure (it used to log 'could not set the LLM concurrency limit: ' and go non-strict)."""
+    from prefect.client.orchestration import SyncPrefectClient
+
+    from tasks.review import resilience
+
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    policy = ResiliencePolicy(llm_concurrency=1, concurrency_scope="prefect", concurrency_limit_name=name)
+    assert resilience.ensure_concurrency_limit(policy)  # the other run's
+    resilience._limits_ready.discard(name)
+
+    def not_seen_yet(self, name):
+        raise LookupError(name)
+
+    monkeypatch.setattr(SyncPrefectClient, "read_global_concurrency_limit_by_name", not_seen_yet)
+    with caplog.at_level("WARNING", logger="docreview"):
+        assert resilience.ensure_concurrency_limit(policy)
+    assert name in resilience._limits_ready
+    assert "could not set" not in caplog.text
+
+
 def test_the_call_that_trips_the_breaker_keeps_its_llm_calls_record(server, db_url):
     """The failure that opens the breaker is raised as CircuitBreakerError; its call is still stored."""
     from sqlmodel import Session, select
@@ -395,3 +417,17 @@ def test_a_deleted_global_limit_fails_the_slot_instead_of_not_limiting():
     ):  # strict=True once created: a missing limit is an error
         entered.append(1)
     assert entered == []
+
+
+def test_a_policy_without_a_call_timeout_takes_the_llm_timeout_setting(monkeypatch):
+    from flows.pipeline import policy_for
+    from schemas.settings import Settings
+
+    monkeypatch.setenv("DOCREVIEW_LLM_TIMEOUT_S", "900")
+    settings = Settings()
+    assert policy_for(None, settings).call_timeout_s == 900
+    given = ResiliencePolicy.model_validate({"llm_concurrency": 1})  # as a deployment's parameter arrives
+    assert policy_for(given, settings).call_timeout_s == 900
+    assert policy_for(given, settings).llm_concurrency == 1
+    explicit = ResiliencePolicy(call_timeout_s=5)
+    assert policy_for(explicit, settings).call_timeout_s == 5

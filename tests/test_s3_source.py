@@ -202,7 +202,9 @@ def test_changed_or_deleted_object_fails_with_a_reason(bucket, s3_url):
     deleted = fetch_s3_object(objs["deleted.pdf"], Limits())
     assert deleted.failure == FailureKind.unreadable and "does not exist" in deleted.reason
     plain = fetch_s3_object(objs["plain.pdf"], Limits())
-    assert plain.failure == FailureKind.not_pdf and plain.sha256 == hashlib.sha256(b"no header here").hexdigest()
+    assert (
+        plain.failure == FailureKind.unsupported_kind and plain.sha256 == hashlib.sha256(b"no header here").hexdigest()
+    )
     for out in (changed, deleted):
         assert not Path(out.source.local_path).exists()
         assert not Path(out.source.local_path + ".part").exists()
@@ -270,8 +272,8 @@ def test_review_flow_over_a_bucket(bucket, s3_url, shared_data, tmp_path, db_url
         assert len(status) == 6, status  # readme.txt is not listed
         for pdf in pdfs:
             assert status[pdf.name][0] == "reviewed", status[pdf.name]
-        assert status["fake.pdf"][0] == "failed" and "not a PDF" in status["fake.pdf"][1]
-        assert status["blank.pdf"][0] == "failed" and "no text layer" in status["blank.pdf"][1]
+        assert status["fake.pdf"][0] == "failed" and "not a supported document" in status["fake.pdf"][1]
+        assert status["blank.pdf"][0] == "failed" and "text on any of" in status["blank.pdf"][1]
         pair = {status[display_name(hostile)], status[pdfs[0].name]}  # the first listed one is reviewed
         assert pair in (
             {("reviewed", None), ("reviewed", f"same content as {pdfs[0].name}")},
@@ -342,5 +344,7 @@ def test_review_cli_over_a_bucket_prints_hostile_names_verbatim(bucket, s3_url, 
     )
     dispose_engines()
     assert result.exit_code == 1, result.output  # its only object failed: nothing was reviewed
-    assert "failed [bold red]x[link=mailto:a@e.test].pdf: not a PDF" in result.output  # markup in a key is text
+    assert (
+        "failed [bold red]x[link=mailto:a@e.test].pdf: not a supported document" in result.output
+    )  # markup in a key is text
     assert "Traceback" not in result.output

@@ -212,3 +212,34 @@ def test_ground_truth_json_roundtrip(generated, tmp_path: Path) -> None:
 def test_zero_count(tmp_path: Path) -> None:
     assert generate_samples(tmp_path / "none", count=0) == []
     assert (tmp_path / "none").is_dir()
+
+
+def test_other_formats_are_a_scanned_page_and_a_word_draft_read_by_their_kind(generated, tmp_path):
+    from docreview_testing.samples import generate_other_formats
+    from schemas.documents import DocumentKind
+    from schemas.settings import Limits
+    from tasks.ingest.extract import run_extraction
+    from tasks.ingest.kinds import detect_kind
+
+    out, samples = generated
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    for s in samples:
+        (folder / s.file_name).write_bytes((out / s.file_name).read_bytes())
+    scan, draft = generate_other_formats(folder, samples)
+    assert (detect_kind(str(scan)), detect_kind(str(draft))) == (DocumentKind.image, DocumentKind.docx)
+    again = tmp_path / "again"
+    again.mkdir()
+    for s in samples:
+        (again / s.file_name).write_bytes((out / s.file_name).read_bytes())
+    assert [p.read_bytes() for p in generate_other_formats(again, samples)] == [scan.read_bytes(), draft.read_bytes()]
+
+    read = run_extraction(str(draft), Limits(), DocumentKind.docx)
+    assert read["ok"], read
+    text = "\n".join(p["text"] for p in read["pages"])
+    assert "$5,000,000" in text and "$1,000,000." not in text.split("aggregate liability under this Agreement")[-1]
+    cap = [c for c in read["changes"] if c["kind"] == "replacement"]
+    assert cap and (cap[0]["before"], cap[0]["after"], cap[0]["author"]) == ("$1,000,000", "$5,000,000", "J. Smith")
+    assert read["comments"] and read["comments"][0]["author"] == "A. Reviewer"
+    sections = {p["locator"]["section"] for p in read["pages"]}
+    assert any(s and s.startswith("1. DEFINITIONS") for s in sections)  # the sample's numbered headings

@@ -199,3 +199,62 @@ def test_number_words(words, n):
 def test_number_words_reject_other_text():
     assert words_to_number("thirty days") is None
     assert words_to_number("") is None
+
+
+@pytest.mark.parametrize(
+    "text, amount, unit",
+    [
+        ("CHF 1'250'000.00", "1250000", "CHF"),
+        ("CHF 1\u2019250\u2019000.00", "1250000", "CHF"),  # typographic apostrophe U+2019
+        ("a fee of 1'250'000.00 CHF per year", "1250000", "CHF"),
+        ("1.45 milliards INR", "1450000000", "INR"),
+        ("INR 1.45 milliards", "1450000000", "INR"),
+        ("\u20ac 2 milliards", "2000000000", "EUR"),
+        ("EUR 3 milliards", "3000000000", "EUR"),
+        ("Rs. 2 crore", "20000000", "INR"),
+        ("Rs. 1.5 crores", "15000000", "INR"),
+        ("5 lakh rupees", "500000", "INR"),
+        ("\u20b9 5 lakh", "500000", "INR"),
+        ("Rs 5 lacs", "500000", "INR"),
+        ("five lakh rupees", "500000", "INR"),
+        ("one lakh twenty thousand rupees", "120000", "INR"),
+        ("1.250.000 \u20ac", "1250000", "EUR"),
+    ],
+)
+def test_apostrophe_groups_and_indian_and_long_scale_multipliers(text, amount, unit):
+    v = one(extract_values(text), Kind.money)
+    assert (v.amount, v.unit) == (Decimal(amount), unit)
+
+
+def test_lower_case_code_after_a_figure_is_no_currency():
+    assert find_money("12 usd") == []  # codes after a figure count only in capitals ("cad" is a word)
+
+
+@pytest.mark.parametrize(
+    "quote, stated, verdict",
+    [
+        ("liability shall not exceed CHF 1'250'000.00 in aggregate", "CHF 1", "contradicted"),
+        ("liability shall not exceed CHF 1\u2019250\u2019000.00 in aggregate", "CHF 1", "contradicted"),
+        ("liability shall not exceed CHF 1'250'000.00 in aggregate", "CHF 1'250'000.00", "verified"),
+        ("liability shall not exceed CHF 1'250'000.00 in aggregate", "CHF 1,250,000", "verified"),
+        ("liability shall not exceed 1.45 milliards INR in aggregate", "INR 1.45 milliards", "verified"),
+        ("liability shall not exceed 1.45 milliards INR in aggregate", "INR 1,450,000,000", "verified"),
+        ("liability shall not exceed 1.45 milliards INR in aggregate", "INR 1.45", "contradicted"),
+        ("liability shall not exceed Rs. 2 crore", "INR 20,000,000", "verified"),
+        ("liability shall not exceed Rs. 2 crore", "Rs. 2", "contradicted"),
+        ("liability shall not exceed 5 lakh rupees", "INR 500000", "verified"),
+    ],
+)
+def test_stated_value_against_grouped_or_scaled_quote(quote, stated, verdict):
+    from schemas.findings import Finding, FindingValue
+    from tasks.check.factcheck import check_values
+
+    finding = Finding(
+        clause_type="cap_on_liability",
+        summary="cap",
+        risk="high",
+        evidence=quote,
+        page=1,
+        values=[FindingValue(name="cap_amount", value=stated)],
+    )
+    assert check_values(finding).verdict.value == verdict

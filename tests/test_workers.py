@@ -109,8 +109,9 @@ def test_two_workers_split_a_batch_without_reviewing_a_document_twice(tmp_path, 
     procs: list[subprocess.Popen] = []
     with StubLLMServer(stub=StubLLM()) as llm:
         # Every model answer waits until both flow runs hold claims: the runs overlap however far apart
-        # the workers start them. One LLM call and two extractions at a time: a run has at most 4 of the
-        # 6 documents in flight (flows.pipeline._size_slots), so the other run always finds some.
+        # the workers start them. One LLM call (per run) and two extractions at a time: a run has at most
+        # 4 of the 6 documents in flight (flows.pipeline._size_slots), so the other run always finds some.
+        llm.stub.hold_limit_s = 900.0
         llm.stub.hold_first_token()
         client_env = {
             **base,
@@ -122,6 +123,8 @@ def test_two_workers_split_a_batch_without_reviewing_a_document_twice(tmp_path, 
             "ANTHROPIC_API_KEY": "test-key-not-secret",
             "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6",
             "DOCREVIEW_MAX_WORKERS": "2",
+            # a held answer must not time out before both runs hold claims on a loaded machine
+            "DOCREVIEW_LLM_TIMEOUT_S": "900",
         }
         try:
             procs.append(
@@ -176,7 +179,10 @@ def test_two_workers_split_a_batch_without_reviewing_a_document_twice(tmp_path, 
                     "out_dir": str(tmp_path / f"out-{i}"),
                     "database_url": results_db,
                     "backend": "anthropic",
-                    "policy": {"llm_concurrency": 1},
+                    # each run its own slot: under the server's global limit (scope auto) a run's held
+                    # answer keeps the one slot and the other run waits on it for its cache warm-up,
+                    # before its first claim, so one run held every claim (seen in CI and locally)
+                    "policy": {"llm_concurrency": 1, "concurrency_scope": "process"},
                 }
                 for i in range(2)
             ]
@@ -188,7 +194,7 @@ def test_two_workers_split_a_batch_without_reviewing_a_document_twice(tmp_path, 
                 )
             )
             driver = procs[-1]
-            holders = _wait_for_claim_holders(results_db, 2, driver, deadline_s=300)
+            holders = _wait_for_claim_holders(results_db, 2, driver, deadline_s=600)
             llm.stub.release_first_token()
             driver_rc = driver.wait(timeout=720)
         finally:
@@ -196,10 +202,10 @@ def test_two_workers_split_a_batch_without_reviewing_a_document_twice(tmp_path, 
                 _stop(proc)
     driver_log = (tmp_path / "driver.log").read_text()
     assert driver_rc == 0, driver_log[-3000:]
-    assert len(holders) == 2, holders
+    logs = {name: (tmp_path / f"{name}.log").read_text() for name in ("worker-a", "worker-b")}
+    assert len(holders) == 2, (holders, {name: text[-2500:] for name, text in logs.items()})
     flow_runs = json.loads(driver_log.strip().splitlines()[-1])
     assert [r["state"] for r in flow_runs] == ["COMPLETED", "COMPLETED"], flow_runs
-    logs = {name: (tmp_path / f"{name}.log").read_text() for name in ("worker-a", "worker-b")}
     for name, text in logs.items():  # each worker ran exactly one of the two flow runs
         assert sum(f"flow-run/{r['id']}" in text for r in flow_runs) == 1, (name, text[-2000:])
 

@@ -23,12 +23,21 @@ Checks, each with a verdict and a reason (stored as ``CheckRow``):
   (term length, renewal term, notice period, governing law, liability cap, payment amount,
   agreement/effective/expiration date) stated with conflicting values is ``contradicted`` on
   both sides, each pointing at the other finding.
+- ``redaction`` (only where the quote or a stated value holds a confidential-treatment mark such as
+  ``[***]``, :mod:`tasks.check.redactions`) — ``needs_review``: the value is redacted in the filed
+  copy, so the finding is never verified on it, and never contradicted for lacking it (``values``
+  leaves redacted values to this check).
+- ``ocr_confidence`` (only for a grounded quote on an OCR'd page, :func:`check_ocr_confidence`) —
+  ``needs_review`` when the quote rests on words the OCR read with low confidence (the page's
+  ``uncertain_words``), naming the least certain one and its confidence.
 - ``verifier`` (optional, ``DOCREVIEW_VERIFIER_ENABLED``) — for findings the deterministic checks
   leave at ``needs_review``, a second model call with Anthropic Citations over the source
   passage (:func:`verify_with_model`).
 
 The overall verdict is the worst of the checks: contradicted > unsupported > needs_review >
-verified; a ``verifier`` check that is ``verified`` settles ``needs_review`` checks (and only those).
+verified; a ``verifier`` check that is ``verified`` settles ``needs_review`` checks (and only those),
+except ``redaction`` and ``ocr_confidence``: the verifier reads the same filed, OCR'd text
+(:data:`tasks.check.verdicts.UNSETTLED_CHECKS`).
 
 A high-risk CUAD category with no finding in a fully reviewed document is recorded as an
 :class:`Absence` (:func:`find_absences`) with verdict ``needs_review``, for the review queue.
@@ -48,11 +57,12 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from rapidfuzz import fuzz
 
-from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, page_for_offset
+from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, XbrlFact, page_for_offset
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
 from schemas.policy import ResiliencePolicy
 from schemas.review import LLMCallRecord
 from schemas.taxonomy import ClauseType
+from tasks.check.redactions import check_redaction, find_redactions, is_redacted
 from tasks.check.support import SupportModel, check_support
 from tasks.check.support import configured_model as configured_support_model
 from tasks.check.values import (
@@ -70,9 +80,13 @@ from tasks.check.values import (
 )
 from tasks.check.verdicts import RULE_REASONS, VERDICT_SEVERITY, overall_verdict  # noqa: F401 - also imported from here
 from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, verify_with_model
+from tasks.check.xbrl import check_xbrl
 
 if TYPE_CHECKING:
     from schemas.settings import Settings
+from tasks.review.chunk import heading_path, section_headings
+from tasks.review.facts import period_facts
+from tasks.review.filing import figure_name
 from tasks.review.resilience import llm_slot
 from tasks.runnames import for_document
 from tasks.textnorm import match_form, numbers_in, squeeze_spaces
@@ -106,7 +120,15 @@ class DocumentIndex:
     ``date_order`` is the document's day/month order (:func:`tasks.check.values.decide_date_order`);
     ``heading_offsets``/``heading_numbers`` are the document offsets and section numbers
     (``"12.3"``, ``"iv"``) of its numbered heading lines, in order; ``text`` is the document text
-    (for the page-seam search, :func:`_seam_match`).
+    (for the page-seam search, :func:`_seam_match`); ``uncertain`` maps the 1-based number of each
+    OCR'd page (``PageQuality.ocr``) with low-confidence words to them, as ``(word in the
+    :func:`_word_key` form, confidence 0..1, word as read)`` (for :func:`check_ocr_confidence`);
+    ``facts``/``period_facts`` are an inline XBRL filing's facts and those of its own period (for the
+    ``xbrl`` check, :mod:`tasks.check.xbrl`); ``emphasis`` maps an HTML unit's number to its lines
+    set in bold or italic (offsets into the unit's text; :meth:`PageText.emphasised_spans`), for a
+    filing's risk-factor headings; ``headings`` are the chunker's section heading lines
+    (:func:`tasks.review.chunk.section_headings`: ``(offset, line)``), for the titles of the sections a
+    quote sits in (:meth:`heading_path`), which the support check reads.
     """
 
     norm: str
@@ -119,6 +141,11 @@ class DocumentIndex:
     heading_offsets: list[int] = field(default_factory=list)
     heading_numbers: list[str] = field(default_factory=list)
     text: str = ""
+    uncertain: dict[int, list[tuple[str, float, str]]] = field(default_factory=dict)
+    facts: list[XbrlFact] = field(default_factory=list)
+    period_facts: list[XbrlFact] = field(default_factory=list)
+    emphasis: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    headings: list[tuple[int, str]] = field(default_factory=list)
 
     @classmethod
     def build(cls, document: ExtractedDocument) -> DocumentIndex:
@@ -133,6 +160,11 @@ class DocumentIndex:
             if number:
                 offs.append(m.start())
                 nums.append(next(iter(number)))
+        uncertain = {
+            p.number: [(_word_key(w), c, w) for w, c in p.uncertain_words if _word_key(w)]
+            for p in document.pages
+            if p.quality.ocr and p.uncertain_words
+        }
         return cls(
             norm,
             offsets,
@@ -144,7 +176,20 @@ class DocumentIndex:
             offs,
             nums,
             text,
+            {n: words for n, words in uncertain.items() if words},
+            list(document.facts),
+            period_facts(document) if document.facts else [],
+            {p.number: p.emphasised_spans() for p in document.pages if p.emphasis},
+            section_headings(text),
         )
+
+    def heading_path(self, offset: int | None) -> str | None:
+        """The titles of the sections enclosing document ``offset`` (:func:`tasks.review.chunk.heading_path`
+        over :attr:`headings`, the chunker's heading lines); None when ``offset`` is None or no titled
+        heading precedes it."""
+        if offset is None:
+            return None
+        return heading_path(self.headings, offset) or None
 
     def sections_at(self, offset: int | None) -> set[str]:
         """Section number of the heading that encloses document ``offset``, with its parents
@@ -165,7 +210,8 @@ class DocumentIndex:
 
 @dataclass
 class Grounding:
-    """Where a quote was found: ``scope`` (chunk, neighbours, document), document offset, page."""
+    """Where a quote was found: ``scope`` (chunk, neighbours, document), document ``offset`` (start)
+    and ``end`` (just past its last character, None when unknown), 1-based ``page``."""
 
     found: bool
     scope: str | None = None
@@ -174,6 +220,7 @@ class Grounding:
     ignoring_spaces: bool = False
     similarity: float = 0.0
     across_pages: int | None = None  # found split over a page break: the 1-based page it continues on
+    end: int | None = None
 
 
 def ground_quote(quote: str, index: DocumentIndex, chunk: Chunk, neighbours: list[Chunk]) -> Grounding:
@@ -204,6 +251,7 @@ def ground_quote(quote: str, index: DocumentIndex, chunk: Chunk, neighbours: lis
                         offset=doc_offset,
                         page=page_for_offset(index.page_starts, doc_offset),
                         ignoring_spaces=squeezed,
+                        end=offs[pos + len(needle) - 1] + 1,
                     )
     for scope, spans in scopes:  # a quote running across a page break, over the margin lines between
         ranges = (
@@ -302,6 +350,107 @@ def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex
 
 
 # --------------------------------------------------------------------------------------------
+# OCR confidence
+# --------------------------------------------------------------------------------------------
+
+_EDGE_PUNCTUATION = re.compile(r"^[^\w]+|[^\w]+$")
+
+
+def _word_key(word: str) -> str:
+    """A word as compared with a quote's words: its :func:`match_form` (the grounding's form) without
+    the punctuation at its ends (Tesseract's ``exceed,`` is the quote's ``exceed``; ``$l,000,000.``
+    is ``l,000,000``)."""
+    return _EDGE_PUNCTUATION.sub("", match_form(word)[0])
+
+
+#: Share of a quote's distinct words read with a confidence under :data:`OCR_POOR_CONFIDENCE` from which the
+#: quote's wording itself is in doubt (the check applies even when none of them carries a value). On the
+#: scanned sample page of ``docreview samples`` (Tesseract 5.3, 200 dpi), flagging every quote with any
+#: uncertain word sent 6 of 7 findings to review, most for correct words such as "limited" (0.17) or
+#: "Customer." (0.58); on six scanned CUAD contracts (benchmarks/scanned_review.py), counting every word
+#: under 0.90 toward a 15 % share still sent 52 of 62 findings.
+OCR_DOUBT_SHARE = 0.10
+#: Word confidence under which an ordinary word counts toward :data:`OCR_DOUBT_SHARE`: at 0.5, 48 % of
+#: the words Tesseract flags are misread (benchmarks/ocr.py calibration; 38 % at 0.90, the threshold
+#: that still applies to words carrying a figure, where a misread changes what the clause says).
+OCR_POOR_CONFIDENCE = 0.5
+
+_VALUE_CHARS = re.compile(r"[\d$€£¥%]")
+
+
+def _carries_value(word: str) -> bool:
+    """True for a word holding a figure, amount or rate (a digit, a currency sign or ``%``): a misread
+    there changes what the clause says (``$l,000,000``, ``3O days``)."""
+    return bool(_VALUE_CHARS.search(word))
+
+
+def check_tagged_figure(finding: Finding, index: DocumentIndex) -> CheckResult | None:
+    """The ``xbrl`` check (:func:`tasks.check.xbrl.check_xbrl`) of a filing's key-figure finding when the
+    filing carries inline XBRL facts; None otherwise. The figure is the finding's ``figure`` value (else
+    its first value) and its concept comes from the statement line it quotes
+    (:func:`tasks.review.filing.figure_name`)."""
+    if not index.facts or finding.clause_type.value != "key_figure":
+        return None
+    values = finding.values_dict()
+    raw = values.get("figure") or next(iter(values.values()), "")
+    if not raw:
+        return None
+    return check_xbrl(
+        finding.evidence,
+        finding.summary,
+        raw,
+        figure_name(finding.evidence),
+        index.period_facts,
+        [f for f in index.facts if f.problem is None],  # an unusable fact neither verifies nor contradicts
+    )
+
+
+def check_ocr_confidence(finding: Finding, grounding: Grounding, index: DocumentIndex) -> CheckResult | None:
+    """The ``ocr_confidence`` check of a grounded quote, or ``None`` when it does not apply.
+
+    It applies when the quote lies on an OCR'd page (``PageQuality.ocr``; the pages from the
+    grounding's to where the quote ends) and its words among that page's ``uncertain_words`` (the
+    words Tesseract read with a confidence under ``tasks.ingest.ocr.LOW_CONFIDENCE``, both compared
+    in :func:`_word_key` form) carry a value (:func:`_carries_value`, or a word of the finding's
+    stated values) or, read under :data:`OCR_POOR_CONFIDENCE`, make at least :data:`OCR_DOUBT_SHARE` of its
+    distinct words. The check is then
+    ``needs_review``: "OCR confidence 0.61 on page 3: 'l,000,000' read with low confidence", with the
+    lowest confidence (0..1, two decimals) among the words the quote rests on and the others after
+    it. A model verifier reads the same OCR text, so its answer does not settle this check
+    (:data:`tasks.check.verdicts.UNSETTLED_CHECKS`). ``None`` for a quote not found, on pages
+    without OCR, or resting on no uncertain word.
+    """
+    if not grounding.found or not index.uncertain or grounding.page is None:
+        return None
+    first = grounding.page
+    last = grounding.across_pages or first
+    if grounding.end is not None:
+        last = max(last, page_for_offset(index.page_starts, max(grounding.end - 1, 0)))
+    quote_words = {_word_key(w) for w in match_form(finding.evidence)[0].split(" ")}
+    quote_words.discard("")
+    hits = sorted(
+        (confidence, page, word)
+        for page in range(first, last + 1)
+        for key, confidence, word in index.uncertain.get(page, [])
+        if key in quote_words
+    )
+    if not hits:
+        return None
+    stated = {_word_key(w) for v in finding.values_dict().values() for w in match_form(str(v))[0].split(" ")}
+    decisive = [h for h in hits if _carries_value(h[2]) or _word_key(h[2]) in stated]
+    poor = {_word_key(w) for c, _, w in hits if c < OCR_POOR_CONFIDENCE}
+    share = len(poor) / max(1, len(quote_words))
+    if not decisive and share < OCR_DOUBT_SHARE:
+        return None  # a few ordinary words read with low confidence: the quote still matched the page
+    confidence, page, word = (decisive or hits)[0]
+    reason = f"OCR confidence {confidence:.2f} on page {page}: {word!r} read with low confidence"
+    others = list(dict.fromkeys(f"{w!r} {c:.2f}" for c, _, w in hits[1:] if w != word))
+    if others:
+        reason += f" (also {', '.join(others[:4])}{' …' if len(others) > 4 else ''})"
+    return CheckResult(name="ocr_confidence", verdict=Verdict.needs_review, reason=reason, page=page)
+
+
+# --------------------------------------------------------------------------------------------
 # values
 # --------------------------------------------------------------------------------------------
 
@@ -357,7 +506,9 @@ _TYPED_NAMES = re.compile(
 
 
 def _occurs(needle: str, hay: str) -> bool:
-    """``needle`` in ``hay`` (both :func:`match_form`) on token boundaries: ``$1,500`` is not in ``$1,500,000``."""
+    """``needle`` in ``hay`` (both :func:`match_form`) on token boundaries: ``$1,500`` is not in ``$1,500,000``
+    and ``CHF 1`` is not in ``CHF 1'250'000.00`` (a group separator — ``.``, ``,``, ``'`` or ``’`` — followed by
+    a digit continues the number)."""
     if not needle:
         return False
     start = 0
@@ -370,7 +521,7 @@ def _occurs(needle: str, hay: str) -> bool:
         ok_before = not (before.isalnum() and needle[0].isalnum())
         ok_after = not after or not (
             (after[0].isalnum() and needle[-1].isalnum())
-            or (after[0] in ".," and after[1:2].isdigit())
+            or (after[0] in ".,'’" and after[1:2].isdigit())  # "CHF 1" is not in "CHF 1'250'000.00"
             or (after[0].isdigit() and needle[-1] in ".,")
         )
         if ok_before and ok_after:
@@ -473,7 +624,9 @@ def check_values(finding: Finding, index: DocumentIndex | None = None, offset: i
     numeric dates stay ambiguous and section references must be in the quote. Returns ``contradicted``
     when a value disagrees with the quote, ``needs_review`` when it agrees only under an
     undecided day/month order, the quote's own words and figures disagree or the equal value plays
-    another part in the quote (:func:`value_role_problem`), else ``verified``.
+    another part in the quote (:func:`value_role_problem`), else ``verified``. A redacted stated value
+    (``"$[***]"``, ``"redacted"``; :mod:`tasks.check.redactions`) is not compared — the ``redaction``
+    check reports it — unless the quote holds no redaction mark (then ``needs_review``).
     """
     order = index.date_order if index else DateOrder.unknown
     heads = index.sections_at(offset) if index else set()
@@ -482,6 +635,7 @@ def check_values(finding: Finding, index: DocumentIndex | None = None, offset: i
     quote_vals = extract_values(quote, order)
     quote_refs = set(section_refs(quote))
     quote_numbers = set(numbers_in(quote))
+    quote_redacted = any(q.kind is Kind.redacted for q in quote_vals)
     wrong: list[str] = []
     unsure: list[str] = []
     counted = 0
@@ -490,6 +644,11 @@ def check_values(finding: Finding, index: DocumentIndex | None = None, offset: i
         label = f"{item.name}={text!r}"
         vnorm = match_form(text)[0]
         if not vnorm or vnorm in _YES_NO:
+            continue
+        if is_redacted(text) and not find_redactions(text):  # "redacted" in words: no value to compare
+            if not quote_redacted:
+                counted += 1
+                unsure.append(f"{label}: says the value is redacted, but the quote holds no redaction mark")
             continue
         refs = section_refs(text)
         if not refs and _SECTION_NAMES.search(item.name) and re.fullmatch(r"[\d.()a-z]+|[ivxlc]+", vnorm):
@@ -511,6 +670,11 @@ def check_values(finding: Finding, index: DocumentIndex | None = None, offset: i
             )
             continue
         for v in typed:
+            if v.kind is Kind.redacted:  # the redaction check reports it (tasks.check.redactions)
+                if not quote_redacted:
+                    counted += 1
+                    unsure.append(f"{label}: states a redaction ({v.raw!r}), but the quote holds none")
+                continue
             counted += 1
             same_kind = [q for q in quote_vals if q.kind is v.kind]
             results = [(compare(v, q), q) for q in same_kind]
@@ -536,7 +700,10 @@ def check_values(finding: Finding, index: DocumentIndex | None = None, offset: i
                     f"(the document's order is {order.value})"
                 )
                 continue
-            if _occurs(match_form(v.raw)[0], qnorm):
+            vform = match_form(v.raw)[0]
+            # "Rs. 2" written inside the quote's "Rs. 2 crore" is part of another amount, not this one
+            inside = any(q.amount != v.amount and _occurs(vform, match_form(q.raw)[0]) for q in same_kind)
+            if _occurs(vform, qnorm) and not inside:
                 if v.problem:  # the quote itself has it: the source needs a human look
                     unsure.append(f"{label}: {v.problem} (as written in the quote)")
                 continue  # written exactly as in the quote
@@ -725,25 +892,33 @@ def fact_check(
     """Run every per-finding check on every finding of one chunk; returns them in input order.
 
     Checks: ``grounding``, ``support`` (grounded quotes only), ``values``, ``arithmetic`` (when
-    it applies) and, with a ``verifier``, ``verifier`` for the findings :func:`needs_verifier`
-    selects (``weak_support`` is the support probability below which it runs). ``verifier`` is
-    called as ``verifier(finding, passage)`` with the quote and its context as the passage
-    (:func:`verifier_passage`) and
-    returns a :class:`CheckResult` or ``(CheckResult, LLMCallRecord | None)``; records are
-    appended to ``calls`` when given. ``support_model`` is the category model of the ``support``
-    check (:mod:`tasks.check.support`; ``"default"`` loads the shipped file); ``None`` leaves the
-    ``support`` check out (the fact-check as it was before it, kept for before/after figures).
+    it applies), ``redaction`` (a redaction mark in the quote or a stated value,
+    :func:`tasks.check.redactions.check_redaction`), ``ocr_confidence`` (a grounded quote resting on
+    low-confidence OCR words, :func:`check_ocr_confidence`) and, with a ``verifier``, ``verifier``
+    for the findings :func:`needs_verifier` selects (``weak_support`` is the support probability
+    below which it runs). ``verifier`` is called as ``verifier(finding, passage)`` with the quote
+    and its context as the passage (:func:`verifier_passage`) and returns a :class:`CheckResult` or
+    ``(CheckResult, LLMCallRecord | None)``; records are appended to ``calls`` when given.
+    ``support_model`` is the category model of the ``support`` check (:mod:`tasks.check.support`;
+    ``"default"`` loads the shipped file); ``None`` leaves the ``support`` check out (the fact-check
+    as it was before it, kept for before/after figures).
     """
     out = []
     for ordinal, finding in enumerate(findings):
         grounding = ground_quote(finding.evidence, index, chunk, neighbours)
         checks = [check_grounding(finding, grounding, index)]
         if grounding.found and support_model is not None:
-            checks.append(check_support(finding, support_model))
+            checks.append(check_support(finding, support_model, index.heading_path(grounding.offset)))
         checks.append(check_values(finding, index, grounding.offset if grounding.found else None))
         arithmetic = check_arithmetic(finding, index)
         if arithmetic is not None:
             checks.append(arithmetic)
+        tagged = check_tagged_figure(finding, index)
+        if tagged is not None:
+            checks.append(tagged)
+        for extra in (check_redaction(finding), check_ocr_confidence(finding, grounding, index)):
+            if extra is not None:
+                checks.append(extra)
         if verifier is not None and needs_verifier(finding, checks, weak_support):
             passage = verifier_passage(chunk, neighbours, finding.evidence, grounding.offset)
             got = verifier(finding, passage)

@@ -25,8 +25,9 @@ from pydantic import ValidationError
 
 from schemas.playbook import Expectation, Playbook, PlaybookRule, RuleStatus
 from schemas.taxonomy import ClauseType, label
+from tasks.check.redactions import REDACTED_REASON, is_redacted
 from tasks.check.support import heading_only, negation
-from tasks.check.values import Kind, Value, extract_values, find_durations, find_money
+from tasks.check.values import Kind, Value, extract_values, find_durations, find_money, find_redactions
 
 #: Verdicts whose findings can be evidence (the fact-check did not reject them).
 _TRUSTED = {"verified", "needs_review"}
@@ -649,13 +650,65 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
     return result
 
 
+def _where_found(evidence: list[dict[str, Any]]) -> str:
+    """Where the evidence is: ``"page 3, 5"`` for pages, else the locators (``"§ 7.2 …, paragraph 3"``)."""
+    located = [f for f in evidence if f.get("locator") and not str(f["locator"]).startswith("page ")]
+    if located:
+        return "; ".join(dict.fromkeys(str(f["locator"]) for f in located))
+    return "page " + ", ".join(str(p) for p in sorted({f["page"] for f in evidence}))
+
+
+#: Per value rule: what it reads, the finding values it reads first, and the kinds of value slot a
+#: redaction mark must hide to hide it (``None``: the words around the mark do not say which).
+_REDACTABLE: dict[Expectation, tuple[str, tuple[str, ...], frozenset[Kind | None]]] = {
+    Expectation.max_amount: ("amount", ("amount",), frozenset({Kind.money, None})),
+    Expectation.min_amount: ("amount", ("amount",), frozenset({Kind.money, None})),
+    Expectation.max_duration: ("duration", ("duration",), frozenset({Kind.duration, None})),
+    Expectation.min_duration: ("duration", ("duration",), frozenset({Kind.duration, None})),
+    Expectation.allowed_values: ("", ("jurisdiction",), frozenset({None})),
+}
+
+
+def _redacted(rule: PlaybookRule, evidence: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """An ``unknown`` result when the value an amount, duration or allowed-values rule reads is
+    redacted in the filed copy (Regulation S-K Item 601(b)(10)(iv), Exchange Act Rule 24b-2;
+    :mod:`tasks.check.redactions`), else ``None``.
+
+    Redacted: a finding's stated value the rule reads (``amount``, ``duration``, ``jurisdiction``)
+    or its quote holds a redaction mark of a slot the rule reads (:data:`_REDACTABLE`: ``$[***]``
+    or a bare ``[***]`` for an amount, ``[*] years`` or a bare mark for a duration, a bare mark for
+    an allowed value), or a stated value only says "redacted". The hidden value may lie on either
+    side of the limit, so such a rule is never a pass or a deviation."""
+    spec = _REDACTABLE.get(rule.expect)
+    if spec is None:
+        return None
+    what, names, slots = spec
+    for f in evidence:
+        values = f.get("values") or {}
+        stated = [str(values[n]) for n in names if values.get(n)]
+        for text in [*stated, str(f.get("evidence") or "")]:
+            marks = [v.raw for v in find_redactions(text) if v.slot in slots]
+            if marks or (text in stated and is_redacted(text)):
+                return _result(
+                    rule,
+                    RuleStatus.unknown,
+                    f"the {what or label(rule.clause)} {REDACTED_REASON} ({(marks[0] if marks else text)!r}, "
+                    f"{_where_found([f])}): a reviewer reads the unredacted contract",
+                    [f],
+                )
+    return None
+
+
 def _judge(rule: PlaybookRule, limit: Limit | None, evidence: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    pages = ", ".join(str(p) for p in sorted({f["page"] for f in evidence}))
+    where = _where_found(evidence)
+    redacted = _redacted(rule, evidence)
+    if redacted is not None:
+        return redacted
     if rule.expect is Expectation.present:
-        return _result(rule, RuleStatus.passed, f"{name} is present (page {pages})", evidence)
+        return _result(rule, RuleStatus.passed, f"{name} is present ({where})", evidence)
     if rule.expect is Expectation.absent:
         return _result(
-            rule, RuleStatus.deviation, f"{name} is present (page {pages}); the playbook expects it absent", evidence
+            rule, RuleStatus.deviation, f"{name} is present ({where}); the playbook expects it absent", evidence
         )
     if rule.expect is Expectation.allowed_values:
         return _allowed(rule, evidence)
@@ -684,7 +737,7 @@ def _allowed(rule: PlaybookRule, evidence: list[dict[str, Any]]) -> dict[str, An
     return _result(
         rule,
         RuleStatus.deviation,
-        f"{first}, not one of {', '.join(rule.values or [])} (page {first_finding['page']})",
+        f"{first}, not one of {', '.join(rule.values or [])} ({_where_found([first_finding])})",
         [f for f, r in readings if r == first],
     )
 
@@ -726,7 +779,7 @@ def _compare(
         return _result(
             rule,
             RuleStatus.deviation,
-            f"{worst.raw.strip()} (page {worst_f['page']}); the playbook allows {word} {limit.raw}",
+            f"{worst.raw.strip()} ({_where_found([worst_f])}); the playbook allows {word} {limit.raw}",
             [worst_f],
         )
     return _result(
@@ -743,4 +796,25 @@ def evaluate_document(playbook: LoadedPlaybook, document: dict[str, Any]) -> lis
     playbook's rules are CUAD contract categories: an SEC filing is not judged by them)."""
     if document.get("status") != "reviewed" or document.get("profile", "contract") != "contract":
         return []
-    return [evaluate_rule(rule, playbook.limits.get(rule.id), document) for rule in playbook.playbook.rules]
+    return [
+        with_redline(evaluate_rule(rule, playbook.limits.get(rule.id), document), document)
+        for rule in playbook.playbook.rules
+    ]
+
+
+def with_redline(result: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with its reason saying which tracked changes of a DOCX introduced its evidence
+    ("…; the redline replaces '$1,000,000' with '$5,000,000' (J. Smith, 2026-03-14)"), from the
+    findings' ``redline`` (:func:`tasks.observe.report.redline_of`); ``redline`` lists them."""
+    ids = set(result.get("finding_ids") or [])
+    notes: list[str] = []
+    changes: list[dict[str, Any]] = []
+    for f in document.get("findings") or []:
+        if f.get("id") in ids:
+            for change in f.get("redline") or []:
+                if change.get("note") and change["note"] not in notes:
+                    notes.append(change["note"])
+                    changes.append(change)
+    if not notes:
+        return result
+    return {**result, "reason": f"{result['reason']}; {'; '.join(notes)}", "redline": changes}

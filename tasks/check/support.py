@@ -13,12 +13,15 @@ Three parts, applied in this order by :func:`check_support`:
    "quote negates the clause". Categories that are negative by nature (anti-assignment,
    non-compete, caps: "in no event shall …") are not tested.
 3. **Category model** — a multinomial logistic regression over the tf-idf of the quote's word
-   unigrams and bigrams (:func:`terms`), 41 CUAD categories plus ``none`` (contract text no
-   lawyer labelled), trained on the shared CUAD spans by ``python -m benchmarks.train_support``
+   unigrams and bigrams and, for ``support-v2``, those of the titles of the sections the quote sits
+   in, in their own namespace (:func:`features`: "h:liability"), 41 CUAD categories plus ``none``
+   (contract text no lawyer labelled), trained on the shared CUAD spans by ``python -m benchmarks.train_support``
    and stored in :data:`MODEL_FILE` (see :meth:`SupportModel.save` for the format). The
    *support score* is the probability of the claimed category. Below the model's ``threshold``
    the finding is ``needs_review``: "quote reads as <best category>, not <claimed>" (or
-   "reads as no CUAD clause" when ``none`` wins).
+   "reads as no CUAD clause" when ``none`` wins). Below the model's ``dismiss_below`` the finding is
+   *dismissed by the fact-check* (:func:`dismiss`): the report lists it last, not among the
+   findings to look at.
 
 Source of the labels: CUAD v1 ``master_clauses.csv`` (The Atticus Project, CC BY 4.0).
 """
@@ -34,6 +37,7 @@ import math
 import re
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,6 +217,22 @@ def terms(text: str) -> Counter[str]:
     return out
 
 
+#: Prefix of the terms of a finding's section headings (:func:`features`): "h:liability" is the word
+#: "liability" in a heading above the quote, not in the quote.
+HEADING_PREFIX = "h:"
+
+
+def features(quote: str, heading: str | None = None) -> Counter[str]:
+    """The model's terms of a finding: :func:`terms` of its ``quote``, and with a ``heading`` (the titles
+    of the sections the quote sits in, :func:`tasks.review.chunk.heading_path`) the :func:`terms` of the
+    heading in their own namespace (:data:`HEADING_PREFIX`). The trainer and the scorer share this
+    function."""
+    out = terms(quote)
+    if heading:
+        out.update({HEADING_PREFIX + t: n for t, n in terms(heading).items()})
+    return out
+
+
 class SupportModel(BaseModel):
     """Multinomial linear classifier over tf-idf terms.
 
@@ -221,7 +241,10 @@ class SupportModel(BaseModel):
     class) that counts as supported for any finding; ``category_floor`` maps a category value to the
     least score that still supports a document's *strongest* finding of that category
     (:func:`relative_support`; categories not listed: no floor of their own, only ``threshold``);
-    ``trained_on`` and ``held_out`` describe the split and its figures.
+    ``trained_on`` and ``held_out`` describe the split and its figures. ``version`` names the model's
+    features (``support-v1``: the quote; ``support-v2``: the quote and its section headings, with
+    ``reads_heading``); ``dismiss_below``: a finding the support check doubts whose score is below this
+    is dismissed by the fact-check (:func:`relative_support`; 0: none is).
 
     The vocabulary and weights live in arrays (``vocabulary_size`` terms × ``len(classes)``
     classes; weights in units of 1/:data:`WEIGHT_SCALE`, as ``int16``). Build a model either with
@@ -238,6 +261,9 @@ class SupportModel(BaseModel):
     category_floor: dict[str, float] = Field(default_factory=dict)
     trained_on: str = ""
     held_out: dict[str, float] = Field(default_factory=dict)
+    version: str = "support-v1"
+    reads_heading: bool = False
+    dismiss_below: float = 0.0
 
     _index: dict[str, int] = PrivateAttr(default_factory=dict)
     _idf: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros(0))
@@ -271,16 +297,17 @@ class SupportModel(BaseModel):
         """Number of terms the model knows."""
         return len(self._index)
 
-    def probabilities(self, text: str) -> dict[str, float]:
-        """Softmax over :attr:`classes` for ``text`` (values sum to 1).
+    def probabilities(self, text: str, heading: str | None = None) -> dict[str, float]:
+        """Softmax over :attr:`classes` for the quote ``text`` under the section ``heading`` (values sum
+        to 1; the heading counts only for a model that :attr:`reads_heading`).
 
         ``logit_k = bias_k + sum_t (v_t / ||v||) * w_tk`` with ``v_t = (1 + ln count_t) * idf_t`` over
-        the known terms of :func:`terms` (unknown terms count in neither sum nor norm)."""
+        the known terms of :func:`features` (unknown terms count in neither sum nor norm)."""
         logits = np.array(self.bias, dtype=np.float64)
         index, idf, log = self._index, self._idf, math.log
         rows: list[tuple[float, int]] = []
         sq = 0.0
-        for t, n in terms(text).items():
+        for t, n in features(text, heading if self.reads_heading else None).items():
             row = index.get(t)
             if row is None:
                 continue
@@ -407,18 +434,20 @@ def _label(value: str) -> str:
         return "no CUAD clause" if value == NONE_CLASS else value
 
 
-def assess(finding: Finding, model: SupportModel | str | None = "default") -> Support:
+def assess(finding: Finding, model: SupportModel | str | None = "default", heading: str | None = None) -> Support:
     """Heading, negation and model support of ``finding`` (see the module docstring).
 
     ``model``: a :class:`SupportModel`, ``"default"`` (the shipped file, when present), or
-    anything else (e.g. ``None``, ``"rules"``) for the heading and negation rules alone."""
+    anything else (e.g. ``None``, ``"rules"``) for the heading and negation rules alone; ``heading``:
+    the titles of the sections the quote sits in (:meth:`tasks.check.factcheck.DocumentIndex.heading_path`),
+    which a model that reads headings scores with the quote."""
     if model == "default":
         model = load_model()
     quote = finding.evidence
     cat = finding.clause_type
     score = best = None
     if isinstance(model, SupportModel) and cat.value in model.classes:
-        probs = model.probabilities(quote)
+        probs = model.probabilities(quote, heading)
         score = probs[cat.value]
         best = max(probs, key=probs.__getitem__)
     if cat not in NAME_CATEGORIES and heading_only(quote):
@@ -441,13 +470,16 @@ def assess(finding: Finding, model: SupportModel | str | None = "default") -> Su
     return Support(score, best, None)
 
 
-def check_support(finding: Finding, model: SupportModel | str | None = "default") -> CheckResult:
-    """The ``support`` check: ``verified`` when the quote states the claimed category, else
-    ``needs_review`` with the reason (never ``contradicted``: a grounded quote that reads as
-    another clause is for a person to judge). Without an evidence quote: ``needs_review``."""
+def check_support(
+    finding: Finding, model: SupportModel | str | None = "default", heading: str | None = None
+) -> CheckResult:
+    """The ``support`` check: ``verified`` when the quote (under its section ``heading``, see
+    :func:`assess`) states the claimed category, else ``needs_review`` with the reason (never
+    ``contradicted``: a grounded quote that reads as another clause is for a person to judge). Without
+    an evidence quote: ``needs_review``."""
     if not finding.evidence.strip():
         return CheckResult(name="support", verdict=Verdict.needs_review, reason="no evidence quote given")
-    s = assess(finding, model)
+    s = assess(finding, model, heading)
     if s.problem:
         return CheckResult(name="support", verdict=Verdict.needs_review, reason=s.problem, score=s.score)
     if s.score is not None:
@@ -519,7 +551,60 @@ CATEGORY_WORDING: dict[str, re.Pattern[str]] = {c: re.compile(p, re.I) for c, (p
 WORDING_HINT: dict[str, str] = {c: hint for c, (_, hint) in _WORDING.items()}
 
 
-def relative_support(checked: list[CheckedFinding], model: SupportModel | None) -> list[CheckedFinding]:
+#: Start of the reason of a support check whose finding the fact-check dismissed: the model is confident
+#: the quote is not the claimed category (support score below the model's ``dismiss_below``). The
+#: finding keeps its verdict (``needs_review``) and stays in the report, listed after the findings to
+#: look at (:func:`tasks.observe.report.triage_tier`: tier ``dismissed``).
+DISMISSED_REASON = "dismissed by the fact-check: "
+
+
+def dismissed(reason: str) -> bool:
+    """Whether a ``support`` check's ``reason`` is a dismissal (:data:`DISMISSED_REASON`)."""
+    return reason.startswith(DISMISSED_REASON)
+
+
+def relative_support(
+    checked: list[CheckedFinding],
+    model: SupportModel | None,
+    heading_of: Callable[[CheckedFinding], str | None] | None = None,
+) -> list[CheckedFinding]:
+    """:func:`_relative_support`, then :func:`dismiss` (see both)."""
+    return dismiss(_relative_support(checked, model, heading_of), model)
+
+
+def dismiss(checked: list[CheckedFinding], model: SupportModel | None) -> list[CheckedFinding]:
+    """Findings whose ``support`` check doubts them on the model's score alone (a reason that starts
+    "quote reads as …") with a score below ``model.dismiss_below``: their support reason starts with
+    :data:`DISMISSED_REASON` (verdict unchanged, ``needs_review``). ``dismiss_below`` is chosen on
+    out-of-fold scores of the training contracts so that at least 0.9 of the findings it dismisses are
+    no labelled clause of their category (``python -m benchmarks.train_support``). Others unchanged."""
+    if model is None or model.dismiss_below <= 0:
+        return checked
+    out = []
+    for cf in checked:
+        s = _support_result(cf)
+        if (
+            s is None
+            or s.score is None
+            or s.verdict is not Verdict.needs_review
+            or not s.reason.startswith(_READS_AS)
+            or s.score >= model.dismiss_below
+        ):
+            out.append(cf)
+            continue
+        result = s.model_copy(
+            update={"reason": f"{DISMISSED_REASON}{s.reason} — below the dismissal bound {model.dismiss_below:g}"}
+        )
+        checks = [result if c.name == "support" else c for c in cf.checks]
+        out.append(dataclasses.replace(cf, checks=checks))
+    return out
+
+
+def _relative_support(
+    checked: list[CheckedFinding],
+    model: SupportModel | None,
+    heading_of: Callable[[CheckedFinding], str | None] | None = None,
+) -> list[CheckedFinding]:
     """The document-level part of the ``support`` check: a document's strongest passage of a category.
 
     For each category with a floor in ``model.category_floor``, the finding(s) with the highest
@@ -561,7 +646,7 @@ def relative_support(checked: list[CheckedFinding], model: SupportModel | None) 
         ):
             out.append(cf)
             continue
-        probs = model.probabilities(cf.finding.evidence)
+        probs = model.probabilities(cf.finding.evidence, heading_of(cf) if heading_of is not None else None)
         other = max((c for c in probs if c != cat), key=probs.__getitem__)
         if probs[other] >= CONFIDENT_OTHER:  # the model is sure it is something else: no benefit of the doubt
             out.append(cf)
@@ -597,12 +682,16 @@ def _support_result(cf: CheckedFinding) -> CheckResult | None:
 
 
 @task(name="check-support-in-document", task_run_name=for_document("check-support-in-document"), cache_policy=NO_CACHE)
-def check_support_in_document(checked: list[CheckedFinding]) -> list[CheckedFinding]:
+def check_support_in_document(
+    checked: list[CheckedFinding], heading_of: Callable[[CheckedFinding], str | None] | None = None
+) -> list[CheckedFinding]:
     """Prefect task: :func:`relative_support` over all checked findings of one document with the
-    shipped model (``DOCREVIEW_SUPPORT_THRESHOLD`` replaces its threshold, as in the fact-check)."""
+    shipped model (``DOCREVIEW_SUPPORT_THRESHOLD`` replaces its threshold, as in the fact-check); with
+    ``heading_of`` (:func:`tasks.check.merge.headings_in` of the document's index), each finding is
+    scored under its section headings."""
     from schemas.settings import Settings
 
-    return relative_support(checked, configured_model(Settings().support_threshold))
+    return relative_support(checked, configured_model(Settings().support_threshold), heading_of)
 
 
 def configured_model(threshold: float | None) -> SupportModel | None:

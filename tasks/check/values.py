@@ -19,6 +19,11 @@ through :func:`extract_values`, which finds every typed value in a text and norm
 - **durations** → ``Decimal`` count plus unit (``day``, ``business_day``, ``week``, ``month``,
   ``year``): ``thirty (30) days``, ``five (5) years``, ``12 months``, ``a 30-day period``.
   Words and figures are checked against each other.
+- **redactions** → a value of their own kind, ``redacted``: a confidential-treatment mark
+  (``[***]``, ``[*]``, ``*****``, ``[Redacted]``; :mod:`tasks.check.redactions`) hides a value, so
+  it is neither a value nor a missing one. ``slot`` says which kind of value it hides when the words
+  around it say so (``$[***]`` money, ``[*] years`` a duration, ``[***]%`` a percentage, ``[***],
+  2020`` a date), else ``None`` ("shall not exceed [***]").
 
 ``dateparser`` was evaluated for dates and not used: it returns ``None`` for "this 22nd day of
 June 2021", and its ``DATE_ORDER`` setting reads every numeric date in one order, which is the
@@ -76,7 +81,17 @@ _TENS = {
     "eighty": 80,
     "ninety": 90,
 }
-_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
+#: Scale words. "lakh" (10**5) and "crore" (10**7) are the Indian numbering system's scale words
+#: (Reserve Bank of India usage: "Rs. 2 crore" = Rs. 2,00,00,000 = 20,000,000).
+_SCALES = {
+    "thousand": 10**3,
+    "lakh": 10**5,
+    "lakhs": 10**5,
+    "million": 10**6,
+    "crore": 10**7,
+    "crores": 10**7,
+    "billion": 10**9,
+}
 _HALF = {"half": Decimal("0.5"), "one-half": Decimal("0.5"), "quarter": Decimal("0.25")}
 _NUMBER_WORD = sorted([*_SMALL, *_TENS, *_SCALES, "hundred"], key=len, reverse=True)
 _NW = "(?:" + "|".join(_NUMBER_WORD) + ")"
@@ -124,6 +139,7 @@ class Kind(str, Enum):
     money = "money"
     percent = "percent"
     duration = "duration"
+    redacted = "redacted"  #: a confidential-treatment redaction mark: the value is hidden in the filed copy
 
 
 class DateOrder(str, Enum):
@@ -148,6 +164,8 @@ class Value:
     ``amount`` and ``unit`` (``day``, ``business_day``, ``week``, ``month``, ``year``); for
     dates ``dates``: every reading as ``(year, month, day|None)`` — one reading, or two for an
     ambiguous numeric date. ``problem`` describes an internal disagreement (words vs figures).
+    For a redaction (``Kind.redacted``) ``raw`` is the mark and ``slot`` the kind of value it hides
+    (``None`` when the words around it do not say); it has no amount, unit or date.
     """
 
     kind: Kind
@@ -158,6 +176,7 @@ class Value:
     unit: str | None = None
     dates: tuple[YMD, ...] = ()
     problem: str | None = None
+    slot: Kind | None = None
 
     @property
     def number(self) -> Decimal:
@@ -191,7 +210,10 @@ class Value:
         }
 
     def show(self) -> str:
-        """Normalised form for reasons and reports, e.g. ``USD 1500000``, ``30 day``, ``2020-03-01``."""
+        """Normalised form for reasons and reports, e.g. ``USD 1500000``, ``30 day``, ``2020-03-01``,
+        ``redacted money [***]``."""
+        if self.kind is Kind.redacted:
+            return f"redacted {self.slot.value + ' ' if self.slot else ''}{self.raw}"
         if self.kind is Kind.date:
             return " or ".join(_ymd(d) for d in self.dates) + (" (day/month order undecided)" if self.ambiguous else "")
         if self.kind is Kind.money:
@@ -223,6 +245,7 @@ class Match(str, Enum):
 def compare(stated: Value, found: Value) -> Match:
     """Compare two values of the same kind (different kinds are ``different``).
 
+    A redaction equals nothing, not even another redaction: the value it hides is unknown.
     Money: same amount and same currency; a side that names no currency matches any currency.
     Durations: same count and unit (``12 months`` is not ``1 year``: contracts state periods in
     the unit they mean). Dates: same reading, or the same set of readings (``1/12/2018`` on
@@ -230,7 +253,7 @@ def compare(stated: Value, found: Value) -> Match:
     undecided day/month order; a month-precision date equals a full date of that month
     only if both lack a day.
     """
-    if stated.kind is not found.kind:
+    if stated.kind is not found.kind or stated.kind is Kind.redacted:
         return Match.different
     if stated.kind is Kind.date:
         common = set(stated.dates) & set(found.dates)
@@ -508,7 +531,8 @@ _WORD_CURRENCY = [  # currency words after an amount → ISO 4217 (longest first
 _WORD_CUR_RE = "|".join(p for p, _ in _WORD_CURRENCY)
 #: Scale words after a figure, several languages → multiplier. English "billion" is 10**9 (short
 #: scale); the German/French/Spanish long-scale words for 10**9 are Mrd./Milliarde(n)/milliard(s)/mil
-#: millones. Own rules: no maintained parser reads scale words (price-parser and babel read figures only).
+#: millones; Indian English "lakh"/"lac" is 10**5 and "crore" 10**7 ("Rs. 2 crore" = 20,000,000).
+#: Own rules: no maintained parser reads scale words (price-parser and babel read figures only).
 _MULT = {
     "thousand": 10**3,
     "k": 10**3,
@@ -537,10 +561,16 @@ _MULT = {
     "milliards": 10**9,
     "mil millones": 10**9,
     "miliardi": 10**9,
+    "lakh": 10**5,
+    "lakhs": 10**5,
+    "lac": 10**5,
+    "lacs": 10**5,
+    "crore": 10**7,
+    "crores": 10**7,
 }
 _MULT_RE = (
     r"(?:\s*(?P<mult>thousand|millions?|millionen|billion|mil\s+millones|millones|mill[oó]n|milioni|"
-    r"milliarden|milliarde|milliards?|miliardi|mm|mn|bn|tsd|mio|mrd|mia|mill)(?:\.|\b)"
+    r"milliarden|milliarde|milliards?|miliardi|crores?|lakhs?|lacs?|mm|mn|bn|tsd|mio|mrd|mia|mill)(?:\.|\b)"
     r"|(?P<mults>[kKmMbB])\b(?!\.\w))"
 )
 #: A figure: apostrophe grouping (Swiss "1'250'000.00"), Indian lakh/crore grouping ("12,50,000",
@@ -558,9 +588,16 @@ _PREFIX = (
 )
 
 _MONEY_FIG = re.compile(rf"{_PREFIX}\s?{_FIGURE}{_MULT_RE}?", re.I)
-_MONEY_WORDCUR = re.compile(  # 5,000 dollars / 1.5 million euros / 100 U.S. dollars
-    rf"(?<![\w$€£¥.,]){_FIGURE}(?:\s*(?P<mult>thousand|millions?|millones|billion|milliards?|mio\.?|mrd\.?))?"
+#: Scale words a figure may carry before a currency written after it ("1.45 milliards INR").
+_MULT_AFTER = r"thousand|millions?|millones|billion|milliards?|milliarden|milliarde|crores?|lakhs?|lacs?|mio\.?|mrd\.?"
+_MONEY_WORDCUR = re.compile(  # 5,000 dollars / 1.5 million euros / 100 U.S. dollars / 5 lakh rupees
+    rf"(?<![\w$€£¥.,]){_FIGURE}(?:\s*(?P<mult>{_MULT_AFTER}))?"
     rf"\s+(?:de\s+)?(?P<cur>{_WORD_CUR_RE})\b",
+    re.I,
+)
+#: A currency code or sign written after the figure: "1'250'000.00 CHF", "1.45 milliards INR", "1.250.000 €".
+_MONEY_FIG_CODE = re.compile(
+    rf"(?<![\w$€£¥₹.,']){_FIGURE}(?:\s*(?P<mult>{_MULT_AFTER}))?\s?(?P<code>(?-i:\b(?:{_CODES_RE})\b)|€|₹)",
     re.I,
 )
 _MONEY_WORDS = re.compile(  # five hundred thousand dollars ($500,000) / Ten Thousand U.S. Dollars (US$10,000)
@@ -670,7 +707,7 @@ def find_money(text: str) -> list[Value]:
             problem = f"words say {_currency_of_word(word_cur)}, figures say {cur}"
         taken.append((m.start(), m.end()))
         out.append(Value(Kind.money, m.group(0), m.start(), m.end(), amount=fig, unit=cur, problem=problem))
-    for pat in (_MONEY_FIG, _MONEY_WORDCUR):
+    for pat in (_MONEY_FIG, _MONEY_WORDCUR, _MONEY_FIG_CODE):
         for m in pat.finditer(text):
             raw = m.group(0).rstrip(" .,")
             lead = len(raw) - len(raw.lstrip())
@@ -681,7 +718,13 @@ def find_money(text: str) -> list[Value]:
             amount = parse_figure(m.group("fig"), multiplied=mult != 1)
             if amount is None:
                 continue
-            cur = _currency_of_prefix(m.group("pre")) if "pre" in m.groupdict() else _currency_of_word(m.group("cur"))
+            g = m.groupdict()
+            if "pre" in g:
+                cur = _currency_of_prefix(m.group("pre"))
+            elif "code" in g:
+                cur = _currency_of_prefix(m.group("code"))
+            else:
+                cur = _currency_of_word(m.group("cur"))
             taken.append((start, end))
             out.append(Value(Kind.money, raw, start, end, amount=amount * mult, unit=cur))
     for m in _MONEY_WORDS_ONLY.finditer(text):
@@ -783,6 +826,46 @@ def find_durations(text: str) -> list[Value]:
 
 
 # --------------------------------------------------------------------------------------------
+# Redactions
+# --------------------------------------------------------------------------------------------
+
+#: Words right after a redaction mark that say which kind of value it hides.
+_SLOT_AFTER = [
+    (Kind.percent, re.compile(rf"^\s*{_PCT_WORD}", re.I)),
+    (Kind.duration, re.compile(rf"^\s*(?:\(\s*[^()]{{1,20}}\)\s*)?[-\s]?{_UNIT}", re.I)),
+    (Kind.date, re.compile(r"^\s*,?\s*(?:1[89]|20)\d{2}\b")),
+    (
+        Kind.money,
+        re.compile(
+            rf"^\s*(?:\(\s*[^()]{{1,20}}\)\s*)?(?:thousand|million|billion|{_WORD_CUR_RE}|"
+            rf"(?:{_CODES_RE})\b)",
+            re.I,
+        ),
+    ),
+]
+#: Words right before a mark that say so: a currency sign or code (``$[***]``, ``USD [***]``), a month.
+_SLOT_BEFORE = [
+    (Kind.money, re.compile(rf"(?:[$€£¥₹]|\b(?:{_CODES_RE})\b\.?)\s*$", re.I)),
+    (Kind.date, re.compile(rf"\b{_MON}\s*$", re.I)),
+]
+
+
+def find_redactions(text: str) -> list[Value]:
+    """Redaction marks in ``text`` (:func:`tasks.check.redactions.find_redactions`) as values of kind
+    ``redacted``, in order, each with the ``slot`` its neighbours name (see the module docstring)."""
+    from tasks.check.redactions import find_redactions as marks
+
+    out = []
+    for mark in marks(text):
+        before, after = text[max(0, mark.start - 12) : mark.start], text[mark.end : mark.end + 40]
+        slot = next((k for k, rx in _SLOT_AFTER if rx.search(after)), None) or next(
+            (k for k, rx in _SLOT_BEFORE if rx.search(before)), None
+        )
+        out.append(Value(Kind.redacted, mark.raw, mark.start, mark.end, slot=slot))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
 # Section references
 # --------------------------------------------------------------------------------------------
 
@@ -818,15 +901,22 @@ def heading_refs(headings: list[str]) -> set[str]:
 
 
 def extract_values(text: str, order: DateOrder = DateOrder.unknown) -> list[Value]:
-    """Every typed value in ``text`` (dates, money, percentages, durations), non-overlapping, in order.
+    """Every typed value in ``text`` (redactions, dates, money, percentages, durations), non-overlapping,
+    in order.
 
-    Precedence where spans overlap: dates, then money, then percentages, then durations (so
-    the "1st day" of a date is no duration and "$30" is no bare number). ``text`` is NFKC-
+    Precedence where spans overlap: redaction marks, dates, then money, then percentages, then
+    durations (so the "1st day" of a date is no duration and "$30" is no bare number). ``text`` is NFKC-
     normalised first, so offsets refer to the NFKC form (equal to the input for stored text).
     """
     text = unicodedata.normalize("NFKC", text)
     out: list[Value] = []
-    for found in (find_dates(text, order), find_money(text), find_percentages(text), find_durations(text)):
+    for found in (
+        find_redactions(text),
+        find_dates(text, order),
+        find_money(text),
+        find_percentages(text),
+        find_durations(text),
+    ):
         for v in found:
             if not any(v.start < o.end and o.start < v.end for o in out):
                 out.append(v)

@@ -14,18 +14,30 @@ VERDICT_SEVERITY = {Verdict.verified: 0, Verdict.needs_review: 1, Verdict.unsupp
 #: Reasons of ``support`` checks that no verifier answer settles: they are read off the quote itself.
 RULE_REASONS = ("quote is a heading only", "quote negates the clause")
 
+#: Checks whose ``needs_review`` no verifier answer settles: a value redacted in the filed copy
+#: (``redaction``, :mod:`tasks.check.redactions`) and a quote resting on words the OCR read with low
+#: confidence (``ocr_confidence``, :func:`tasks.check.factcheck.check_ocr_confidence`). The model
+#: verifier reads the same filed, OCR'd text, so it cannot see the hidden value or the true word.
+UNSETTLED_CHECKS = frozenset({"redaction", "ocr_confidence"})
+
 
 def overall_verdict(checks: list[CheckResult]) -> Verdict:
     """Worst verdict among ``checks`` (verified when there are none).
 
     A ``verifier`` check with verdict ``verified`` settles ``needs_review`` checks: when every
     other non-verified check is ``needs_review`` (and none is a heading-only or negation
-    ``support`` result, :data:`RULE_REASONS`), the result is ``verified``.
+    ``support`` result, :data:`RULE_REASONS`, nor a ``needs_review`` check of
+    :data:`UNSETTLED_CHECKS`), the result is ``verified``.
     """
     worst = max((c.verdict for c in checks), key=VERDICT_SEVERITY.__getitem__, default=Verdict.verified)
     settled_by_verifier = worst is Verdict.needs_review and any(
         c.name == "verifier" and c.verdict is Verdict.verified for c in checks
     )
-    if settled_by_verifier and not any(c.name == "support" and c.reason.startswith(RULE_REASONS) for c in checks):
+    unsettled = any(
+        (c.name == "support" and c.reason.startswith(RULE_REASONS))
+        or (c.name in UNSETTLED_CHECKS and c.verdict is Verdict.needs_review)
+        for c in checks
+    )
+    if settled_by_verifier and not unsettled:
         return Verdict.verified
     return worst

@@ -77,6 +77,17 @@ _PERIOD = re.compile(
     _I,
 )
 
+#: An earnings release's own period: "net income for the fiscal quarter ended November 2, 2024" (the
+#: latest date of such phrases not about a comparative period). Not used for an 8-K (its date of report).
+_RELEASE_PERIOD = re.compile(
+    r"(?:fiscal\s+year|(?:fiscal\s+)?quarter|period|three\s+months|twelve\s+months)\s+ended\s*,?\s*"
+    r"([A-Za-z]+\s+\d{1,2}\s*,?\s+\d{4})",
+    _I,
+)
+#: Words before "period ended" that name the comparative period, not the filing's own ("net sales of
+#: $303.5 million for the prior year 13-week fiscal quarter ended October 28, 2023").
+_COMPARATIVE = re.compile(r"\b(?:prior|previous|preceding|last|comparable)\b[^.;]*$", _I)
+
 
 def iso_date(text: str) -> str | None:
     """``"December 31, 2018"`` → ``"2018-12-31"``; None when ``text`` holds no such date."""
@@ -136,8 +147,16 @@ def classify_text(text: str, override: str | None = None) -> DocumentKind:
     company = company_name(cover, form)
     period = None
     if form is not None:
-        m = _PERIOD.search(cover)
-        period = iso_date(m.group(1)) if m else iso_date(cover)
+        if form is FilingForm.earnings_release:  # the latest period it reports (tables may list the oldest first)
+            own = [
+                iso_date(m.group(1))
+                for m in _RELEASE_PERIOD.finditer(cover)
+                if not _COMPARATIVE.search(cover[max(0, m.start() - 40) : m.start()])
+            ]
+            period = max((d for d in own if d), default=None) or iso_date(cover)
+        else:
+            m = _PERIOD.search(cover)
+            period = iso_date(m.group(1)) if m else iso_date(cover)
     if override == "contract":
         return DocumentKind(
             profile=Profile.contract,
@@ -210,8 +229,20 @@ def _squash(text: str) -> str:
 @task(name="classify-document", task_run_name=for_document("classify"), cache_policy=NO_CACHE)
 def classify_document(document: ExtractedDocument, override: str | None = None) -> DocumentKind:
     """Prefect task: :func:`classify_text` of an extracted document's first pages (a document
-    without any text is a contract whose reason says so; extraction fails such files first)."""
+    without any text is a contract whose reason says so; extraction fails such files first). An
+    EDGAR exhibit of type ``EX-10.*`` (a material contract) is a contract whatever its first page
+    reads, unless the run forces a profile."""
     head = "\n\n".join(p.text for p in document.pages[:4])
+    part = (document.edgar.get("type") or "").upper()
+    if override in (None, "auto") and part.startswith("EX-10"):
+        found = classify_text(head, "contract") if head.strip() else None
+        return DocumentKind(
+            profile=Profile.contract,
+            document_type=CONTRACT_TYPE,
+            reason=f"EDGAR exhibit {part} (a material contract, Regulation S-K Item 601(b)(10)): "
+            "reviewed under the contract profile",
+            company=found.company if found else None,
+        )
     if not head.strip():
         return DocumentKind(
             profile=Profile.contract,

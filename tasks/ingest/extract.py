@@ -15,11 +15,16 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.documents import (
+    Comment,
+    DocumentKind,
     ExtractedDocument,
     FailureKind,
     IngestOutcome,
+    Locator,
     PageQuality,
     PageText,
+    TrackedChange,
+    XbrlFact,
 )
 from schemas.settings import Limits
 from tasks.runnames import for_document
@@ -58,7 +63,7 @@ def _progress_and_result(stdout: bytes) -> tuple[list[int], dict | None]:
 _LOADER_OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "Cannot allocate memory")
 
 
-def run_extraction(path: str, limits: Limits) -> dict:
+def run_extraction(path: str, limits: Limits, kind: DocumentKind = DocumentKind.pdf) -> dict:
     """Run :mod:`tasks.ingest.extract_worker` on ``path`` under ``limits``; return its JSON result.
 
     The wall-clock limit ``limits.extraction_timeout_s`` (seconds) covers every attempt together;
@@ -78,7 +83,9 @@ def run_extraction(path: str, limits: Limits) -> dict:
     crashes: list[str] = []
     for attempt in range(1, MAX_ATTEMPTS + 1):
         cmd = [sys.executable, "-m", "tasks.ingest.extract_worker", path, str(limits.max_pages)]
-        if pypdf_only:
+        if kind != DocumentKind.pdf:
+            cmd += ["--kind", kind.value]
+        elif pypdf_only:
             cmd.append("--pypdf-only")
         elif pypdf_pages:
             cmd += ["--pypdf-pages", ",".join(map(str, sorted(pypdf_pages)))]
@@ -111,13 +118,15 @@ def run_extraction(path: str, limits: Limits) -> dict:
             result["attempts"] = attempt
             return result
         err = proc.stderr.decode("utf-8", "replace")
-        if started and not pypdf_only and attempt < MAX_ATTEMPTS:
+        if kind != DocumentKind.pdf:
+            pass  # one reader, no restarts: classified below
+        elif started and not pypdf_only and attempt < MAX_ATTEMPTS:
             crashed = started[-1]  # the child died inside PDFium on this page
             crashes.append(f"PDFium stopped on page {crashed + 1} (exit status {proc.returncode})")
             pypdf_pages.append(crashed)
             pypdf_only = attempt == MAX_ATTEMPTS - 1
             continue
-        if not started and not pypdf_only and attempt < MAX_ATTEMPTS and "MemoryError" not in err:
+        elif not started and not pypdf_only and attempt < MAX_ATTEMPTS and "MemoryError" not in err:
             # Died before the first page: possibly inside PDFium opening the file.
             crashes.append(f"the extractor stopped before the first page (exit status {proc.returncode})")
             pypdf_only = True
@@ -161,6 +170,12 @@ def run_extraction(path: str, limits: Limits) -> dict:
     }
 
 
+def _is_limit(not_read: str) -> bool:
+    """True for a page left unread by a resource limit (pypdf's ``LimitReachedError``, or a page image
+    over the OCR's pixel limit, whose note starts ``resource limit``)."""
+    return "LimitReached" in not_read or not_read.startswith("resource limit")
+
+
 @task(name="extract-document", task_run_name=for_document("extract"), cache_policy=NO_CACHE)
 def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url: str | None = None) -> IngestOutcome:
     """Prefect task: extract per-page text of a fingerprinted object in a limited child process.
@@ -190,7 +205,8 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
                     "retry_after": backoff_until(database_url, fingerprinted.sha256, limits=limits),
                 }
             )
-    result = run_extraction(obj.local_path, limits)
+    kind = fingerprinted.kind or DocumentKind.pdf
+    result = run_extraction(obj.local_path, limits, kind)
     if database_url and fingerprinted.sha256:
         from tasks.ingest.backoff import backoff_until, record_extraction
 
@@ -199,12 +215,20 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
             result["reason"] = f"{result.get('reason')}; {note}"
             retry_after = backoff_until(database_url, fingerprinted.sha256)
     if not result.get("ok"):
-        kind = FailureKind(result.get("kind", FailureKind.corrupt.value))
+        failure = FailureKind(result.get("kind", FailureKind.corrupt.value))
         return fingerprinted.model_copy(
-            update={"failure": kind, "reason": result.get("reason", kind.value), "retry_after": retry_after}
+            update={"failure": failure, "reason": result.get("reason", failure.value), "retry_after": retry_after}
         )
     pages = [
-        PageText(number=p["number"], text=p["text"], quality=PageQuality(**p["quality"]), running=p.get("running", []))
+        PageText(
+            number=p["number"],
+            text=p["text"],
+            quality=PageQuality(**p["quality"]),
+            running=p.get("running", []),
+            locator=Locator(**p["locator"]) if p.get("locator") else None,
+            uncertain_words=[(w, float(c)) for w, c in p.get("uncertain_words", [])],
+            emphasis=[int(i) for i in p.get("emphasis", [])],
+        )
         for p in result["pages"]
     ]
     if not any(p.text.strip() for p in pages):
@@ -214,13 +238,18 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
             if unread
             else ""
         )
+        ocred = sum(1 for p in pages if p.quality.ocr)
+        what = (
+            f"no recognisable text on any of {len(pages)} page(s) (OCR read {ocred} page(s) and found none)"
+            if ocred
+            else f"no text on any of {len(pages)} page(s)"
+        )
         return fingerprinted.model_copy(
             update={
                 "failure": FailureKind.resource_limit
-                if any("LimitReached" in (p.quality.not_read or "") for p in unread)
+                if any(_is_limit(p.quality.not_read or "") for p in unread)
                 else FailureKind.no_text,
-                "reason": f"no text layer on any of {len(pages)} page(s) (image-only or scanned; OCR is not performed)"
-                + detail,
+                "reason": what + detail,
                 "pages": len(pages),
             }
         )
@@ -229,5 +258,13 @@ def extract_document(fingerprinted: IngestOutcome, limits: Limits, database_url:
         source=obj,
         pages=pages,
         encrypted=bool(result.get("encrypted")),
+        kind=kind,
+        changes=[TrackedChange(**c) for c in result.get("changes", [])],
+        comments=[Comment(**c) for c in result.get("comments", [])],
+        facts=[XbrlFact(**f) for f in result.get("facts", [])],
+        dei={str(k): str(v) for k, v in (result.get("dei") or {}).items() if v is not None},
+        parts=[{str(k): str(v) for k, v in part.items() if v is not None} for part in result.get("parts") or []],
+        edgar={str(k): str(v) for k, v in (result.get("edgar") or {}).items() if v is not None},
+        exhibit_links=[str(name) for name in result.get("exhibit_links") or []],
     )
     return fingerprinted.model_copy(update={"document": doc, "pages": len(pages)})

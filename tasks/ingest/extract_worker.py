@@ -1,10 +1,12 @@
 """Text extraction of one PDF, run in a child process so it can be killed.
 
-Invoked as ``python -m tasks.ingest.extract_worker PATH MAX_PAGES [--pypdf-only] [--pypdf-pages 3,7]``.
+Invoked as ``python -m tasks.ingest.extract_worker PATH MAX_PAGES [--pypdf-only] [--pypdf-pages 3,7]``
+(a PDF) or ``... PATH MAX_PAGES --kind docx|image`` (:func:`read_other_kind`).
 Before extracting page *i* (0-based) with PDFium it writes ``{"pdfium_page": i}`` on a line of
 its own (so the parent knows which page a crash of the native library happened on); the last
 line is one JSON object: ``{"ok": true, "encrypted": bool, "pages": [{"number", "text",
-"quality", "running"}...], "engines": {"pdfium": n, "pypdf": m}}`` or ``{"ok": false, "kind":
+"quality", "running"} (+ "locator", "uncertain_words" on an OCR'd page)...], "engines": {"pdfium": n,
+"pypdf": m} (+ "tesseract": k when pages were OCR'd)}`` or ``{"ok": false, "kind":
 FailureKind, "reason": str}``. The parent (:mod:`tasks.ingest.extract`) sets the wall-clock and
 memory limits and re-runs the worker with ``--pypdf-pages`` after a crash; this process only
 extracts.
@@ -29,6 +31,16 @@ kept for what PDFium does not give here:
 Both extractors' text goes through the same :func:`tasks.textnorm.clean_page_text`, then
 running headers, footers and page numbers are removed (:mod:`tasks.ingest.furniture`); quotes
 are matched against that text with :func:`tasks.textnorm.match_form` on both sides.
+
+Scanned pages: a page PDFium opened and found no text on (image-only, or text drawn as outlines)
+is OCR'd after every page was read (:mod:`tasks.ingest.ocr`: rendered at its scan's resolution,
+read by Tesseract, two pages at once); only those pages, so in a mixed document the text pages
+keep their text layer. Its quality then says ``extractor="tesseract"``, ``ocr`` and
+``ocr_confidence``, and the page carries ``locator`` (``{"page", "ocr_confidence"}``) and
+``uncertain_words`` (``[[word, confidence]]``). A page too large to render within the OCR's pixel
+limit is *not read* (``resource limit: ...``). A PDF whose pages all have text neither imports
+:mod:`tasks.ingest.ocr` nor starts Tesseract: the only cost is one test per page. Without the ``tesseract`` program, or with ``--pypdf-only`` (PDFium is not
+trusted on the file), image-only pages stay empty.
 
 Pages are extracted one after the other: PDFium does the 160-page 10-K in well under a second of
 the child's time, so worker processes or threads (PDFium is not thread-safe) would cost more
@@ -239,14 +251,27 @@ def pypdf_page(reader: Any, i: int) -> tuple[str, list[tuple[str, str]]]:
 PDFIUM_LINE_HYPHEN = "\ufffe"
 
 
-def pdfium_page(pdf: Any, i: int) -> str:
+#: Share of a page's height at its top and at its bottom that is its margin: where running headers and
+#: footers are printed (a US Letter page's 1-inch margin is 9 % of its height).
+MARGIN_SHARE = 0.09
+
+
+def pdfium_page(pdf: Any, i: int, margins: list[str] | None = None) -> str:
     """PDFium's text of 0-based page ``i``, its hyphen joins written as ``-`` and a line break
-    (:data:`PDFIUM_LINE_HYPHEN`). Raises ``pypdfium2.PdfiumError`` on failure."""
+    (:data:`PDFIUM_LINE_HYPHEN`). With ``margins`` (a list), the text PDFium finds in the page's top
+    and bottom :data:`MARGIN_SHARE` is appended to it (two strings), for
+    :func:`tasks.ingest.furniture.strip_running_lines`. Raises ``pypdfium2.PdfiumError`` on failure."""
     page = pdf[i]
     try:
         textpage = page.get_textpage()
         try:
-            return textpage.get_text_range().replace(PDFIUM_LINE_HYPHEN, "-\n")
+            text = textpage.get_text_range().replace(PDFIUM_LINE_HYPHEN, "-\n")
+            if margins is not None:
+                left, bottom, right, top = page.get_bbox()
+                band = (top - bottom) * MARGIN_SHARE
+                margins.append(textpage.get_text_bounded(left, top - band, right, top))
+                margins.append(textpage.get_text_bounded(left, bottom, right, bottom + band))
+            return text
         finally:
             textpage.close()
     finally:
@@ -329,6 +354,10 @@ def extract(path: str, max_pages: int, pypdf_only: bool = False, pypdf_pages: fr
     pages = [_read_page(reader, pdf, i, force_pypdf=i in suspect, skip_pdfium=i in pypdf_pages) for i in range(count)]
     if pdf is not None:
         pdf.close()
+        # Pages with no text that were read (image-only) are OCR'd; for a text-layer PDF the list is empty.
+        scanned = [i for i, p in enumerate(pages) if not p["clean"] and not p["not_read"] and i not in pypdf_pages]
+        if scanned:
+            _ocr_pages(path, pages, scanned, encrypted)
     if all(p["not_read"] for p in pages):
         limit = next((p for p in pages if p["limit"]), None)
         if limit is not None:
@@ -348,6 +377,8 @@ def extract(path: str, max_pages: int, pypdf_only: bool = False, pypdf_pages: fr
         "pdfium": sum(1 for p in pages if p["extractor"] == "pdfium"),
         "pypdf": sum(1 for p in pages if p["extractor"] == "pypdf"),
     }
+    if any(p["extractor"] == "tesseract" for p in pages):
+        engines["tesseract"] = sum(1 for p in pages if p["extractor"] == "tesseract")
     return {
         "ok": True,
         "encrypted": encrypted,
@@ -355,6 +386,38 @@ def extract(path: str, max_pages: int, pypdf_only: bool = False, pypdf_pages: fr
         "engines": engines,
         "page_errors": sum(1 for p in pages if p["not_read"]),
     }
+
+
+def _ocr_pages(path: str, pages: list[dict], indices: list[int], encrypted: bool) -> None:
+    """OCR the 0-based pages ``indices`` (read empty) in place (:func:`tasks.ingest.ocr.ocr_pdf_pages`):
+    a page read gets the OCR text, ``extractor="tesseract"``, its ``ocr_confidence`` and
+    ``uncertain_words``; a page too large to render is *not read* (a note starting ``resource limit``);
+    other OCR failures leave the page empty. Without the ``tesseract`` program nothing changes."""
+    from tasks.ingest.ocr import ocr_pdf_pages, page_entry, tesseract_available
+    from tasks.textnorm import clean_page_text
+
+    if not tesseract_available():
+        return
+    try:
+        results = ocr_pdf_pages(path, indices, password="" if encrypted else None, progress=True)
+    except MemoryError:
+        raise
+    except Exception:
+        return
+    for i, result in results.items():
+        entry = page_entry(i + 1, result)
+        page = pages[i]
+        if entry["not_read"]:
+            if entry["not_read"].startswith("resource limit"):
+                page.update(not_read=entry["not_read"], limit=True)
+            continue
+        page.update(
+            raw=entry["raw"],
+            clean=clean_page_text(entry["raw"]),
+            extractor="tesseract",
+            ocr_confidence=entry["ocr_confidence"],
+            uncertain_words=entry["uncertain_words"],
+        )
 
 
 def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pdfium: bool = False) -> dict:
@@ -375,17 +438,20 @@ def _read_page(reader: Any, pdf: Any, i: int, force_pypdf: bool = False, skip_pd
         "extractor": None,
         "not_read": None,
         "limit": False,
+        "margins": None,
     }
     first = None
     if pdf is not None and not skip_pdfium:
         sys.stdout.write(json.dumps({"pdfium_page": i}) + "\n")
         sys.stdout.flush()
+        margins: list[str] = []
         try:
-            first = pdfium_page(pdf, i)
+            first = pdfium_page(pdf, i, margins)
         except MemoryError:
             raise
         except Exception:
             first = None
+        page["margins"] = tuple(margins) if len(margins) == 2 else None
     c1 = clean_page_text(first) if first is not None else ""
     if first is not None and (reader is None or (c1 and not is_glued(c1) and not force_pypdf)):
         page.update(raw=first, clean=c1, extractor="pdfium")
@@ -424,7 +490,9 @@ def finish_pages(pages: list[dict]) -> list[dict]:
     """Restore ligatures (and rejoin PDFium's words split at one), clean, strip running lines and flag
     every page (pages of :func:`_read_page`).
 
-    Returns ``[{"number", "text", "quality", "running"}]`` (``running``: the removed lines).
+    Returns ``[{"number", "text", "quality", "running"}]`` (``running``: the removed lines); an OCR'd
+    page (``extractor == "tesseract"``) also has ``quality.ocr``/``ocr_confidence``, ``locator``
+    (``{"page", "ocr_confidence"}``) and ``uncertain_words`` (``[[word, confidence]]``).
     """
     from tasks.ingest.furniture import strip_running_lines
     from tasks.ingest.ligatures import (
@@ -447,7 +515,7 @@ def finish_pages(pages: list[dict]) -> list[dict]:
             n += rejoined
         cleaned.append(p["clean"] if not n and p.get("clean") is not None else clean_page_text(text))
         restored.append(n)
-    texts, removed = strip_running_lines(cleaned)
+    texts, removed = strip_running_lines(cleaned, [p.get("margins") for p in pages])
     out = []
     for p, text, before, n, lines in zip(pages, texts, cleaned, restored, removed):
         quality = page_quality(p["raw"], before)
@@ -455,8 +523,32 @@ def finish_pages(pages: list[dict]) -> list[dict]:
         quality.update(ligatures_restored=n, not_read=p["not_read"], running_lines=len(lines), extractor=p["extractor"])
         if quality["glued_words"]:
             text = f"{GLUED_PAGE_NOTE}\n{text}"
-        out.append({"number": p["number"], "text": text, "quality": quality, "running": lines})
+        entry = {"number": p["number"], "text": text, "quality": quality, "running": lines}
+        if p["extractor"] == "tesseract":
+            quality.update(ocr=True, ocr_confidence=p.get("ocr_confidence"))
+            entry["locator"] = {"page": p["number"], "ocr_confidence": p.get("ocr_confidence")}
+            entry["uncertain_words"] = p.get("uncertain_words", [])
+        out.append(entry)
     return out
+
+
+def read_other_kind(kind: str, path: str, max_pages: int) -> dict:
+    """Read a file that is not a PDF: ``docx`` (:func:`tasks.ingest.docx.read_docx`) or ``image`` (a
+    TIFF/PNG/JPEG page image, OCR'd: :func:`tasks.ingest.ocr.read_image`). Same result shape as
+    :func:`extract`, plus ``changes``/``comments`` for a DOCX."""
+    if kind == "docx":
+        from tasks.ingest.docx import read_docx
+
+        return read_docx(path, max_pages)
+    if kind == "image":
+        from tasks.ingest.ocr import read_image
+
+        return read_image(path, max_pages, finish_pages)
+    if kind == "html":
+        from tasks.ingest.html import read_html
+
+        return read_html(path, max_pages)
+    return {"ok": False, "kind": "unsupported_kind", "reason": f"no reader for kind {kind!r}"}
 
 
 def main(argv: list[str]) -> int:
@@ -464,6 +556,15 @@ def main(argv: list[str]) -> int:
     logging.disable(logging.CRITICAL)  # pypdf logs warnings for every recoverable defect
     warnings.simplefilter("ignore")
     rest = argv[3:]
+    if "--kind" in rest:
+        kind = rest[rest.index("--kind") + 1]
+        try:
+            result = read_other_kind(kind, argv[1], int(argv[2]))
+        except MemoryError:
+            result = {"ok": False, "kind": "memory_limit", "reason": "text extraction exceeded the memory limit"}
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+        return 0
     pypdf_only = "--pypdf-only" in rest
     pypdf_pages: frozenset[int] = frozenset()
     if "--pypdf-pages" in rest:

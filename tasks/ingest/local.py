@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 from schemas.documents import (
+    DocumentKind,
     FailureKind,
     SourceObject,
 )
@@ -68,10 +69,19 @@ def sha256_file(path: str) -> str:
 
 
 def precheck(obj: SourceObject, limits: Limits) -> tuple[FailureKind, str] | None:
-    """Cheap checks before extraction: zero bytes, over the size limit, no PDF header.
+    """Cheap checks before extraction: zero bytes, over the size limit, a kind that is not read
+    (:func:`tasks.ingest.kinds.detect_kind`).
 
     Returns ``(kind, reason)`` for a file that must fail, else None.
     """
+    failed = precheck_kind(obj, limits)
+    return failed if isinstance(failed, tuple) else None
+
+
+def precheck_kind(obj: SourceObject, limits: Limits) -> tuple[FailureKind, str] | DocumentKind:
+    """:func:`precheck`, returning the detected :class:`DocumentKind` when the file passes."""
+    from tasks.ingest.kinds import UnsupportedKind, detect_kind
+
     if obj.size_bytes == 0:
         return FailureKind.empty_file, "empty file (0 bytes)"
     if obj.size_bytes > limits.max_file_bytes:
@@ -80,10 +90,8 @@ def precheck(obj: SourceObject, limits: Limits) -> tuple[FailureKind, str] | Non
             f"file is {obj.size_bytes:,} bytes, over the limit of {limits.max_file_bytes:,} bytes",
         )
     try:
-        with open(obj.local_path, "rb") as fh:
-            head = fh.read(PDF_HEADER_WINDOW)
+        return detect_kind(obj.local_path)
     except OSError as exc:
         return FailureKind.unreadable, f"cannot read file: {exc.strerror or exc}"
-    if b"%PDF-" not in head:
-        return FailureKind.not_pdf, "not a PDF (no %PDF- header in the first 1024 bytes)"
-    return None
+    except UnsupportedKind as exc:
+        return FailureKind.unsupported_kind, str(exc)

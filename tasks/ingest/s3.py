@@ -1,7 +1,7 @@
 """S3 source: list a bucket prefix (or one object) and download objects for the review flow.
 
 ``docreview review s3://bucket/prefix`` lists every object under ``prefix/`` (paginated
-``ListObjectsV2``), keeps keys ending in the suffix (default ``.pdf``, case-insensitive) and
+``ListObjectsV2``), keeps keys ending in one of the suffixes (default: every kind read, :data:`tasks.ingest.kinds.SUPPORTED_SUFFIXES`; case-insensitive) and
 hands the flow one :class:`~schemas.documents.SourceObject` per key, with ``uri`` =
 ``s3://bucket/key`` and the listed size and ETag. ``s3://bucket/exact-key`` names one object
 (what the event-triggered deployment passes); an exact key is never filtered by suffix, like a
@@ -44,7 +44,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.documents import FailureKind, IngestOutcome, SourceObject
 from schemas.settings import Limits
-from tasks.ingest.local import SourceError, precheck
+from tasks.ingest.kinds import DEFAULT_SUFFIXES, name_wanted
+from tasks.ingest.local import SourceError, precheck_kind
 
 #: Prefix of every per-run download folder (only folders with this prefix are ever removed).
 DOWNLOAD_DIR_PREFIX = "docreview-s3-"
@@ -70,7 +71,9 @@ class S3Settings(BaseSettings):
 
     endpoint_url: str | None = Field(None, description="S3-compatible endpoint, e.g. http://127.0.0.1:9000.")
     suffix: str = Field(
-        ".pdf", description="Keys listed from a prefix must end with this (case-insensitive); '' = all."
+        DEFAULT_SUFFIXES,
+        description="Keys listed from a prefix must end with one of these comma-separated endings "
+        "(case-insensitive; default: every kind read); '' = all.",
     )
     page_size: int = Field(1000, ge=1, le=1000, description="Keys per ListObjectsV2 page (S3 caps it at 1000).")
     connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout, seconds.")
@@ -237,7 +240,7 @@ def list_s3_keys(
     paginator (``page_size`` keys per request, default ``S3Settings.page_size``), skipping
     folder markers (keys ending in ``/``), hidden keys (a segment such as ``.trash`` starting
     with ``.``, as the local source does; ``.`` and ``..`` segments are kept) and keys not
-    ending in ``suffix`` (default ``S3Settings.suffix``, ``.pdf``; case-insensitive; ``""``
+    ending in ``suffix`` (comma-separated; default ``S3Settings.suffix``, every kind read; case-insensitive; ``""``
     keeps all).
 
     Raises :class:`SourceError` (bad URI, missing bucket, access denied, no credentials,
@@ -268,7 +271,7 @@ def list_s3_keys(
                     continue  # the prefix itself or a "folder" marker
                 if any(part.startswith(".") and part not in (".", "..") for part in rel.split("/")):
                     continue  # hidden, like the local source; "." and ".." segments are just odd keys
-                if suffix and not key.lower().endswith(suffix.lower()):
+                if not name_wanted(key, suffix):
                     continue
                 found.append((key, int(item["Size"]), _strip_etag(item.get("ETag"))))
     except (ClientError, BotoCoreError) as exc:
@@ -393,10 +396,10 @@ def fetch_s3_object(obj: SourceObject, limits: Limits) -> IngestOutcome:
     except (ClientError, BotoCoreError, OSError) as exc:
         return IngestOutcome(source=obj, failure=FailureKind.unreadable, reason=describe_error(exc, "download failed"))
     fetched = obj.model_copy(update={"size_bytes": size, "version_id": version})
-    failed = precheck(fetched, limits)
-    if failed:
-        return IngestOutcome(source=fetched, sha256=digest, failure=failed[0], reason=failed[1])
-    return IngestOutcome(source=fetched, sha256=digest)
+    checked = precheck_kind(fetched, limits)
+    if isinstance(checked, tuple):
+        return IngestOutcome(source=fetched, sha256=digest, failure=checked[0], reason=checked[1])
+    return IngestOutcome(source=fetched, sha256=digest, kind=checked)
 
 
 # --- clean-up ---------------------------------------------------------------------------------
@@ -426,6 +429,7 @@ def remove_download_dir(folder: str | Path) -> None:
 
 
 def remove_downloads(objects: list[SourceObject]) -> None:
-    """Remove the download folders of ``objects`` (end of a run). Local objects are untouched."""
-    for folder in {str(Path(o.local_path).parent) for o in objects if o.is_s3}:
+    """Remove the download folders of ``objects`` (end of a run): S3 downloads and the exhibits split
+    out of submission files (``part_of``). Other local objects are untouched."""
+    for folder in {str(Path(o.local_path).parent) for o in objects if o.is_s3 or o.part_of}:
         remove_download_dir(folder)

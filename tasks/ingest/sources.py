@@ -15,7 +15,7 @@ from schemas.documents import (
     SourceObject,
 )
 from schemas.settings import Limits
-from tasks.ingest.local import list_local_source, precheck, sha256_file
+from tasks.ingest.local import list_local_source, precheck_kind, sha256_file
 
 
 @task(name="list-source-objects", cache_policy=NO_CACHE)
@@ -74,7 +74,7 @@ def fingerprint_document(obj: SourceObject, limits: Limits) -> IngestOutcome:
         digest = sha256_file(obj.local_path)
     except OSError as exc:
         return IngestOutcome(source=obj, failure=FailureKind.unreadable, reason=f"cannot read file: {exc}")
-    failed = precheck(obj, limits)
-    if failed:
-        return IngestOutcome(source=obj, sha256=digest, failure=failed[0], reason=failed[1])
-    return IngestOutcome(source=obj, sha256=digest)
+    checked = precheck_kind(obj, limits)
+    if isinstance(checked, tuple):
+        return IngestOutcome(source=obj, sha256=digest, failure=checked[0], reason=checked[1])
+    return IngestOutcome(source=obj, sha256=digest, kind=checked)

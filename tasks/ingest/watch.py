@@ -58,6 +58,7 @@ from sqlmodel import Session, col, select
 
 from schemas.documents import SourceObject
 from schemas.tables import WatchedObjectRow, utcnow
+from tasks.ingest.kinds import DEFAULT_SUFFIXES, name_wanted
 from tasks.ingest.local import SourceError
 from tasks.store.persist import get_engine, upsert
 
@@ -299,7 +300,7 @@ def _wanted(root: Path, path: Path, suffix: str) -> bool:
         return False
     if any(part.startswith(".") for part in rel.parts):
         return False
-    return not suffix or path.name.lower().endswith(suffix.lower())
+    return name_wanted(path.name, suffix)
 
 
 def list_local_folder(root: Path, suffix: str, settle_s: float) -> list[SourceObject]:
@@ -323,14 +324,14 @@ def list_local_folder(root: Path, suffix: str, settle_s: float) -> list[SourceOb
 class WatchTarget:
     """What a watcher follows: ``s3://bucket/prefix`` or a local folder (path or ``file://``).
 
-    ``suffix`` filters keys/names (case-insensitive, default ``.pdf``; ``""`` = all);
+    ``suffix`` filters keys/names (comma-separated endings, case-insensitive, default every kind read; ``""`` = all);
     ``settle_s`` is how long a local file must be unchanged before it counts (seconds).
     """
 
     source: str
     database_url: str
     endpoint_url: str | None = None
-    suffix: str = ".pdf"
+    suffix: str = DEFAULT_SUFFIXES
     settle_s: float = 2.0
     retry_after_s: float = 30.0
     stats: dict[str, int] = field(default_factory=lambda: {"listed": 0, "emitted": 0, "emit_failed": 0})
@@ -574,7 +575,7 @@ def _in_target(target: WatchTarget, bucket: str, key: str) -> bool:
     rel = key[len(path) :] if path else key
     if key.endswith("/") or any(p.startswith(".") and p not in (".", "..") for p in rel.split("/") if p):
         return False
-    return key == path or not target.suffix or key.lower().endswith(target.suffix.lower())
+    return key == path or name_wanted(key, target.suffix)
 
 
 def receive_notifications(

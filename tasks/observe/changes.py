@@ -10,35 +10,121 @@ appeared, and a change of auditor, are high-risk changes: the run emits a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import date
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from schemas.filings import FilingChange, FilingSummary
+from schemas.filings import FilingChange, FilingSummary, KeyFigure
 from tasks.runnames import for_document
 
 #: Smallest relative change of a key figure reported (0.001 = 0.1 %).
 MIN_FIGURE_CHANGE = 0.001
 
 
-def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[FilingChange]:
-    """The changes from ``before`` (the previous filing) to ``after``: risk-factor headings added
-    and removed, key figures whose value moved by at least :data:`MIN_FIGURE_CHANGE` (same name
-    and unit; ``change`` relative to the previous value), flags that appeared or disappeared and a
-    change of auditor. Headings are the same up to case, punctuation and small rewording
+@dataclass(frozen=True)
+class FigureBasis:
+    """What a key figure measures, for comparing it across filings: ``instant`` (a balance at a date)
+    or a duration of ``months`` (None when the source does not say: a PDF 10-Q's cash flow statement is
+    year-to-date, an earnings release's table may be either), ending at ``end`` (``"YYYY-MM-DD"`` from
+    an XBRL context, ``"YYYY"`` from a PDF statement's column header, None when unknown); ``source``
+    ``"XBRL"`` or ``"statement"``."""
+
+    instant: bool
+    months: int | None
+    end: str | None
+    source: str
+
+    def label(self) -> str:
+        """``"12 months ended 2023-01-29"``, ``"at 2023-01-29"``, ``"a period ended 2018"``."""
+        end = self.end or "an unknown date"
+        if self.instant:
+            return f"at {end}"
+        return f"{self.months} months ended {end}" if self.months else f"a period ended {end}"
+
+
+def figure_basis(fig: KeyFigure, form: str | None) -> FigureBasis:
+    """The :class:`FigureBasis` of ``fig`` in a filing of ``form`` (``"10-K"``, ``"10-Q"``, …).
+
+    An XBRL figure's ``period`` is its context (``"2022-01-31..2023-01-29"``: a duration whose months are
+    the days / 30.44, rounded; ``"2023-01-29"``: an instant). A statement figure's is the year of its
+    column: a balance sheet line is an instant; an income statement line covers 12 months in a 10-K and 3
+    in a 10-Q (the current quarter's column, :func:`tasks.review.filing.current_column`); a cash flow line
+    12 months in a 10-K and an unknown span in a 10-Q (year to date); anything else an unknown span."""
+    period = fig.period or ""
+    if fig.statement == "XBRL":
+        start, _, end = period.partition("..")
+        if not end:
+            return FigureBasis(True, None, start or None, "XBRL")
+        try:
+            days = (date.fromisoformat(end) - date.fromisoformat(start)).days
+        except ValueError:
+            return FigureBasis(False, None, end, "XBRL")
+        return FigureBasis(False, max(1, round(days / 30.44)), end, "XBRL")
+    year = period if re.fullmatch(r"\d{4}", period) else None
+    if fig.statement == "balance sheet":
+        return FigureBasis(True, None, year, "statement")
+    months = None
+    if form == "10-K" and fig.statement in ("income", "cash flow"):
+        months = 12
+    elif form == "10-Q" and fig.statement == "income":
+        months = 3
+    return FigureBasis(False, months, year, "statement")
+
+
+def not_comparable(before: FigureBasis, after: FigureBasis) -> str | None:
+    """Why two figures of one name are not the same measure a period apart, or None when they are:
+    a balance against a flow; two durations of different or unknown length when either comes from XBRL
+    (two PDF statements of one company and form keep the same column layout, so an unknown span on both
+    sides is the same span); a previous figure that does not end before the current one."""
+    if before.instant != after.instant:
+        return f"{before.label()} against {after.label()}: a balance and a flow"
+    if not before.instant and before.months != after.months:
+        if before.months is not None and after.months is not None:
+            return f"{before.label()} against {after.label()}: different spans"
+        if "XBRL" in (before.source, after.source):
+            return f"{before.label()} against {after.label()}: the span of one is not stated"
+    old_end, new_end = before.end or "", after.end or ""
+    known = old_end[:4].isdigit() and new_end[:4].isdigit()
+    if known and old_end[: len(new_end)] >= new_end[: len(old_end)]:
+        return f"{before.label()} against {after.label()}: the previous figure does not end earlier"
+    return None
+
+
+#: Factors to USD millions of the units key figures carry (per-share amounts have none).
+_TO_MILLIONS = {"USD": 1e-6, "USD thousands": 1e-3, "USD millions": 1.0, "USD billions": 1e3}
+
+
+def in_millions(fig: KeyFigure) -> float | None:
+    """``fig.value`` in USD millions (an HTML filing's facts are in USD millions, a PDF statement's in
+    the unit its heading states); None for a unit without a factor (``"USD per share"``)."""
+    factor = _TO_MILLIONS.get(fig.unit)
+    return fig.value * factor if factor is not None else None
+
+
+def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | None = None) -> list[FilingChange]:
+    """The changes from ``before`` (the previous filing) to ``after``, both of ``form``: risk-factor
+    headings added and removed, key figures whose value moved by at least :data:`MIN_FIGURE_CHANGE`
+    (same name, compared in USD millions whatever unit each statement used, over the same span of
+    time (:func:`figure_basis`; a pair that is not one measure a period apart is listed as
+    ``figure_not_compared`` with the reason, never as a change); ``change`` relative to the previous
+    value), flags that appeared or disappeared and a change of auditor; an added or removed risk factor
+    carries the page of its heading (in ``after`` or ``before``) as its evidence. Headings are the same up
+    to case, punctuation and small rewording
     (:func:`_has_heading`); when only one filing's Item 1A headings could be read, one
     ``risk_factors_not_compared`` change says so instead of listing every heading. Order:
     high-risk changes first, then by kind."""
     out: list[FilingChange] = []
     if before.risk_headings and after.risk_headings:
         out += [
-            FilingChange(kind="risk_factor_added", subject=h, after=h)
-            for h in after.risk_headings
+            FilingChange(kind="risk_factor_added", subject=h, after=h, page=_page(after, i))
+            for i, h in enumerate(after.risk_headings)
             if not _has_heading(before.risk_headings, h)
         ]
         out += [
-            FilingChange(kind="risk_factor_removed", subject=h, before=h)
-            for h in before.risk_headings
+            FilingChange(kind="risk_factor_removed", subject=h, before=h, page=_page(before, i))
+            for i, h in enumerate(before.risk_headings)
             if not _has_heading(after.risk_headings, h)
         ]
     elif before.risk_headings or after.risk_headings:  # one side's Item 1A could not be read: no add/remove list
@@ -53,9 +139,29 @@ def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[Filin
     old_figs = {f.name: f for f in before.key_figures}
     for fig in after.key_figures:
         prev = old_figs.get(fig.name)
-        if prev is None or prev.unit != fig.unit or prev.value == fig.value:
+        if prev is None or (prev.value, prev.unit, prev.period) == (fig.value, fig.unit, fig.period):
             continue
-        change = (fig.value - prev.value) / abs(prev.value) if prev.value else None
+        old_basis, new_basis = figure_basis(prev, form), figure_basis(fig, form)
+        why = not_comparable(old_basis, new_basis)
+        if why is not None:
+            out.append(
+                FilingChange(
+                    kind="figure_not_compared",
+                    subject=fig.name.value,
+                    before=f"{prev.raw} {prev.unit}",
+                    after=f"{fig.raw} {fig.unit}",
+                    basis=why,
+                )
+            )
+            continue
+        old_value, new_value = in_millions(prev), in_millions(fig)
+        if old_value is None or new_value is None:
+            if prev.unit != fig.unit:
+                continue
+            old_value, new_value = prev.value, fig.value
+        if old_value == new_value:
+            continue
+        change = (new_value - old_value) / abs(old_value) if old_value else None
         if change is not None and abs(change) < MIN_FIGURE_CHANGE:
             continue
         out.append(
@@ -65,6 +171,7 @@ def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[Filin
                 before=f"{prev.raw} {prev.unit}",
                 after=f"{fig.raw} {fig.unit}",
                 change=round(change, 4) if change is not None else None,
+                basis=f"{old_basis.label()} → {new_basis.label()}",
             )
         )
     for flag in ("going_concern", "material_weakness"):
@@ -81,6 +188,11 @@ def compare_summaries(before: FilingSummary, after: FilingSummary) -> list[Filin
             )
         )
     return sorted(out, key=lambda c: not c.high_risk)
+
+
+def _page(summary: FilingSummary, i: int) -> int | None:
+    """The page of ``summary``'s ``i``-th risk-factor heading, or None when it was not recorded."""
+    return summary.risk_heading_pages[i] if i < len(summary.risk_heading_pages) else None
 
 
 #: Share of words two risk-factor headings must share to be the same heading reworded slightly.
@@ -115,7 +227,9 @@ def record_filing_changes(database_url: str, sha256: str) -> list[FilingChange]:
         return []
     current = load_profiles(database_url, [sha256])[sha256]
     changes = compare_summaries(
-        FilingSummary.model_validate(prev.summary), FilingSummary.model_validate(current.summary)
+        FilingSummary.model_validate(prev.summary),
+        FilingSummary.model_validate(current.summary),
+        current.document_type,
     )
     save_filing_changes(database_url, sha256, prev.sha256, changes)
     return changes
@@ -154,11 +268,15 @@ def changes_markdown(documents: list[dict]) -> str:
     for d in documents:
         for c in d.get("changes") or []:
             pct = f"{c['change'] * 100:+.1f} %" if c.get("change") is not None else ""
+            where = f" (page {c['page']})" if c.get("page") else ""
             rows.append(
                 f"| {d['file_name']} | {'**high**' if c.get('high_risk') else ''} | {c['kind']} | "
-                f"{str(c['subject'])[:80]} | {c.get('before') or ''} | {c.get('after') or ''} | {pct} |"
+                f"{str(c['subject'])[:80]}{where} | "
+                f"{c.get('before') or ''} | {c.get('after') or ''} | {pct} | {c.get('basis') or ''} |"
             )
     if not rows:
         return ""
-    head = "| filing | risk | change | subject | before | after | change |\n|---|---|---|---|---|---|---|\n"
+    head = (
+        "| filing | risk | change | subject | before | after | change | periods |\n|---|---|---|---|---|---|---|---|\n"
+    )
     return "# Changes since the previous filing\n\n" + head + "\n".join(rows)

@@ -126,6 +126,7 @@ def document_events(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "clause_label": f["clause_label"],
                 "verdict": f["verdict"],
                 "page": f["page"],
+                "locator": f.get("locator") or f"page {f['page']}",
                 "summary": str(f["summary"])[:200],
             }
             for f in high[:MAX_FINDINGS_PER_EVENT]

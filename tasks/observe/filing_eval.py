@@ -15,7 +15,10 @@ Measures, each over the filings reviewed in the run:
   that amount, within rounding (0.6 % relative, for gold answers rounded to the question's unit)
   and units (thousands, millions, billions: the finding's amount is compared at every scale);
 - ``findings_per_page``: findings per page of the reviewed filings;
-- ``form_accuracy``: share of filings classified with the form of ``documents.jsonl``.
+- ``form_accuracy``: share of filings classified with the form of ``documents.jsonl``;
+- ``by_part``: ``evidence_page_recall`` and ``key_figure_accuracy`` on the companies of
+  :data:`HELD_OUT_COMPANIES` (``held_out``) and on the others (``tuned``), so a figure on companies
+  the rules were not fitted to stands beside the fitted one.
 """
 
 from __future__ import annotations
@@ -32,6 +35,25 @@ FORMS = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "earnings": "earnings releas
 TOLERANCE = 0.006
 #: Scales tried between a statement's unit and a gold answer's unit.
 SCALES = (1.0, 1e-3, 1e3, 1e-6, 1e6)
+
+#: The fixed company split of the shared filings (``documents.jsonl`` ``company``): rules and thresholds
+#: are tuned on the other companies' filings; these 9 of 21 (18 of 64 filings, every sector of the set
+#: but Industrials) are reported apart as held out. Chosen once by sector, not by score. The rules were written
+#: before this split was fixed, with every shared filing in view, so today's held-out figure is an upper
+#: bound of what a new company gets; from here on, tune on ``tuned`` only.
+HELD_OUT_COMPANIES = frozenset(
+    {
+        "Amcor",
+        "American Express",
+        "American Water Works",
+        "Coca-Cola",
+        "Costco",
+        "Foot Locker",
+        "Microsoft",
+        "Netflix",
+        "Pfizer",
+    }
+)
 
 
 @dataclass
@@ -88,7 +110,8 @@ def score_filings(filings: FilingSet, report: dict[str, Any]) -> dict[str, Any]:
 
     Returns ``{filings, reviewed, by_status, recognised_as_filing, form_accuracy, forms,
     evidence_pages, evidence_pages_hit, evidence_page_recall, key_figure_questions, key_figures_found,
-    key_figure_accuracy, findings, pages, findings_per_page, missed_evidence_pages, key_figure_results}``.
+    key_figure_accuracy, findings, pages, findings_per_page, by_part, missed_evidence_pages,
+    key_figure_results}``.
     Only documents of ``report`` that are in ``filings`` count; questions on filings not reviewed
     in the run are left out.
     """
@@ -131,6 +154,19 @@ def score_filings(filings: FilingSet, report: dict[str, Any]) -> dict[str, Any]:
         pages_q = sorted({int(e["evidence_page_num"]) + 1 for e in q.get("evidence", [])})
         found = any(amount_matches(a, gold) for p in pages_q for a in figures.get((q["doc_name"], p), []))
         results.append({"doc_name": q["doc_name"], "gold": q["answer"], "pages": pages_q, "found": found})
+    held = {n for n in by_name if str(filings.documents[n].get("company", "")) in HELD_OUT_COMPANIES}
+
+    def part(names: set[str]) -> dict[str, Any]:
+        ev = [p for p in evidence if p[0] in names]
+        kf = [r for r in results if r["doc_name"] in names]
+        return {
+            "filings": len(names),
+            "evidence_pages": len(ev),
+            "evidence_page_recall": round(sum(p in pages_with for p in ev) / len(ev), 3) if ev else None,
+            "key_figure_questions": len(kf),
+            "key_figure_accuracy": round(sum(r["found"] for r in kf) / len(kf), 3) if kf else None,
+        }
+
     forms = {n: d.get("document_type") for n, d in by_name.items()}
     expected = {n: FORMS.get(str(filings.documents[n].get("doc_type", "")).lower()) for n in by_name}
     return {
@@ -149,6 +185,55 @@ def score_filings(filings: FilingSet, report: dict[str, Any]) -> dict[str, Any]:
         "findings": findings,
         "pages": pages,
         "findings_per_page": findings / pages if pages else 0.0,
+        "by_part": {"tuned": part(set(by_name) - held), "held_out": part(held)},
         "missed_evidence_pages": [list(p) for p in evidence if p not in pages_with],
         "key_figure_results": results,
+    }
+
+
+def score_xbrl_figures(report: dict[str, Any]) -> dict[str, Any]:
+    """Key-figure accuracy of the run's inline XBRL filings against their own facts: every key-figure
+    finding of an HTML filing carries the ``xbrl`` check (:mod:`tasks.check.xbrl`: verified when the stated
+    figure is the filer's fact for the filing period, contradicted when the fact says otherwise).
+
+    Returns ``{filings, key_figure_findings, checked, agree, accuracy, by_figure: {name: [agree, checked]},
+    by_form: {form: [agree, checked]}, disagreements: [{file, evidence, reason}]}``; a finding whose
+    figure no fact speaks to is counted in ``key_figure_findings`` but not ``checked``.
+    """
+    from tasks.review.filing import figure_name
+
+    by_figure: dict[str, list[int]] = {}
+    by_form: dict[str, list[int]] = {}
+    disagreements: list[dict[str, str]] = []
+    filings = findings = 0
+    for doc in report["documents"]:
+        if doc.get("kind") != "html" or doc.get("status") != "reviewed":
+            continue
+        filings += 1
+        for f in doc["findings"]:
+            if f["clause_type"] != "key_figure":
+                continue
+            findings += 1
+            check = next((c for c in f["checks"] if c["name"] == "xbrl"), None)
+            if check is None:
+                continue
+            agree = check["verdict"] == "verified"
+            name = figure_name(str(f["evidence"]))
+            for table, key in ((by_figure, name.value if name else "other"), (by_form, str(doc.get("document_type")))):
+                row = table.setdefault(key, [0, 0])
+                row[0] += agree
+                row[1] += 1
+            if not agree:
+                disagreements.append({"file": doc["file_name"], "evidence": f["evidence"], "reason": check["reason"]})
+    checked = sum(row[1] for row in by_form.values())
+    agreeing = sum(row[0] for row in by_form.values())
+    return {
+        "filings": filings,
+        "key_figure_findings": findings,
+        "checked": checked,
+        "agree": agreeing,
+        "accuracy": round(agreeing / checked, 3) if checked else None,
+        "by_figure": by_figure,
+        "by_form": by_form,
+        "disagreements": disagreements,
     }

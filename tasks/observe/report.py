@@ -8,11 +8,15 @@ never markup.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
+import threading
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, select_autoescape
+from markupsafe import Markup, escape
 from prefect import task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
@@ -21,9 +25,11 @@ from sqlmodel import Session, col, select
 from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
+from tasks.check.absences import absence_policy
 from tasks.check.injection import report_flags
 from tasks.check.playbook import supported
-from tasks.check.support import WEAK_SUPPORT_REASON
+from tasks.check.support import WEAK_SUPPORT_REASON, dismissed
+from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
 from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
@@ -63,13 +69,24 @@ _KEY_TERMS: list[tuple[str, list[ClauseType], list[str]]] = [
     ("Liability cap", [ClauseType.cap_on_liability], ["amount"]),
 ]
 
+#: Value names a Cap On Liability finding states its cap under (the rules backend says ``amount``).
+_CAP_NAMES = re.compile(r"amount|cap|limit|maximum", re.I)
+
 
 def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
     """Key terms of a document from its supported findings (:func:`supported`) whose ``values``
     check (when they have one) is ``verified``: a date the quote gives as a start is no expiration
-    date to list. Returns ``{term: [distinct values]}``."""
+    date to list. Returns ``{term: [distinct values]}`` (at most 6 per term).
+
+    ``Liability cap`` is :func:`cap_terms`: each stated cap amount with its locator
+    (``"$1,000,000 (page 4)"``), also from a cap finding the support check doubts."""
     out: dict[str, list[str]] = {}
     for term, types, names in _KEY_TERMS:
+        if types == [ClauseType.cap_on_liability]:
+            caps = cap_terms(findings)
+            if caps:
+                out[term] = caps[:6]
+            continue
         wanted = {t.value for t in types}
         seen: list[str] = []
         for f in findings:
@@ -82,6 +99,45 @@ def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
                         seen.append(value)
         if seen:
             out[term] = seen[:6]
+    return out
+
+
+def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
+    """The liability cap amounts a document's Cap On Liability findings state, each with where it is:
+    ``["$1,000,000 (page 4)", "$250,000 (§ 7.2 Limitation of Liability, paragraph 3; finding 45 needs review)"]``.
+
+    A stated value counts when its name reads as the cap (``amount``, ``cap``, ``limit``, ``maximum``),
+    the quote was found in the document (``grounding`` verified), the ``values`` check verified it
+    (the amount is the quote's), and no reviewer rejected the finding. A finding the support check did not
+    confirm (:func:`supported`) and no reviewer approved still gives its amount — a cap is a term a reviewer
+    must know — marked ``finding <id> needs review``; confirmed ones come first. Distinct values, in
+    findings order."""
+    stated: list[tuple[bool, str, str]] = []  # (confirmed, value, shown)
+    for f in findings:
+        if f["clause_type"] != ClauseType.cap_on_liability.value or f["verdict"] in ("unsupported", "contradicted"):
+            continue
+        decision = str((f.get("decision") or {}).get("decision", ""))
+        checks = {c["name"]: c["verdict"] for c in f.get("checks") or []}
+        if decision.startswith("reject") or checks.get("grounding", "verified") != "verified":
+            continue
+        if not _values_verified(f):
+            continue
+        sure = supported(f) or decision.startswith("approve")
+        where = str(f.get("locator") or f"page {f.get('page')}")
+        for name, raw in (f.get("values") or {}).items():
+            if not _CAP_NAMES.search(str(name)):
+                continue
+            for value in str(raw).split("; "):
+                if not value:
+                    continue
+                shown = f"{value} ({where})" if sure else f"{value} ({where}; finding {f['id']} needs review)"
+                stated.append((sure, value, shown))
+    out: list[str] = []
+    seen: set[str] = set()
+    for _sure, value, shown in sorted(stated, key=lambda t: not t[0]):  # stable: confirmed first
+        if value not in seen:
+            seen.add(value)
+            out.append(shown)
     return out
 
 
@@ -141,6 +197,7 @@ def build_report(
             rows = rows if seen is None else [r for r in rows if r.finding_key in seen]
             checks = load_checks(database_url, [r.finding_key for r in rows])
             decisions = _decisions(database_url, [r.finding_key for r in rows])  # reviewer decisions, latest
+            ids = {r.finding_key[:12]: r.id for r in rows if r.id is not None}  # "finding <key>" → report id
             for r in sorted(rows, key=lambda r: (RISK_ORDER.get(r.risk, 3), r.page or 0, r.chunk_index)):
                 findings.append(
                     dict(
@@ -157,7 +214,8 @@ def build_report(
                         read_values=read_values(dict(r.values)),
                         chunk_index=r.chunk_index,
                         checks=[
-                            dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])
+                            dict(name=c.name, verdict=c.verdict, reason=cite_finding_ids(c.reason, ids))
+                            for c in checks.get(r.finding_key, [])
                         ],
                         weak_support=any(
                             c.name == "support" and WEAK_SUPPORT_REASON in c.reason
@@ -165,14 +223,26 @@ def build_report(
                         ),
                         **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
                         **({"section": summary.section_at(r.page or 1)} if summary is not None else {}),
+                        locator=r.locator or f"page {r.page}",
                     )
                 )
+        structure = stored.get(d.sha256 or "", {}).get("__structure__") or {}
+        redline, comments = list(structure.get("changes") or []), list(structure.get("comments") or [])
+        for f in findings:
+            f["redline"] = [{**c, "note": redline_note(c)} for c in redline_of(f, redline)]
+            f["comments"] = [c for c in comments if c.get("unit") == f["page"]]
         flags, doc_checks = report_flags(
             database_url, d.sha256, findings
         )  # hostile-input flags (tasks.check.injection)
         absences = _absences(database_url, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
-        pages_flagged = page_flags(stored.get(d.sha256 or ""), flags) if d.status == "reviewed" else []
+        pages_flagged = (
+            page_flags({k: v for k, v in stored.get(d.sha256 or "", {}).items() if not k.startswith("__")}, flags)
+            if d.status == "reviewed"
+            else []
+        )
         doc_checks += page_checks(pages_flagged)
+        results = playbook_results(rules.get(d.sha256 or "", [])) if playbook else None
+        findings = triage(findings, results or [])
         documents.append(
             dict(
                 source=d.source,
@@ -182,6 +252,9 @@ def build_report(
                 reason=d.reason,
                 failure_kind=d.failure_kind,
                 pages=d.pages,
+                kind=stored.get(d.sha256 or "", {}).get("__kind__"),
+                redline=[{**c, "note": redline_note(c)} for c in redline],
+                comments=comments,
                 key_terms=key_terms(findings),
                 findings=findings,
                 counts=finding_counts(findings),
@@ -191,10 +264,19 @@ def build_report(
                 page_flags=pages_flagged,
                 drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
                 **filing_fields(profile, summary, d.status),
-                **({"playbook": playbook_results(rules.get(d.sha256 or "", []))} if playbook else {}),
+                **({"playbook": results} if playbook else {}),
+                edgar=structure.get("edgar") or None,
+                exhibit_links=list(structure.get("exhibit_links") or []),
+                submission_parts=list(structure.get("parts") or []),
             )
         )
         wanted_absent(documents[-1])
+        absence_alarms(documents[-1])
+        labels = (structure or {}).get("locators") or {}
+        for figure in [*(documents[-1].get("key_figures") or []), *(documents[-1].get("red_flags") or [])]:
+            # an HTML filing's unit → "page 69, Part II > Item 8"
+            figure["locator"] = labels.get(str(figure.get("page"))) or f"page {figure.get('page')}"
+    link_exhibits(documents)
     return dict(
         run=dict(
             id=run.id,
@@ -214,6 +296,77 @@ def build_report(
     )
 
 
+def link_exhibits(documents: list[dict[str, Any]]) -> None:
+    """Link each EDGAR exhibit of the run to its filing, in place.
+
+    An exhibit is a document whose EDGAR header (``edgar``, from its ``<DOCUMENT>`` header) names a
+    file that a filing of the same run links to from its exhibit index (``exhibit_links``) or lists
+    among its submission's other documents (``submission_parts``). The exhibit gets ``exhibit_of``:
+    ``{"file_name", "sha256", "document_type", "company", "period"}`` of the filing (None when no
+    filing of the run names it); the filing gets ``exhibits``: ``[{"type", "filename", "file_name",
+    "sha256", "status"}]``, one per exhibit it names, ``file_name``/``sha256``/``status`` of the document
+    that reviewed it in this run or None, and ``exhibits_elsewhere``: how many linked files are not in
+    this run (exhibits incorporated by reference from earlier filings, or not uploaded). The
+    ``exhibit_links`` and ``submission_parts`` working lists are removed."""
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for doc in documents:
+        name = ((doc.get("edgar") or {}).get("filename") or "").lower()
+        if name:
+            by_file.setdefault(name, []).append(doc)
+
+    def pick(key: str, filing: dict[str, Any], in_submission: bool) -> dict[str, Any] | None:
+        """The run's document of exhibit file ``key`` for ``filing``: a submission's own part (its
+        source is ``<the submission's source>#<file name>``) for a part it lists; else a document not
+        split out of a submission, not yet linked; else any."""
+        candidates = [d for d in by_file.get(key, []) if d is not filing]
+        own = [d for d in candidates if str(d.get("source") or "").startswith(f"{filing.get('source')}#")]
+        if in_submission:
+            return own[0] if own else None
+        loose = [d for d in candidates if "#" not in str(d.get("source") or "") and d["exhibit_of"] is None]
+        ranked = loose or [d for d in candidates if d["exhibit_of"] is None] or candidates
+        return ranked[0] if ranked else None
+
+    for doc in documents:
+        doc.setdefault("exhibit_of", None)
+    for doc in documents:
+        parts = doc.pop("submission_parts", [])
+        named: list[tuple[str, str | None]] = [  # a submission's own parts first, then the links
+            (p.get("filename") or "", p.get("type")) for p in parts if is_text_exhibit(p.get("type"), p.get("filename"))
+        ]
+        named += [(n, None) for n in doc.pop("exhibit_links", [])]
+        exhibits, elsewhere, seen = [], 0, set()
+        for name, part_type in named:
+            key = name.lower()
+            if not key or key in seen:
+                continue
+            seen.add(key)
+            found = pick(key, doc, part_type is not None)
+            if found is None:
+                elsewhere += 1 if part_type is None else 0
+                if part_type is not None:  # in the submission file, not reviewed on its own
+                    exhibits.append(dict(type=part_type, filename=name, file_name=None, sha256=None, status=None))
+                continue
+            found["exhibit_of"] = dict(
+                file_name=doc.get("file_name"),
+                sha256=doc.get("sha256"),
+                document_type=doc.get("document_type"),
+                company=doc.get("company"),
+                period=doc.get("period"),
+            )
+            exhibits.append(
+                dict(
+                    type=(found.get("edgar") or {}).get("type") or part_type,
+                    filename=name,
+                    file_name=found.get("file_name"),
+                    sha256=found.get("sha256"),
+                    status=found.get("status"),
+                )
+            )
+        if exhibits or elsewhere:
+            doc["exhibits"] = exhibits
+            doc["exhibits_elsewhere"] = elsewhere
+
+
 def finding_label(clause_type: str) -> str:
     """Display label of a finding's category: the CUAD label of a contract clause, else the
     filing topic's label (:data:`schemas.filings.FILING_LABELS`), else the value itself."""
@@ -229,7 +382,8 @@ def finding_label(clause_type: str) -> str:
 def filing_fields(profile: Any, summary: FilingSummary | None, status: str) -> dict[str, Any]:
     """A document's profile fields (:func:`tasks.store.profiles.profile_fields`) and, for a
     reviewed filing, ``key_figures`` (``[{name, value, unit, period, page, statement, line}]``),
-    ``sections`` (``[[first page, Item]]``), ``flags``, ``changes`` since the previous filing
+    ``sections`` (``[[first page, Item]]``), ``flags``, ``red_flags`` (``[{flag, reason, evidence, page}]``),
+    ``changes`` since the previous filing
     (:class:`schemas.filings.FilingChange` dicts) and ``previous_sha256``. A document that was never
     classified (it failed before its text was read) has no profile: those fields are ``None``."""
     if profile is None and status != "reviewed":
@@ -240,6 +394,8 @@ def filing_fields(profile: Any, summary: FilingSummary | None, status: str) -> d
             key_figures=[f.model_dump(mode="json") for f in summary.key_figures],
             sections=[list(s) for s in summary.sections],
             flags_filing=summary.flags,
+            red_flags=[f.model_dump(mode="json") for f in summary.red_flags],
+            fact_problems=list(summary.fact_problems),
             changes=list(profile.changes or []),
             previous_sha256=profile.previous_sha256,
         )
@@ -287,9 +443,124 @@ def wanted_absent(document: dict[str, Any]) -> None:
             absence["wanted_by"] = passing[absence["clause_type"]]
 
 
+def absence_alarms(document: dict[str, Any]) -> None:
+    """Say of each of ``document``'s absences whether it is an alarm, and why: sets ``alarm`` (bool),
+    ``why`` (a sentence) and, when a playbook rule expects the clause, ``expected_by`` (the rule id).
+
+    An absence alarms when a playbook rule on its clause expects it (``expect`` other than ``absent``)
+    and did not pass without it, or when its category's absence is itself a risk
+    (:data:`tasks.check.absences.ABSENCE_POLICY`: no Cap On Liability → liability uncapped, no
+    Governing Law → law and forum uncertain) — unless a passing rule wants it absent
+    (``wanted_by``, :func:`wanted_absent`). Every other absence is information (``alarm`` false): the
+    report lists it, but not under "Needs attention". Call after :func:`wanted_absent`."""
+    expecting: dict[str, dict[str, Any]] = {}
+    for r in document.get("playbook") or []:
+        if r["expect"] != "absent" and r["status"] != "pass" and not r.get("finding_ids"):
+            expecting.setdefault(r["clause"], r)
+    for absence in document.get("absences", []):
+        policy = absence_policy(absence["clause_type"])
+        rule = expecting.get(absence["clause_type"])
+        if absence.get("wanted_by"):
+            absence["alarm"] = False
+            absence["why"] = f"not found, as the playbook rule {absence['wanted_by']} wants"
+        elif rule is not None:
+            absence["alarm"] = True
+            absence["expected_by"] = rule["rule"]
+            absence["why"] = f"the playbook rule {rule['rule']} ({rule['severity']}) expects it; {policy.why}"
+        else:
+            absence["alarm"] = policy.alarm
+            absence["why"] = policy.why
+
+
+#: Triage tiers of a finding, in the order a reviewer reads them (``triage`` in report.json):
+#: ``deviation`` (a playbook deviation rests on it), ``must_know`` (verified high-risk term),
+#: ``decide`` (the fact-check could not confirm it: needs_review, unsupported, contradicted), ``other``,
+#: ``dismissed`` (the fact-check dismissed it: the support model is confident its quote is not the
+#: clause it claims, :func:`fact_check_dismissed`; listed last, not among the findings to look at).
+TRIAGE_ORDER = {"deviation": 0, "must_know": 1, "decide": 2, "other": 3, "dismissed": 4}
+
+#: Verdicts a reviewer decides, the worst first (within one risk of the ``decide`` tier).
+DECIDE_ORDER = {"contradicted": 0, "unsupported": 1, "needs_review": 2}
+
+
+def triage_tier(finding: dict[str, Any]) -> str:
+    """The :data:`TRIAGE_ORDER` tier of a report finding (``{risk, verdict, deviations?}``)."""
+    if finding.get("deviations"):
+        return "deviation"
+    if finding["verdict"] == "verified":
+        return "must_know" if finding["risk"] == "high" else "other"
+    if fact_check_dismissed(finding):
+        return "dismissed"
+    return "decide"
+
+
+def fact_check_dismissed(finding: dict[str, Any]) -> bool:
+    """A ``needs_review`` report finding the fact-check dismissed: its ``support`` check is a dismissal
+    (:func:`tasks.check.support.dismissed`: the model is confident the quote is not the claimed clause)
+    and every other check is ``verified``."""
+    checks = finding.get("checks") or []
+    return (
+        finding["verdict"] == "needs_review"
+        and any(c["name"] == "support" and dismissed(str(c.get("reason") or "")) for c in checks)
+        and all(c["verdict"] == "verified" for c in checks if c["name"] != "support")
+    )
+
+
+def triage_key(finding: dict[str, Any]) -> tuple[int, int, int]:
+    """Sort key of a finding in a reviewer's order: tier (:data:`TRIAGE_ORDER`), then the worst
+    deviation's severity (deviation tier) or the finding's risk (high first), then the verdict
+    (:data:`DECIDE_ORDER`, contradicted first)."""
+    tier = triage_tier(finding)
+    level = (
+        min(RISK_ORDER.get(d["severity"], 3) for d in finding["deviations"])
+        if tier == "deviation"
+        else RISK_ORDER.get(finding["risk"], 3)
+    )
+    return TRIAGE_ORDER[tier], level, DECIDE_ORDER.get(finding["verdict"], 3)
+
+
+def triage(findings: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A document's findings in a reviewer's order, each with ``deviations`` (``[{rule, severity}]``:
+    the playbook deviations resting on it, high severity first) and ``triage`` (its tier).
+
+    Order (:func:`triage_key`): findings a playbook deviation rests on, by the deviation's severity;
+    then verified high-risk findings (terms a reviewer must know); then the findings that need a
+    decision, high risk first and contradicted before unsupported before needs_review; then the rest;
+    by page within each. ``results`` are the document's :func:`playbook_results` (empty without a playbook).
+    Returns a new list (the dicts are updated in place)."""
+    resting: dict[int, list[dict[str, str]]] = {}
+    for r in results:
+        if r["status"] == "deviation":
+            for i in r.get("finding_ids") or []:
+                resting.setdefault(int(i), []).append({"rule": r["rule"], "severity": r["severity"]})
+    for f in findings:
+        f["deviations"] = sorted(resting.get(int(f["id"]), []), key=lambda d: RISK_ORDER.get(d["severity"], 3))
+        f["triage"] = triage_tier(f)
+    return sorted(findings, key=lambda f: (*triage_key(f), f.get("page") or 0, f.get("chunk_index") or 0))
+
+
+#: A consistency reason's pointer at another finding: ``finding <first 12 hex digits of its finding_key>``
+#: (:func:`tasks.check.consistency.check_consistency`), written before the finding has its report id.
+_FINDING_KEY_REF = re.compile(r"\bfinding ([0-9a-f]{12})\b")
+
+
+def cite_finding_ids(reason: str, ids: dict[str, int]) -> str:
+    """``reason`` with each ``finding <key prefix>`` replaced by the id the report shows and
+    ``docreview decide`` takes: ``"finding d5c85053c137 (…)"`` → ``"finding 42 (…)"``. ``ids`` maps
+    the first 12 hex digits of a ``finding_key`` to its ``findings.id``; a key not among them (the
+    finding is not in this report) becomes ``"a finding not in this report"``."""
+
+    def cite(m: re.Match[str]) -> str:
+        found = ids.get(m.group(1))
+        return f"finding {found}" if found is not None else "a finding not in this report"
+
+    return _FINDING_KEY_REF.sub(cite, reason)
+
+
 def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
-    """Per document: findings by verdict and by risk, and ``attention`` (high risk, or a verdict
-    other than ``verified``, not yet decided by a reviewer)."""
+    """Per document: findings by verdict and by risk, ``attention`` (:func:`needs_attention`: a
+    playbook deviation rests on it, high risk, or a verdict other than ``verified``; not yet decided) and
+    ``dismissed`` (findings the fact-check dismissed, :func:`fact_check_dismissed`)."""
     counts = {
         "verified": 0,
         "needs_review": 0,
@@ -299,17 +570,20 @@ def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
         "medium": 0,
         "low": 0,
         "attention": 0,
+        "dismissed": 0,
     }
     for f in findings:
         counts[f["verdict"]] = counts.get(f["verdict"], 0) + 1
         counts[f["risk"]] = counts.get(f["risk"], 0) + 1
         counts["attention"] += needs_attention(f)
+        counts["dismissed"] += triage_tier(f) == "dismissed"
     return counts
 
 
 def needs_attention(finding: dict[str, Any]) -> bool:
-    """True for a finding a reviewer should look at: high risk or not ``verified``, and no decision yet."""
-    return (finding["risk"] == "high" or finding["verdict"] != "verified") and "decision" not in finding
+    """True for a finding a reviewer should look at: a playbook deviation rests on it, or it is high
+    risk, or not ``verified`` — and no reviewer decided it yet."""
+    return triage_tier(finding) not in ("other", "dismissed") and "decision" not in finding
 
 
 def _absences(database_url: str, sha256: str | None, prompt_version: str, model: str) -> list[dict[str, Any]]:
@@ -346,15 +620,47 @@ PAGE_FLAG_TEXT = {
 
 
 def _page_flag_rows(engine: Any, shas: list[str]) -> dict[str, dict[str, Any]]:
-    """``documents.page_flags`` per sha256 (see :func:`tasks.store.persist.page_flags_of`)."""
+    """``documents.page_flags`` per sha256 (see :func:`tasks.store.persist.page_flags_of`), with the
+    row's ``kind`` and ``structure`` (:func:`tasks.store.persist.structure_of`) under the keys
+    ``"__kind__"`` and ``"__structure__"``."""
     from schemas.tables import DocumentRow
 
     out: dict[str, dict[str, Any]] = {}
     with Session(engine) as session:
         for i in range(0, len(shas), 500):
             for row in session.exec(select(DocumentRow).where(col(DocumentRow.sha256).in_(shas[i : i + 500]))).all():
-                out[row.sha256] = dict(row.page_flags or {})
+                out[row.sha256] = {
+                    **dict(row.page_flags or {}),
+                    "__kind__": row.kind,
+                    "__structure__": dict(row.structure or {}),
+                }
     return out
+
+
+def redline_of(finding: dict[str, Any], changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tracked changes (``documents.structure`` ``changes``) a finding's evidence rests on: those in
+    the unit (DOCX paragraph) it was grounded on whose inserted text is in the evidence, or, when none
+    is, every change of that unit."""
+    here = [c for c in changes if c.get("unit") == finding.get("page")]
+    evidence = " ".join(str(finding.get("evidence") or "").split())
+    inside = [c for c in here if c.get("after") and " ".join(str(c["after"]).split()) in evidence]
+    return inside or here
+
+
+def redline_note(change: dict[str, Any]) -> str:
+    """A tracked change as a reviewer reads it: ``"the redline replaces '$1,000,000' with '$5,000,000'
+    (J. Smith, 2026-03-14)"``."""
+    who = ", ".join(x for x in (change.get("author"), (change.get("date") or "")[:10]) if x)
+    before, after = change.get("before") or "", change.get("after") or ""
+    if change.get("kind") == "insertion" or (after and not before):
+        what = f"the redline inserts '{after}'"
+    elif change.get("kind") == "deletion" or (before and not after):
+        what = f"the redline deletes '{before}'"
+    elif change.get("kind") == "move":
+        what = f"the redline moves '{after or before}'"
+    else:
+        what = f"the redline replaces '{before}' with '{after}'"
+    return f"{what} ({who})" if who else what
 
 
 def page_flags(stored: dict[str, Any] | None, flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -495,7 +801,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 </div>
 <section class="triage" id="attention"><h2>Needs attention</h2>
 {% set not_done = documents|rejectattr("status", "equalto", "reviewed")|list %}
-{% if not (not_done or attention or missing or deviations or undecided) %}<p>Nothing: every document was reviewed, every finding is verified and none is high risk, no high-risk clause is missing{% if run.playbook %}, no deviation from the playbook{% endif %}.</p>{% endif %}
+{% if not (not_done or attention or missing or deviations or undecided) %}<p>Nothing: every document was reviewed, every finding is verified and none is high risk, no clause whose absence is a risk is missing{% if run.playbook %}, no deviation from the playbook{% endif %}.</p>{% endif %}
 {% if deviations %}<h3>Deviations from the playbook “{{ run.playbook.name }}” ({{ deviations|length }})</h3>
 <table class="deviations"><tr><th>Document</th><th>Rule</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
 {% for r in deviations %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td>{{ r.rule }}</td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
@@ -506,43 +812,58 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 {% if not_done %}<h3>Documents not reviewed ({{ not_done|length }})</h3>
 <table><tr><th>Document</th><th>Status</th><th>Reason</th></tr>
 {% for d in not_done %}<tr><td><a href="#doc-{{ d.anchor }}">{{ d.file_name }}</a></td><td><span class="badge {{ d.status }}">{{ d.status }}</span></td><td>{{ d.reason }}</td></tr>{% endfor %}</table>{% endif %}
-{% if attention %}<h3>Findings to look at ({{ attention|length }}{% if attention_more %} shown of {{ attention|length + attention_more }}{% endif %})</h3>
-<p class="sub">High risk, or not verified against the source, and not yet decided. Decide with <code>docreview decide ID approve|reject</code>.</p>
-<table><tr><th>Document</th><th>Clause</th><th>Risk</th><th>Verdict</th><th>Page</th><th>ID</th></tr>
-{% for r in attention %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td><a href="#f-{{ r.id }}">{{ r.clause }}</a></td><td class="risk-{{ r.risk }}">{{ r.risk }}</td><td><span class="badge {{ r.verdict }}">{{ r.verdict|replace("_", " ") }}</span></td><td>{{ r.page }}</td><td><code>{{ r.id }}</code></td></tr>{% endfor %}</table>{% endif %}
+{% if attention %}<h3>Findings to look at ({{ attention|length }}{% if attention_more %} shown of {{ attention|length + attention_more }}{% endif %}: {{ attention|selectattr("triage", "equalto", "deviation")|list|length }} on playbook deviations, {{ attention|selectattr("triage", "equalto", "must_know")|list|length }} high-risk terms to know, {{ attention|selectattr("triage", "equalto", "decide")|list|length }} to decide)</h3>
+<p class="sub">Not yet decided, in this order: findings a playbook deviation rests on (high severity first), verified high-risk terms to know, then what the fact-check could not confirm (high risk first). Decide with <code>docreview decide ID approve|reject</code>.</p>
+<table class="attention"><tr><th>Document</th><th>Clause</th><th>Risk</th><th>Verdict</th><th>Why here</th><th>Where</th><th>ID</th></tr>
+{% for r in attention %}<tr class="tier-{{ r.triage }}"><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td><a href="#f-{{ r.id }}">{{ r.clause }}</a></td><td class="risk-{{ r.risk }}">{{ r.risk }}</td><td><span class="badge {{ r.verdict }}">{{ r.verdict|replace("_", " ") }}</span></td><td>{{ r.why }}</td><td>{{ r.locator or r.page }}</td><td><code>{{ r.id }}</code></td></tr>{% endfor %}</table>{% endif %}
 {% if missing %}<h3>Missing high-risk clauses ({{ missing|length }})</h3>
-<table><tr><th>Document</th><th>Clause</th><th>Why</th><th>ID</th></tr>
-{% for m in missing %}<tr><td><a href="#doc-{{ m.anchor }}">{{ m.document }}</a></td><td>{{ m.clause_label }}</td><td>{{ m.reason }}</td><td><code>{{ m.id }}</code></td></tr>{% endfor %}</table>{% endif %}
+<p class="sub">Clauses whose absence is itself a risk, or that the playbook expects.</p>
+<table class="missing"><tr><th>Document</th><th>Clause</th><th>Why it matters</th><th>ID</th></tr>
+{% for m in missing %}<tr><td><a href="#doc-{{ m.anchor }}">{{ m.document }}</a></td><td>{{ m.clause_label }}</td><td>{{ m.why or m.reason }} ({{ m.reason }})</td><td><code>{{ m.id }}</code></td></tr>{% endfor %}</table>{% endif %}
+{% if dismissed_rows %}<details class="dismissed"><summary>Dismissed by the fact-check ({{ dismissed_rows|length }}): the support model is confident the quote is not the clause claimed; listed last in each document's findings</summary>
+<table><tr><th>Document</th><th>Clause claimed</th><th>Why dismissed</th><th>Where</th><th>ID</th></tr>
+{% for r in dismissed_rows %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td><a href="#f-{{ r.id }}">{{ r.clause }}</a></td><td>{{ r.why }}</td><td>{{ r.locator }}</td><td><code>{{ r.id }}</code></td></tr>{% endfor %}</table></details>{% endif %}
+{% if not_found %}<details class="not-found"><summary>Not found, for information ({{ not_found|length }}): usually the favourable or neutral position</summary>
+<table><tr><th>Document</th><th>Clause</th><th>Meaning</th><th>ID</th></tr>
+{% for m in not_found %}<tr><td><a href="#doc-{{ m.anchor }}">{{ m.document }}</a></td><td>{{ m.clause_label }}</td><td>{{ m.why }}</td><td><code>{{ m.id }}</code></td></tr>{% endfor %}</table></details>{% endif %}
 </section>
 <section class="contents"><h2>Documents</h2>
 <table><tr><th>Document</th><th>Status</th><th>Findings</th><th>High risk</th><th>To look at</th><th>Missing</th>{% if run.playbook %}<th>Deviations</th>{% endif %}</tr>
 {% for doc in documents %}<tr><td><a href="#doc-{{ doc.anchor }}">{{ doc.file_name }}</a></td><td><span class="badge {{ doc.status }}">{{ doc.status }}</span></td>
-<td>{{ doc.findings|length }}</td><td>{{ doc.counts.high }}</td><td>{{ doc.counts.attention }}</td><td>{{ doc.absences|rejectattr("wanted_by")|list|length }}</td>{% if run.playbook %}<td>{{ (doc.playbook or [])|selectattr("status", "equalto", "deviation")|list|length }}</td>{% endif %}</tr>{% endfor %}</table>
+<td>{{ doc.findings|length }}</td><td>{{ doc.counts.high }}</td><td>{{ doc.counts.attention }}</td><td>{{ doc.absences|selectattr("alarm")|list|length }}</td>{% if run.playbook %}<td>{{ (doc.playbook or [])|selectattr("status", "equalto", "deviation")|list|length }}</td>{% endif %}</tr>{% endfor %}</table>
 </section>
 {% if plots %}<section class="plots">{% for p in plots %}<figure><figcaption><b>{{ p.title }}</b> · {{ p.caption }}</figcaption><img alt="{{ p.title }}" src="{{ p.src }}"></figure>{% endfor %}</section>{% endif %}
 {% for doc in documents %}
 <section class="doc" id="doc-{{ doc.anchor }}">
  <h2>{{ doc.file_name }}</h2>
  <div class="sub"><span class="badge {{ doc.status }}">{{ doc.status }}</span>
-  {% if doc.pages %}· {{ doc.pages }} page(s){% endif %}
+  {% if doc.kind == "docx" %}· Word document, {{ doc.pages }} paragraph(s) (no pages){% elif doc.pages %}· {{ doc.pages }} page(s){% if doc.kind == "image" %} (page images, OCR){% endif %}{% endif %}
   {% if doc.findings %}· {{ doc.findings|length }} finding(s): {{ doc.counts.verified }} verified, {{ doc.counts.needs_review }} need review, {{ doc.counts.unsupported }} unsupported, {{ doc.counts.contradicted }} contradicted · risk {{ doc.counts.high }} high, {{ doc.counts.medium }} medium, {{ doc.counts.low }} low{% endif %}
   {% if doc.reason %}· {{ doc.reason }}{% endif %}
   {% if doc.drift and doc.drift.score is not none %}· <span class="drift{% if doc.drift.score > 0 %} moved{% endif %}">drift {{ "%.3f"|format(doc.drift.score) }}{% if doc.drift.score > 0 %} (+{{ doc.drift.added|length }} −{{ doc.drift.removed|length }} ~{{ doc.drift.changed|length }}){% endif %}{% if doc.drift.model_changed %} vs {{ doc.drift.baseline_model }} / {{ doc.drift.baseline_prompt_version }}{% endif %}</span>{% endif %}
   {% if doc.sha256 %}<br>sha256 {{ doc.sha256 }}{% endif %}
-  {% if doc.profile %}<br>profile {{ doc.profile }} · {{ doc.document_type }}{% if doc.company %} · {{ doc.company }}{% endif %}{% if doc.period %} · period ended {{ doc.period }}{% endif %} — {{ doc.profile_reason }}{% endif %}</div>
- {% if doc.key_figures %}<table class="terms"><tr><th>Key figure</th><th>Value</th><th>Period</th><th>Page</th></tr>{% for k in doc.key_figures %}
-  <tr><td>{{ k.name|replace("_", " ") }}</td><td>{{ k.raw }} {{ k.unit }}</td><td>{{ k.period or "" }}</td><td>{{ k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
+  {% if doc.profile %}<br>profile {{ doc.profile }} · {{ doc.document_type }}{% if doc.company %} · {{ doc.company }}{% endif %}{% if doc.period %} · period ended {{ doc.period }}{% endif %} — {{ doc.profile_reason }}{% endif %}
+  {% if doc.edgar and doc.edgar.type %}<br>EDGAR document {{ doc.edgar.type }}{% if doc.edgar.filename %} ({{ doc.edgar.filename }}){% endif %}{% if doc.exhibit_of %} — exhibit to the {{ doc.exhibit_of.document_type or "filing" }} <a href="#doc-{{ anchors.get(doc.exhibit_of.sha256, "") }}">{{ doc.exhibit_of.file_name }}</a>{% if doc.exhibit_of.period %} (period ended {{ doc.exhibit_of.period }}){% endif %}{% elif doc.edgar.type.upper().startswith("EX-") %} — its filing is not in this run{% endif %}{% endif %}
+  {% if doc.exhibits %}<br>Exhibits: {% for x in doc.exhibits %}{{ x.type or "exhibit" }} {{ x.filename }} → {% if x.file_name %}<a href="#doc-{{ anchors.get(x.sha256, "") }}">{{ x.file_name }}</a> ({{ x.status }}){% else %}in the submission file, not reviewed on its own{% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if doc.exhibits_elsewhere %}; {{ doc.exhibits_elsewhere }} other linked exhibit file(s) not in this run{% endif %}{% elif doc.exhibits_elsewhere %}<br>{{ doc.exhibits_elsewhere }} linked exhibit file(s), none in this run{% endif %}</div>
+ {% if doc.red_flags %}<div class="notice"><b>Red flags ({{ doc.red_flags|length }}).</b><ul class="checks">{% for r in doc.red_flags %}<li><b>{{ r.flag|replace("_", " ") }}</b> ({{ r.locator or ("page " ~ r.page) }}): {{ r.reason }} — <q>{{ r.evidence }}</q></li>{% endfor %}</ul></div>{% endif %}
+ {% if doc.key_figures %}<table class="terms"><tr><th>Key figure</th><th>Value</th><th>Period</th><th>Where</th></tr>{% for k in doc.key_figures %}
+  <tr><td>{{ k.name|replace("_", " ") }}</td><td>{{ k.raw }} {{ k.unit }}</td><td>{{ k.period or "" }}</td><td>{{ k.locator or k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
+ {% if doc.fact_problems %}<details open><summary>XBRL facts not used ({{ doc.fact_problems|length }}): no key figure is taken from them or read around them</summary><ul class="checks">{% for p in doc.fact_problems %}<li>{{ p }}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
-  <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}</li>{% endfor %}</ul></details>{% endif %}
+  <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.page %} (page {{ c.page }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
- {% set unwanted = doc.absences|rejectattr("wanted_by")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}
- {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision }}d{% endif %}){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
+ {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}
+ {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
+ {% if info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
  {% if wanted %}<p class="sub"><b>Not found, as the playbook wants:</b>{% for a in wanted %} {{ a.clause_label }} (rule {{ a.wanted_by }}, <code>{{ a.id }}</code>){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ wanted[0].chunks_examined }} reviewed chunk(s).</p>{% endif %}
  {% if doc.playbook %}<table class="playbook"><tr><th>Playbook rule</th><th>Status</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
  {% for r in doc.playbook %}<tr><td>{{ r.rule }}<br><span class="sub">{{ r.clause_label }} · {{ r.expect|replace("_", " ") }}</span></td><td><span class="badge pb-{{ r.status }}">{{ r.status }}</span></td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 
 
+ {% if doc.redline or doc.comments %}<details open><summary>Redline: {{ doc.redline|length }} tracked change(s), {{ doc.comments|length }} comment(s)</summary><ul class="checks">{% for c in doc.redline %}
+  <li>{{ c.locator }}: {{ c.note }}</li>{% endfor %}{% for c in doc.comments %}
+  <li>{{ c.locator }}: comment by {{ c.author or "unknown" }}{% if c.date %} ({{ c.date[:10] }}){% endif %}: {{ c.text }}{% if c.anchor %} — on <q>{{ c.anchor }}</q>{% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.page_flags %}<ul class="checks pageflags">{% for pf in doc.page_flags %}<li><b>{{ pf.flag|replace("_", " ") }}</b> on page(s) {{ pf.pages|join(", ") }} — {{ pf.meaning }}{% for pg, note in pf.details.items() %}; page {{ pg }}: {{ note }}{% endfor %}</li>{% endfor %}</ul>{% endif %}
  {% if doc.key_terms %}
  <table class="terms">{% for term, values in doc.key_terms.items() %}
@@ -550,17 +871,19 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  </table>
  {% endif %}
  {% if doc.findings %}
- <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, high risk first)</summary>
- <table><tr><th>Clause</th><th>Finding and evidence</th><th>Page</th><th>Verdict</th></tr>
+ <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, in a reviewer's order: deviations, high-risk terms, to decide, the rest, those the fact-check dismissed)</summary>
+ <table><tr><th>Clause</th><th>Finding and evidence</th><th>Where</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
   <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.section %}<br><small>{{ f.section }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
     {% if f.read_values %}<div class="sub">read as: {% for k, vs in f.read_values.items() %}{% for v in vs %}{{ v.raw }} = {{ v.iso or ((v.unit ~ " ") if v.unit and v.kind == "money" else "") ~ (v.amount or "") ~ ((" " ~ v.unit) if v.unit and v.kind == "duration" else "") ~ ("%" if v.kind == "percent" else "") }}{% if v.problem %} ({{ v.problem }}){% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
-    {% if f.checks %}<ul class="checks">{% for c in f.checks %}<li><b>{{ c.name }}</b>: {{ c.verdict|replace("_", " ") }} — {{ c.reason }}</li>{% endfor %}</ul>{% endif %}
-    {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision }}d</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
+    {% if f.checks %}<ul class="checks">{% for c in f.checks %}<li><b>{{ c.name }}</b>: {{ c.verdict|replace("_", " ") }} — {{ c.reason|cite }}</li>{% endfor %}</ul>{% endif %}
+    {% if f.redline %}<ul class="checks redline">{% for c in f.redline %}<li><b>tracked change</b>: {{ c.note }}</li>{% endfor %}</ul>{% endif %}
+    {% if f.comments %}<ul class="checks comments">{% for c in f.comments %}<li><b>comment</b> ({{ c.author or "unknown" }}{% if c.date %}, {{ c.date[:10] }}{% endif %}): {{ c.text }}{% if c.anchor %} — on <q>{{ c.anchor }}</q>{% endif %}</li>{% endfor %}</ul>{% endif %}
+    {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision|decided }}</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
     {% else %}<div class="cmd"><code>docreview decide {{ f.id }} approve|reject</code></div>{% endif %}</td>
-   <td>{{ f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}</td></tr>
+   <td>{{ f.locator or f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}{% if f.triage == "dismissed" %}<br><span class="weak" title="the support model is confident the quote is not this clause">dismissed by the fact-check</span>{% endif %}</td></tr>
  {% endfor %}</table></details>
  {% endif %}
 </section>
@@ -576,7 +899,20 @@ def _when(iso: str | None) -> str:
     return f"{iso[:10]} {iso[11:19]} UTC" if iso else "—"
 
 
+_FINDING_ID_REF = re.compile(r"\bfinding (\d+)\b")
+
+
+def _cite(reason: str) -> Markup:
+    """A check reason as HTML: escaped, each ``finding <id>`` (:func:`cite_finding_ids`) a link to that
+    finding's row (``#f-<id>``)."""
+    return Markup(
+        _FINDING_ID_REF.sub(lambda m: f'<a href="#f-{m.group(1)}">finding {m.group(1)}</a>', str(escape(reason)))
+    )
+
+
 _env.filters["when"] = _when
+_env.filters["decided"] = lambda d: {"approve": "approved", "reject": "rejected"}.get(str(d), str(d))
+_env.filters["cite"] = _cite
 _template = _env.from_string(_HTML)
 
 
@@ -622,11 +958,30 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
         for r in attention_rows(report, limit=None)
     ]
     shown = rows[:MAX_ATTENTION_ROWS]
+    dismissed_rows = [
+        {
+            "document": d["file_name"],
+            "anchor": d["anchor"],
+            "clause": f["clause_label"],
+            "why": next((c["reason"] for c in f.get("checks") or [] if c["name"] == "support"), ""),
+            "locator": f.get("locator") or f"page {f['page']}",
+            "id": f["id"],
+        }
+        for d in documents
+        for f in d["findings"]
+        if triage_tier(f) == "dismissed" and "decision" not in f
+    ]
     missing = [
         dict(a, document=d["file_name"], anchor=d["anchor"])
         for d in documents
         for a in d.get("absences", [])
-        if "decision" not in a and "wanted_by" not in a
+        if "decision" not in a and a.get("alarm", "wanted_by" not in a)
+    ]
+    not_found = [
+        dict(a, document=d["file_name"], anchor=d["anchor"])
+        for d in documents
+        for a in d.get("absences", [])
+        if "decision" not in a and not a.get("alarm", "wanted_by" not in a) and "wanted_by" not in a
     ]
     deviations = [
         dict(r, document=d["file_name"], anchor=d["anchor"])
@@ -645,9 +1000,12 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
     return _template.render(
         run=report["run"],
         documents=documents,
+        anchors={d["sha256"]: d["anchor"] for d in documents if d.get("sha256")},
         attention=shown,
         attention_more=len(rows) - len(shown),
+        dismissed_rows=dismissed_rows,
         missing=missing,
+        not_found=not_found,
         deviations=deviations,
         undecided=undecided,
         headline=headline_metrics(report["run"]["metrics"]),
@@ -682,6 +1040,24 @@ def write_report(
     return report
 
 
+def warm_plots_in_background() -> threading.Thread:
+    """Import matplotlib for the report's figures in a daemon thread started now
+    (:func:`tasks.observe.plots.warm`, about 0.3 s of CPU): the report is written after the
+    run's documents end, and a process reviewing them waits on its extraction children and on the
+    Prefect API often enough for the import to cost the run nothing. An error is left for the
+    report to meet."""
+
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            from tasks.observe.plots import warm
+
+            warm()
+
+    thread = threading.Thread(target=run, name="docreview-warm-report-plots", daemon=True)
+    thread.start()
+    return thread
+
+
 def run_report_dir(out_dir: str, run_id: str) -> Path:
     """``out_dir/runs/<run id>``: where a run's own report is kept."""
     return Path(out_dir) / "runs" / run_id
@@ -701,27 +1077,47 @@ def _md_cell(text: Any) -> str:
 
 
 def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dict[str, Any]]:
-    """Findings a reviewer should look at first (pure, see :func:`needs_attention`): what the
-    fact-check rejected (contradicted, unsupported), then what it could not confirm (needs
-    review), then verified high-risk findings; high risk first within each; rows ``{document, clause, risk, verdict,
-    page, summary, id}``; at most ``limit`` (None: all)."""
-    order = {"contradicted": 0, "unsupported": 1, "needs_review": 2, "verified": 3}
-    rows = [
-        {
-            "document": d["file_name"],
-            "clause": f["clause_label"],
-            "risk": f["risk"],
-            "verdict": f["verdict"],
-            "page": f["page"],
-            "summary": str(f["summary"])[:200],
-            "id": f["id"],
-        }
+    """Findings a reviewer should look at (pure, see :func:`needs_attention`), in a reviewer's order
+    across documents (:func:`triage_key`): those a playbook deviation rests on (high severity first),
+    then verified high-risk terms, then those that need a decision (high risk first; contradicted,
+    unsupported, needs review), then by document and page. Rows ``{document, clause, risk, verdict,
+    page, locator, summary, id, triage, why}`` (``why``: :func:`triage_why`); at most ``limit`` (None: all)."""
+    keyed = [
+        (
+            triage_key(f),
+            {
+                "document": d["file_name"],
+                "clause": f["clause_label"],
+                "risk": f["risk"],
+                "verdict": f["verdict"],
+                "page": f["page"],
+                "locator": f.get("locator") or f"page {f['page']}",
+                "summary": str(f["summary"])[:200],
+                "id": f["id"],
+                "triage": triage_tier(f),
+                "why": triage_why(f),
+            },
+        )
         for d in report["documents"]
         for f in d["findings"]
         if needs_attention(f)
     ]
-    rows.sort(key=lambda r: (order.get(r["verdict"], 4), RISK_ORDER.get(r["risk"], 3), r["document"], r["page"] or 0))
+    keyed.sort(key=lambda kr: (*kr[0], kr[1]["document"], kr[1]["page"] or 0))
+    rows = [r for _, r in keyed]
     return rows if limit is None else rows[:limit]
+
+
+def triage_why(finding: dict[str, Any]) -> str:
+    """Why a finding is on the reviewer's list, in words: ``"deviation: no-uncapped-liability (high)"``,
+    ``"high risk, verified: a term to know"``, ``"needs review (medium risk): decide"``."""
+    tier = triage_tier(finding)
+    if tier == "deviation":
+        return "deviation: " + ", ".join(f"{d['rule']} ({d['severity']})" for d in finding["deviations"])
+    if tier == "must_know":
+        return "high risk, verified: a term to know"
+    if tier == "decide":
+        return f"{finding['verdict'].replace('_', ' ')} ({finding['risk']} risk): decide"
+    return f"{finding['risk']} risk, verified"
 
 
 def publish_changes_artifact(report: dict[str, Any]) -> None:
@@ -773,14 +1169,14 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
         f"Report: {report_url}",
     ]
     to_look_at = attention_rows(report, limit=None)
-    missing = sum(1 for d in report["documents"] for a in d.get("absences", []) if "wanted_by" not in a)
+    missing = sum(1 for d in report["documents"] for a in d.get("absences", []) if a.get("alarm", "wanted_by" not in a))
     not_done = sum(d["status"] != "reviewed" for d in report["documents"])
     lines[4:4] = [
         "## Needs attention",
         "",
-        f"- {len(to_look_at)} finding(s) to look at (high risk or not verified), "
+        f"- {len(to_look_at)} finding(s) to look at (a playbook deviation rests on it, high risk, or not verified), "
         f"{sum(r['risk'] == 'high' for r in to_look_at)} of them high risk",
-        f"- {missing} missing high-risk clause(s)",
+        f"- {missing} missing clause(s) whose absence is a risk",
         f"- {not_done} document(s) not reviewed",
         *(
             [
@@ -806,6 +1202,7 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
             "risk": f["risk"],
             "verdict": f["verdict"],
             "page": f["page"],
+            "locator": f.get("locator") or f"page {f['page']}",
             "evidence": f["evidence"][:200],
         }
         for d in report["documents"]
@@ -818,7 +1215,7 @@ def publish_artifacts(report: dict[str, Any], report_url: str) -> None:
         create_table_artifact(
             key=ATTENTION_ARTIFACT_KEY,
             table=high_risk,
-            description="High-risk findings no reviewer has decided yet (rejected by the fact-check first)",
+            description="High-risk findings no reviewer has decided yet (deviations first, then verified terms)",
         )
     publish_changes_artifact(report)
     create_link_artifact(

@@ -15,13 +15,13 @@ tasks :func:`summarize_document` and :func:`chunk_filing`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from schemas.documents import Chunk, ExtractedDocument
-from schemas.filings import FilingSummary, KeyFigure, KeyFigureName
+from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument
+from schemas.filings import FilingSummary, KeyFigure, KeyFigureName, RedFlag
 from tasks.runnames import for_document
 
 _I = re.IGNORECASE
@@ -208,12 +208,42 @@ OUTFLOWS = frozenset({K.capital_expenditure, K.dividends_paid})
 class FigureLine:
     """A key figure's statement line in a page: ``start``/``end`` index the page text (the line,
     or the label line and the amounts' line when the amounts wrapped onto the next line);
-    ``raw`` is the current-period amount as written (e.g. ``"(1,577)"``)."""
+    ``amounts`` are the line's amounts as written, in column order; ``raw`` is the filing period's
+    amount among them (e.g. ``"(1,577)"``, :func:`current_column`) and ``period`` that column's year
+    from the table's header (None when the header names no year)."""
 
     name: KeyFigureName
     start: int
     end: int
     raw: str
+    amounts: list[str] = field(default_factory=list)
+    period: str | None = None
+
+
+def header_years(page_text: str, before: int, lines: int = 12) -> list[int]:
+    """The years of a statement's column header, in column order: the years named in the last
+    ``lines`` lines of ``page_text`` before offset ``before`` (its first figure line), e.g.
+    ``[2018, 2017, 2016]`` or, oldest first, ``[2016, 2017, 2018]``; a 10-Q's "Three Months Ended …
+    Six Months Ended" header gives ``[2024, 2023, 2024, 2023]``."""
+    head = "\n".join(page_text[:before].split("\n")[-lines:])
+    return [int(y) for y in _YEAR.findall(head)]
+
+
+def current_column(years: list[int], count: int) -> tuple[int, str | None]:
+    """``(index, period)`` of the filing period's amount among a line's ``count`` amounts, from its
+    table's header ``years`` (:func:`header_years`): the first column of the latest year when the
+    header names one year per amount (newest-first, oldest-first, or a 10-Q's three- and six-month
+    columns: the current quarter); else the last column when the header's years rise (oldest first)
+    and the first when they do not. ``(0, None)`` without a header year or with more than three
+    distinct ones (a schedule by year, such as debt maturities, not a statement's periods): the first
+    column, period unknown."""
+    if not years or count <= 0 or len(set(years)) > 3:
+        return 0, None  # no header year, or a schedule by year (debt maturities), not a statement's periods
+    latest = max(years)
+    if len(years) == count:
+        return years.index(latest), str(latest)
+    rising = years[0] < years[-1] and years == sorted(years)
+    return (count - 1 if rising else 0), str(latest)
 
 
 def statement_kind(page_text: str) -> str | None:
@@ -272,7 +302,8 @@ def amount_value(raw: str) -> float | None:
 
 def figure_lines(page_text: str, kind: str) -> list[FigureLine]:
     """The key-figure lines of a statement page of ``kind`` (see :func:`statement_kind`), at
-    most one per figure (the first line of its most specific label)."""
+    most one per figure (the first line of its most specific label), each with the filing period's
+    amount chosen by the table's header (:func:`header_years`, :func:`current_column`)."""
     found: dict[KeyFigureName, FigureLine] = {}
     lines = _line_spans(page_text)
     for name, (stmt, patterns) in _COMPILED.items():
@@ -283,7 +314,15 @@ def figure_lines(page_text: str, kind: str) -> list[FigureLine]:
             if hit is not None:
                 found[name] = hit
                 break
-    return sorted(found.values(), key=lambda f: f.start)
+    out = sorted(found.values(), key=lambda f: f.start)
+    years = header_years(page_text, out[0].start) if out else []
+    for f in out:
+        column, period = current_column(years, len(f.amounts))
+        raw = f.amounts[column] if column < len(f.amounts) else f.raw
+        if f.name is K.eps_diluted and "." not in raw:
+            continue  # the header's column holds no per-share amount: keep the first one's
+        f.raw, f.period = raw, period
+    return out
 
 
 class _Span:
@@ -341,7 +380,7 @@ def _first_line(lines: list, text: str, rx: re.Pattern[str], name: KeyFigureName
             continue
         if name is not K.eps_diluted and amount_value(raw) is None:
             continue
-        return FigureLine(name=name, start=m.start(), end=end, raw=raw)
+        return FigureLine(name=name, start=m.start(), end=end, raw=raw, amounts=amounts)
     return None
 
 
@@ -352,14 +391,15 @@ def key_figures(pages: list[tuple[int, str]]) -> list[KeyFigure]:
         kind = statement_kind(text)
         if kind is None:
             continue
-        unit, period = statement_unit(text), statement_period(text)
+        unit, stated = statement_unit(text), statement_period(text)
         for f in figure_lines(text, kind):
-            value = amount_value(f.raw) or 0.0
+            raw, period = f.raw, f.period or stated
+            value = amount_value(raw) or 0.0
             out.append(
                 KeyFigure(
                     name=f.name,
                     value=abs(value) if f.name in OUTFLOWS else value,
-                    raw=f.raw,
+                    raw=raw,
                     unit="USD per share" if f.name is K.eps_diluted else unit,
                     period=period,
                     statement=kind,
@@ -390,16 +430,50 @@ def item_sections(pages: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 _BULLET = re.compile(r"^[ \t]*[*•●▪][ \t]*(?=[A-Z“\"])", re.M)
-_SENTENCE_END = re.compile(r"[a-z0-9)’”%][.?](?=\s*[A-Z0-9“\"]|\s*$)")
+_SENTENCE_END = re.compile(r"[a-z0-9)’”%][.?](?=\s*[A-Z0-9“\"*•●▪]|\s*$)")
 
 
-def risk_heading_spans(page_text: str) -> list[tuple[int, int]]:
+#: An emphasised heading is at most this long (characters; the longest of the shared Nvidia 10-K's 24 is 310,
+#: its bold introduction to Item 1A 677) and at most this many sentences.
+EMPHASISED_HEADING_CHARS = 500
+EMPHASISED_HEADING_SENTENCES = 3
+_NOT_HEADING = re.compile(r"^(?:Item\s|Table\s+of|PART\s|Risk\s+Factors\b|Summary\b)", _I)
+
+
+def is_heading_sentence(line: str) -> bool:
+    """True when an emphasised (bold or italic) ``line`` reads as a risk factor's heading: 20 to
+    :data:`EMPHASISED_HEADING_CHARS` characters, starting with a capital, a digit or a quote, ending
+    with ``.``, ``?`` or ``!`` (a group title such as "Risks Related to Our Industry" has no end mark),
+    at most :data:`EMPHASISED_HEADING_SENTENCES` sentences, and not an Item, Part, contents or
+    "Risk Factors" title."""
+    line = line.strip()
+    return (
+        20 <= len(line) <= EMPHASISED_HEADING_CHARS
+        and (line[0].isupper() or line[0].isdigit() or line[0] in "“\"‘'")
+        and line.endswith((".", "?", "!", ".”", '."'))
+        and len(_SENTENCE_END.findall(line)) <= EMPHASISED_HEADING_SENTENCES
+        and not _NOT_HEADING.match(line)
+    )
+
+
+def risk_heading_spans(page_text: str, emphasised: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
     """``[(start, end)]`` of the risk-factor headings on a page of Item 1A (offsets into
-    ``page_text``): the first sentence of each bulleted paragraph (``*``, ``•``), and single
-    sentences of one to three lines (at least 20, at most 400 characters) that start after the end
-    of a paragraph, end at a line end short of the page's width and are followed by a line starting
-    with a capital: the plain-text form of Item 1A's bold or bulleted headings. Lower-case starts
+    ``page_text``), in order.
+
+    ``emphasised``: the page's lines set in bold or italic (``(start, end)`` into ``page_text``, an
+    HTML filing's :meth:`schemas.documents.PageText.emphasised_spans`), or None when the document
+    does not mark them (a PDF). Given, the headings are exactly those lines that read as a heading
+    (:func:`is_heading_sentence`): the filer's bold or italic heading sentence above each risk
+    factor's paragraphs; a bulleted summary in plain type is no heading. Otherwise, from the text
+    alone: the first sentence of each bulleted paragraph (``*``, ``•``) that more text follows (not
+    an item of a list, such as a risk factors summary, whose next bullet follows its sentence), and single sentences of
+    one to three lines (at least 20, at most 400 characters) that start after the end of a
+    paragraph, end at a line end short of the page's width and are followed by a line starting
+    with a capital: the plain-text form of Item 1A's bold or bulleted headings; a group title on the
+    heading's first line ("Business and Operational Risks", no end mark) is left out. Lower-case starts
     (list items) are not headings."""
+    if emphasised is not None:
+        return [(a, b) for a, b in emphasised if is_heading_sentence(page_text[a:b])]
     out: list[tuple[int, int]] = []
     for m in _BULLET.finditer(page_text):
         a = m.end()
@@ -407,6 +481,8 @@ def risk_heading_spans(page_text: str) -> list[tuple[int, int]]:
         stop = page_text.find("\n\n", a)
         if end is None or (0 <= stop < end.start()):
             continue
+        if _list_item(page_text, end.end()):
+            continue  # an item of a list (a summary of the risk factors): no paragraph follows its sentence
         if end.end() - a >= 20:
             out.append((a, end.end()))
     lines = list(re.finditer(r"[^\n]+", page_text))
@@ -432,9 +508,29 @@ def risk_heading_spans(page_text: str) -> list[tuple[int, int]]:
                 and not re.search(r"^(?:Item\s|Table\s+of|PART\s)", block, _I)
             ):
                 a = lines[i].start() + (len(lines[i].group(0)) - len(lines[i].group(0).lstrip()))
-                out.append((a, a + len(block)))
+                if j > i and _GROUP_TITLE.match(lines[i].group(0).strip()):  # "Business and Operational Risks"
+                    a = lines[i + 1].start() + (len(lines[i + 1].group(0)) - len(lines[i + 1].group(0).lstrip()))
+                    if len(page_text[a : lines[j].end()].strip()) < 20:
+                        break
+                out.append((a, a + len(page_text[a : lines[j].end()].strip())))
             break
     return sorted(_after_group_title(page_text, a, b) for a, b in out)
+
+
+#: A group title of Item 1A on its own line, above the heading it runs into in the text layer: "Risks Related
+#: to Our Industry", "Business and Operational Risks", "STRATEGIC AND COMPETITIVE RISKS" (no end mark).
+_GROUP_TITLE = re.compile(r"^(?=[^.:;?!]{6,90}$)(?:(?:[\w,&’'-]+\s+){0,8}Risks?\b.*|[A-Z][A-Z ,&’'-]+)$")
+
+
+def _list_item(text: str, end: int) -> bool:
+    """Whether the bulleted sentence ending at ``end`` is an item of a list rather than a heading: what
+    follows it on its line is another bullet, or its line ends and the next line is a bullet or a group
+    title ("Risks Related to …")."""
+    rest = text[end : text.find("\n", end) if "\n" in text[end:] else len(text)].strip()
+    if rest:
+        return rest[0] in "*•●▪"
+    following = text[end:].lstrip().split("\n", 1)[0].strip()
+    return bool(following) and (following[0] in "*•●▪" or bool(_GROUP_TITLE.match(following)))
 
 
 def _after_group_title(text: str, a: int, b: int) -> tuple[int, int]:
@@ -444,15 +540,48 @@ def _after_group_title(text: str, a: int, b: int) -> tuple[int, int]:
     return (star + 2, b) if star >= 0 and b - star > 20 else (a, b)
 
 
-def risk_headings(pages: list[tuple[int, str]], sections: list[tuple[int, str]]) -> list[str]:
+def risk_headings(
+    pages: list[tuple[int, str]],
+    sections: list[tuple[int, str]],
+    emphasis: dict[int, list[tuple[int, int]]] | None = None,
+) -> list[str]:
     """Risk-factor headings of Item 1A (:func:`risk_heading_spans` on its pages, from its Item
     heading to the next Item heading), whitespace normalised, at most 300 characters each, in
-    order and without repeats."""
+    order and without repeats. ``emphasis``: page number → its emphasised lines (see
+    :func:`heading_emphasis`), or None to read the headings from the text alone."""
+    return [head for _, head in risk_factor_headings(pages, sections, emphasis)]
+
+
+def risk_factor_headings(
+    pages: list[tuple[int, str]],
+    sections: list[tuple[int, str]],
+    emphasis: dict[int, list[tuple[int, int]]] | None = None,
+) -> list[tuple[int, str]]:
+    """``[(page number, heading)]``: :func:`risk_headings` with the page each heading is on."""
+    out: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    texts = dict(pages)
+    for number, a, b, _ in _risk_spans(pages, sections, emphasis):
+        head = re.sub(r"\s+", " ", texts[number][a:b]).strip()[:300]
+        if head not in seen:
+            seen.add(head)
+            out.append((number, head))
+    return out
+
+
+def _risk_spans(
+    pages: list[tuple[int, str]],
+    sections: list[tuple[int, str]],
+    emphasis: dict[int, list[tuple[int, int]]] | None,
+) -> list[tuple[int, int, int, int | None]]:
+    """``[(page number, start, end, where Item 1A ends on that page or None)]`` of the risk-factor headings
+    (offsets into the page's text), in order; the last element of each tells where the next Item heading
+    after Item 1A starts on the heading's page, if it does."""
     span = _item_pages(sections, "Item 1A.")
     if span is None:
         return []
     first, last = span
-    out: list[str] = []
+    out: list[tuple[int, int, int, int | None]] = []
     for number, text in pages:
         if first <= number <= last:
             items = list(ITEM_LINE.finditer(text))
@@ -460,13 +589,102 @@ def risk_headings(pages: list[tuple[int, str]], sections: list[tuple[int, str]])
             end = min(
                 (m.start() for m in items if m.group(1).upper() != "1A" and m.start() >= begin), default=len(text)
             )
-            for a, b in risk_heading_spans(text[:end]):
-                if a < begin:
-                    continue
-                head = re.sub(r"\s+", " ", text[a:b]).strip()[:300]
-                if head not in out:
-                    out.append(head)
+            marked = None if emphasis is None else [(a, b) for a, b in emphasis.get(number, []) if b <= end]
+            for a, b in risk_heading_spans(text[:end], marked):
+                if a >= begin:
+                    out.append((number, a, b, end if end < len(text) else None))
     return out
+
+
+def risk_factor_blocks(
+    text: str, page_starts: list[int], emphasis: dict[int, list[tuple[int, int]]] | None = None
+) -> list[tuple[int, int]]:
+    """``[(start, end)]`` in a filing's ``text`` (its pages joined, page ``k`` starting at
+    ``page_starts[k]``, numbered ``k + 1``) of each risk factor of Item 1A: from its heading
+    (:func:`risk_heading_spans`; ``emphasis``, page number → emphasised lines, used as
+    :func:`heading_emphasis` decides) to the next heading, the last one to the next Item heading or
+    the end of Item 1A's last page. ``[]`` without an Item 1A or headings."""
+    pages = [
+        (k + 1, text[s : (page_starts[k + 1] - len(PAGE_SEPARATOR)) if k + 1 < len(page_starts) else len(text)])
+        for k, s in enumerate(page_starts)
+    ]
+    sections = item_sections(pages)
+    spans = _risk_spans(pages, sections, heading_emphasis(pages, sections, emphasis or {}))
+    if not spans:
+        return []
+    starts = [page_starts[number - 1] + a for number, a, _, _ in spans]
+    number, _, _, stop = spans[-1]
+    _, last = _item_pages(sections, "Item 1A.") or (number, number)
+    if stop is not None:
+        final = page_starts[number - 1] + stop
+    else:
+        final = page_starts[last] - len(PAGE_SEPARATOR) if last < len(page_starts) else len(text)
+        for k in range(number, min(last, len(pages))):  # the next Item heading on a later page of the span
+            m = next((m for m in ITEM_LINE.finditer(pages[k][1]) if m.group(1).upper() != "1A"), None)
+            if m is not None:
+                final = page_starts[k] + m.start()
+                break
+    return list(zip(starts, [*starts[1:], max(final, starts[-1])]))
+
+
+def heading_emphasis(
+    pages: list[tuple[int, str]], sections: list[tuple[int, str]], emphasis: dict[int, list[tuple[int, int]]]
+) -> dict[int, list[tuple[int, int]]] | None:
+    """``emphasis`` (page number → its emphasised lines, ``(start, end)`` into the page's text) when the
+    filing sets its risk-factor headings in bold or italic — at least one emphasised line of Item 1A reads
+    as a heading (:func:`is_heading_sentence`) — else None: the headings are then read from the text
+    alone (a PDF, or an HTML filing that emphasises nothing in Item 1A)."""
+    span = _item_pages(sections, "Item 1A.")
+    if span is None or not emphasis:
+        return None
+    first, last = span
+    for number, text in pages:
+        if first <= number <= last and any(is_heading_sentence(text[a:b]) for a, b in emphasis.get(number, [])):
+            return emphasis
+    return None
+
+
+#: A line longer than this (characters) is a paragraph of its own (an HTML filing's text has a line per
+#: paragraph); a PDF's text layer wraps its paragraphs into shorter lines.
+WRAPPED_LINE_CHARS = 250
+#: A wrapped line shorter than this share of its page's width (the 90th percentile of its line lengths) that
+#: ends a sentence ends its paragraph.
+SHORT_LINE_SHARE = 0.85
+_LINE = re.compile(r"[^\n]+")
+_PARAGRAPH_END = (".", ":", "?", "!", ".”", '."', ";")
+_NOTE_LINE = re.compile(r"^\s*NOTE\s+\d{1,2}\b", _I)
+
+
+def paragraph_starts(text: str, page_starts: list[int]) -> list[int]:
+    """Offsets in a filing's ``text`` (its pages joined, page ``k`` starting at ``page_starts[k]``) where a
+    paragraph starts, in order, beginning with 0.
+
+    A line starts one when the line before it ends a sentence (``.``, ``:``, ``?``, ``!``, ``;``) and is
+    either longer than :data:`WRAPPED_LINE_CHARS` (a paragraph per line: HTML) or short of
+    :data:`SHORT_LINE_SHARE` of its page's width (the last line of a paragraph wrapped by a PDF's text
+    layer); a bulleted line and an Item or Note heading always do. A caption ("Respirator Mask/Asbestos
+    Litigation": no end mark) stays with the paragraph it heads. A paragraph runs on across a page break
+    unless the page's last line ends one."""
+    starts = [0]
+    bounds = [*page_starts[1:], len(text)] if page_starts else [len(text)]
+    previous: tuple[str, int] | None = None  # the last line so far and its page's width
+    for first, end in zip(page_starts or [0], bounds):
+        lines = list(_LINE.finditer(text, first, end))
+        if not lines:
+            continue
+        lengths = sorted(len(m.group(0)) for m in lines)
+        width = lengths[int(0.9 * (len(lengths) - 1))]
+        for m in lines:
+            line = m.group(0)
+            if previous is not None and m.start() > starts[-1]:
+                before, before_width = previous
+                ends = before.endswith(_PARAGRAPH_END) and (
+                    len(before) > WRAPPED_LINE_CHARS or len(before) < SHORT_LINE_SHARE * before_width
+                )
+                if ends or _BULLET.match(line) or ITEM_LINE.match(line) or _NOTE_LINE.match(line):
+                    starts.append(m.start())
+            previous = (line.rstrip(), width)
+    return starts
 
 
 def _item_pages(sections: list[tuple[int, str]], prefix: str) -> tuple[int, int] | None:
@@ -526,6 +744,76 @@ def filing_flags(text: str) -> dict[str, bool | str | None]:
     }
 
 
+#: 8-K Items that are red flags by themselves (SEC Form 8-K General Instructions, Items 1.05, 4.01, 4.02).
+_RED_ITEMS = {
+    "1.05": ("cybersecurity_incident", "8-K Item 1.05: a material cybersecurity incident"),
+    "4.01": ("auditor_change", "8-K Item 4.01: a change of the registrant's certifying accountant"),
+    "4.02": (
+        "non_reliance",
+        "8-K Item 4.02: previously issued financial statements should no longer be relied upon",
+    ),
+}
+_ITEM_LINE = re.compile(r"^[ \t]*Item\s+(\d\.\d{2})\.?[ \t]*([A-Z][^\n]{0,150})", _I | re.M)
+_COVENANT = re.compile(
+    r"(?:not\s+(?:be\s+)?in\s+compliance\s+with|breach(?:ed|es)?\s+(?:of\s+)?|violat(?:ed|ion\s+of)|"
+    r"default\s+under|waiver\s+of)\s+(?:[\w,-]+\s+){0,8}?(?:financial\s+)?covenants?"
+    r"|covenants?\s+(?:were|was)\s+(?:breached|waived|violated)",
+    _I,
+)
+_DEBT_WORDS = re.compile(
+    r"\b(?:credit|loan|indenture|facilit(?:y|ies)|lenders?|notes|debt|borrowings?|financial\s+maintenance)\b", _I
+)
+_COVENANT_NEGATED = re.compile(r"\b(?:no|not\s+aware|if|could|may|might|would|any\s+future|in\s+the\s+event)\b", _I)
+
+
+def red_flags(pages: list[tuple[int, str]]) -> list[RedFlag]:
+    """The red flags of a filing's pages (``[(1-based number, text)]``), each with its evidence and page:
+    a going-concern doubt and a material weakness as :func:`filing_flags` reads them; an 8-K's Items 1.05,
+    4.01 and 4.02 (their heading line); a debt covenant breach or waiver stated as fact, in a sentence about
+    credit, loans, notes or lenders (not conditional: "if we fail to comply with our covenants" is a risk
+    factor, not a breach; an employee's restrictive covenant is no debt covenant). At most one per flag,
+    the first."""
+    out: dict[str, RedFlag] = {}
+    for number, text in pages:
+        for m in _GOING_CONCERN.finditer(text):
+            sentence = _sentence_around(text, m.start())
+            lead = sentence[: m.start() - _sentence_start(text, m.start()) + 1]
+            if "going_concern" not in out and not _NEGATED.search(lead):
+                out["going_concern"] = RedFlag(
+                    flag="going_concern",
+                    reason="substantial doubt about the ability to continue as a going concern (PCAOB AS 2415)",
+                    evidence=sentence.strip()[:500],
+                    page=number,
+                )
+        for m in _WEAKNESS.finditer(text):
+            sentence = _sentence_around(text, m.start())
+            if (
+                "material_weakness" not in out
+                and _WEAK_ASSERTED.search(sentence)
+                and not re.search(r"\b(?:no|not\s+identif|did\s+not|if|may|could)\b", sentence, _I)
+            ):
+                out["material_weakness"] = RedFlag(
+                    flag="material_weakness",
+                    reason="a material weakness in internal control over financial reporting (S-K Item 308)",
+                    evidence=sentence.strip()[:500],
+                    page=number,
+                )
+        for m in _ITEM_LINE.finditer(text):
+            flag = _RED_ITEMS.get(m.group(1))
+            if flag and flag[0] not in out:
+                out[flag[0]] = RedFlag(flag=flag[0], reason=flag[1], evidence=m.group(0).strip(), page=number)
+        for m in _COVENANT.finditer(text):
+            sentence = _sentence_around(text, m.start())
+            if "covenant_breach" not in out and _DEBT_WORDS.search(sentence) and not _COVENANT_NEGATED.search(sentence):
+                out["covenant_breach"] = RedFlag(
+                    flag="covenant_breach",
+                    reason="a debt covenant breached, or waived by the lenders",
+                    evidence=sentence.strip()[:500],
+                    page=number,
+                )
+    return list(out.values())
+
+
 def _sentence_start(text: str, pos: int) -> int:
     return max(text.rfind(". ", 0, pos) + 2, text.rfind("\n\n", 0, pos) + 2, 0)
 
@@ -536,11 +824,16 @@ def _sentence_around(text: str, pos: int) -> str:
     return text[start : end if end >= 0 else len(text)]
 
 
-def summarize_pages(pages: list[tuple[int, str]]) -> FilingSummary:
+def summarize_pages(
+    pages: list[tuple[int, str]], emphasis: dict[int, list[tuple[int, int]]] | None = None
+) -> FilingSummary:
     """The :class:`FilingSummary` of a filing's pages (``[(1-based number, text)]``): Item
-    sections, risk-factor headings, flags and one key figure per name (the first statement page
-    that has it, which is the primary statement in a 10-K's Item 8)."""
+    sections, risk-factor headings, flags, red flags with their evidence and one key figure per name (the first statement page
+    that has it, which is the primary statement in a 10-K's Item 8). ``emphasis``: page number → the
+    page's lines set in bold or italic (an HTML filing), used for the risk-factor headings when the
+    filing emphasises them (:func:`heading_emphasis`)."""
     sections = item_sections(pages)
+    heads = risk_factor_headings(pages, sections, heading_emphasis(pages, sections, emphasis or {}))
     firsts: dict[KeyFigureName, KeyFigure] = {}
     figures = key_figures(pages)
     for fig in [f for f in figures if f.statement != "earnings table"] + [
@@ -549,16 +842,52 @@ def summarize_pages(pages: list[tuple[int, str]]) -> FilingSummary:
         firsts.setdefault(fig.name, fig)
     return FilingSummary(
         sections=sections,
-        risk_headings=risk_headings(pages, sections),
+        risk_headings=[h for _, h in heads],
+        risk_heading_pages=[page for page, _ in heads],
         flags=filing_flags("\n\n".join(t for _, t in pages)),
         key_figures=list(firsts.values()),
+        red_flags=red_flags(pages),
     )
 
 
 @task(name="summarize-filing", task_run_name=for_document("summarize-filing"), cache_policy=NO_CACHE)
 def summarize_document(document: ExtractedDocument) -> FilingSummary:
-    """Prefect task: :func:`summarize_pages` of an extracted filing."""
-    return summarize_pages([(p.number, p.text) for p in document.pages])
+    """Prefect task: :func:`summarize_pages` of an extracted filing. An inline XBRL filing's key figures
+    are its own facts for its own period (:func:`tasks.review.facts.key_figures_from_facts`); figures it
+    does not tag are read from its statements as for a PDF, except a figure whose facts could not be used
+    (:func:`tasks.review.facts.fact_problems`: no figure rather than one read around the filer's own
+    tags; the reasons are kept in ``fact_problems``)."""
+    summary = summarize_pages([(p.number, p.text) for p in document.pages], document_emphasis(document))
+    if not document.facts:
+        return summary
+    from tasks.review.facts import fact_problems, key_figures_from_facts
+
+    tagged = key_figures_from_facts(document)
+    names = {f.name for f in tagged}
+    problems = fact_problems(document)
+    # a figure whose facts are unusable is not read from the statement text either: never a guess
+    blocked = {name for name, _ in problems if name is not None and name not in names}
+    summary.key_figures = tagged + [f for f in summary.key_figures if f.name not in names | blocked]
+    summary.fact_problems = [reason for _, reason in problems][:MAX_FACT_PROBLEMS]
+    return summary
+
+
+#: Most fact problems a filing's summary keeps (the report says how many it shows).
+MAX_FACT_PROBLEMS = 20
+
+
+def document_emphasis(document: ExtractedDocument) -> dict[int, list[tuple[int, int]]]:
+    """Page number → the page's lines set in bold or italic (``(start, end)`` into its text); only pages that
+    have any (none for a PDF)."""
+    return {p.number: p.emphasised_spans() for p in document.pages if p.emphasis}
+
+
+def figure_name(line: str) -> KeyFigureName | None:
+    """The key figure a statement line states, from its label (:data:`FIGURE_LINES`), or None."""
+    for name, (_, patterns) in _COMPILED.items():
+        if any(rx.match(line) for rx in patterns):
+            return name
+    return None
 
 
 def page_chunks(
@@ -567,11 +896,15 @@ def page_chunks(
     page_starts: list[int],
     budget: int,
     sections: list[tuple[int, str]] | None = None,
+    emphasis: dict[int, list[tuple[int, int]]] | None = None,
 ) -> list[Chunk]:
     """Page-aligned chunks of a filing: whole pages packed up to ``budget`` characters (a longer
     page is a chunk of its own), so a statement page's heading is always in the chunk with its
     lines. ``page_starts`` are the pages' offsets in the document text; ``heading`` is the Item
-    section of the chunk's first page; every chunk has ``profile == "filing"``."""
+    section of the chunk's first page; every chunk has ``profile == "filing"``. ``emphasis``: page
+    number → the page's lines set in bold or italic, when the filing sets its risk-factor headings so
+    (:func:`heading_emphasis`): each chunk's :attr:`Chunk.emphasis` holds its pages' lines (offsets
+    into the chunk's text); None leaves every chunk's ``emphasis`` None (headings read from the text)."""
     summary = FilingSummary(sections=sections or [])
     chunks: list[Chunk] = []
     group: list[int] = []
@@ -586,6 +919,13 @@ def page_chunks(
         for t in texts[:-1]:
             pos += len(t) + 2
             offsets.append(pos)
+        marked = None
+        if emphasis is not None:
+            marked = [
+                (start + a, start + b)
+                for i, start in zip(group, [0, *offsets])
+                for a, b in emphasis.get(pages[i][0], [])
+            ]
         chunks.append(
             Chunk(
                 document_sha256=sha256,
@@ -598,6 +938,7 @@ def page_chunks(
                 heading=summary.section_at(pages[first][0]),
                 page_offsets=offsets,
                 profile="filing",
+                emphasis=marked,
             )
         )
         group.clear()
@@ -615,7 +956,8 @@ def page_chunks(
 
 @task(name="chunk-filing", task_run_name=for_document("chunk"), cache_policy=NO_CACHE)
 def chunk_filing(document: ExtractedDocument, budget: int, sections: list[tuple[int, str]]) -> list[Chunk]:
-    """Prefect task: :func:`page_chunks` of an extracted filing (``budget`` in characters)."""
-    return page_chunks(
-        document.sha256, [(p.number, p.text) for p in document.pages], document.page_starts(), budget, sections
-    )
+    """Prefect task: :func:`page_chunks` of an extracted filing (``budget`` in characters), with its
+    emphasised lines when it sets its risk-factor headings in bold or italic (:func:`heading_emphasis`)."""
+    pages = [(p.number, p.text) for p in document.pages]
+    emphasis = heading_emphasis(pages, sections, document_emphasis(document))
+    return page_chunks(document.sha256, pages, document.page_starts(), budget, sections, emphasis)

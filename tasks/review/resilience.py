@@ -365,6 +365,7 @@ def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
     try:
         from prefect.client.orchestration import get_client
         from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+        from prefect.exceptions import ObjectAlreadyExists
 
         with get_client(sync_client=True) as client:
             try:
@@ -372,11 +373,14 @@ def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
             except Exception:
                 current = None
             if current is None:
-                client.create_global_concurrency_limit(
-                    GlobalConcurrencyLimitCreate(
-                        name=policy.concurrency_limit_name, limit=policy.llm_concurrency, active=True
+                try:
+                    client.create_global_concurrency_limit(
+                        GlobalConcurrencyLimitCreate(
+                            name=policy.concurrency_limit_name, limit=policy.llm_concurrency, active=True
+                        )
                     )
-                )
+                except ObjectAlreadyExists:  # another run (worker) created it meanwhile
+                    pass
             elif current.limit != policy.llm_concurrency or not current.active:
                 client.update_global_concurrency_limit(
                     policy.concurrency_limit_name,
@@ -386,7 +390,7 @@ def ensure_concurrency_limit(policy: ResiliencePolicy) -> bool:
             _limits_ready.add(policy.concurrency_limit_name)
         return True
     except Exception as exc:
-        logger.warning("could not set the LLM concurrency limit: %s", exc)
+        logger.warning("could not set the LLM concurrency limit: %s", exc or type(exc).__name__)
         return False
 
 

@@ -320,6 +320,42 @@ def page_flags_of(document: ExtractedDocument) -> dict[str, Any]:
     return flags
 
 
+def unit_labels(document: ExtractedDocument) -> dict[int, str]:
+    """``{unit number: locator label}`` of the document's units whose label is not the plain
+    ``"page N"`` (OCR'd pages, every DOCX paragraph); see :meth:`schemas.documents.Locator.label`."""
+    out = {}
+    for page in document.pages:
+        label = page.where().label()
+        if label != f"page {page.number}":
+            out[page.number] = label
+    return out
+
+
+def structure_of(document: ExtractedDocument) -> dict[str, Any]:
+    """The ``documents.structure`` JSON: ``{"locators": {"<unit>": label}, "changes": [...],
+    "comments": [...]}`` (changes and comments as :class:`schemas.documents.TrackedChange` and
+    :class:`schemas.documents.Comment` dicts, each with its ``locator`` label added), plus for EDGAR
+    documents ``"edgar"`` (its own part header), ``"parts"`` (a submission's other documents) and
+    ``"exhibit_links"`` (the exhibit files its index links to) when present."""
+    labels = unit_labels(document)
+
+    def where(unit: int) -> str:
+        return labels.get(unit) or document.locator_of(unit).label()
+
+    out: dict[str, Any] = {
+        "locators": {str(k): v for k, v in labels.items()},
+        "changes": [{**c.model_dump(mode="json"), "locator": where(c.unit)} for c in document.changes],
+        "comments": [{**c.model_dump(mode="json"), "locator": where(c.unit)} for c in document.comments],
+    }
+    if document.edgar:
+        out["edgar"] = dict(document.edgar)
+    if document.parts:
+        out["parts"] = [dict(p) for p in document.parts]
+    if document.exhibit_links:
+        out["exhibit_links"] = list(document.exhibit_links)
+    return out
+
+
 class _NoEmptyTraceback(logging.Filter):
     """Prefect logs a task run that returned a ``Failed`` state (:func:`save_document_outcome` for a
     failed document) with ``exc_info=True`` and no exception in flight, which the log prints as a
@@ -362,9 +398,11 @@ def save_document_outcome(
                 pages=outcome.pages,
                 page_flags=flags,
                 first_seen_at=utcnow(),
+                kind=doc.kind.value if doc else None,
+                structure=structure_of(doc) if doc else None,
             )
             # Keep what an earlier extraction learnt when this run skipped extraction.
-            update = ["pages", "page_flags"] if doc is not None else []
+            update = ["pages", "page_flags", "kind", "structure"] if doc is not None else []
             upsert(session, DocumentRow, [row], keys=["sha256"], update=update)
         upsert(
             session,
@@ -435,8 +473,12 @@ def save_findings(
     model: str,
     prompt_version: str,
     checked: list[CheckedFinding],
+    locators: dict[int, str] | None = None,
 ) -> int:
     """Insert fact-checked findings and their checks; returns the number of distinct findings.
+
+    ``locators`` (:func:`unit_labels`) give a finding's ``locator`` from its ``page`` (the unit it was
+    grounded on); units not in it are ``"page N"``.
 
     A finding already stored (same natural key) keeps its row, updated to this review's
     summary, risk, page, values and verdict; its checks are refreshed. Every finding is also
@@ -467,6 +509,7 @@ def save_findings(
             verdict=cf.verdict.value,
             run_id=run_id,
             created_at=utcnow(),
+            locator=(locators or {}).get(f.page) or f"page {f.page}",
         )
         observed.append(
             dict(
@@ -489,7 +532,7 @@ def save_findings(
                 FindingRow,
                 rows[i : i + 200],
                 keys=["finding_key"],
-                update=["summary", "risk", "page", "stated_page", "values", "verdict"],
+                update=["summary", "risk", "page", "stated_page", "values", "verdict", "locator"],
             )
         for i in range(0, len(observed), 200):
             upsert(

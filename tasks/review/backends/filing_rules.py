@@ -300,9 +300,12 @@ class FilingRules:
     docstring). Stateless and thread-safe; makes no calls."""
 
     def review_chunk(self, chunk: Chunk) -> ChunkReview:
-        """Findings of ``chunk``: key figures of its statement pages, Form 8-K Item headings and at
-        most one finding per (topic, sentence) elsewhere; returns a :class:`ChunkReview` with
-        ``outcome == ok`` and no calls. An empty chunk has no findings."""
+        """Findings of ``chunk``: key figures of its statement pages, Form 8-K Item headings, one
+        ``risk_factor`` finding per risk-factor heading of Item 1A (its quote and summary the heading;
+        :func:`tasks.review.filing.risk_heading_spans`, from the chunk's emphasised lines when it has
+        them) and at most one finding per (topic, sentence) elsewhere — no ``legal_proceedings``
+        sentence within Item 1A (a risk factor's words, reported by its heading); returns a
+        :class:`ChunkReview` with ``outcome == ok`` and no calls. An empty chunk has no findings."""
         text = chunk.text
         findings: list[FilingFinding] = []
         if not text.strip():
@@ -330,7 +333,8 @@ class FilingRules:
                         risk=Risk.low,
                         evidence=line[:MAX_EVIDENCE_CHARS],
                         page=chunk.page_at(s),
-                        summary=f"{label}{f' ({period})' if period else ''}: {f.raw.lstrip('$ ')} {shown_unit}{sign}, "
+                        summary=f"{label}{f' ({f.period or period})' if f.period or period else ''}: "
+                        f"{f.raw.lstrip('$ ')} {shown_unit}{sign}, "
                         f"from the {kind} statement.",
                         values=[FindingValue(name="figure", value=f.raw)],
                     )
@@ -352,33 +356,40 @@ class FilingRules:
                 )
             )
             seen.add((topic, m.start()))
-        section = chunk.heading or ""
+        section = chunk.heading or ""  # the section of the last Item heading on or before the first page
+        first = list(ITEM_LINE.finditer(text[starts[0] : ends[0]]))
+        # the top of the first page is in Item 1A when the chunk's section is, or when Item 1A ends on it
+        top = first[0].group(1).upper() == "1B" if first else section.startswith("Item 1A")
+        in_1a: list[tuple[int, bool]] = [(0, top)]  # (offset, whether Item 1A starts or ends there)
         for a, b in zip(starts, ends):
             page_text = text[a:b]
             items = list(ITEM_LINE.finditer(page_text))
+            if len(items) <= 4:  # more is a table of contents
+                in_1a += [(a + m.start(), m.group(1).upper() == "1A") for m in items]
             begin = 0
-            if items and not section.startswith("Item 1A"):  # Item 1A may start on this page
+            if items:
                 at = [m for m in items if m.group(1).upper() == "1A"]
-                begin = at[-1].end() if at else len(page_text)
-            elif items:  # Item 1A may end on this page
-                after = [m for m in items if m.group(1).upper() != "1A"]
-                page_text = page_text[: after[0].start()] if after else page_text
-            if items or section.startswith("Item 1A"):
-                for s, e in risk_heading_spans(page_text):
+                if at:  # Item 1A starts on this page
+                    begin = at[-1].end()
+                elif not (top or items[0].group(1).upper() == "1B"):  # neither in Item 1A nor where it ends
+                    begin = len(page_text)
+                after = [m for m in items if m.group(1).upper() != "1A" and m.start() >= begin]
+                page_text = page_text[: after[0].start()] if after else page_text  # Item 1A ends here
+            if items or top:
+                marked = (
+                    None
+                    if chunk.emphasis is None
+                    else [(x - a, y - a) for x, y in chunk.emphasis if a <= x and y <= a + len(page_text)]
+                )
+                for s, e in risk_heading_spans(page_text, marked):
                     if s >= begin:
                         findings.append(
-                            self._finding(
-                                chunk,
-                                T.risk_factor,
-                                a + s,
-                                a + e,
-                                "Risk factor (Item 1A): " + " ".join(text[a + s : a + e].split())[:200],
-                                [],
-                            )
+                            self._finding(chunk, T.risk_factor, a + s, a + e, " ".join(text[a + s : a + e].split()), [])
                         )
                         seen.add((T.risk_factor, a + s))
             for m in items:
                 section = f"Item {m.group(1).upper()}"
+            top = section.startswith("Item 1A")  # the next page's top
         folded_chunk = _fold(text)
         rules = [
             (topic, rx, exclude, SENTENCE_RULE_WORDS[topic])
@@ -398,6 +409,8 @@ class FilingRules:
                 hit = rx.search(sentence)
                 if hit is None or (exclude is not None and exclude.search(sentence)) or (topic, a) in seen:
                     continue
+                if topic is T.legal_proceedings and _in_item_1a(in_1a, a):
+                    continue  # a risk factor's words on litigation, not a proceeding: the risk factor's finding
                 seen.add((topic, a))
                 values = (
                     _amounts(sentence[:MAX_EVIDENCE_CHARS])
@@ -435,6 +448,17 @@ class FilingRules:
             page=chunk.page_at(a),
             values=values,
         )
+
+
+def _in_item_1a(marks: list[tuple[int, bool]], offset: int) -> bool:
+    """Whether chunk ``offset`` is under Item 1A (Risk Factors): ``marks`` are ``(offset, is Item 1A)`` of
+    the chunk's start and of each Item heading in it, in order."""
+    inside = False
+    for at, is_1a in marks:
+        if at > offset:
+            break
+        inside = is_1a
+    return inside
 
 
 def _page_index(starts: list[int], offset: int) -> int:

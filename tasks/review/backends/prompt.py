@@ -246,7 +246,13 @@ def _fixed_instructions() -> str:
         "sentences, so the same clause may be seen twice; record it each time its evidence sentence is complete in "
         "the passage, and skip a sentence that is cut off at the start or end of the passage (the neighbouring "
         "passage holds it whole). A heading alone ('12. Termination') is never evidence; quote the operative "
-        "sentence under it.",
+        "sentence under it. When a passage is introduced by 'Section:', that is the heading it starts under "
+        "('15.3 LIMITATION OF LIABILITY'): read the passage as part of that section, but quote only the passage.",
+        "",
+        "Where clauses are: the operative sections and the exhibits agree the terms. The title, the preamble, the "
+        "recitals ('WHEREAS ...') and the signature block ('IN WITNESS WHEREOF ...') name the parties, the "
+        "document and its dates, and may describe earlier agreements: record Parties, Document Name and the dates "
+        "from them, but no other category.",
         "",
         "Layout artefacts: the text comes from PDFs. Words may run together ('theSupplier'), be hyphenated across "
         "lines ('receiv-\\nables'), contain ligatures or stray spaces, and running headers, footers and page numbers "
@@ -395,8 +401,9 @@ def prefix_tokens_estimate(mode: str = "tool") -> int:
 
 
 def render_chunk(chunk: Chunk, document_name: str, mode: str = "tool") -> str:
-    """The user message for one chunk: page markers at page starts, inside a data block, then
-    the ask for ``mode`` (a ``record_findings`` call, or the findings JSON)."""
+    """The user message for one chunk: the section heading it starts under (``Section: '12.3
+    Limitation of Liability'``, when the chunker found one), page markers at page starts, inside a
+    data block, then the ask for ``mode`` (a ``record_findings`` call, or the findings JSON)."""
     parts, pos = [], 0
     page = chunk.page_start
     parts.append(f"<page {page}>\n")
@@ -407,8 +414,10 @@ def render_chunk(chunk: Chunk, document_name: str, mode: str = "tool") -> str:
         pos = off
     parts.append(chunk.text[pos:])
     body = "".join(parts).replace("</document>", "<\\/document>")
+    section = f"Section: {' '.join(chunk.heading.split())[:120]!r}\n" if chunk.heading else ""
     return (
-        f"Document: {document_name!r}, passage {chunk.index + 1} (pages {chunk.page_start}-{chunk.page_end}).\n"
+        section
+        + f"Document: {document_name!r}, passage {chunk.index + 1} (pages {chunk.page_start}-{chunk.page_end}).\n"
         f"<document>\n{body}\n</document>\n"
         + (
             f"Call {REVIEW_TOOL_NAME} with the findings of this passage."

@@ -1,0 +1,549 @@
+"""Deciding in the browser: ``docreview report serve`` with approve / reject on the report.
+
+The served report is rendered from the database on each request that follows a new decision
+(:func:`tasks.observe.report.build_report` and :func:`~tasks.observe.report.render_html`, the same
+functions ``docreview review`` writes ``report.html`` with), so a decision shows on reload in the
+finding's row, and a decided finding or absence leaves "Needs attention", exactly as in the next
+run's report. Rendering a 2-document run takes about 0.03 s; the page is cached until the
+decision table or the run's ``report.json`` changes. The plots are the run's own: copied from the
+static ``report.html`` (recomputing them takes matplotlib about 1.5 s and would show later runs in
+the trend).
+
+The server adds to the rendered page, never to the files on disk (``report.html`` stays the
+run's static record):
+
+* under each finding's ``docreview decide <id>`` hint (or its decision line), a form: reviewer's
+  name, an optional note, **Approve** / **Reject**, and a link to the source at its locator;
+* under each document's heading, a panel with its absences (``A<n>``) and playbook results, each
+  with the same form. A playbook result's decision is recorded on the findings it lists — the
+  decision store (``reviewer_decisions``) holds findings and absences only, a rule's status is
+  recomputed from its findings by the next run, and ``docreview queue`` already says "a deviation
+  rests on findings, which are decided by their ids". A result with no finding is decided on the
+  document's absence of that clause when there is one.
+
+Every decision goes through :func:`cli.queue.record_decision` (the function ``docreview decide``
+calls): same table, same history, the latest decision wins, repeating the latest is a no-op. The
+reviewer's name is kept in the decision's note (``by <name>`` or ``by <name>: <note>``) — the
+table has no reviewer column — and ``decided_at`` is the time. Decisions through one server are
+serialised by a lock: two reviewers deciding the same finding at once get decisions #n and #n+1
+(both kept, the later one wins) rather than one of them silently dropped by the store's
+``ON CONFLICT DO NOTHING`` on ``(target_key, seq)``.
+
+Security (OWASP Cross-Site Request Forgery Prevention Cheat Sheet: synchronizer token bound to a
+session; verifying the ``Origin`` header as defence in depth; ``SameSite=Strict`` cookies; OWASP
+Clickjacking Defense Cheat Sheet: ``frame-ancestors 'none'``):
+
+* a per-server secret (32 random bytes, new at every start); the page carries
+  ``HMAC-SHA256(secret, session cookie)`` in each form; a POST whose token is missing, or was made
+  for another session or by an earlier server (stale), is 403 and nothing is written;
+* a POST whose ``Origin`` is not this server is 403;
+* the page is sent with a Content-Security-Policy allowing no script at all (the forms are plain
+  HTML) and no framing;
+* with a password (:attr:`schemas.settings.Settings.report_password`), every request needs HTTP
+  Basic auth (RFC 7617; any user name). ``docreview report serve`` refuses to bind to a
+  non-loopback address without one;
+* a source file is served only when it is a local file that a document of the run came from and
+  its SHA-256 is still the document's; a PDF inline (``#page=N`` opens it at the finding's page),
+  anything else as a download in a sandbox. Sources in S3 (or moved since the run) are named,
+  not linked: a ``file://`` link from an ``http://`` page is blocked by browsers.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import html
+import http.cookies
+import ipaddress
+import json
+import os
+import re
+import secrets
+import threading
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+#: Cookie holding the browser's session id (random; the CSRF token is bound to it).
+SESSION_COOKIE = "docreview_session"
+#: Cookie remembering the reviewer's name between decisions.
+REVIEWER_COOKIE = "docreview_reviewer"
+#: Largest accepted form body, bytes.
+MAX_FORM_BYTES = 64 * 1024
+#: Longest reviewer name and note, characters.
+MAX_REVIEWER_CHARS = 80
+MAX_NOTE_CHARS = 2000
+#: Name of the setting that a non-loopback bind needs.
+PASSWORD_SETTING = "DOCREVIEW_REPORT_PASSWORD"
+
+#: Content-Security-Policy of a live report: no script, no plugin, no framing; the report's own
+#: inline styles and data: plot images; forms post only to this server.
+PAGE_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+
+_ID = re.compile(r"^(?:[Aa]\d+|\d+)$")
+_REPORT_PATH = re.compile(r"^/(?:runs/([A-Za-z0-9._-]+)/)?report\.html$")
+_SOURCE_PATH = re.compile(r"^/source/([A-Za-z0-9._-]+)/([0-9a-f]{64})$")
+
+_STYLE = """<style>
+ form.dr-decide{display:flex;flex-wrap:wrap;gap:4px;align-items:center;margin:6px 0 2px;font-size:12.5px}
+ form.dr-decide input{font:inherit;padding:2px 6px;border:1px solid #c9d1dc;border-radius:4px}
+ form.dr-decide input[name=reviewer]{width:9em} form.dr-decide input[name=note]{flex:1;min-width:10em}
+ form.dr-decide button{font:inherit;padding:2px 10px;border-radius:4px;border:1px solid #9aa5b4;cursor:pointer}
+ form.dr-decide button[value=approve]{background:#dff3e4} form.dr-decide button[value=reject]{background:#fde2e1}
+ .dr-source{font-size:12px} .dr-panel{background:#f6f7f9;border:1px solid #dde2e8;border-radius:6px;padding:6px 10px;margin:8px 0}
+ .dr-panel h3{font-size:13px;margin:2px 0 4px} .dr-item{border-top:1px solid #e3e7ec;padding:4px 0} .dr-item:first-of-type{border-top:0}
+ .dr-bar{background:#e4e9f7;border:1px solid #b9c5e6;padding:6px 12px;border-radius:6px;margin-bottom:14px;font-size:13px}
+</style>"""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (as given to ``--host``) is a loopback address: ``localhost``,
+    ``127.0.0.0/8`` or ``::1``. ``0.0.0.0``, ``::`` and every other name or address are not
+    (they can be reached from other machines)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def csrf_token(secret: bytes, session: str) -> str:
+    """The CSRF token of browser session ``session`` on the server holding ``secret``:
+    ``HMAC-SHA256(secret, session)`` as 64 hex digits (OWASP CSRF Prevention Cheat Sheet,
+    synchronizer token pattern; an HMAC so the server keeps no per-session state)."""
+    return hmac.new(secret, session.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def reviewer_note(reviewer: str, note: str | None) -> str:
+    """The note stored with a browser decision: ``by <reviewer>`` or ``by <reviewer>: <note>``
+    (``reviewer_decisions`` has no reviewer column; the name travels in the note)."""
+    note = (note or "").strip()
+    return f"by {reviewer}: {note}" if note else f"by {reviewer}"
+
+
+def clean_reviewer(raw: str) -> str:
+    """A reviewer's name as typed, on one line: control characters dropped, spaces collapsed,
+    at most :data:`MAX_REVIEWER_CHARS` characters ("" when nothing is left)."""
+    text = "".join(ch if ch.isprintable() else " " for ch in raw)
+    return " ".join(text.split())[:MAX_REVIEWER_CHARS]
+
+
+@dataclass
+class DecideState:
+    """What a deciding report server shares between its request threads.
+
+    ``database_url``: where decisions are written (None: read-only, no forms); ``password``:
+    asked through HTTP Basic auth on every request when set; ``secret``: the per-server CSRF
+    secret (new at every start, so a page from an earlier server is stale)."""
+
+    folder: Path
+    database_url: str | None = None
+    password: SecretStr | None = None
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    placeholder: str = field(default_factory=lambda: "dr-" + secrets.token_hex(16))
+    decide_lock: threading.Lock = field(default_factory=threading.Lock)
+    render_lock: threading.Lock = field(default_factory=threading.Lock)
+    pages: dict[str, tuple[tuple[Any, ...], str]] = field(default_factory=dict)
+    hashes: dict[tuple[str, int, int], str] = field(default_factory=dict)
+
+    # -- placeholders substituted per request (the rendered page is shared between sessions) --
+    @property
+    def csrf_slot(self) -> str:
+        return self.placeholder + "-csrf"
+
+    @property
+    def reviewer_slot(self) -> str:
+        return self.placeholder + "-reviewer"
+
+
+class DecisionError(Exception):
+    """A decision that cannot be recorded: ``status`` (400, 403, 404, 503) and a message for the
+    reviewer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def report_run(report_dir: Path) -> dict[str, Any] | None:
+    """The ``run`` object of ``report_dir/report.json`` plus its documents' ``{sha256: source}``
+    as ``run["sources"]``; None when the file is missing or unreadable."""
+    try:
+        data = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
+        run = dict(data["run"])
+        run["sources"] = {d["sha256"]: d["source"] for d in data.get("documents", []) if d.get("sha256")}
+        str(run["id"])
+        return run
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def decisions_version(database_url: str) -> tuple[int, int]:
+    """``(count, largest id)`` of ``reviewer_decisions``: changes with every decision written
+    (by this server, ``docreview decide`` or another server), so it keys the page cache."""
+    from sqlalchemy import func
+    from sqlmodel import Session, select
+
+    from schemas.tables import ReviewerDecision
+    from tasks.store.persist import get_engine
+
+    with Session(get_engine(database_url)) as session:
+        count, top = session.exec(select(func.count(), func.max(ReviewerDecision.id))).one()
+    return int(count or 0), int(top or 0)
+
+
+def live_page(state: DecideState, report_dir: Path, back: str) -> str | None:
+    """The report of ``report_dir`` rendered from the database with the decision forms, CSRF and
+    reviewer fields as :class:`DecideState` placeholders; cached until a decision is written or
+    ``report.json`` changes. None when there is no database, no readable ``report.json``, or the
+    database does not hold the run (the caller then serves the static file)."""
+    if state.database_url is None:
+        return None
+    run = report_run(report_dir)
+    if run is None:
+        return None
+    try:
+        stamp = (run["id"], (report_dir / "report.json").stat().st_mtime_ns, decisions_version(state.database_url))
+    except OSError:
+        return None
+    key = str(report_dir)
+    with state.render_lock:
+        cached = state.pages.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        from tasks.observe.report import build_report, render_html
+
+        try:
+            report = build_report(
+                state.database_url, run["id"], bool(run.get("offline")), run.get("playbook"), run.get("endpoint")
+            )
+        except KeyError:
+            return None
+        page = render_html(report)
+        page = _with_static_plots(page, report_dir / "report.html")
+        page = decorate(page, report, run["id"], back, state)
+        state.pages[key] = (stamp, page)
+        return page
+
+
+def warm_up(state: DecideState, report_dir: Path) -> None:
+    """Render ``report_dir``'s report once (opens and migrates the database, loads the report
+    code: about 2 s) so the first reviewer does not wait; a failure is left for that request."""
+    try:
+        live_page(state, report_dir, "/report.html")
+    except Exception:  # the first request reports it
+        return
+
+
+def _with_static_plots(page: str, static: Path) -> str:
+    """``page`` with the run's own plots section copied from its static ``report.html``."""
+    try:
+        text = static.read_text(encoding="utf-8")
+    except OSError:
+        return page
+    plots = re.search(r'<section class="plots">.*?</section>', text, re.S)
+    if plots is None or '<section class="plots">' in page:
+        return page
+    at = page.find('<section class="doc"')
+    at = at if at >= 0 else page.find("</main>")
+    return page if at < 0 else page[:at] + plots.group(0) + "\n" + page[at:]
+
+
+def _form(state: DecideState, ids: list[str], back: str, label: str) -> str:
+    """One decision form for the items ``ids`` (a finding, an absence, or a playbook result's findings)."""
+    esc = html.escape
+    return (
+        f'<form class="dr-decide" method="post" action="/decide" aria-label="{esc(label)}">'
+        f'<input type="hidden" name="csrf" value="{state.csrf_slot}">'
+        f'<input type="hidden" name="id" value="{esc(",".join(ids))}">'
+        f'<input type="hidden" name="back" value="{esc(back)}">'
+        f'<input name="reviewer" value="{state.reviewer_slot}" placeholder="your name" required '
+        f'maxlength="{MAX_REVIEWER_CHARS}" aria-label="reviewer\'s name" title="reviewer\'s name">'
+        f'<input name="note" placeholder="note (optional)" maxlength="{MAX_NOTE_CHARS}" aria-label="note">'
+        '<button type="submit" name="decision" value="approve">Approve</button>'
+        '<button type="submit" name="decision" value="reject">Reject</button></form>'
+    )
+
+
+def source_link(run_id: str, document: dict[str, Any], page: int | None) -> str:
+    """HTML for a link to ``document``'s source at ``page``: ``/source/<run>/<sha256>#page=N`` for
+    a local file (``#page`` for a PDF only), else the source named without a link (S3, or gone)."""
+    source = str(document.get("source") or "")
+    sha = document.get("sha256") or ""
+    where = f" at page {page}" if page else ""
+    if not source or not sha or "://" in source:
+        return f'<div class="dr-source">source: <code>{html.escape(source)}</code>{where} (not served: not a local file)</div>'
+    if not Path(source).is_file():
+        return f'<div class="dr-source">source: <code>{html.escape(source)}</code> (not found on this machine)</div>'
+    anchor = f"#page={page}" if page and source.lower().endswith(".pdf") else ""
+    href = f"/source/{urllib.parse.quote(run_id, safe='')}/{sha}{anchor}"
+    return f'<div class="dr-source"><a href="{html.escape(href)}" target="_blank" rel="noopener">open the source{where}</a></div>'
+
+
+def _decided(decision: dict[str, Any] | None) -> str:
+    if not decision:
+        return "undecided"
+    done = {"approve": "approved", "reject": "rejected"}.get(decision["decision"], decision["decision"])
+    return done + (f" — {decision['note']}" if decision.get("note") else "")
+
+
+def decorate(page: str, report: dict[str, Any], run_id: str, back: str, state: DecideState) -> str:
+    """``page`` (the rendered report of ``report``) with the decision controls: a form and a source
+    link in each finding's row, a panel of absences and playbook results under each document's
+    heading, a bar saying how decisions are kept. Items the page does not show are left alone."""
+    esc = html.escape
+    for anchor, document in enumerate(report["documents"], 1):
+        for f in document.get("findings") or []:
+            fid = str(f["id"])
+            extra = _form(state, [fid], back, f"decide finding {fid}") + source_link(run_id, document, f.get("page"))
+            page = _after_hint(page, fid, extra)
+        items: list[str] = []
+        absences = document.get("absences") or []
+        for a in absences:
+            items.append(
+                f'<div class="dr-item">Missing {esc(a["clause_label"])} <code>{esc(a["id"])}</code>'
+                + (f" (the playbook wants it absent: rule {esc(a['wanted_by'])})" if a.get("wanted_by") else "")
+                + f" · {esc(_decided(a.get('decision')))}"
+                + _form(state, [a["id"]], back, f"decide absence {a['id']}")
+                + "</div>"
+            )
+        by_id = {str(f["id"]): f for f in document.get("findings") or []}
+        for r in document.get("playbook") or []:
+            ids = [str(i) for i in r.get("finding_ids") or [] if str(i) in by_id]
+            target = ids
+            what = "; ".join(f"finding {i}: {_decided(by_id[i].get('decision'))}" for i in ids)
+            if not ids:
+                absent = [a for a in absences if a["clause_type"] == r.get("clause")]
+                target = [absent[0]["id"]] if absent else []
+                what = f"absence {absent[0]['id']}: {_decided(absent[0].get('decision'))}" if absent else ""
+            line = (
+                f'<div class="dr-item">Playbook rule <b>{esc(str(r["rule"]))}</b>: {esc(str(r["status"]))}'
+                f" ({esc(str(r['severity']))})"
+            )
+            if target:
+                line += f" · decides {esc(what)}" + _form(state, target, back, f"decide playbook rule {r['rule']}")
+            else:
+                line += " · no finding or absence to decide"
+            items.append(line + "</div>")
+        if items:
+            panel = (
+                '<div class="dr-panel"><h3>Decide: missing clauses and playbook results</h3>'
+                '<p class="sub">A playbook result is decided on the findings it rests on (or the absence); '
+                "the next run applies the rule again.</p>" + "".join(items) + "</div>"
+            )
+            page = _after_doc_heading(page, anchor, panel)
+    bar = (
+        '<div class="dr-bar">Decide here: approve or reject each finding, missing clause and playbook result. '
+        "Decisions go to the review database with your name and the time (as <code>docreview decide</code>); "
+        "the latest wins and the history is kept (<code>docreview queue --gold FILE</code>).</div>"
+    )
+    page = page.replace("</head>", _STYLE + "</head>", 1)
+    return re.sub(r"<main>", lambda m: m.group(0) + bar, page, count=1)
+
+
+def _after_hint(page: str, fid: str, extra: str) -> str:
+    """Insert ``extra`` after finding ``fid``'s decide hint or decision line, inside its row
+    (``<tr id="f-<id>">``); as a row of its own after it when neither is found."""
+    start = page.find(f'<tr id="f-{fid}"')
+    if start < 0:
+        return page
+    end = page.find("</tr>", start)
+    if end < 0:
+        return page
+    row = page[start:end]
+    hint = re.search(r'<div class="(?:cmd|decision)">.*?</div>', row, re.S)
+    if hint is not None:
+        at = start + hint.end()
+        return page[:at] + extra + page[at:]
+    at = end + len("</tr>")
+    return page[:at] + f'<tr class="dr-row"><td colspan="9">{extra}</td></tr>' + page[at:]
+
+
+def _after_doc_heading(page: str, anchor: int, panel: str) -> str:
+    """Insert ``panel`` after the heading (and its summary line) of document section ``doc-<anchor>``."""
+    start = page.find(f'<section class="doc" id="doc-{anchor}">')
+    if start < 0:
+        return page
+    head = re.compile(r'</h2>\s*(?:<div class="sub">.*?</div>)?', re.S).search(page, start)
+    nxt = page.find("<section", start + 1)
+    if head is None or (nxt >= 0 and head.start() > nxt):
+        return page
+    return page[: head.end()] + panel + page[head.end() :]
+
+
+def fill(page: str, state: DecideState, token: str, reviewer: str) -> str:
+    """The cached page for one request: its CSRF token and the reviewer's name (escaped) in place."""
+    return page.replace(state.csrf_slot, token).replace(state.reviewer_slot, html.escape(reviewer, quote=True))
+
+
+def parse_ids(raw: str) -> list[str]:
+    """The item ids of a form's ``id`` field (``"12"``, ``"A3"``, ``"12,15"``), normalised
+    (``a3`` → ``A3``). Raises :class:`DecisionError` (400) for an empty or malformed list."""
+    ids = [p.strip() for p in raw.split(",") if p.strip()]
+    if not ids or len(ids) > 200 or not all(_ID.match(i) for i in ids):
+        raise DecisionError(
+            400, f"not a finding id: {raw[:60]!r} (a number from the report, or A<n> for an absence): nothing recorded"
+        )
+    return [i.upper() for i in ids]
+
+
+def record(state: DecideState, ids: list[str], decision: str, reviewer: str, note: str) -> list[tuple[str, int, bool]]:
+    """Record ``decision`` by ``reviewer`` on every item of ``ids`` through
+    :func:`cli.queue.record_decision`; all ids are checked first, so an unknown one writes
+    nothing. Returns ``[(id, decision seq, created)]``.
+
+    Raises :class:`DecisionError`: 503 without a database, 400 for a bad decision or a missing
+    name, 404 for an id the database does not hold."""
+    from sqlmodel import Session
+
+    from cli.queue import DECISIONS, _resolve, record_decision
+    from tasks.store.persist import get_engine
+
+    if state.database_url is None:
+        raise DecisionError(503, "this server has no review database (start it with --db): nothing recorded")
+    if decision not in DECISIONS:
+        raise DecisionError(400, "decision must be approve or reject: nothing recorded")
+    if not reviewer:
+        raise DecisionError(400, "enter your name (the reviewer) with the decision: nothing recorded")
+    if len(note) > MAX_NOTE_CHARS:
+        raise DecisionError(400, f"the note is longer than {MAX_NOTE_CHARS} characters: nothing recorded")
+    with state.decide_lock:
+        with Session(get_engine(state.database_url)) as session:
+            for item in ids:
+                try:
+                    _resolve(session, item)
+                except KeyError as exc:
+                    raise DecisionError(404, f"{exc.args[0]}: nothing recorded") from None
+        out = []
+        for item in ids:
+            row, created = record_decision(state.database_url, item, decision, reviewer_note(reviewer, note))
+            out.append((item, row.seq, created))
+    return out
+
+
+def source_file(state: DecideState, run_id: str, sha: str) -> Path | None:
+    """The local file document ``sha`` of run ``run_id`` was read from, when the run's report is in
+    the folder, the file still exists and its SHA-256 is still ``sha``; else None."""
+    if run_id in (".", ".."):
+        return None
+    candidates = [state.folder / "runs" / run_id, state.folder]
+    for report_dir in candidates:
+        run = report_run(report_dir)
+        if run is None or run["id"] != run_id or sha not in run["sources"]:
+            continue
+        source = str(run["sources"][sha])
+        if "://" in source:
+            return None
+        path = Path(source)
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        if not path.is_file():
+            return None
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        digest = state.hashes.get(key)
+        if digest is None:
+            h = hashlib.sha256()
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            digest = state.hashes[key] = h.hexdigest()
+        return path if hmac.compare_digest(digest, sha) else None
+    return None
+
+
+def authorised(state: DecideState, header: str | None) -> bool:
+    """Whether an ``Authorization`` header passes: always without a password; else HTTP Basic
+    (RFC 7617) with any user name and the password (compared in constant time)."""
+    if state.password is None:
+        return True
+    if not header or not header.lower().startswith("basic "):
+        return False
+    try:
+        raw = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    _, sep, given = raw.partition(":")
+    return bool(sep) and hmac.compare_digest(given.encode("utf-8"), state.password.get_secret_value().encode("utf-8"))
+
+
+def cookies(header: str | None) -> dict[str, str]:
+    """A ``Cookie`` header as ``{name: value}`` (values URL-decoded); a malformed header is empty."""
+    jar = http.cookies.SimpleCookie()
+    try:
+        jar.load(header or "")
+    except http.cookies.CookieError:
+        return {}
+    return {k: urllib.parse.unquote(m.value) for k, m in jar.items()}
+
+
+def same_origin(origin: str | None, host: str | None) -> bool:
+    """Whether a request's ``Origin`` header names this server (``Host``); a request without an
+    ``Origin`` passes (older clients, curl) — the CSRF token still has to match."""
+    if not origin:
+        return True
+    if origin == "null" or not host:
+        return False
+    return urllib.parse.urlsplit(origin).netloc.lower() == host.lower()
+
+
+def message_page(title: str, message: str, back: str = "/report.html") -> bytes:
+    """A small HTML page saying what happened, with a link back to the report."""
+    return (
+        "<!doctype html><meta charset='utf-8'><title>docreview: "
+        + html.escape(title)
+        + "</title><style>body{font:15px system-ui,sans-serif;margin:32px;max-width:760px}</style>"
+        + f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p>"
+        + f"<p><a href='{html.escape(back)}'>Back to the report</a></p>"
+    ).encode("utf-8")
+
+
+def report_dir_of(folder: Path, path: str) -> Path | None:
+    """The report folder a request path shows (``/report.html`` → ``folder``,
+    ``/runs/<id>/report.html`` → ``folder/runs/<id>``), or None for any other path."""
+    m = _REPORT_PATH.match(path)
+    if m is None:
+        return None
+    if m.group(1) is None:
+        return folder
+    if m.group(1) in (".", ".."):
+        return None
+    return folder / "runs" / m.group(1)
+
+
+def safe_back(raw: str) -> str:
+    """Where to send the browser after a decision: ``raw`` when it is a report path of this server
+    (never another site: no open redirect), else ``/report.html``."""
+    return raw if _REPORT_PATH.match(raw or "") else "/report.html"
+
+
+def source_path_match(path: str) -> tuple[str, str] | None:
+    """``(run id, sha256)`` of a ``/source/<run id>/<sha256>`` request path, else None."""
+    m = _SOURCE_PATH.match(path)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def new_session() -> str:
+    """A fresh random browser-session id (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def content_type(path: Path) -> str:
+    """MIME type a source file is sent with: ``application/pdf`` for a PDF, else
+    ``application/octet-stream`` (sent as a download)."""
+    return "application/pdf" if path.suffix.lower() == ".pdf" else "application/octet-stream"
+
+
+def file_size(path: Path) -> int:
+    """Size of ``path`` in bytes."""
+    return os.stat(path).st_size

@@ -57,7 +57,9 @@ _QUIET_ENV = {
     # The flow run's log keeps what an operator reads (documents not reviewed, breaker changes,
     # run summary) instead of one "Finished in state Completed()" line per task run.
     "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL": "WARNING",
-    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "60",
+    # Prefect's temporary server takes about 10 s to start on two cores; on a loaded machine it has
+    # taken over 60 s, and a run that cannot reach it fails before it reads a document.
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
 }
 
 

@@ -727,6 +727,43 @@ def test_a_finding_the_model_is_sure_is_not_its_category_is_dismissed_not_reject
     assert relative_support(checked, _floors())[0] is checked[0]  # no dismissal bound: none dismissed
 
 
+def test_a_category_s_own_dismissal_bound_dismisses_more_of_that_category_only():
+    from tasks.check.support import dismissed, relative_support
+
+    model = _floors().model_copy(update={"dismiss_below": 0.003, "category_dismiss_below": {"insurance": 0.05}})
+    assert model.dismissal_bound("insurance") == 0.05 and model.dismissal_bound("audit_rights") == 0.003
+    checked = [
+        _scored("Lunch is served at noon.", C.insurance, 0.02, model, 0),  # below insurance's own bound
+        _scored("Books are kept at noon.", C.audit_rights, 0.02, model, 1),  # above the global bound
+        _scored("Insurance as customary.", C.insurance, 0.06, model, 2),  # above insurance's bound
+    ]
+    reasons = [checks_of(cf)["support"].reason for cf in relative_support(checked, model)]
+    assert dismissed(reasons[0]) and "below the dismissal bound 0.05" in reasons[0]
+    assert not dismissed(reasons[1]) and not dismissed(reasons[2])
+    only_categories = model.model_copy(update={"dismiss_below": 0.0})  # a category bound alone also dismisses
+    assert dismissed(checks_of(relative_support(checked[:1], only_categories)[0])["support"].reason)
+
+
+def test_a_category_s_dismissal_bound_is_chosen_where_its_doubted_findings_are_rarely_real():
+    from benchmarks.train_support import category_dismissal_row, choose_category_dismissal
+
+    rule = {"threshold": 0.5, "category_floor": {}}
+
+    def rec(cat: str, score: float, real: bool, doc: int) -> dict:
+        return {"doc": f"d{doc}", "cat": cat, "score": score, "overlap": real, "flagged": False}
+
+    # Revenue sharing: 20 doubted findings below 0.02, 1 of them real; 10 more at 0.04, all real.
+    records = [rec("revenue_profit_sharing", 0.001 * (i + 1), i == 0, i) for i in range(20)]
+    records += [rec("revenue_profit_sharing", 0.04, True, 100 + i) for i in range(10)]
+    # License grant: 20 doubted findings below 0.02, half of them real: no bound of its own.
+    records += [rec("license_grant", 0.001 * (i + 1), i % 2 == 0, i) for i in range(20)]
+    bounds = choose_category_dismissal(records, rule, floor=0.003, precision=0.9, min_dismissed=15)
+    assert bounds == {"revenue_profit_sharing": 0.03}
+    row = category_dismissal_row(records, rule, 0.003, bounds)
+    assert (row["dismissed"], row["real_lost"]) == (20 + 2, 1 + 1)  # 20 revenue + license's 2 below 0.003
+    assert choose_category_dismissal(records, rule, floor=0.003, min_dismissed=25) == {}
+
+
 def test_the_section_tells_a_cap_from_a_carve_out_from_the_cap():
     """Issue 33, item 3: under a "Limitation of Liability" heading the shipped model supports a cap on the
     amount recoverable as Cap On Liability and reads the carve-out from the cap as Uncapped Liability, not

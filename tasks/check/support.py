@@ -19,9 +19,9 @@ Three parts, applied in this order by :func:`check_support`:
    and stored in :data:`MODEL_FILE` (see :meth:`SupportModel.save` for the format). The
    *support score* is the probability of the claimed category. Below the model's ``threshold``
    the finding is ``needs_review``: "quote reads as <best category>, not <claimed>" (or
-   "reads as no CUAD clause" when ``none`` wins). Below the model's ``dismiss_below`` the finding is
-   *dismissed by the fact-check* (:func:`dismiss`): the report lists it last, not among the
-   findings to look at.
+   "reads as no CUAD clause" when ``none`` wins). Below the model's dismissal bound for the category
+   (:meth:`SupportModel.dismissal_bound`) the finding is *dismissed by the fact-check* (:func:`dismiss`):
+   the report lists it last, not among the findings to look at.
 
 Source of the labels: CUAD v1 ``master_clauses.csv`` (The Atticus Project, CC BY 4.0).
 """
@@ -244,7 +244,8 @@ class SupportModel(BaseModel):
     ``trained_on`` and ``held_out`` describe the split and its figures. ``version`` names the model's
     features (``support-v1``: the quote; ``support-v2``: the quote and its section headings, with
     ``reads_heading``); ``dismiss_below``: a finding the support check doubts whose score is below this
-    is dismissed by the fact-check (:func:`relative_support`; 0: none is).
+    is dismissed by the fact-check (:func:`relative_support`; 0: none is); ``category_dismiss_below``
+    maps a category value to a higher bound of its own (:meth:`dismissal_bound`).
 
     The vocabulary and weights live in arrays (``vocabulary_size`` terms × ``len(classes)``
     classes; weights in units of 1/:data:`WEIGHT_SCALE`, as ``int16``). Build a model either with
@@ -264,6 +265,7 @@ class SupportModel(BaseModel):
     version: str = "support-v1"
     reads_heading: bool = False
     dismiss_below: float = 0.0
+    category_dismiss_below: dict[str, float] = Field(default_factory=dict)
 
     _index: dict[str, int] = PrivateAttr(default_factory=dict)
     _idf: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros(0))
@@ -291,6 +293,12 @@ class SupportModel(BaseModel):
         self._idf, self._weights = idf, weights
         self.terms = {}  # the arrays hold it now
         return self
+
+    def dismissal_bound(self, category: str) -> float:
+        """The support score (probability 0..1) below which a doubted finding of ``category`` (a
+        :class:`ClauseType` value) is dismissed: the larger of ``dismiss_below`` and the category's own
+        bound in ``category_dismiss_below`` (both chosen out-of-fold by ``benchmarks.train_support``)."""
+        return max(self.dismiss_below, self.category_dismiss_below.get(category, 0.0))
 
     @property
     def vocabulary_size(self) -> int:
@@ -574,27 +582,27 @@ def relative_support(
 
 def dismiss(checked: list[CheckedFinding], model: SupportModel | None) -> list[CheckedFinding]:
     """Findings whose ``support`` check doubts them on the model's score alone (a reason that starts
-    "quote reads as …") with a score below ``model.dismiss_below``: their support reason starts with
-    :data:`DISMISSED_REASON` (verdict unchanged, ``needs_review``). ``dismiss_below`` is chosen on
-    out-of-fold scores of the training contracts so that at least 0.9 of the findings it dismisses are
+    "quote reads as …") with a score below their category's bound (:meth:`SupportModel.dismissal_bound`:
+    ``model.dismiss_below``, or the category's own ``category_dismiss_below``): their support reason
+    starts with :data:`DISMISSED_REASON` (verdict unchanged, ``needs_review``). The bounds are chosen on
+    out-of-fold scores of the training contracts so that at least 0.9 of the findings each dismisses are
     no labelled clause of their category (``python -m benchmarks.train_support``). Others unchanged."""
-    if model is None or model.dismiss_below <= 0:
+    if model is None or (model.dismiss_below <= 0 and not model.category_dismiss_below):
         return checked
     out = []
     for cf in checked:
         s = _support_result(cf)
+        bound = model.dismissal_bound(cf.finding.clause_type.value)
         if (
             s is None
             or s.score is None
             or s.verdict is not Verdict.needs_review
             or not s.reason.startswith(_READS_AS)
-            or s.score >= model.dismiss_below
+            or s.score >= bound
         ):
             out.append(cf)
             continue
-        result = s.model_copy(
-            update={"reason": f"{DISMISSED_REASON}{s.reason} — below the dismissal bound {model.dismiss_below:g}"}
-        )
+        result = s.model_copy(update={"reason": f"{DISMISSED_REASON}{s.reason} — below the dismissal bound {bound:g}"})
         checks = [result if c.name == "support" else c for c in cf.checks]
         out.append(dataclasses.replace(cf, checks=checks))
     return out

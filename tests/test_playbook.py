@@ -232,6 +232,29 @@ def test_deviations_unknowns_and_decisions(sample_playbook):
     assert evaluate_document(sample_playbook, filing) == []  # a contract playbook does not judge an SEC filing
 
 
+def test_a_quote_the_fact_check_dismissed_does_not_show_a_clause_the_playbook_forbids(sample_playbook):
+    """A high-severity "Uncapped Liability" deviation resting on a quote the fact-check dismissed (the
+    support model is confident it is no such clause) is no deviation: the clause counts as not found, and
+    the reason names the dismissed finding. A reviewer's approval brings it back; a rule that reads its
+    clause's value stays unknown on a dismissed heading (the clause it reads may be there, missed)."""
+    reason = "dismissed by the fact-check: quote reads as Cap On Liability, not Uncapped Liability (support 0.01)"
+
+    def dismissed(fid: int, clause: str, quote: str, decision: str | None = None) -> dict:
+        f = finding(fid, clause, quote, verdict="needs_review", support="needs_review", decision=decision)
+        f["checks"][1]["reason"] = reason
+        return f
+
+    carve_out = "IN NO EVENT SHALL EITHER PARTY BE LIABLE FOR CONSEQUENTIAL DAMAGES"
+    got = statuses(sample_playbook, [dismissed(5, "uncapped_liability", carve_out)])
+    assert got["no-uncapped-liability"][:2] == ("pass", [])
+    assert "finding(s) 5 dismissed by the fact-check" in got["no-uncapped-liability"][2]
+    approved = statuses(sample_playbook, [dismissed(5, "uncapped_liability", carve_out, decision="approve")])
+    assert approved["no-uncapped-liability"][:2] == ("deviation", [5])
+    heading = dismissed(3, "notice_period_to_terminate_renewal", "4.3 Survival.")
+    heading["checks"][1]["reason"] = "dismissed by the fact-check: quote is a heading only: no clause text under it"
+    assert statuses(sample_playbook, [heading])["renewal-notice"][:2] == ("unknown", [3])
+
+
 def test_a_finding_a_reviewer_approved_counts_as_confirmed_evidence(sample_playbook):
     """The fact-check doubted the quote (support not verified), a reviewer approved it: the rule judges it
     (the 120 days break the 90-day limit) instead of waiting for a reviewer again."""

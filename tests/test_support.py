@@ -727,6 +727,27 @@ def test_a_finding_the_model_is_sure_is_not_its_category_is_dismissed_not_reject
     assert relative_support(checked, _floors())[0] is checked[0]  # no dismissal bound: none dismissed
 
 
+def test_a_heading_only_quote_is_dismissed_and_no_verifier_answer_settles_it():
+    from tasks.check.support import dismissed, relative_support
+
+    model = _floors()
+    heading = _scored("12.1 Waiver of Jury Trial.", C.audit_rights, 0.2, model, 0)
+    heading.checks[1] = CheckResult(
+        name="support", verdict=Verdict.needs_review, score=0.2, reason="quote is a heading only"
+    )
+    heading.verdict = Verdict.needs_review
+    doubted = _scored("Records shall be kept.", C.audit_rights, 0.2, model, 1)  # above every bound
+    for m in (model, None):  # the heading rule needs no model
+        out = relative_support([heading, doubted], m)
+        reason = checks_of(out[0])["support"].reason
+        assert dismissed(reason) and reason.endswith(
+            "quote is a heading only: no clause text under it states Audit Rights"
+        )
+        assert out[0].verdict is Verdict.needs_review and out[1] is doubted
+    yes = CheckResult(name="verifier", verdict=Verdict.verified, reason="verifier: supported")
+    assert overall_verdict([checks_of(out[0])["support"], yes]) is Verdict.needs_review
+
+
 def test_a_category_s_own_dismissal_bound_dismisses_more_of_that_category_only():
     from tasks.check.support import dismissed, relative_support
 

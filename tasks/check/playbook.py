@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from schemas.playbook import Expectation, Playbook, PlaybookRule, RuleStatus
 from schemas.taxonomy import ClauseType, label
 from tasks.check.redactions import REDACTED_REASON, is_redacted
-from tasks.check.support import heading_only, negation
+from tasks.check.support import dismissed, heading_only, negation
 from tasks.check.values import Kind, Value, extract_values, find_durations, find_money, find_redactions
 
 #: Verdicts whose findings can be evidence (the fact-check did not reject them).
@@ -521,6 +521,14 @@ def _rejected_by_reviewer(finding: dict[str, Any]) -> bool:
     return str((finding.get("decision") or {}).get("decision", "")).startswith("reject")
 
 
+def _dismissed_by_fact_check(finding: dict[str, Any]) -> bool:
+    """A finding the fact-check dismissed (:func:`tasks.check.support.dismissed`: a heading only, or a
+    quote the support model is confident is not its clause) that no reviewer approved."""
+    return not _approved_by_reviewer(finding) and any(
+        c["name"] == "support" and dismissed(str(c.get("reason") or "")) for c in finding.get("checks") or []
+    )
+
+
 def _approved_by_reviewer(finding: dict[str, Any]) -> bool:
     return str((finding.get("decision") or {}).get("decision", "")).startswith("approve")
 
@@ -596,8 +604,12 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
     Such unconfirmed evidence may show a ``deviation`` (the reason says the support check did not
     confirm the quote, and a reviewer looks at it anyway) but never a ``pass``: that becomes
     ``unknown``, so no rule passes on a quote nobody confirmed. Findings that are only headings
-    or negations of the clause make the result ``unknown``. A reason names the findings a
-    reviewer rejected.
+    or negations of the clause make the result ``unknown``. For a rule that expects its clause
+    absent, findings the fact-check dismissed (:func:`_dismissed_by_fact_check`: the quote is a heading
+    only, or the support model is confident it is not the clause) are no evidence unless a reviewer
+    approved them: with nothing else, the clause counts as not found. (For other rules such a finding
+    still makes the result ``unknown``: the clause the rule reads may be there, missed.) A reason names
+    the findings a reviewer rejected or the fact-check dismissed.
 
     Returns ``{rule, clause, expect, status: pass|deviation|unknown, severity, reason,
     finding_ids}``. ``limit`` is the rule's read limit (:func:`read_limit`), for duration and
@@ -606,11 +618,21 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
     rejected = [
         f["id"] for f in document.get("findings") or [] if f["clause_type"] == clause and _rejected_by_reviewer(f)
     ]
+    # A clause the playbook expects absent is not shown present by a quote the fact-check dismissed.
+    set_aside = [
+        f["id"]
+        for f in document.get("findings") or []
+        if rule.expect is Expectation.absent
+        and f["clause_type"] == clause
+        and not _rejected_by_reviewer(f)
+        and _dismissed_by_fact_check(f)
+    ]
     mine = [
         f
         for f in document.get("findings") or []
         if f["clause_type"] == clause
         and not _rejected_by_reviewer(f)
+        and f["id"] not in set_aside
         and (f["verdict"] in _TRUSTED or _approved_by_reviewer(f))
     ]
     evidence = [f for f in mine if supported(f) or _approved_by_reviewer(f)]
@@ -634,6 +656,8 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
         where = f" in the {examined} examined chunk(s)" if examined else " in the reviewed document"
         if rejected:
             where += f" (finding(s) {', '.join(str(i) for i in rejected)} rejected by a reviewer)"
+        if set_aside:
+            where += f" (finding(s) {', '.join(str(i) for i in set_aside)} dismissed by the fact-check)"
         status = rule.when_absent()
         meaning = {
             RuleStatus.passed: "nothing to check",

@@ -48,7 +48,7 @@ from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
 from schemas.taxonomy import CUAD_LABELS, ClauseType
-from tasks.check.verdicts import overall_verdict
+from tasks.check.verdicts import DISMISSED_REASON, overall_verdict
 from tasks.runnames import for_document
 from tasks.textnorm import match_form
 
@@ -459,7 +459,7 @@ def assess(finding: Finding, model: SupportModel | str | None = "default", headi
         score = probs[cat.value]
         best = max(probs, key=probs.__getitem__)
     if cat not in NAME_CATEGORIES and heading_only(quote):
-        return Support(score, best, "quote is a heading only")
+        return Support(score, best, HEADING_ONLY)
     neg = negation(quote, cat)
     if neg:
         return Support(score, best, f"quote negates the clause ({neg!r})")
@@ -559,11 +559,12 @@ CATEGORY_WORDING: dict[str, re.Pattern[str]] = {c: re.compile(p, re.I) for c, (p
 WORDING_HINT: dict[str, str] = {c: hint for c, (_, hint) in _WORDING.items()}
 
 
-#: Start of the reason of a support check whose finding the fact-check dismissed: the model is confident
-#: the quote is not the claimed category (support score below the model's ``dismiss_below``). The
-#: finding keeps its verdict (``needs_review``) and stays in the report, listed after the findings to
-#: look at (:func:`tasks.observe.report.triage_tier`: tier ``dismissed``).
-DISMISSED_REASON = "dismissed by the fact-check: "
+#: A support check whose finding the fact-check dismissed has a reason that starts with
+#: :data:`DISMISSED_REASON` ("dismissed by the fact-check: "): the model is confident the quote is not
+#: the claimed category (support score below the category's dismissal bound), or the quote is a heading
+#: only. The finding keeps its verdict (``needs_review``) and stays in the report, listed after the
+#: findings to look at (:func:`tasks.observe.report.triage_tier`: tier ``dismissed``).
+HEADING_ONLY = "quote is a heading only"
 
 
 def dismissed(reason: str) -> bool:
@@ -581,31 +582,42 @@ def relative_support(
 
 
 def dismiss(checked: list[CheckedFinding], model: SupportModel | None) -> list[CheckedFinding]:
-    """Findings whose ``support`` check doubts them on the model's score alone (a reason that starts
-    "quote reads as …") with a score below their category's bound (:meth:`SupportModel.dismissal_bound`:
-    ``model.dismiss_below``, or the category's own ``category_dismiss_below``): their support reason
-    starts with :data:`DISMISSED_REASON` (verdict unchanged, ``needs_review``). The bounds are chosen on
-    out-of-fold scores of the training contracts so that at least 0.9 of the findings each dismisses are
-    no labelled clause of their category (``python -m benchmarks.train_support``). Others unchanged."""
-    if model is None or (model.dismiss_below <= 0 and not model.category_dismiss_below):
-        return checked
+    """Findings the fact-check dismisses: their support reason starts with :data:`DISMISSED_REASON`
+    (verdict unchanged, ``needs_review``; the report lists them last, not among the findings to look at).
+
+    - A quote that is a heading only (:data:`HEADING_ONLY`: "12.1 Waiver of Jury Trial." claimed as
+      Governing Law): no clause text states the category; with or without a model. On the 131 held-out
+      CUAD contracts 45 of 57 such findings are no labelled clause of their category.
+    - A finding the support check doubts on the model's score alone (a reason that starts "quote reads
+      as …") with a score below its category's bound (:meth:`SupportModel.dismissal_bound`:
+      ``model.dismiss_below``, or the category's own ``category_dismiss_below``). The bounds are chosen
+      on out-of-fold scores of the training contracts so that at least 0.9 of the findings each
+      dismisses are no labelled clause of their category (``python -m benchmarks.train_support``).
+
+    Returns new objects for dismissed findings, the others as they were, in input order."""
     out = []
     for cf in checked:
         s = _support_result(cf)
-        bound = model.dismissal_bound(cf.finding.clause_type.value)
-        if (
-            s is None
-            or s.score is None
-            or s.verdict is not Verdict.needs_review
-            or not s.reason.startswith(_READS_AS)
-            or s.score >= bound
-        ):
+        if s is None or s.verdict is not Verdict.needs_review:
             out.append(cf)
             continue
-        result = s.model_copy(update={"reason": f"{DISMISSED_REASON}{s.reason} — below the dismissal bound {bound:g}"})
-        checks = [result if c.name == "support" else c for c in cf.checks]
+        if s.reason == HEADING_ONLY:
+            reason = (
+                f"{DISMISSED_REASON}{s.reason}: no clause text under it states {_label(cf.finding.clause_type.value)}"
+            )
+        elif (
+            model is not None
+            and s.score is not None
+            and s.reason.startswith(_READS_AS)
+            and s.score < (bound := model.dismissal_bound(cf.finding.clause_type.value))
+        ):
+            reason = f"{DISMISSED_REASON}{s.reason} — below the dismissal bound {bound:g}"
+        else:
+            out.append(cf)
+            continue
+        checks = [s.model_copy(update={"reason": reason}) if c.name == "support" else c for c in cf.checks]
         out.append(dataclasses.replace(cf, checks=checks))
-    return out
+    return checked if all(a is b for a, b in zip(out, checked)) else out
 
 
 def _relative_support(

@@ -14,6 +14,16 @@ VERDICT_SEVERITY = {Verdict.verified: 0, Verdict.needs_review: 1, Verdict.unsupp
 #: Reasons of ``support`` checks that no verifier answer settles: they are read off the quote itself.
 RULE_REASONS = ("quote is a heading only", "quote negates the clause")
 
+#: Start of the reason of a ``support`` check whose finding the fact-check dismissed
+#: (:func:`tasks.check.support.dismiss`); the reason it was dismissed for follows.
+DISMISSED_REASON = "dismissed by the fact-check: "
+
+
+def rule_reason(reason: str) -> bool:
+    """Whether a ``support`` check's ``reason`` is one of :data:`RULE_REASONS`, dismissed or not."""
+    return reason.removeprefix(DISMISSED_REASON).startswith(RULE_REASONS)
+
+
 #: Checks whose ``needs_review`` no verifier answer settles: a value redacted in the filed copy
 #: (``redaction``, :mod:`tasks.check.redactions`) and a quote resting on words the OCR read with low
 #: confidence (``ocr_confidence``, :func:`tasks.check.factcheck.check_ocr_confidence`). The model
@@ -34,7 +44,7 @@ def overall_verdict(checks: list[CheckResult]) -> Verdict:
         c.name == "verifier" and c.verdict is Verdict.verified for c in checks
     )
     unsettled = any(
-        (c.name == "support" and c.reason.startswith(RULE_REASONS))
+        (c.name == "support" and rule_reason(c.reason))
         or (c.name in UNSETTLED_CHECKS and c.verdict is Verdict.needs_review)
         for c in checks
     )

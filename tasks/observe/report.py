@@ -476,7 +476,8 @@ def absence_alarms(document: dict[str, Any]) -> None:
 #: ``deviation`` (a playbook deviation rests on it), ``must_know`` (verified high-risk term),
 #: ``decide`` (the fact-check could not confirm it: needs_review, unsupported, contradicted), ``other``,
 #: ``dismissed`` (the fact-check dismissed it: the support model is confident its quote is not the
-#: clause it claims, :func:`fact_check_dismissed`; listed last, not among the findings to look at).
+#: clause it claims, or the quote is a heading only, :func:`fact_check_dismissed`; listed last, not
+#: among the findings to look at).
 TRIAGE_ORDER = {"deviation": 0, "must_know": 1, "decide": 2, "other": 3, "dismissed": 4}
 
 #: Verdicts a reviewer decides, the worst first (within one risk of the ``decide`` tier).
@@ -496,7 +497,8 @@ def triage_tier(finding: dict[str, Any]) -> str:
 
 def fact_check_dismissed(finding: dict[str, Any]) -> bool:
     """A ``needs_review`` report finding the fact-check dismissed: its ``support`` check is a dismissal
-    (:func:`tasks.check.support.dismissed`: the model is confident the quote is not the claimed clause)
+    (:func:`tasks.check.support.dismissed`: the model is confident the quote is not the claimed clause,
+    or the quote is a heading only)
     and every other check is ``verified``."""
     checks = finding.get("checks") or []
     return (

@@ -324,6 +324,8 @@ def test_a_finding_a_reviewer_approved_counts_as_confirmed_evidence(sample_playb
             "Massachusetts",
         ),
         ("governed by the laws of the United States", "United States"),
+        ("governed by the laws of the State of New\r\nYork, without regard to", "New York"),  # across a line
+        ("the laws of the District of\nColumbia", "District of Columbia"),
         ("no jurisdiction here", None),
     ],
 )

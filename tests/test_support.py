@@ -196,6 +196,34 @@ def test_two_conflicting_agreement_dates_are_flagged():
     assert all(checks_of(o)["consistency"].verdict is Verdict.verified for o in same)
 
 
+def test_a_finding_the_fact_check_dismissed_contradicts_no_other():
+    """A non-disparagement sentence claimed as Expiration Date ("five (5) years") and dismissed by the
+    fact-check is no evidence of the term: the real "one (1) year" term is not contradicted by it."""
+    from tasks.check.support import DISMISSED_REASON
+
+    def cf(ev: str, v: str, dismissed: bool) -> CheckedFinding:
+        reason = f"{DISMISSED_REASON}quote reads as Non-Disparagement, not Expiration Date (support 0.00)"
+        support = CheckResult(
+            name="support",
+            verdict=Verdict.needs_review if dismissed else Verdict.verified,
+            reason=reason if dismissed else "quote reads as Expiration Date (support 0.65)",
+        )
+        f = finding(ev, C.expiration_date, [("duration", v)])
+        verdict = Verdict.needs_review if dismissed else Verdict.verified
+        return CheckedFinding(finding=f, chunk_index=0, ordinal=0, stated_page=1, verdict=verdict, checks=[support])
+
+    real = cf("This Agreement shall remain in effect for a period of one (1) year.", "one (1) year", False)
+    junk = cf("Neither party shall disparage the other for five (5) years.", "five (5) years", True)
+    out = consistency([real, junk])
+    assert out[0].verdict is Verdict.verified
+    assert checks_of(out[0])["consistency"].reason == "the only finding stating the term length"
+    assert out[1] is junk  # the dismissed finding gets no consistency check
+    other_term = cf("This Agreement shall remain in effect for a period of five (5) years.", "five (5) years", False)
+    assert [o.verdict for o in consistency([real, other_term])] == [Verdict.contradicted, Verdict.contradicted]
+    junk = cf(other_term.finding.evidence, "five (5) years", True)  # the same sentence, dismissed
+    assert consistency([real, junk])[0].verdict is Verdict.verified
+
+
 # --- support ---------------------------------------------------------------------------------
 
 
@@ -721,7 +749,7 @@ def test_a_finding_the_model_is_sure_is_not_its_category_is_dismissed_not_reject
     ]
     out = relative_support(checked, model)
     reasons = [checks_of(cf)["support"].reason for cf in out]
-    assert dismissed(reasons[0]) and "below the dismissal bound 0.02" in reasons[0]
+    assert dismissed(reasons[0]) and "— 0.001 is below the dismissal bound 0.02" in reasons[0]
     assert not dismissed(reasons[1]) and not dismissed(reasons[2])
     assert [cf.verdict for cf in out] == [Verdict.needs_review, Verdict.needs_review, Verdict.verified]
     assert relative_support(checked, _floors())[0] is checked[0]  # no dismissal bound: none dismissed
@@ -759,7 +787,7 @@ def test_a_category_s_own_dismissal_bound_dismisses_more_of_that_category_only()
         _scored("Insurance as customary.", C.insurance, 0.06, model, 2),  # above insurance's bound
     ]
     reasons = [checks_of(cf)["support"].reason for cf in relative_support(checked, model)]
-    assert dismissed(reasons[0]) and "below the dismissal bound 0.05" in reasons[0]
+    assert dismissed(reasons[0]) and "— 0.02 is below the dismissal bound 0.05" in reasons[0]
     assert not dismissed(reasons[1]) and not dismissed(reasons[2])
     only_categories = model.model_copy(update={"dismiss_below": 0.0})  # a category bound alone also dismisses
     assert dismissed(checks_of(relative_support(checked[:1], only_categories)[0])["support"].reason)

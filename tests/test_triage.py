@@ -120,16 +120,20 @@ def test_a_finding_the_fact_check_dismissed_is_listed_last_and_not_to_look_at():
     doubted = finding(
         11, "insurance", "low", "needs_review", checks=[dict(gone["checks"][1], reason="quote reads as X")]
     )
-    also_values = _dismissed(12, "insurance")  # a value the check doubts too: still to decide
-    also_values["checks"].append({"name": "values", "verdict": "needs_review", "reason": "cannot read"})
-    ordered = triage([gone, doubted, also_values, *sample_findings()], PLAYBOOK)
-    assert ordered[-1]["id"] == 10 and ordered[-1]["triage"] == "dismissed"  # even high risk: listed last
-    assert fact_check_dismissed(gone) and not fact_check_dismissed(doubted) and not fact_check_dismissed(also_values)
-    assert not needs_attention(gone) and needs_attention(doubted) and needs_attention(also_values)
+    also_values = _dismissed(12, "insurance")  # a redaction mark on its page: not the clause, no decision
+    also_values["checks"].append({"name": "redaction", "verdict": "needs_review", "reason": "value redacted"})
+    contradicted = dict(_dismissed(14, "insurance"), verdict="contradicted")  # a check contradicts it: to decide
+    contradicted["checks"].append({"name": "values", "verdict": "contradicted", "reason": "not in the quote"})
+    ordered = triage([gone, doubted, also_values, contradicted, *sample_findings()], PLAYBOOK)
+    assert [f["id"] for f in ordered[-2:]] == [10, 12] and ordered[-1]["triage"] == "dismissed"  # listed last
+    assert fact_check_dismissed(gone) and fact_check_dismissed(also_values)
+    assert not fact_check_dismissed(doubted) and not fact_check_dismissed(contradicted)
+    assert not needs_attention(gone) and needs_attention(doubted) and not needs_attention(also_values)
+    assert needs_attention(contradicted)
     report = {"documents": [{"file_name": "a.pdf", "findings": ordered}]}
     assert 10 not in [r["id"] for r in attention_rows(report, limit=None)]
     counts = finding_counts(ordered)
-    assert counts["dismissed"] == 1 and counts["needs_review"] == 7  # still counted by its verdict
+    assert counts["dismissed"] == 2 and counts["needs_review"] == 7  # still counted by its verdict
     # a playbook deviation resting on it keeps it on the first screen
     resting = triage([_dismissed(13, "uncapped_liability")], [dict(PLAYBOOK[1], finding_ids=[13])])
     assert resting[0]["triage"] == "deviation" and needs_attention(resting[0])

@@ -21,7 +21,7 @@ from tasks.check.values import (
     compare,
     extract_values,
 )
-from tasks.check.verdicts import VERDICT_SEVERITY, overall_verdict
+from tasks.check.verdicts import DISMISSED_REASON, VERDICT_SEVERITY, overall_verdict
 from tasks.runnames import for_document
 from tasks.textnorm import match_form
 
@@ -151,7 +151,9 @@ def consistency(
     Two findings conflict when both state the term and no value of one agrees with any value of
     the other; both become ``contradicted`` and each reason points at the other finding
     (``pointer(cf)``, default: clause type, page and the start of the quote). Findings whose
-    quote was not found (``unsupported``) are not evidence and are skipped. Returns new
+    quote was not found (``unsupported``) and findings the fact-check dismissed (a ``support`` reason
+    starting with :data:`~tasks.check.verdicts.DISMISSED_REASON`: a heading only, or a quote that is
+    not the clause it claims) are not evidence and are skipped. Returns new
     :class:`CheckedFinding` objects in input order; findings stating no term are unchanged.
     """
     pointer = pointer or _default_pointer
@@ -159,7 +161,7 @@ def consistency(
     for term in TERMS:
         stated = []
         for i, cf in enumerate(checked):
-            if cf.verdict is Verdict.unsupported:
+            if cf.verdict is Verdict.unsupported or _dismissed(cf):
                 continue
             vals = _term_values(cf, term, date_order)
             if vals:
@@ -219,6 +221,10 @@ def consistency(
             )
         )
     return out
+
+
+def _dismissed(cf: CheckedFinding) -> bool:
+    return any(c.name == "support" and c.reason.startswith(DISMISSED_REASON) for c in cf.checks)
 
 
 def _merge_consistency(results: list[CheckResult]) -> CheckResult:

@@ -450,11 +450,22 @@ _POSTAL = dict(
     )
 )
 _NAMES = {n: n for n in _US_STATES + _OTHER} | _ALIASES
+
+
+def _name_pattern(name: str) -> str:
+    """``name`` as a pattern whose words may be split by any whitespace ("New\nYork" across a line)."""
+    return r"\s+".join(re.escape(w) for w in name.split())
+
+
+def _one_space(text: str) -> str:
+    return " ".join(text.split())
+
+
 _JURISDICTION_RE = re.compile(
-    r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(_NAMES, key=len, reverse=True)) + r")(?![\w])"
+    r"(?<![\w.])(?:" + "|".join(_name_pattern(n) for n in sorted(_NAMES, key=len, reverse=True)) + r")(?![\w])"
 )
 _CASELESS = re.compile(
-    r"\b(?:" + "|".join(re.escape(n) for n in sorted(_US_STATES + _OTHER, key=len, reverse=True)) + r")\b", re.I
+    r"\b(?:" + "|".join(_name_pattern(n) for n in sorted(_US_STATES + _OTHER, key=len, reverse=True)) + r")\b", re.I
 )
 #: Named only as the country around a state's law ("the laws of Delaware and of the United States").
 _NEUTRAL = {"United States"}
@@ -462,11 +473,12 @@ _NEUTRAL = {"United States"}
 
 def jurisdictions_in(text: str) -> list[tuple[int, str]]:
     """Jurisdictions named in ``text`` as ``(offset, name)``, in order; abbreviations (``N.Y.``,
-    ``UK``) only in their written case, full names in any case."""
-    found = {(m.start(), _NAMES[m.group(0)]) for m in _JURISDICTION_RE.finditer(text)}
+    ``UK``) only in their written case, full names in any case, their words split by any whitespace
+    (a name broken across a line)."""
+    found = {(m.start(), _NAMES[_one_space(m.group(0))]) for m in _JURISDICTION_RE.finditer(text)}
     for m in _CASELESS.finditer(text):
         if not any(s <= m.start() < s + len(n) + 3 for s, n in found):
-            canonical = next(n for n in _US_STATES + _OTHER if n.lower() == m.group(0).lower())
+            canonical = next(n for n in _US_STATES + _OTHER if n.lower() == _one_space(m.group(0)).lower())
             found.add((m.start(), canonical))
     return sorted(found)
 

@@ -611,7 +611,8 @@ def dismiss(checked: list[CheckedFinding], model: SupportModel | None) -> list[C
             and s.reason.startswith(_READS_AS)
             and s.score < (bound := model.dismissal_bound(cf.finding.clause_type.value))
         ):
-            reason = f"{DISMISSED_REASON}{s.reason} — below the dismissal bound {bound:g}"
+            # the score to 3 significant digits: "(support 0.02)" in the reason may round up to the bound
+            reason = f"{DISMISSED_REASON}{s.reason} — {s.score:.3g} is below the dismissal bound {bound:g}"
         else:
             out.append(cf)
             continue

@@ -498,13 +498,12 @@ def triage_tier(finding: dict[str, Any]) -> str:
 def fact_check_dismissed(finding: dict[str, Any]) -> bool:
     """A ``needs_review`` report finding the fact-check dismissed: its ``support`` check is a dismissal
     (:func:`tasks.check.support.dismissed`: the model is confident the quote is not the claimed clause,
-    or the quote is a heading only)
-    and every other check is ``verified``."""
+    or the quote is a heading only). Other checks may doubt it too (a value, a redaction mark on the
+    page, an OCR'd word): a passage that is not the clause needs no decision on its values. One that
+    a check contradicts or did not find is no ``needs_review`` finding, so never dismissed."""
     checks = finding.get("checks") or []
-    return (
-        finding["verdict"] == "needs_review"
-        and any(c["name"] == "support" and dismissed(str(c.get("reason") or "")) for c in checks)
-        and all(c["verdict"] == "verified" for c in checks if c["name"] != "support")
+    return finding["verdict"] == "needs_review" and any(
+        c["name"] == "support" and dismissed(str(c.get("reason") or "")) for c in checks
     )
 
 
@@ -822,7 +821,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <p class="sub">Clauses whose absence is itself a risk, or that the playbook expects.</p>
 <table class="missing"><tr><th>Document</th><th>Clause</th><th>Why it matters</th><th>ID</th></tr>
 {% for m in missing %}<tr><td><a href="#doc-{{ m.anchor }}">{{ m.document }}</a></td><td>{{ m.clause_label }}</td><td>{{ m.why or m.reason }} ({{ m.reason }})</td><td><code>{{ m.id }}</code></td></tr>{% endfor %}</table>{% endif %}
-{% if dismissed_rows %}<details class="dismissed"><summary>Dismissed by the fact-check ({{ dismissed_rows|length }}): the support model is confident the quote is not the clause claimed; listed last in each document's findings</summary>
+{% if dismissed_rows %}<details class="dismissed"><summary>Dismissed by the fact-check ({{ dismissed_rows|length }}): the quote is a heading only, or the support model is confident it is not the clause claimed; listed last in each document's findings</summary>
 <table><tr><th>Document</th><th>Clause claimed</th><th>Why dismissed</th><th>Where</th><th>ID</th></tr>
 {% for r in dismissed_rows %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td><a href="#f-{{ r.id }}">{{ r.clause }}</a></td><td>{{ r.why }}</td><td>{{ r.locator }}</td><td><code>{{ r.id }}</code></td></tr>{% endfor %}</table></details>{% endif %}
 {% if not_found %}<details class="not-found"><summary>Not found, for information ({{ not_found|length }}): usually the favourable or neutral position</summary>
@@ -885,7 +884,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
     {% if f.comments %}<ul class="checks comments">{% for c in f.comments %}<li><b>comment</b> ({{ c.author or "unknown" }}{% if c.date %}, {{ c.date[:10] }}{% endif %}): {{ c.text }}{% if c.anchor %} — on <q>{{ c.anchor }}</q>{% endif %}</li>{% endfor %}</ul>{% endif %}
     {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision|decided }}</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
     {% else %}<div class="cmd"><code>docreview decide {{ f.id }} approve|reject</code></div>{% endif %}</td>
-   <td>{{ f.locator or f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}{% if f.triage == "dismissed" %}<br><span class="weak" title="the support model is confident the quote is not this clause">dismissed by the fact-check</span>{% endif %}</td></tr>
+   <td>{{ f.locator or f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}{% if f.triage == "dismissed" %}<br><span class="weak" title="a heading only, or the support model is confident the quote is not this clause">dismissed by the fact-check</span>{% endif %}</td></tr>
  {% endfor %}</table></details>
  {% endif %}
 </section>

@@ -362,3 +362,36 @@ def test_a_failed_document_s_concluding_task_run_is_failed_and_the_flow_run_is_n
     assert failed == ["save-outcome · broken.pdf"]  # the document's failure, once; nothing else failed
     sample_name = next(n for n in by_name if n.startswith("save-outcome · sample_"))
     assert by_name[sample_name].state.is_completed()
+
+
+def test_docreview_s_prefect_defaults_are_set_before_the_checks_import_prefect(tmp_path):
+    """The start-up checks import Prefect (the support model's task) before prepare_environment runs,
+    and Prefect reads its settings once, when imported: the temporary server had Prefect's 20 s to
+    start instead of docreview's 90, and a run on a loaded machine failed "Timed out while attempting to
+    connect to ephemeral Prefect API server" after 20 s. The console entry sets the defaults first."""
+    code = (
+        "import sys\n"
+        "from cli.launch import set_prefect_defaults\n"
+        "set_prefect_defaults()\n"
+        "assert 'prefect' not in sys.modules\n"
+        "import tasks.check.support\n"
+        "from prefect.settings import get_current_settings\n"
+        "print(get_current_settings().server.ephemeral.startup_timeout_seconds)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(tmp_path / "home"))
+    run = [sys.executable, "-c", code]
+    done = subprocess.run(
+        run, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1], timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["90"]
+    without = subprocess.run(  # the same import without the defaults: Prefect's own 20 s
+        [sys.executable, "-c", code.replace("set_prefect_defaults()\n", "")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=120,
+    )
+    assert without.stdout.split() == ["20"], without.stderr

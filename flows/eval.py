@@ -340,13 +340,18 @@ class TriageTally:
     :func:`tasks.observe.report.needs_attention`) and ``to_look_at_real`` (of those, the ones whose quote
     is a labelled span of the category they claim, :func:`tasks.observe.evaluate.evidence_overlaps`);
     ``matched`` (findings that are a labelled span of their category) and ``clauses_found`` (distinct
-    labelled spans some finding is)."""
+    labelled spans some finding is); ``categories_found`` (labelled (contract, category) pairs some
+    finding is a span of) and ``categories_shown`` (of those, the pairs where such a finding is
+    verified or among the findings to look at: the first screen or the key findings assert or ask
+    about the clause, rather than only the document's full list)."""
 
     contracts: int = 0
     to_look_at: int = 0
     to_look_at_real: int = 0
     matched: int = 0
     clauses_found: int = 0
+    categories_found: int = 0
+    categories_shown: int = 0
 
     def scores(self) -> dict[str, float | int | None]:
         """``to_look_at_precision`` (share real), ``to_look_at_per_contract`` and
@@ -358,6 +363,9 @@ class TriageTally:
             "to_look_at_precision": self.to_look_at_real / self.to_look_at if self.to_look_at else None,
             "to_look_at_per_contract": self.to_look_at / self.contracts if self.contracts else None,
             "findings_per_labelled_clause": self.matched / self.clauses_found if self.clauses_found else None,
+            "labelled_categories_shown": (
+                self.categories_shown / self.categories_found if self.categories_found else None
+            ),
         }
 
 
@@ -368,6 +376,8 @@ def tally_triage(findings: list[dict[str, Any]], spans: dict[ClauseType, list[st
 
     tally.contracts += 1
     found: set[tuple[ClauseType, int]] = set()
+    categories: set[ClauseType] = set()
+    shown: set[ClauseType] = set()
     for f in findings:
         try:
             cat = ClauseType(f["clause_type"])
@@ -383,7 +393,12 @@ def tally_triage(findings: list[dict[str, Any]], spans: dict[ClauseType, list[st
         if hits:
             tally.matched += 1
             found.update((cat, i) for i in hits)
+            categories.add(cat)
+            if f["verdict"] == "verified" or needs_attention(f):
+                shown.add(cat)
     tally.clauses_found += len(found)
+    tally.categories_found += len(categories)
+    tally.categories_shown += len(shown)
 
 
 def print_table(result: dict[str, Any], console: Console) -> None:
@@ -445,6 +460,11 @@ def print_table(result: dict[str, Any], console: Console) -> None:
             if precision is not None
             else f"to look at: {result['to_look_at_per_contract']:.1f} per contract   ",
             f"findings per labelled clause found [bold]{per_clause:.2f}[/]" if per_clause is not None else "",
+        )
+    if result.get("labelled_categories_shown") is not None:
+        console.print(
+            f"labelled clauses a finding quotes that are verified or to look at: "
+            f"[bold]{result['labelled_categories_shown']:.3f}[/] of (contract, category) pairs"
         )
     if result.get("playbook_rules"):
         table = Table(title=f"Playbook {result['playbook']!r} against the lawyers' answers", box=box.SIMPLE)

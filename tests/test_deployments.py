@@ -289,11 +289,20 @@ def test_run_events_follow_the_report(prefect_harness, tmp_path, pdf_maker):
         )
 
     findings = [f for d in report["documents"] for f in d["findings"]]
+    further = [f for f in findings if f["triage"] == "secondary"]  # one needs_review passage per category
     wanted = [
-        f for f in findings if (f["risk"] == "high" or f["verdict"] != "verified") and not dismissed_by_fact_check(f)
+        f
+        for f in findings
+        if (f["risk"] == "high" or f["verdict"] != "verified") and not dismissed_by_fact_check(f) and f not in further
     ]  # none decided yet; no playbook, so no deviation keeps a dismissed finding on the first screen
     assert sorted(r["id"] for r in rows) == sorted(f["id"] for f in wanted)
     assert any(dismissed_by_fact_check(f) for f in findings), "the samples carry headings the fact-check dismisses"
+    assert further and all(f["verdict"] == "needs_review" and f["secondary"] for f in further)
+    for d in report["documents"]:
+        asked = [f for f in d["findings"] if f["id"] in {r["id"] for r in rows} and f["verdict"] == "needs_review"]
+        verified = {f["clause_type"] for f in d["findings"] if f["verdict"] == "verified"}
+        assert len({f["clause_type"] for f in asked}) == len(asked)  # one question per category
+        assert not verified & {f["clause_type"] for f in asked}  # none of a category a verified finding shows
     order = {"contradicted": 0, "unsupported": 1, "needs_review": 2, "verified": 3}
     risk = {"high": 0, "medium": 1, "low": 2}
     keys = [(r["verdict"] != "verified", risk[r["risk"]], order[r["verdict"]]) for r in rows]

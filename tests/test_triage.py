@@ -343,3 +343,105 @@ def test_the_key_terms_carry_the_cap_amount_and_its_locator():
     assert cap_terms([cap(12, "$1,000,000", "needs_review", 4), cap(13, "$1,000,000", "verified", 6)]) == [
         "$1,000,000 (page 6)"
     ]
+
+
+def _doubted(fid: int, clause: str, score: float | None, page: int = 1, **extra: Any) -> dict[str, Any]:
+    """A needs_review finding whose support check states ``score`` (None: the model cannot judge it)."""
+    reason = (
+        f"quote reads as no CUAD clause, not {clause} (support {score:.2f})"
+        if score is not None
+        else "not a heading, not negated; the support model covers CUAD clause categories, not this one"
+    )
+    checks = [{"name": "support", "verdict": "needs_review", "reason": reason}]
+    return finding(fid, clause, "medium", "needs_review", page=page, checks=checks, **extra)
+
+
+def test_one_question_per_category_reaches_the_first_screen():
+    from tasks.observe.report import FIRST_SCREEN_SUPPORT, finding_counts
+
+    weak = FIRST_SCREEN_SUPPORT / 2
+    ordered = triage(
+        [
+            finding(30, "insurance", "medium", "verified", page=2),
+            _doubted(31, "insurance", 0.40, page=5),  # the category is already shown by finding 30
+            _doubted(32, "audit_rights", 0.07, page=3),
+            _doubted(33, "audit_rights", 0.31, page=9),  # the strongest passage of its category
+            _doubted(34, "exclusivity", weak, page=4),  # the strongest, but most likely no such clause
+            _doubted(35, "post_termination_services", None, page=6),  # the model cannot judge: stays
+            _doubted(36, "post_termination_services", 0.90, page=7),
+            dict(_doubted(37, "audit_rights", 0.01, page=8), verdict="contradicted"),  # contradicted: stays
+        ],
+        [],
+    )
+    by = {f["id"]: f for f in ordered}
+    assert sorted(i for i in by if needs_attention(by[i])) == [33, 35, 37]
+    assert by[31]["secondary"] == "another passage of Insurance, which finding 30 shows"
+    assert by[32]["secondary"] == "finding 33 is the stronger passage of Audit Rights (support 0.31 against 0.07)"
+    assert by[34]["secondary"].startswith("the strongest passage of Exclusivity here, and the support model barely")
+    assert "(support 0.03, below 0.05)" in by[34]["secondary"]
+    assert by[36]["secondary"] == "finding 35 is the stronger passage of Post Termination Services"
+    assert "secondary" not in by[33] and "secondary" not in by[37]
+    assert {by[i]["triage"] for i in (31, 32, 34, 36)} == {"secondary"}
+    # listed last (nothing here is dismissed), by page; counted apart
+    assert [f["id"] for f in ordered][-4:] == [32, 34, 31, 36]
+    assert finding_counts(ordered)["secondary"] == 4
+    report = {"documents": [{"file_name": "a.pdf", "findings": ordered}]}
+    assert [r["id"] for r in attention_rows(report, limit=None)] == [37, 35, 33]  # contradicted, then by page
+
+
+def test_a_decision_changes_which_passage_puts_the_question():
+    approve = {"decision": "approve", "note": None, "decided_at": None}
+    reject = dict(approve, decision="reject")
+    # the reviewer rejected the strongest passage: the next one puts the question
+    ordered = {
+        f["id"]: f
+        for f in triage([_doubted(40, "insurance", 0.5, decision=reject), _doubted(41, "insurance", 0.2)], [])
+    }
+    assert "secondary" not in ordered[41] and needs_attention(ordered[41])
+    # an approved passage shows the category present; a rejected verified one does not
+    ordered = {
+        f["id"]: f
+        for f in triage([_doubted(42, "insurance", 0.5, decision=approve), _doubted(43, "insurance", 0.2)], [])
+    }
+    assert ordered[43]["secondary"] == "another passage of Insurance, which finding 42 shows"
+    rejected = finding(44, "insurance", "medium", "verified", decision=reject)
+    ordered = {f["id"]: f for f in triage([rejected, _doubted(45, "insurance", 0.2)], [])}
+    assert "secondary" not in ordered[45]
+    # re-triage after a change forgets the old mark
+    again = {f["id"]: f for f in triage([dict(ordered[45])], [])}
+    assert "secondary" not in again[45]
+
+
+def test_the_report_says_how_many_passages_are_not_on_the_first_screen():
+    ordered = triage([finding(30, "insurance", "medium", "verified"), _doubted(31, "insurance", 0.4, page=5)], [])
+    run = {"id": "r" * 32, "source": "in", "backend": "rules", "model": "rules-v1", "offline": True}
+    run |= {"endpoint": None, "playbook": None, "started_at": None, "finished_at": None, "metrics": {}}
+    doc = absences_doc([])
+    doc |= {"file_name": "a.pdf", "status": "reviewed", "sha256": "0" * 64, "pages": 3, "reason": None}
+    doc |= {"findings": ordered, "counts": {}, "key_terms": {}, "flags": [], "checks": [], "page_flags": []}
+    html = render_html({"run": run, "documents": [doc]})
+    assert "1 more passage(s) the fact-check could not confirm are listed under their documents" in html
+    assert 'Not on the first screen: another passage of Insurance, which <a href="#f-30">finding 30</a> shows.' in html
+
+
+def test_the_evaluation_counts_what_reaches_the_first_screen_against_the_labels():
+    from flows.eval import TriageTally, tally_triage
+
+    span = "Licensee shall maintain insurance coverage of not less than one million dollars at all times"
+    audit = "Licensor may audit the books and records of Licensee once each calendar year on notice"
+    findings = triage(
+        [
+            finding(1, "insurance", "medium", "verified", evidence=span),
+            dict(_doubted(2, "insurance", 0.4), evidence="an unrelated sentence about the parties to it"),
+            dict(_doubted(3, "audit_rights", 0.01), evidence=audit),  # real, but below the first screen
+            dict(_doubted(4, "exclusivity", 0.5), evidence="no exclusive rights are granted to anyone here"),
+        ],
+        [],
+    )
+    tally = TriageTally()
+    tally_triage(findings, {ClauseType.insurance: [span], ClauseType.audit_rights: [audit]}, tally)
+    scores = tally.scores()
+    assert (tally.to_look_at, tally.to_look_at_real) == (1, 0)  # only the exclusivity question, not real
+    assert scores["to_look_at_per_contract"] == 1.0 and scores["to_look_at_precision"] == 0.0
+    assert (tally.categories_found, tally.categories_shown) == (2, 1)  # the audit clause is off the first screen
+    assert scores["labelled_categories_shown"] == 0.5

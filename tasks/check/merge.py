@@ -26,6 +26,7 @@ from schemas.filings import topic_label
 from schemas.findings import CheckedFinding, CheckResult, Verdict
 from schemas.taxonomy import ClauseType, label
 from tasks.check.factcheck import MIN_SQUEEZED_QUOTE, DocumentIndex, _seam_match
+from tasks.check.support import reason_score
 from tasks.check.verdicts import VERDICT_SEVERITY
 from tasks.review.filing import paragraph_starts, risk_factor_blocks
 from tasks.runnames import for_document
@@ -35,7 +36,6 @@ from tasks.textnorm import match_form
 #: overall verdict).
 MERGE_CHECK = "merge"
 
-_SUPPORT_SCORE = re.compile(r"\(support (\d+(?:\.\d+)?)")
 _BLANK_LINE = re.compile(r"\n(?:[ \t]*\n)+")
 
 #: A clause: ``("section", heading index)`` or ``("paragraph", start offset)``, and how it reads.
@@ -117,8 +117,7 @@ def support_score(cf: CheckedFinding) -> float | None:
         return None
     if s.score is not None:
         return s.score
-    m = _SUPPORT_SCORE.search(s.reason)
-    return float(m.group(1)) if m else None
+    return reason_score(s.reason)
 
 
 def strength(cf: CheckedFinding) -> tuple[int, float, int]:

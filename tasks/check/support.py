@@ -572,6 +572,17 @@ def dismissed(reason: str) -> bool:
     return reason.startswith(DISMISSED_REASON)
 
 
+#: The score a support reason states: ``"(support 0.43"`` (2 digits, 3 in a dismissal's reason).
+_REASON_SCORE = re.compile(r"\(support (\d+(?:\.\d+)?)")
+
+
+def reason_score(reason: str) -> float | None:
+    """The support score (probability 0..1) a ``support`` check's ``reason`` states, else None (the
+    score is stored only in the reason: the ``checks`` table keeps name, verdict and reason)."""
+    m = _REASON_SCORE.search(reason)
+    return float(m.group(1)) if m else None
+
+
 def relative_support(
     checked: list[CheckedFinding],
     model: SupportModel | None,

@@ -28,7 +28,7 @@ from schemas.taxonomy import ClauseType, label
 from tasks.check.absences import absence_policy
 from tasks.check.injection import report_flags
 from tasks.check.playbook import supported
-from tasks.check.support import WEAK_SUPPORT_REASON, dismissed
+from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, reason_score
 from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
@@ -474,11 +474,23 @@ def absence_alarms(document: dict[str, Any]) -> None:
 
 #: Triage tiers of a finding, in the order a reviewer reads them (``triage`` in report.json):
 #: ``deviation`` (a playbook deviation rests on it), ``must_know`` (verified high-risk term),
-#: ``decide`` (the fact-check could not confirm it: needs_review, unsupported, contradicted), ``other``,
-#: ``dismissed`` (the fact-check dismissed it: the support model is confident its quote is not the
-#: clause it claims, or the quote is a heading only, :func:`fact_check_dismissed`; listed last, not
-#: among the findings to look at).
-TRIAGE_ORDER = {"deviation": 0, "must_know": 1, "decide": 2, "other": 3, "dismissed": 4}
+#: ``decide`` (the fact-check could not confirm it: needs_review, unsupported, contradicted; for
+#: ``needs_review``, the one passage that puts its category's question, :func:`mark_secondary`),
+#: ``other`` (verified, not high risk), ``secondary`` (a ``needs_review`` passage of a category another
+#: finding already answers or puts, or whose category the document most likely lacks; its reason in
+#: ``secondary``), ``dismissed`` (the fact-check dismissed it: the support model is confident its quote
+#: is not the clause it claims, or the quote is a heading only, :func:`fact_check_dismissed`).
+#: Only the first three are among the findings to look at (:func:`needs_attention`).
+TRIAGE_ORDER = {"deviation": 0, "must_know": 1, "decide": 2, "other": 3, "secondary": 4, "dismissed": 5}
+
+#: The least support score (probability 0..1 of the claimed category) of the strongest doubted passage
+#: of a category for it to put that category's question on the first screen (:func:`mark_secondary`):
+#: the support check's :data:`tasks.check.support.WEAK_RELATIVE`, below which the model "barely
+#: recognises" the category in a passage. On the 209 training contracts of CUAD (rules backend, the
+#: split of :func:`tasks.observe.evaluate.held_out`) such strongest passages below it are a labelled
+#: clause of their category 0.10 of the time (20 of 204), from 0.05 to 0.1 0.27 (15 of 55); on the
+#: 131 held-out contracts, 0.32 (56 of 175) and 0.52.
+FIRST_SCREEN_SUPPORT = WEAK_RELATIVE
 
 #: Verdicts a reviewer decides, the worst first (within one risk of the ``decide`` tier).
 DECIDE_ORDER = {"contradicted": 0, "unsupported": 1, "needs_review": 2}
@@ -492,6 +504,8 @@ def triage_tier(finding: dict[str, Any]) -> str:
         return "must_know" if finding["risk"] == "high" else "other"
     if fact_check_dismissed(finding):
         return "dismissed"
+    if finding.get("secondary"):
+        return "secondary"
     return "decide"
 
 
@@ -536,8 +550,67 @@ def triage(findings: list[dict[str, Any]], results: list[dict[str, Any]]) -> lis
                 resting.setdefault(int(i), []).append({"rule": r["rule"], "severity": r["severity"]})
     for f in findings:
         f["deviations"] = sorted(resting.get(int(f["id"]), []), key=lambda d: RISK_ORDER.get(d["severity"], 3))
+    mark_secondary(findings)
+    for f in findings:
         f["triage"] = triage_tier(f)
     return sorted(findings, key=lambda f: (*triage_key(f), f.get("page") or 0, f.get("chunk_index") or 0))
+
+
+def _support_of(finding: dict[str, Any]) -> float | None:
+    return next(
+        (reason_score(str(c.get("reason") or "")) for c in finding.get("checks") or [] if c["name"] == "support"),
+        None,
+    )
+
+
+def _or_one(score: float | None) -> float:
+    return 1.0 if score is None else score
+
+
+def mark_secondary(findings: list[dict[str, Any]]) -> None:
+    """Put one question per category on a reviewer's first screen: set ``secondary`` (the reason, in
+    words) on each undecided ``needs_review`` finding of the ``decide`` tier (:func:`triage_tier`) that
+    needs no decision of its own, and remove it from the others. Such a finding is:
+
+    - another passage of a category a verified finding (or one a reviewer approved) already shows
+      present: ``"another passage of Insurance, which finding 12 shows"``;
+    - else a weaker passage of a category whose strongest doubted passage (highest support score,
+      :func:`tasks.check.support.reason_score`; a finding whose category the model cannot judge
+      counts as strongest) is on the first screen: ``"finding 14 is the stronger passage of Insurance
+      (support 0.31 against 0.07)"``;
+    - else the strongest passage itself when its support is below :data:`FIRST_SCREEN_SUPPORT`: the
+      model barely recognises the clause there, and such a passage is most often no clause of it.
+
+    Contradicted and unsupported findings, findings a playbook deviation rests on and decided findings
+    stay as they are. ``findings``: one document's report findings; updated in place."""
+    for f in findings:
+        f.pop("secondary", None)
+    shown: dict[str, dict[str, Any]] = {}
+    for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
+        decision = str((f.get("decision") or {}).get("decision", ""))
+        if (f["verdict"] == "verified" and not decision.startswith("reject")) or decision.startswith("approve"):
+            shown.setdefault(f["clause_type"], f)
+    doubted: dict[str, list[dict[str, Any]]] = {}
+    for f in findings:
+        if f["verdict"] == "needs_review" and "decision" not in f and triage_tier(f) == "decide":
+            doubted.setdefault(f["clause_type"], []).append(f)
+    for category, group in doubted.items():
+        label = group[0]["clause_label"]
+        if category in shown:
+            for f in group:
+                f["secondary"] = f"another passage of {label}, which finding {shown[category]['id']} shows"
+            continue
+        scores = {id(f): _support_of(f) for f in group}
+        group.sort(key=lambda f: (-_or_one(scores[id(f)]), f.get("page") or 0, f["id"]))
+        best, best_score = group[0], scores[id(group[0])]
+        for f in group[1:]:
+            against = "" if best_score is None else f" (support {best_score:.2f} against {scores[id(f)]:.2f})"
+            f["secondary"] = f"finding {best['id']} is the stronger passage of {label}{against}"
+        if best_score is not None and best_score < FIRST_SCREEN_SUPPORT:
+            best["secondary"] = (
+                f"the strongest passage of {label} here, and the support model barely recognises the clause "
+                f"in it (support {best_score:.2f}, below {FIRST_SCREEN_SUPPORT:g})"
+            )
 
 
 #: A consistency reason's pointer at another finding: ``finding <first 12 hex digits of its finding_key>``
@@ -560,8 +633,9 @@ def cite_finding_ids(reason: str, ids: dict[str, int]) -> str:
 
 def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
     """Per document: findings by verdict and by risk, ``attention`` (:func:`needs_attention`: a
-    playbook deviation rests on it, high risk, or a verdict other than ``verified``; not yet decided) and
-    ``dismissed`` (findings the fact-check dismissed, :func:`fact_check_dismissed`)."""
+    playbook deviation rests on it, high risk, or a verdict other than ``verified``; not yet decided),
+    ``secondary`` (further passages, :func:`mark_secondary`) and ``dismissed`` (findings the fact-check
+    dismissed, :func:`fact_check_dismissed`)."""
     counts = {
         "verified": 0,
         "needs_review": 0,
@@ -571,20 +645,23 @@ def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
         "medium": 0,
         "low": 0,
         "attention": 0,
+        "secondary": 0,
         "dismissed": 0,
     }
     for f in findings:
         counts[f["verdict"]] = counts.get(f["verdict"], 0) + 1
         counts[f["risk"]] = counts.get(f["risk"], 0) + 1
         counts["attention"] += needs_attention(f)
+        counts["secondary"] += triage_tier(f) == "secondary"
         counts["dismissed"] += triage_tier(f) == "dismissed"
     return counts
 
 
 def needs_attention(finding: dict[str, Any]) -> bool:
     """True for a finding a reviewer should look at: a playbook deviation rests on it, or it is high
-    risk, or not ``verified`` — and no reviewer decided it yet."""
-    return triage_tier(finding) not in ("other", "dismissed") and "decision" not in finding
+    risk and verified, or the fact-check could not confirm it and it puts its category's question
+    (tier ``decide``, :func:`mark_secondary`) — and no reviewer decided it yet."""
+    return triage_tier(finding) in ("deviation", "must_know", "decide") and "decision" not in finding
 
 
 def _absences(database_url: str, sha256: str | None, prompt_version: str, model: str) -> list[dict[str, Any]]:
@@ -817,6 +894,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <p class="sub">Not yet decided, in this order: findings a playbook deviation rests on (high severity first), verified high-risk terms to know, then what the fact-check could not confirm (high risk first). Decide with <code>docreview decide ID approve|reject</code>.</p>
 <table class="attention"><tr><th>Document</th><th>Clause</th><th>Risk</th><th>Verdict</th><th>Why here</th><th>Where</th><th>ID</th></tr>
 {% for r in attention %}<tr class="tier-{{ r.triage }}"><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td><a href="#f-{{ r.id }}">{{ r.clause }}</a></td><td class="risk-{{ r.risk }}">{{ r.risk }}</td><td><span class="badge {{ r.verdict }}">{{ r.verdict|replace("_", " ") }}</span></td><td>{{ r.why }}</td><td>{{ r.locator or r.page }}</td><td><code>{{ r.id }}</code></td></tr>{% endfor %}</table>{% endif %}
+{% if secondary_count %}<p class="sub secondary">{{ secondary_count }} more passage(s) the fact-check could not confirm are listed under their documents, not here: each is of a category another finding already shows or puts to you, or the strongest passage of its category but one the support model barely recognises as it (support below {{ first_screen_support }}; on contracts it was not trained on, such a passage is a clause of that category about a third of the time).</p>{% endif %}
 {% if missing %}<h3>Missing high-risk clauses ({{ missing|length }})</h3>
 <p class="sub">Clauses whose absence is itself a risk, or that the playbook expects.</p>
 <table class="missing"><tr><th>Document</th><th>Clause</th><th>Why it matters</th><th>ID</th></tr>
@@ -872,7 +950,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  </table>
  {% endif %}
  {% if doc.findings %}
- <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, in a reviewer's order: deviations, high-risk terms, to decide, the rest, those the fact-check dismissed)</summary>
+ <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, in a reviewer's order: deviations, high-risk terms, to decide, the rest, further passages, those the fact-check dismissed)</summary>
  <table><tr><th>Clause</th><th>Finding and evidence</th><th>Where</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
   <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.section %}<br><small>{{ f.section }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
@@ -882,9 +960,10 @@ the findings, calls, tokens and cost below are what that server returned (a prox
     {% if f.checks %}<ul class="checks">{% for c in f.checks %}<li><b>{{ c.name }}</b>: {{ c.verdict|replace("_", " ") }} — {{ c.reason|cite }}</li>{% endfor %}</ul>{% endif %}
     {% if f.redline %}<ul class="checks redline">{% for c in f.redline %}<li><b>tracked change</b>: {{ c.note }}</li>{% endfor %}</ul>{% endif %}
     {% if f.comments %}<ul class="checks comments">{% for c in f.comments %}<li><b>comment</b> ({{ c.author or "unknown" }}{% if c.date %}, {{ c.date[:10] }}{% endif %}): {{ c.text }}{% if c.anchor %} — on <q>{{ c.anchor }}</q>{% endif %}</li>{% endfor %}</ul>{% endif %}
+    {% if f.secondary %}<div class="sub">Not on the first screen: {{ f.secondary|cite }}.</div>{% endif %}
     {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision|decided }}</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
     {% else %}<div class="cmd"><code>docreview decide {{ f.id }} approve|reject</code></div>{% endif %}</td>
-   <td>{{ f.locator or f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}{% if f.triage == "dismissed" %}<br><span class="weak" title="a heading only, or the support model is confident the quote is not this clause">dismissed by the fact-check</span>{% endif %}</td></tr>
+   <td>{{ f.locator or f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}{% if f.triage == "dismissed" %}<br><span class="weak" title="a heading only, or the support model is confident the quote is not this clause">dismissed by the fact-check</span>{% endif %}{% if f.triage == "secondary" %}<br><span class="weak" title="{{ f.secondary }}">not on the first screen</span>{% endif %}</td></tr>
  {% endfor %}</table></details>
  {% endif %}
 </section>
@@ -1005,6 +1084,10 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
         attention=shown,
         attention_more=len(rows) - len(shown),
         dismissed_rows=dismissed_rows,
+        secondary_count=sum(
+            triage_tier(f) == "secondary" and "decision" not in f for d in documents for f in d["findings"]
+        ),
+        first_screen_support=f"{FIRST_SCREEN_SUPPORT:g}",
         missing=missing,
         not_found=not_found,
         deviations=deviations,

@@ -134,6 +134,9 @@ def test_a_finding_the_fact_check_dismissed_is_listed_last_and_not_to_look_at():
     assert 10 not in [r["id"] for r in attention_rows(report, limit=None)]
     counts = finding_counts(ordered)
     assert counts["dismissed"] == 2 and counts["needs_review"] == 7  # still counted by its verdict
+    # a reviewer who approves a dismissed finding takes it out of the dismissed ones (report.json too)
+    approved = triage([dict(_dismissed(15, "insurance"), decision={"decision": "approve"})], [])[0]
+    assert approved["triage"] == "decide" and not needs_attention(approved)
     # a playbook deviation resting on it keeps it on the first screen
     resting = triage([_dismissed(13, "uncapped_liability")], [dict(PLAYBOOK[1], finding_ids=[13])])
     assert resting[0]["triage"] == "deviation" and needs_attention(resting[0])

@@ -497,16 +497,21 @@ DECIDE_ORDER = {"contradicted": 0, "unsupported": 1, "needs_review": 2}
 
 
 def triage_tier(finding: dict[str, Any]) -> str:
-    """The :data:`TRIAGE_ORDER` tier of a report finding (``{risk, verdict, deviations?}``)."""
+    """The :data:`TRIAGE_ORDER` tier of a report finding (``{risk, verdict, deviations?, secondary?,
+    decision?}``); a dismissed finding a reviewer approved is no longer ``dismissed``."""
     if finding.get("deviations"):
         return "deviation"
     if finding["verdict"] == "verified":
         return "must_know" if finding["risk"] == "high" else "other"
-    if fact_check_dismissed(finding):
+    if fact_check_dismissed(finding) and not _approved(finding):
         return "dismissed"
     if finding.get("secondary"):
         return "secondary"
     return "decide"
+
+
+def _approved(finding: dict[str, Any]) -> bool:
+    return str((finding.get("decision") or {}).get("decision", "")).startswith("approve")
 
 
 def fact_check_dismissed(finding: dict[str, Any]) -> bool:

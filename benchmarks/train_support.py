@@ -381,6 +381,34 @@ def category_dismissal_row(records: list[dict], rule: dict, floor: float, bounds
     }
 
 
+#: Support bands of :func:`first_screen_rows` (the report's first-screen floor is the first band's top).
+FIRST_SCREEN_BANDS = ((0.0, 0.05), (0.05, 0.1), (0.1, 0.2), (0.2, 1.01))
+
+
+def first_screen_rows(records: list[dict], rule: dict, bands: tuple = FIRST_SCREEN_BANDS) -> list[dict]:
+    """How often the passage that puts a category's question on the report's first screen is a real
+    clause, by its support score: per (document, category) that no finding supported by ``rule``
+    shows present, the doubted, unflagged finding of highest score; per band ``[low, high)`` of that
+    score ``{low, high, passages, real}`` (``real``: share whose quote is a labelled clause of the
+    category, None without passages). The evidence for ``tasks.observe.report.FIRST_SCREEN_SUPPORT``."""
+    ok = supported_by_rule(records, rule)
+    shown = {(r["doc"], r["cat"]) for r, s in zip(records, ok) if s}
+    strongest: dict[tuple[str, object], dict] = {}
+    for r, s in zip(records, ok):
+        key = (r["doc"], r["cat"])
+        if s or r["flagged"] or key in shown:
+            continue
+        if key not in strongest or r["score"] > strongest[key]["score"]:
+            strongest[key] = r
+    rows = []
+    for low, high in bands:
+        band = [bool(r["overlap"]) for r in strongest.values() if low <= r["score"] < high]
+        rows.append(
+            {"low": low, "high": high, "passages": len(band), "real": round(sum(band) / len(band), 4) if band else None}
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     """Train, choose the threshold, print held-out figures and write the model file."""
     import numpy as np
@@ -540,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"out_of_fold_category_dismiss_below": category_dismiss}), flush=True)
     row = category_dismissal_row(records, rule, dismiss_below, category_dismiss)
     print(json.dumps({"out_of_fold_category_dismissal": True, **row}), flush=True)
+    for row in first_screen_rows(records, rule):
+        print(json.dumps({"out_of_fold_first_screen": True, **row}), flush=True)
 
     clf, idf, index = fit(train)
     model = to_model(clf, idf, index, args.prune)

@@ -837,3 +837,26 @@ def test_the_section_tells_a_cap_from_a_carve_out_from_the_cap():
     assert not_cap.reason.startswith("quote reads as Uncapped Liability, not Cap On Liability")
     assert check_support(finding(carve_out, C.uncapped_liability), model, heading).verdict is Verdict.verified
     assert check_support(finding(consequential, C.cap_on_liability), model, heading).verdict is Verdict.verified
+
+
+def test_the_first_screen_passage_of_a_category_is_scored_by_support_band():
+    from benchmarks.train_support import first_screen_rows
+
+    rule = {"threshold": 0.5, "category_floor": {}}
+
+    def rec(doc: str, cat: str, score: float, real: bool, flagged: bool = False) -> dict:
+        return {"doc": doc, "cat": cat, "score": score, "overlap": real, "flagged": flagged}
+
+    records = [
+        rec("a", "insurance", 0.02, False),
+        rec("a", "insurance", 0.07, True),  # the strongest of a/insurance: band 0.05-0.1
+        rec("a", "audit_rights", 0.6, True),  # supported: a/audit_rights is shown, no question
+        rec("a", "audit_rights", 0.01, False),
+        rec("b", "insurance", 0.03, False),  # the strongest of b/insurance: band 0-0.05
+        rec("b", "exclusivity", 0.9, False, flagged=True),  # flagged (a heading, a negation): never asked
+        rec("c", "exclusivity", 0.04, True),
+    ]
+    rows = {r["low"]: r for r in first_screen_rows(records, rule)}
+    assert (rows[0.0]["passages"], rows[0.0]["real"]) == (2, 0.5)  # b/insurance, c/exclusivity
+    assert (rows[0.05]["passages"], rows[0.05]["real"]) == (1, 1.0)
+    assert rows[0.2]["passages"] == 0 and rows[0.2]["real"] is None

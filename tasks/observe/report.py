@@ -486,10 +486,13 @@ TRIAGE_ORDER = {"deviation": 0, "must_know": 1, "decide": 2, "other": 3, "second
 #: The least support score (probability 0..1 of the claimed category) of the strongest doubted passage
 #: of a category for it to put that category's question on the first screen (:func:`mark_secondary`):
 #: the support check's :data:`tasks.check.support.WEAK_RELATIVE`, below which the model "barely
-#: recognises" the category in a passage. On the 209 training contracts of CUAD (rules backend, the
-#: split of :func:`tasks.observe.evaluate.held_out`) such strongest passages below it are a labelled
-#: clause of their category 0.10 of the time (20 of 204), from 0.05 to 0.1 0.27 (15 of 55); on the
-#: 131 held-out contracts, 0.32 (56 of 175) and 0.52.
+#: recognises" the category in a passage. Out-of-fold on the 209 training contracts of CUAD
+#: (``python -m benchmarks.train_support --oof-records``: the rules backend's findings, the split of
+#: :func:`tasks.observe.evaluate.held_out`), the strongest doubted passage of a category no supported
+#: finding shows is a labelled clause of it 0.21 of the time below 0.05 (417 passages), about even
+#: above (0.52 of 84 to 0.1, 0.48 of 25 to 0.2; the trainer prints these as ``out_of_fold_first_screen``,
+#: :func:`benchmarks.train_support.first_screen_rows`). On the 131 held-out contracts, through the
+#: pipeline: 0.32 (56 of 175) below it, 0.52 from 0.05 to 0.1.
 FIRST_SCREEN_SUPPORT = WEAK_RELATIVE
 
 #: Verdicts a reviewer decides, the worst first (within one risk of the ``decide`` tier).

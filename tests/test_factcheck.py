@@ -350,6 +350,32 @@ def test_unsupported_findings_are_no_evidence_for_consistency():
     assert out[0].verdict == Verdict.verified
 
 
+def test_a_quote_the_support_check_doubts_does_not_contradict_one_it_confirms():
+    law = _checked(
+        "The construction, validity and performance of this Agreement shall be governed by the laws of Japan.",
+        ClauseType.governing_law,
+        [("jurisdiction", "Japan")],
+    )
+    law.checks.append(CheckResult(name="support", verdict=Verdict.verified, reason="quote reads as Governing Law"))
+    waiver = _checked(
+        "any action to interpret this Agreement shall be tried without a jury in the courts of New York",
+        ClauseType.governing_law,
+        [("jurisdiction", "New York")],
+    )
+    waiver.checks.append(
+        CheckResult(name="support", verdict=Verdict.needs_review, reason="reads as Governing Law only weakly")
+    )
+    kept, doubted = consistency([law, waiver], DateOrder.unknown)
+    assert kept.verdict == Verdict.verified and checks_of(kept)["consistency"].verdict == Verdict.verified
+    assert doubted.verdict == Verdict.contradicted and "conflicts with" in checks_of(doubted)["consistency"].reason
+    # two confirmed (or two doubted) quotes that disagree both stay contradicted
+    other = _checked(
+        "governed by the laws of the State of Texas", ClauseType.governing_law, [("jurisdiction", "Texas")]
+    )
+    other.checks.append(CheckResult(name="support", verdict=Verdict.verified, reason="quote reads as Governing Law"))
+    assert [cf.verdict for cf in consistency([law, other], DateOrder.unknown)] == [Verdict.contradicted] * 2
+
+
 def test_arithmetic_instalments_and_shares():
     quote = "The Purchase Price of $100,000 is payable in four (4) equal instalments of $25,000."
     doc = make_doc(pages=(quote,))

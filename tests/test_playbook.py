@@ -327,10 +327,30 @@ def test_a_finding_a_reviewer_approved_counts_as_confirmed_evidence(sample_playb
         ("governed by the laws of the State of New\r\nYork, without regard to", "New York"),  # across a line
         ("the laws of the District of\nColumbia", "District of Columbia"),
         ("no jurisdiction here", None),
+        ("This Agreement shall be governed by and construed in accordance with Swiss law.", "Switzerland"),
+        ("is governed by the regulations of Colombian private law", "Colombia"),  # an adjective before "law"
+        ("construed in accordance with the laws of Papua New Guinea", "Papua New Guinea"),
+        ("English", "England"),  # a finding's value that is the adjective alone
+        ("in the English language, which shall prevail", None),  # an adjective not before "law"
     ],
 )
 def test_governing_jurisdiction(text, expected):
     assert governing_jurisdiction(text) == expected
+
+
+def test_a_redaction_mark_beside_a_stated_jurisdiction_hides_nothing_the_rule_reads(sample_playbook):
+    quote = "Facsimile: +55-5572-045 E-Mail: [***] 15. Governing Law 15.1 the laws of the State of New York apply."
+    got = statuses(sample_playbook, [finding(1, "governing_law", quote, values={"jurisdiction": "New York"})])
+    assert got["governing-law"][:2] == ("pass", [1])
+    hidden = "This Agreement shall be governed by the laws of [***]."
+    got = statuses(sample_playbook, [finding(1, "governing_law", hidden, values={"jurisdiction": "[***]"})])
+    assert got["governing-law"][0] == "unknown" and "redacted" in got["governing-law"][2]
+
+
+def test_a_governing_law_value_the_reader_does_not_know_falls_back_to_the_quote(sample_playbook):
+    quote = "This Agreement is governed by the laws of Papua New Guinea."
+    got = statuses(sample_playbook, [finding(1, "governing_law", quote, values={"jurisdiction": "PNG"})])
+    assert got["governing-law"][:2] == ("deviation", [1]) and "Papua New Guinea" in got["governing-law"][2]
 
 
 def test_amount_limits_compare_within_one_currency(tmp_path):

@@ -149,7 +149,9 @@ def consistency(
     """Add a ``consistency`` check to every finding that states a :data:`TERMS` term.
 
     Two findings conflict when both state the term and no value of one agrees with any value of
-    the other; both become ``contradicted`` and each reason points at the other finding
+    the other; both become ``contradicted`` and each reason points at the other finding — unless the
+    support check confirms one and doubts the other: then only the doubted one is contradicted (a
+    jury-waiver sentence's "New York" claimed as Governing Law does not unseat "the laws of Japan")
     (``pointer(cf)``, default: clause type, page and the start of the quote). Findings whose
     quote was not found (``unsupported``) and findings the fact-check dismissed (a ``support`` reason
     starting with :data:`~tasks.check.verdicts.DISMISSED_REASON`: a heading only, or a quote that is
@@ -176,6 +178,8 @@ def consistency(
             for j, other in stated:
                 if j == i:
                     continue
+                if _doubted(checked[j]) and not _doubted(checked[i]):
+                    continue  # the weaker evidence yields: a quote the support check doubts contradicts none it confirms
                 if any(_agree(a, b) for _, a in vals for _, b in other):
                     agreeing += 1
                 else:
@@ -221,6 +225,12 @@ def consistency(
             )
         )
     return out
+
+
+def _doubted(cf: CheckedFinding) -> bool:
+    """The support check doubts the finding's quote is its clause (its ``support`` check is not
+    ``verified``); a finding without a support check is not doubted."""
+    return any(c.name == "support" and c.verdict is not Verdict.verified for c in cf.checks)
 
 
 def _dismissed(cf: CheckedFinding) -> bool:

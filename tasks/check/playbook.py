@@ -297,8 +297,79 @@ _OTHER = [
     "Philippines",
     "South Africa",
     "New Zealand",
+    "Papua New Guinea",
+    "Colombia",
+    "Argentina",
+    "Chile",
+    "Peru",
+    "Russia",
+    "Indonesia",
+    "Vietnam",
+    "Turkey",
+    "Greece",
+    "Portugal",
+    "Poland",
+    "Cyprus",
+    "Malta",
+    "United Arab Emirates",
+    "Bahamas",
+    "Barbados",
+    "Panama",
+    "Isle of Man",
+    "Guernsey",
+    "Liechtenstein",
+    "Macau",
     "United States",
 ]
+#: A jurisdiction's adjective, read as the jurisdiction when it is a finding's whole value ("English")
+#: or stands before "law(s)" in a quote ("Swiss law", "Colombian private law", "the laws of" aside).
+_DEMONYMS = {
+    "English": "England",
+    "Scottish": "Scotland",
+    "Irish": "Ireland",
+    "British": "United Kingdom",
+    "Canadian": "Canada",
+    "Israeli": "Israel",
+    "German": "Germany",
+    "French": "France",
+    "Dutch": "Netherlands",
+    "Swiss": "Switzerland",
+    "Singaporean": "Singapore",
+    "Chinese": "China",
+    "Japanese": "Japan",
+    "Indian": "India",
+    "Australian": "Australia",
+    "Swedish": "Sweden",
+    "Korean": "Korea",
+    "Taiwanese": "Taiwan",
+    "Italian": "Italy",
+    "Spanish": "Spain",
+    "Belgian": "Belgium",
+    "Danish": "Denmark",
+    "Norwegian": "Norway",
+    "Finnish": "Finland",
+    "Mexican": "Mexico",
+    "Brazilian": "Brazil",
+    "Austrian": "Austria",
+    "Colombian": "Colombia",
+    "Argentine": "Argentina",
+    "Argentinian": "Argentina",
+    "Chilean": "Chile",
+    "Peruvian": "Peru",
+    "Russian": "Russia",
+    "Indonesian": "Indonesia",
+    "Vietnamese": "Vietnam",
+    "Turkish": "Turkey",
+    "Greek": "Greece",
+    "Portuguese": "Portugal",
+    "Polish": "Poland",
+    "Cypriot": "Cyprus",
+    "Maltese": "Malta",
+    "Malaysian": "Malaysia",
+    "Thai": "Thailand",
+    "Philippine": "Philippines",
+    "South African": "South Africa",
+}
 #: Other ways contracts write a jurisdiction → its name (``NY law``, ``the laws of England and Wales``).
 _ALIASES = {
     "N.Y.": "New York",
@@ -467,6 +538,9 @@ _JURISDICTION_RE = re.compile(
 _CASELESS = re.compile(
     r"\b(?:" + "|".join(_name_pattern(n) for n in sorted(_US_STATES + _OTHER, key=len, reverse=True)) + r")\b", re.I
 )
+_DEMONYM_LAW = re.compile(
+    r"\b(" + "|".join(_name_pattern(n) for n in sorted(_DEMONYMS, key=len, reverse=True)) + r")\s+(?:[a-z]+\s+)?laws?\b"
+)
 #: Named only as the country around a state's law ("the laws of Delaware and of the United States").
 _NEUTRAL = {"United States"}
 
@@ -474,8 +548,13 @@ _NEUTRAL = {"United States"}
 def jurisdictions_in(text: str) -> list[tuple[int, str]]:
     """Jurisdictions named in ``text`` as ``(offset, name)``, in order; abbreviations (``N.Y.``,
     ``UK``) only in their written case, full names in any case, their words split by any whitespace
-    (a name broken across a line)."""
+    (a name broken across a line); an adjective (:data:`_DEMONYMS`) before "law(s)" ("Swiss law",
+    "Colombian private law") or as the whole ``text`` ("English", a finding's value)."""
     found = {(m.start(), _NAMES[_one_space(m.group(0))]) for m in _JURISDICTION_RE.finditer(text)}
+    found |= {(m.start(), _DEMONYMS[_one_space(m.group(1))]) for m in _DEMONYM_LAW.finditer(text)}
+    whole = _DEMONYMS.get(_one_space(text).strip(" ."))
+    if whole is not None:
+        found.add((0, whole))
     for m in _CASELESS.finditer(text):
         if not any(s <= m.start() < s + len(n) + 3 for s, n in found):
             canonical = next(n for n in _US_STATES + _OTHER if n.lower() == _one_space(m.group(0)).lower())
@@ -714,7 +793,9 @@ def _redacted(rule: PlaybookRule, evidence: list[dict[str, Any]]) -> dict[str, A
     or its quote holds a redaction mark of a slot the rule reads (:data:`_REDACTABLE`: ``$[***]``
     or a bare ``[***]`` for an amount, ``[*] years`` or a bare mark for a duration, a bare mark for
     an allowed value), or a stated value only says "redacted". The hidden value may lie on either
-    side of the limit, so such a rule is never a pass or a deviation."""
+    side of the limit, so such a rule is never a pass or a deviation. A finding whose stated value
+    names a jurisdiction (an allowed-values rule) is not redacted by a mark elsewhere in its quote
+    ("E-Mail: [***]" beside "the laws of the State of New York")."""
     spec = _REDACTABLE.get(rule.expect)
     if spec is None:
         return None
@@ -722,6 +803,10 @@ def _redacted(rule: PlaybookRule, evidence: list[dict[str, Any]]) -> dict[str, A
     for f in evidence:
         values = f.get("values") or {}
         stated = [str(values[n]) for n in names if values.get(n)]
+        if rule.expect is Expectation.allowed_values and any(
+            governing_jurisdiction(v) and not find_redactions(v) for v in stated
+        ):
+            continue  # the jurisdiction is read from the stated value: a mark elsewhere in the quote hides another thing
         for text in [*stated, str(f.get("evidence") or "")]:
             marks = [v.raw for v in find_redactions(text) if v.slot in slots]
             if marks or (text in stated and is_redacted(text)):
@@ -759,7 +844,11 @@ def _allowed(rule: PlaybookRule, evidence: list[dict[str, Any]]) -> dict[str, An
     readings: list[tuple[dict[str, Any], str]] = []
     for f in governing:
         text = _text_of(f, ("jurisdiction",))
-        reading = governing_jurisdiction(text) if rule.clause.value == "governing_law" else canonical_value(text)
+        if rule.clause.value == "governing_law":
+            # the finding's value, else its quote (a value the reader does not know: "Papua New Guinea")
+            reading = governing_jurisdiction(text) or governing_jurisdiction(str(f.get("evidence") or ""))
+        else:
+            reading = canonical_value(text)
         if reading:
             readings.append((f, reading))
     if not readings:

@@ -236,6 +236,8 @@ def test_a_finding_the_fact_check_dismissed_contradicts_no_other():
         "ARTICLE IV TERM AND TERMINATION",
         "Section 9.2",
         "Governing Law:",
+        "6.4 License Grant.",  # "grant" a noun here
+        "3. GRANT OF COPYRIGHT LICENSE",
     ],
 )
 def test_heading_only_quotes(quote):
@@ -250,6 +252,7 @@ def test_heading_only_quotes(quote):
         "This Agreement shall be governed by the laws of the State of New York.",
         "12.1 Governing Law. This Agreement shall be governed by the laws of Delaware.",
         "May 8, 2014",
+        "Licensor grants Licensee a Non-Exclusive License",
     ],
 )
 def test_sentences_are_not_headings(quote):

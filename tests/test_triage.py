@@ -448,3 +448,29 @@ def test_the_evaluation_counts_what_reaches_the_first_screen_against_the_labels(
     assert scores["to_look_at_per_contract"] == 1.0 and scores["to_look_at_precision"] == 0.0
     assert (tally.categories_found, tally.categories_shown) == (2, 1)  # the audit clause is off the first screen
     assert scores["labelled_categories_shown"] == 0.5
+
+
+def test_a_passage_the_model_reads_as_a_category_nothing_else_shows_stays_on_the_first_screen():
+    def reads_as(fid: int, clause: str, other: str, page: int) -> dict[str, Any]:
+        checks = [
+            {"name": "support", "verdict": "needs_review", "reason": f"quote reads as {other}, not X (support 0.02)"}
+        ]
+        return finding(fid, clause, "medium", "needs_review", page=page, checks=checks)
+
+    ordered = triage(
+        [
+            finding(50, "effective_date", "medium", "verified", page=1),
+            reads_as(51, "effective_date", "Expiration Date", page=2),  # no Expiration Date finding anywhere
+            reads_as(52, "agreement_date", "Expiration Date", page=3),  # that category is already asked
+            reads_as(53, "effective_date", "Insurance", page=4),
+            finding(54, "insurance", "medium", "verified", page=5),  # shows Insurance present
+        ],
+        [],
+    )
+    by = {f["id"]: f for f in ordered}
+    assert needs_attention(by[51]) and by[51]["reads_as"] == "Expiration Date" and "secondary" not in by[51]
+    assert by[52]["triage"] == "secondary" and "reads_as" not in by[52]  # Expiration Date is asked by 51
+    assert by[53]["triage"] == "secondary" and "reads_as" not in by[53]
+    report = {"documents": [{"file_name": "a.pdf", "findings": ordered}]}
+    why = {r["id"]: r["why"] for r in attention_rows(report, limit=None)}
+    assert why[51] == "needs review (medium risk): reads as Expiration Date, which nothing else here shows: decide"

@@ -134,7 +134,7 @@ _HEADING_NUMBER = re.compile(
 )
 _VERB = re.compile(
     r"\b(?:shall|will|may|must|agrees?|is|are|was|were|be|been|has|have|hereby|means|"
-    r"includes?|provides?|constitutes?|grants?|pays?|terminates?|expires?|can|cannot|should|would)\b",
+    r"includes?|provides?|constitutes?|grants|pays?|terminates?|expires?|can|cannot|should|would)\b",
     re.I,
 )
 _SMALL_WORDS = frozenset(
@@ -167,7 +167,8 @@ _SMALL_WORDS = frozenset(
 def heading_only(quote: str) -> bool:
     """True when ``quote`` is only a heading: an optional number ("12.1", "Section 5", "ARTICLE IV",
     "(b)") and at most 12 title words with no verb ("Waiver of Jury Trial.", "Personnel", "TERM AND
-    TERMINATION"), ending in at most a full stop or colon. Empty quotes are not headings."""
+    TERMINATION", "6.4 License Grant.", "3. GRANT OF COPYRIGHT LICENSE": "grant" is a verb only as
+    "grants"), ending in at most a full stop or colon. Empty quotes are not headings."""
     text = re.sub(r"\s+", " ", quote).strip()
     if not text:
         return False

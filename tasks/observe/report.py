@@ -589,10 +589,14 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
     - else the strongest passage itself when its support is below :data:`FIRST_SCREEN_SUPPORT`: the
       model barely recognises the clause there, and such a passage is most often no clause of it.
 
-    Contradicted and unsupported findings, findings a playbook deviation rests on and decided findings
-    stay as they are. ``findings``: one document's report findings; updated in place."""
+    One such finding per other category comes back, though, when the support model reads its quote as
+    that category and nothing else in the document shows or asks about it (``reads_as``, the
+    category's label: a clause claimed under the wrong category). Contradicted and unsupported
+    findings, findings a playbook deviation rests on and decided findings stay as they are.
+    ``findings``: one document's report findings; updated in place."""
     for f in findings:
         f.pop("secondary", None)
+        f.pop("reads_as", None)
     shown: dict[str, dict[str, Any]] = {}
     for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
         decision = str((f.get("decision") or {}).get("decision", ""))
@@ -619,6 +623,32 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
                 f"the strongest passage of {label} here, and the support model barely recognises the clause "
                 f"in it (support {best_score:.2f}, below {FIRST_SCREEN_SUPPORT:g})"
             )
+    _ask_other_readings(findings, shown)
+
+
+#: A support reason that names the category the model reads a quote as: "quote reads as Expiration
+#: Date, not Effective Date (support 0.05)" (:func:`tasks.check.support.assess`).
+_READS_AS_OTHER = re.compile(r"^quote reads as (.+?), not ")
+
+
+def _ask_other_readings(findings: list[dict[str, Any]], shown: dict[str, dict[str, Any]]) -> None:
+    """Bring back to the first screen one ``secondary`` finding per category the support model reads
+    it as (``reads_as``: that category's label) when nothing else in the document shows or asks about
+    that category: a real clause claimed under the wrong category (an Expiration Date claimed as
+    Effective Date) is then still put to the reviewer. ``shown``: category → the finding showing it."""
+    asked = {f["clause_type"] for f in findings if triage_tier(f) in ("deviation", "must_know", "decide")}
+    labels = {label(c.value): c.value for c in ClauseType}
+    for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
+        if not f.get("secondary"):
+            continue
+        reason = next((str(c.get("reason") or "") for c in f.get("checks") or [] if c["name"] == "support"), "")
+        m = _READS_AS_OTHER.match(reason)
+        other = labels.get(m.group(1)) if m else None
+        if other is None or other in shown or other in asked:
+            continue
+        del f["secondary"]
+        f["reads_as"] = m.group(1) if m else ""
+        asked.add(other)
 
 
 #: A consistency reason's pointer at another finding: ``finding <first 12 hex digits of its finding_key>``
@@ -902,7 +932,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <p class="sub">Not yet decided, in this order: findings a playbook deviation rests on (high severity first), verified high-risk terms to know, then what the fact-check could not confirm (high risk first). Decide with <code>docreview decide ID approve|reject</code>.</p>
 <table class="attention"><tr><th>Document</th><th>Clause</th><th>Risk</th><th>Verdict</th><th>Why here</th><th>Where</th><th>ID</th></tr>
 {% for r in attention %}<tr class="tier-{{ r.triage }}"><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td><a href="#f-{{ r.id }}">{{ r.clause }}</a></td><td class="risk-{{ r.risk }}">{{ r.risk }}</td><td><span class="badge {{ r.verdict }}">{{ r.verdict|replace("_", " ") }}</span></td><td>{{ r.why }}</td><td>{{ r.locator or r.page }}</td><td><code>{{ r.id }}</code></td></tr>{% endfor %}</table>{% endif %}
-{% if secondary_count %}<p class="sub secondary">{{ secondary_count }} more passage(s) the fact-check could not confirm are listed under their documents, not here: each is of a category another finding already shows or puts to you, or the strongest passage of its category but one the support model barely recognises as it (support below {{ first_screen_support }}; on contracts it was not trained on, such a passage is a clause of that category about a third of the time).</p>{% endif %}
+{% if secondary_count %}<p class="sub secondary">{{ secondary_count }} more passage(s) the fact-check could not confirm are listed under their documents, not here: each is of a category another finding already shows or asks about, or the strongest passage of its category but one the support model barely recognises as it (support below {{ first_screen_support }}; on contracts it was not trained on, such a passage is a clause of that category about a third of the time).</p>{% endif %}
 {% if missing %}<h3>Missing high-risk clauses ({{ missing|length }})</h3>
 <p class="sub">Clauses whose absence is itself a risk, or that the playbook expects.</p>
 <table class="missing"><tr><th>Document</th><th>Clause</th><th>Why it matters</th><th>ID</th></tr>
@@ -1207,6 +1237,11 @@ def triage_why(finding: dict[str, Any]) -> str:
         return "deviation: " + ", ".join(f"{d['rule']} ({d['severity']})" for d in finding["deviations"])
     if tier == "must_know":
         return "high risk, verified: a term to know"
+    if tier == "decide" and finding.get("reads_as"):
+        return (
+            f"needs review ({finding['risk']} risk): reads as {finding['reads_as']}, which nothing else here "
+            "shows: decide"
+        )
     if tier == "decide":
         return f"{finding['verdict'].replace('_', ' ')} ({finding['risk']} risk): decide"
     return f"{finding['risk']} risk, verified"

@@ -477,8 +477,8 @@ def absence_alarms(document: dict[str, Any]) -> None:
 #: ``decide`` (the fact-check could not confirm it: needs_review, unsupported, contradicted; for
 #: ``needs_review``, the one passage that puts its category's question, :func:`mark_secondary`),
 #: ``other`` (verified, not high risk), ``secondary`` (a ``needs_review`` passage of a category another
-#: finding already answers or puts, or whose category the document most likely lacks; its reason in
-#: ``secondary``), ``dismissed`` (the fact-check dismissed it: the support model is confident its quote
+#: finding already shows or asks about, or the strongest passage of a category but one the support
+#: model barely recognises; its reason in ``secondary``), ``dismissed`` (the fact-check dismissed it: the support model is confident its quote
 #: is not the clause it claims, or the quote is a heading only, :func:`fact_check_dismissed`).
 #: Only the first three are among the findings to look at (:func:`needs_attention`).
 TRIAGE_ORDER = {"deviation": 0, "must_know": 1, "decide": 2, "other": 3, "secondary": 4, "dismissed": 5}
@@ -506,15 +506,16 @@ def triage_tier(finding: dict[str, Any]) -> str:
         return "deviation"
     if finding["verdict"] == "verified":
         return "must_know" if finding["risk"] == "high" else "other"
-    if fact_check_dismissed(finding) and not _approved(finding):
+    if fact_check_dismissed(finding) and not _decided(finding, "approve"):
         return "dismissed"
     if finding.get("secondary"):
         return "secondary"
     return "decide"
 
 
-def _approved(finding: dict[str, Any]) -> bool:
-    return str((finding.get("decision") or {}).get("decision", "")).startswith("approve")
+def _decided(finding: dict[str, Any], decision: str) -> bool:
+    """Whether a reviewer's latest decision on ``finding`` is ``decision`` (``approve``/``reject``)."""
+    return str((finding.get("decision") or {}).get("decision", "")).startswith(decision)
 
 
 def fact_check_dismissed(finding: dict[str, Any]) -> bool:
@@ -564,11 +565,8 @@ def triage(findings: list[dict[str, Any]], results: list[dict[str, Any]]) -> lis
     return sorted(findings, key=lambda f: (*triage_key(f), f.get("page") or 0, f.get("chunk_index") or 0))
 
 
-def _support_of(finding: dict[str, Any]) -> float | None:
-    return next(
-        (reason_score(str(c.get("reason") or "")) for c in finding.get("checks") or [] if c["name"] == "support"),
-        None,
-    )
+def _support_reason(finding: dict[str, Any]) -> str:
+    return next((str(c.get("reason") or "") for c in finding.get("checks") or [] if c["name"] == "support"), "")
 
 
 def _or_one(score: float | None) -> float:
@@ -599,8 +597,7 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
         f.pop("reads_as", None)
     shown: dict[str, dict[str, Any]] = {}
     for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
-        decision = str((f.get("decision") or {}).get("decision", ""))
-        if (f["verdict"] == "verified" and not decision.startswith("reject")) or decision.startswith("approve"):
+        if (f["verdict"] == "verified" and not _decided(f, "reject")) or _decided(f, "approve"):
             shown.setdefault(f["clause_type"], f)
     doubted: dict[str, list[dict[str, Any]]] = {}
     for f in findings:
@@ -612,7 +609,7 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
             for f in group:
                 f["secondary"] = f"another passage of {label}, which finding {shown[category]['id']} shows"
             continue
-        scores = {id(f): _support_of(f) for f in group}
+        scores = {id(f): reason_score(_support_reason(f)) for f in group}
         group.sort(key=lambda f: (-_or_one(scores[id(f)]), f.get("page") or 0, f["id"]))
         best, best_score = group[0], scores[id(group[0])]
         for f in group[1:]:
@@ -641,8 +638,7 @@ def _ask_other_readings(findings: list[dict[str, Any]], shown: dict[str, dict[st
     for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
         if not f.get("secondary"):
             continue
-        reason = next((str(c.get("reason") or "") for c in f.get("checks") or [] if c["name"] == "support"), "")
-        m = _READS_AS_OTHER.match(reason)
+        m = _READS_AS_OTHER.match(_support_reason(f))
         other = labels.get(m.group(1)) if m else None
         if other is None or other in shown or other in asked:
             continue

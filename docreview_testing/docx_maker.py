@@ -46,6 +46,9 @@ FEE_TABLE = [
 ]
 
 _HEADING = re.compile(r"^(\d{1,2})\.\s+(.+)$")
+#: A heading whose number has no dot ("5 BENEFITS", as in BicycleTx's service agreement): a heading only
+#: when the rest is a title, never a numbered clause ("10 days after delivery …" is body text).
+_BARE_HEADING = re.compile(r"^(\d{1,2})\s+([A-Z].+)$")
 _SUBCLAUSE = re.compile(r"^(\d{1,2})\.(\d{1,2})\.?\s+(.+)$")
 _RUN_IN_TITLE = re.compile(r"^([A-Z][A-Z0-9 ,;&'/()\-]{2,80}?)\.\s+(.+)$")
 _PAYMENT = re.compile(r"PRIC|PAYMENT|FEE|COMPENSATION|ROYALT", re.IGNORECASE)
@@ -251,6 +254,9 @@ def _items(paragraphs: list[str], clause_headings: bool) -> list[_Item]:
     for line in paragraphs:
         sub = _SUBCLAUSE.match(line)
         head = _HEADING.match(line)
+        bare = _BARE_HEADING.match(line) if not head else None
+        if bare and _title(bare.group(2)):
+            head = bare
         if sub:
             rest = sub.group(3)
             title = _RUN_IN_TITLE.match(rest) if clause_headings else None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from docreview_testing.docx_maker import NUMBERING, make_contract_docx, write_docx
+from docreview_testing.docx_maker import NUMBERING, _items, make_contract_docx, write_docx
 from schemas.documents import DocumentKind, FailureKind, Locator
 from schemas.settings import Limits
 from tasks.ingest.docx import format_number, read_docx, title_like
@@ -489,3 +489,28 @@ def test_end_to_end_through_the_worker_and_the_extract_task(draft):
     assert "$5,000,000" in doc.text and "$1,000,000" not in doc.text
     assert doc.pages[0].running == [truth.header, f"{truth.footer} 1"]
     assert all(p.locator is not None and p.locator.page is None for p in doc.pages)
+
+
+def test_headings_numbered_without_a_dot_start_their_own_section(shared_data, tmp_path):
+    """BicycleTx's service agreement numbers its headings "5 BENEFITS", "21 JURISDICTION AND CHOICE OF
+    LAW": each is a section of the draft, and its clauses are numbered under it (5.1, not 4.6)."""
+    source = shared_data / "cuad" / "txt" / "BICYCLETHERAPEUTICSPLC_03_10_2020-EX-10.11-SERVICE AGREEMENT.txt"
+    if not source.is_file():
+        pytest.skip(f"{source} not found")
+    path = tmp_path / "service.docx"
+    make_contract_docx(source.read_text(encoding="utf-8"), path)
+    result = read_docx(str(path), 1000)
+    assert unit_starting(result, "5. BENEFITS")["locator"] == {"section": "5. BENEFITS", "paragraph": None}
+    assert unit_starting(result, "5.1 The Company currently operates a personal pension plan")["locator"] == {
+        "section": "5. BENEFITS",
+        "paragraph": 1,
+    }
+    law = unit_starting(result, "This Agreement shall be governed by and interpreted in accordance with the laws")
+    assert law["locator"]["section"] == "21. JURISDICTION AND CHOICE OF LAW"
+    # a paragraph that starts with a bare number but is no title stays body text
+    items = _items(["1. TERM", "10 days after delivery, the Distributor pays the invoice.", "2 PAYMENT"], False)
+    assert [(i.kind, i.text) for i in items] == [
+        ("heading", "TERM"),
+        ("body", "10 days after delivery, the Distributor pays the invoice."),
+        ("heading", "PAYMENT"),
+    ]

@@ -12,12 +12,14 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
+from schemas.taxonomy import ClauseType, label
 from tasks.check.playbook import (
     PlaybookError,
     evaluate_document,
     governing_jurisdiction,
     load_playbook,
 )
+from tasks.check.support import read_as
 from tasks.observe.events import PLAYBOOK_DEVIATION, document_events
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -634,3 +636,53 @@ def test_statuses_derived_from_the_lawyers_answers(sample_playbook, rule, answer
 
     r = next(x for x in sample_playbook.playbook.rules if x.id == rule)
     assert lawyer_playbook_status(r, sample_playbook.limits.get(rule), answer) == expected
+
+
+def read_as_finding(fid: int, clause: str, evidence: str, reads_as: str, decision: str | None = None) -> dict:
+    """A grounded finding claimed as ``clause`` whose support check reads it as ``reads_as`` (a label)."""
+    f = finding(fid, clause, evidence, verdict="needs_review", support="needs_review", page=6, decision=decision)
+    f["checks"][1]["reason"] = (
+        f"dismissed by the fact-check: quote reads as {reads_as}, not {label(clause)} (support 0.02) — 0.0151 is "
+        "below the dismissal bound 0.03"
+    )
+    return f
+
+
+# Eton Pharmaceuticals' development agreement (CUAD), page 6: the lawyers' Non-Compete span, which the
+# rules backend claimed as Expiration Date ("During the Term of this Agreement, and for a period of …").
+ETON_NON_COMPETE = (
+    "During the Term of this Agreement, and for a period of two (2) years thereafter, Aucta shall not research, "
+    "develop, manufacture, file, sell, market, or distribute more than two products containing the active "
+    "ingredient Lamotrigine; nor will Aucta directly or indirectly assist any other Person or entity in carrying "
+    "or any such activities."
+)
+
+
+def test_a_clause_claimed_under_another_category_counts_for_its_rule(sample_playbook):
+    assert read_as("quote reads as Non-Compete, not Expiration Date (support 0.02)") is ClauseType.non_compete
+    assert read_as("quote reads as no CUAD clause, not Expiration Date (support 0.02)") is None
+    assert read_as("quote reads as Non-Compete (support 0.92)") is None  # its own category: no other reading
+
+    got = statuses(sample_playbook, [read_as_finding(7, "expiration_date", ETON_NON_COMPETE, "Non-Compete")])
+    status, ids, reason = got["no-non-compete"]
+    assert (status, ids) == ("deviation", [7])
+    assert "no finding claims Non-Compete" in reason and "claimed as Expiration Date" in reason
+    assert reason.endswith("a reviewer confirms")
+    # The reading counts for its own clause only: no cap is found, none is read.
+    assert got["liability-cap"][0] == "deviation" and got["liability-cap"][1] == []
+
+    # A reviewer who rejects the finding takes the reading away with it.
+    rejected = [read_as_finding(7, "expiration_date", ETON_NON_COMPETE, "Non-Compete", decision="reject")]
+    assert statuses(sample_playbook, rejected)["no-non-compete"][:2] == ("pass", [])
+
+    # A clause the playbook wants present is never passed on a reading: a reviewer decides.
+    cap = "In no event shall either party's aggregate liability under this Agreement exceed $500,000."
+    status, ids, reason = statuses(sample_playbook, [read_as_finding(3, "insurance", cap, "Cap On Liability")])[
+        "liability-cap"
+    ]
+    assert (status, ids) == ("unknown", [3]) and "claimed as Insurance" in reason
+
+    # A finding claimed as the clause itself still decides; a reading elsewhere does not override it.
+    own = finding(1, "non_compete", "Distributor shall not sell any competing product during the Term.")
+    other = read_as_finding(7, "expiration_date", ETON_NON_COMPETE, "Non-Compete")
+    assert statuses(sample_playbook, [own, other])["no-non-compete"][:2] == ("deviation", [1])

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from schemas.playbook import Expectation, Playbook, PlaybookRule, RuleStatus
 from schemas.taxonomy import ClauseType, label
 from tasks.check.redactions import REDACTED_REASON, is_redacted
-from tasks.check.support import dismissed, heading_only, negation
+from tasks.check.support import dismissed, heading_only, negation, read_as
 from tasks.check.values import Kind, Value, extract_values, find_durations, find_money, find_redactions
 
 #: Verdicts whose findings can be evidence (the fact-check did not reject them).
@@ -741,6 +741,9 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
                 f"confirm (a heading, a negation or a quote not found); a reviewer decides",
                 doubtful,
             )
+        read = _read_as_clause(rule, document)
+        if read:
+            return _read_elsewhere(rule, limit, read, name)
         examined = next(
             (a.get("chunks_examined") for a in document.get("absences") or [] if a.get("clause_type") == clause), None
         )
@@ -762,6 +765,41 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
         result["reason"] += " — but only on quotes the support check did not confirm: a reviewer confirms"
     else:
         result["reason"] += caveat
+    return result
+
+
+def _read_as_clause(rule: PlaybookRule, document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Findings claimed as another category whose quote the support model reads as the rule's clause
+    (:func:`tasks.check.support.read_as`: "quote reads as Non-Compete, not License Grant"), are in the
+    document (grounding verified) and no reviewer rejected: a clause claimed under the wrong category."""
+    found = []
+    for f in document.get("findings") or []:
+        checks = {c["name"]: c for c in f.get("checks") or []}
+        support, grounding = checks.get("support") or {}, checks.get("grounding") or {}
+        if (
+            f["clause_type"] != rule.clause.value
+            and grounding.get("verdict") == "verified"
+            and not _rejected_by_reviewer(f)
+            and read_as(str(support.get("reason") or "")) is rule.clause
+        ):
+            found.append(f)
+    return found
+
+
+def _read_elsewhere(rule: PlaybookRule, limit: Limit | None, read: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    """The result of a rule whose clause no finding claims but :func:`_read_as_clause` findings read as:
+    the rule judged on them (a ``deviation`` stands, for a reviewer to confirm), but never a ``pass``,
+    which becomes ``unknown``: no rule passes on a reading nobody confirmed. The reason names the
+    findings and the categories they are claimed as."""
+    ids = ", ".join(str(f["id"]) for f in read)
+    claimed = ", ".join(sorted({label(f["clause_type"]) for f in read}))
+    result = _judge(rule, limit, read, name)
+    seen = f"no finding claims {name}, but the support check reads finding(s) {ids} (claimed as {claimed}) as {name}"
+    if result["status"] == RuleStatus.passed.value:
+        result["status"] = RuleStatus.unknown.value
+        result["reason"] = f"{seen}: a reviewer decides"
+    else:
+        result["reason"] = f"{seen}: {result['reason']} — a reviewer confirms"
     return result
 
 

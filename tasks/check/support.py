@@ -584,6 +584,21 @@ def reason_score(reason: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
+#: The category a support reason says the model reads a quote as instead of the claimed one:
+#: "quote reads as Expiration Date, not Effective Date (support 0.05)", also inside a dismissal's reason.
+_READS_AS_OTHER = re.compile(r"\bquote reads as (.+?), not ")
+_BY_LABEL = {text: category for category, text in CUAD_LABELS.items()}
+
+
+def read_as(reason: str) -> ClauseType | None:
+    """The CUAD category a ``support`` check's ``reason`` says the model reads the quote as, when that
+    is another category than the claimed one (``"quote reads as Non-Compete, not License Grant
+    (support 0.04)"`` → ``ClauseType.non_compete``); None for any other reason, and for "no CUAD
+    clause"."""
+    m = _READS_AS_OTHER.search(reason)
+    return _BY_LABEL.get(m.group(1)) if m else None
+
+
 def relative_support(
     checked: list[CheckedFinding],
     model: SupportModel | None,

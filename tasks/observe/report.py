@@ -28,7 +28,7 @@ from schemas.taxonomy import ClauseType, label
 from tasks.check.absences import absence_policy
 from tasks.check.injection import report_flags
 from tasks.check.playbook import supported
-from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, reason_score
+from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, read_as, reason_score
 from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
@@ -623,28 +623,20 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
     _ask_other_readings(findings, shown)
 
 
-#: A support reason that names the category the model reads a quote as: "quote reads as Expiration
-#: Date, not Effective Date (support 0.05)" (:func:`tasks.check.support.assess`).
-_READS_AS_OTHER = re.compile(r"^quote reads as (.+?), not ")
-
-
 def _ask_other_readings(findings: list[dict[str, Any]], shown: dict[str, dict[str, Any]]) -> None:
     """Bring back to the first screen one ``secondary`` finding per category the support model reads
     it as (``reads_as``: that category's label) when nothing else in the document shows or asks about
     that category: a real clause claimed under the wrong category (an Expiration Date claimed as
     Effective Date) is then still put to the reviewer. ``shown``: category → the finding showing it."""
     asked = {f["clause_type"] for f in findings if triage_tier(f) in ("deviation", "must_know", "decide")}
-    labels = {label(c.value): c.value for c in ClauseType}
     for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
-        if not f.get("secondary"):
-            continue
-        m = _READS_AS_OTHER.match(_support_reason(f))
-        other = labels.get(m.group(1)) if m else None
-        if other is None or other in shown or other in asked:
+        reason = _support_reason(f)
+        other = read_as(reason) if f.get("secondary") and not dismissed(reason) else None
+        if other is None or other.value in shown or other.value in asked:
             continue
         del f["secondary"]
-        f["reads_as"] = m.group(1) if m else ""
-        asked.add(other)
+        f["reads_as"] = label(other)
+        asked.add(other.value)
 
 
 #: A consistency reason's pointer at another finding: ``finding <first 12 hex digits of its finding_key>``

@@ -920,7 +920,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <p class="sub">Not yet decided, in this order: findings a playbook deviation rests on (high severity first), verified high-risk terms to know, then what the fact-check could not confirm (high risk first). Decide with <code>docreview decide ID approve|reject</code>.</p>
 <table class="attention"><tr><th>Document</th><th>Clause</th><th>Risk</th><th>Verdict</th><th>Why here</th><th>Where</th><th>ID</th></tr>
 {% for r in attention %}<tr class="tier-{{ r.triage }}"><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td><a href="#f-{{ r.id }}">{{ r.clause }}</a></td><td class="risk-{{ r.risk }}">{{ r.risk }}</td><td><span class="badge {{ r.verdict }}">{{ r.verdict|replace("_", " ") }}</span></td><td>{{ r.why }}</td><td>{{ r.locator or r.page }}</td><td><code>{{ r.id }}</code></td></tr>{% endfor %}</table>{% endif %}
-{% if secondary_count %}<p class="sub secondary">{{ secondary_count }} more passage(s) the fact-check could not confirm are listed under their documents, not here: each is of a category another finding already shows or asks about, or the strongest passage of its category but one the support model barely recognises as it (support below {{ first_screen_support }}; on contracts it was not trained on, such a passage is a clause of that category about a third of the time).</p>{% endif %}
+{% if secondary_count %}<p class="sub secondary">{{ secondary_count }} more passage(s) the fact-check could not confirm are listed under their documents, not here: each is of a category another finding already shows or asks about, or the strongest passage of its category but one the support model barely recognises as it (support below {{ first_screen_support }}; on contracts it was not trained on, such a passage is a clause of that category about a third of the time): {% for d, n in secondary_by_doc %}<a href="#doc-{{ d.anchor }}">{{ d.file_name }}</a> {{ n }}{{ ", " if not loop.last }}{% endfor %}.</p>{% endif %}
 {% if missing %}<h3>Missing high-risk clauses ({{ missing|length }})</h3>
 <p class="sub">Clauses whose absence is itself a risk, or that the playbook expects.</p>
 <table class="missing"><tr><th>Document</th><th>Clause</th><th>Why it matters</th><th>ID</th></tr>
@@ -1103,6 +1103,11 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
         if r["status"] == "unknown"
     ]
     undecided.sort(key=lambda r: (RISK_ORDER.get(r["severity"], 3), r["document"], r["rule"]))
+    secondary_by_doc = [
+        (d, n)
+        for d in documents
+        if (n := sum(triage_tier(f) == "secondary" and "decision" not in f for f in d["findings"]))
+    ]
     return _template.render(
         run=report["run"],
         documents=documents,
@@ -1110,9 +1115,8 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
         attention=shown,
         attention_more=len(rows) - len(shown),
         dismissed_rows=dismissed_rows,
-        secondary_count=sum(
-            triage_tier(f) == "secondary" and "decision" not in f for d in documents for f in d["findings"]
-        ),
+        secondary_count=sum(n for _, n in secondary_by_doc),
+        secondary_by_doc=secondary_by_doc,
         first_screen_support=f"{FIRST_SCREEN_SUPPORT:g}",
         missing=missing,
         not_found=not_found,

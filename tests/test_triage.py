@@ -426,7 +426,7 @@ def test_the_report_says_how_many_passages_are_not_on_the_first_screen():
     assert "1 more passage(s) the fact-check could not confirm are listed under their documents" in html
     # … with each document that has them, linked, and how many
     assert re.search(
-        r'could not confirm are listed under their documents.*<a href="#doc-[^"]+">a\.pdf</a> 1\.</p>', html
+        r'could not confirm are listed under their documents.*<a href="#doc-[^"]+">a\.pdf</a> \(1\)\.</p>', html
     )
     assert 'Not on the first screen: another passage of Insurance, which <a href="#f-30">finding 30</a> shows.' in html
 

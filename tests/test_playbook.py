@@ -682,6 +682,38 @@ def test_a_clause_claimed_under_another_category_counts_for_its_rule(sample_play
     ]
     assert (status, ids) == ("unknown", [3]) and "claimed as Insurance" in reason
 
+    # A reviewer's approval confirms the reading: a rule that wants the clause present passes on it.
+    approved = read_as_finding(3, "insurance", cap, "Cap On Liability", decision="approve")
+    status, ids, reason = statuses(sample_playbook, [approved])["liability-cap"]
+    assert (status, ids) == ("pass", [3]) and "a reviewer approved it" in reason
+
+    # Each finding is named with the category it is claimed as; a rejected reading is named too.
+    two = [
+        read_as_finding(9, "license_grant", ETON_NON_COMPETE, "Non-Compete"),
+        read_as_finding(5, "exclusivity", ETON_NON_COMPETE, "Non-Compete"),
+    ]
+    reason = statuses(sample_playbook, two)["no-non-compete"][2]
+    assert "finding(s) 9 (claimed as License Grant), 5 (claimed as Exclusivity)" in reason
+    reason = statuses(sample_playbook, rejected)["no-non-compete"][2]
+    assert "(finding(s) 7, read as Non-Compete, rejected by a reviewer)" in reason
+
+    # The stated values belong to the claimed category: a Renewal Term's "one (1) year" is not the notice.
+    renewal = read_as_finding(
+        4,
+        "renewal_term",
+        "This Agreement renews for successive one (1) year terms unless either party gives notice of "
+        "non-renewal at least sixty (60) days prior to the end of the then-current term.",
+        "Notice Period To Terminate Renewal",
+    )
+    renewal["values"] = {"duration": "one (1) year"}
+    status, _, reason = statuses(sample_playbook, [renewal])["renewal-notice"]
+    assert status == "unknown" and "claimed as Renewal Term" in reason  # sixty days would pass: unconfirmed
+
+    # A finding the fact-check contradicted is no reading.
+    contradicted = read_as_finding(7, "expiration_date", ETON_NON_COMPETE, "Non-Compete")
+    contradicted["verdict"] = "contradicted"
+    assert statuses(sample_playbook, [contradicted])["no-non-compete"][:2] == ("pass", [])
+
     # A finding claimed as the clause itself still decides; a reading elsewhere does not override it.
     own = finding(1, "non_compete", "Distributor shall not sell any competing product during the Term.")
     other = read_as_finding(7, "expiration_date", ETON_NON_COMPETE, "Non-Compete")

@@ -19,6 +19,7 @@ from tasks.observe.report import (
     needs_attention,
     render_html,
     triage,
+    triage_why,
     wanted_absent,
 )
 
@@ -71,7 +72,9 @@ def test_a_documents_findings_follow_a_reviewers_order():
     # by risk (contradicted before needs review within one risk), then the rest
     assert [f["id"] for f in ordered] == [6, 5, 3, 7, 8, 9, 2, 1, 4]
     assert [f["triage"] for f in ordered] == ["deviation"] * 2 + ["must_know"] + ["decide"] * 5 + ["other"]
-    assert ordered[0]["deviations"] == [{"rule": "no-uncapped-liability", "severity": "high"}]
+    assert ordered[0]["deviations"] == [
+        {"rule": "no-uncapped-liability", "severity": "high", "clause": "uncapped_liability"}
+    ]
     # a verified high-risk clause no longer sits below a low-risk needs_review row
     assert [f["id"] for f in ordered].index(3) < [f["id"] for f in ordered].index(1)
 
@@ -478,3 +481,40 @@ def test_a_passage_the_model_reads_as_a_category_nothing_else_shows_stays_on_the
     report = {"documents": [{"file_name": "a.pdf", "findings": ordered}]}
     why = {r["id"]: r["why"] for r in attention_rows(report, limit=None)}
     assert why[51] == "needs review (medium risk): reads as Expiration Date, which nothing else here shows: decide"
+
+
+def test_a_deviation_read_in_a_finding_of_another_category_says_so():
+    """A no-non-compete deviation resting on a passage claimed as License Grant (the playbook read it as
+    Non-Compete): the first screen says what it was read as, and Non-Compete is not "not found"."""
+    results = [
+        {
+            "rule": "no-non-compete",
+            "clause": "non_compete",
+            "expect": "absent",
+            "status": "deviation",
+            "severity": "medium",
+            "finding_ids": [6],
+        }
+    ]
+    ordered = triage(
+        [finding(6, "license_grant", "low", "needs_review"), finding(7, "insurance", "low", "verified")], results
+    )
+    by_id = {f["id"]: f for f in ordered}
+    assert triage_why(by_id[6]) == "deviation: no-non-compete (medium), reading it as Non-Compete"
+    assert by_id[6]["deviations"] == [{"rule": "no-non-compete", "severity": "medium", "clause": "non_compete"}]
+    # a deviation on the finding's own category says nothing more
+    own = [dict(results[0], finding_ids=[8])]
+    assert (
+        triage_why(triage([finding(8, "non_compete", "high", "verified")], own)[0])
+        == "deviation: no-non-compete (medium)"
+    )
+
+    doc = absences_doc(results, "non_compete", "cap_on_liability")
+    absence_alarms(doc)
+    non_compete, cap = doc["absences"]
+    assert non_compete["alarm"] is False
+    assert (
+        non_compete["why"]
+        == "no finding claims it, but the playbook rule no-non-compete reads it in finding(s) 6 (deviation)"
+    )
+    assert cap["alarm"] is True  # no cap found, none read: still the alarm its absence is

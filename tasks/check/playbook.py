@@ -741,17 +741,20 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
                 f"confirm (a heading, a negation or a quote not found); a reviewer decides",
                 doubtful,
             )
+        notes = ""
+        if rejected:
+            notes += f" (finding(s) {', '.join(str(i) for i in rejected)} rejected by a reviewer)"
+        if set_aside:
+            notes += f" (finding(s) {', '.join(str(i) for i in set_aside)} dismissed by the fact-check)"
         read = _read_as_clause(rule, document)
+        if any(not _rejected_by_reviewer(f) for f in read):
+            return _read_elsewhere(rule, limit, [f for f in read if not _rejected_by_reviewer(f)], name, notes)
         if read:
-            return _read_elsewhere(rule, limit, read, name)
+            notes += f" (finding(s) {', '.join(str(f['id']) for f in read)}, read as {name}, rejected by a reviewer)"
         examined = next(
             (a.get("chunks_examined") for a in document.get("absences") or [] if a.get("clause_type") == clause), None
         )
-        where = f" in the {examined} examined chunk(s)" if examined else " in the reviewed document"
-        if rejected:
-            where += f" (finding(s) {', '.join(str(i) for i in rejected)} rejected by a reviewer)"
-        if set_aside:
-            where += f" (finding(s) {', '.join(str(i) for i in set_aside)} dismissed by the fact-check)"
+        where = (f" in the {examined} examined chunk(s)" if examined else " in the reviewed document") + notes
         status = rule.when_absent()
         meaning = {
             RuleStatus.passed: "nothing to check",
@@ -770,36 +773,47 @@ def evaluate_rule(rule: PlaybookRule, limit: Limit | None, document: dict[str, A
 
 def _read_as_clause(rule: PlaybookRule, document: dict[str, Any]) -> list[dict[str, Any]]:
     """Findings claimed as another category whose quote the support model reads as the rule's clause
-    (:func:`tasks.check.support.read_as`: "quote reads as Non-Compete, not License Grant"), are in the
-    document (grounding verified) and no reviewer rejected: a clause claimed under the wrong category."""
+    (:func:`tasks.check.support.read_as`: "quote reads as Non-Compete, not License Grant"): a clause
+    claimed under the wrong category. Only findings the fact-check did not reject (verdict ``verified``
+    or ``needs_review``, the quote in the document, no model verifier against it); a reviewer's
+    decision on them is read by the caller."""
     found = []
     for f in document.get("findings") or []:
         checks = {c["name"]: c for c in f.get("checks") or []}
-        support, grounding = checks.get("support") or {}, checks.get("grounding") or {}
         if (
             f["clause_type"] != rule.clause.value
-            and grounding.get("verdict") == "verified"
-            and not _rejected_by_reviewer(f)
-            and read_as(str(support.get("reason") or "")) is rule.clause
+            and f["verdict"] in _TRUSTED
+            and (checks.get("grounding") or {}).get("verdict") == "verified"
+            and (checks.get("verifier") or {}).get("verdict", "verified") == "verified"
+            and read_as(str((checks.get("support") or {}).get("reason") or "")) is rule.clause
         ):
             found.append(f)
     return found
 
 
-def _read_elsewhere(rule: PlaybookRule, limit: Limit | None, read: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    """The result of a rule whose clause no finding claims but :func:`_read_as_clause` findings read as:
-    the rule judged on them (a ``deviation`` stands, for a reviewer to confirm), but never a ``pass``,
-    which becomes ``unknown``: no rule passes on a reading nobody confirmed. The reason names the
-    findings and the categories they are claimed as."""
-    ids = ", ".join(str(f["id"]) for f in read)
-    claimed = ", ".join(sorted({label(f["clause_type"]) for f in read}))
-    result = _judge(rule, limit, read, name)
-    seen = f"no finding claims {name}, but the support check reads finding(s) {ids} (claimed as {claimed}) as {name}"
-    if result["status"] == RuleStatus.passed.value:
+def _read_elsewhere(
+    rule: PlaybookRule, limit: Limit | None, read: list[dict[str, Any]], name: str, notes: str = ""
+) -> dict[str, Any]:
+    """The result of a rule whose clause no finding claims but :func:`_read_as_clause` findings (none a
+    reviewer rejected) read as. A reviewer's approval of such a finding confirms the reading: the rule
+    is judged on the approved ones like on any confirmed evidence. Otherwise it is judged on all of
+    them, a ``deviation`` stands for a reviewer to confirm, and a ``pass`` becomes ``unknown``: no rule
+    passes on a reading nobody confirmed. Their stated values are not read (they are values of the
+    category they are claimed as, a renewal term's "one (1) year"): durations and amounts come from
+    the quotes. The reason names each finding with the category it is claimed as; ``notes`` are the
+    caller's remarks on the rule's own findings ("(finding(s) 3 rejected by a reviewer)")."""
+    approved = [f for f in read if _approved_by_reviewer(f)]
+    judged = [dict(f, values={}) for f in (approved or read)]
+    result = _judge(rule, limit, judged, name)
+    each = ", ".join(f"{f['id']} (claimed as {label(f['clause_type'])})" for f in judged)
+    claims = f"no finding claims {name}{notes}, but the support check reads finding(s) {each} as {name}"
+    if approved:
+        result["reason"] = f"{claims}, and a reviewer approved it: {result['reason']}"
+    elif result["status"] == RuleStatus.passed.value:
         result["status"] = RuleStatus.unknown.value
-        result["reason"] = f"{seen}: a reviewer decides"
+        result["reason"] = f"{claims}: a reviewer decides"
     else:
-        result["reason"] = f"{seen}: {result['reason']} — a reviewer confirms"
+        result["reason"] = f"{claims}: {result['reason']} — a reviewer confirms"
     return result
 
 

@@ -451,16 +451,30 @@ def absence_alarms(document: dict[str, Any]) -> None:
     and did not pass without it, or when its category's absence is itself a risk
     (:data:`tasks.check.absences.ABSENCE_POLICY`: no Cap On Liability → liability uncapped, no
     Governing Law → law and forum uncertain) — unless a passing rule wants it absent
-    (``wanted_by``, :func:`wanted_absent`). Every other absence is information (``alarm`` false): the
-    report lists it, but not under "Needs attention". Call after :func:`wanted_absent`."""
+    (``wanted_by``, :func:`wanted_absent`). An absence whose clause a playbook rule reads in findings
+    claimed as other categories (the rule's ``finding_ids``, :func:`tasks.check.playbook.evaluate_rule`)
+    is no alarm and its ``why`` says where the rule reads it. Every other absence is information
+    (``alarm`` false): the report lists it, but not under "Needs attention". Call after
+    :func:`wanted_absent`."""
     expecting: dict[str, dict[str, Any]] = {}
+    reading: dict[str, dict[str, Any]] = {}
     for r in document.get("playbook") or []:
         if r["expect"] != "absent" and r["status"] != "pass" and not r.get("finding_ids"):
             expecting.setdefault(r["clause"], r)
+        if r.get("finding_ids"):  # the clause no finding claims, read in findings of other categories
+            reading.setdefault(r["clause"], r)
     for absence in document.get("absences", []):
         policy = absence_policy(absence["clause_type"])
         rule = expecting.get(absence["clause_type"])
-        if absence.get("wanted_by"):
+        read = reading.get(absence["clause_type"])
+        if read is not None:
+            absence["alarm"] = False
+            ids = ", ".join(str(i) for i in read["finding_ids"])
+            absence["why"] = (
+                f"no finding claims it, but the playbook rule {read['rule']} reads it in finding(s) {ids} "
+                f"({read['status']})"
+            )
+        elif absence.get("wanted_by"):
             absence["alarm"] = False
             absence["why"] = f"not found, as the playbook rule {absence['wanted_by']} wants"
         elif rule is not None:
@@ -544,8 +558,9 @@ def triage_key(finding: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def triage(findings: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A document's findings in a reviewer's order, each with ``deviations`` (``[{rule, severity}]``:
-    the playbook deviations resting on it, high severity first) and ``triage`` (its tier).
+    """A document's findings in a reviewer's order, each with ``deviations`` (``[{rule, severity, clause}]``:
+    the playbook deviations resting on it, high severity first; ``clause``, the rule's, differs from the
+    finding's when the rule reads the finding as its clause) and ``triage`` (its tier).
 
     Order (:func:`triage_key`): findings a playbook deviation rests on, by the deviation's severity;
     then verified high-risk findings (terms a reviewer must know); then the findings that need a
@@ -556,7 +571,9 @@ def triage(findings: list[dict[str, Any]], results: list[dict[str, Any]]) -> lis
     for r in results:
         if r["status"] == "deviation":
             for i in r.get("finding_ids") or []:
-                resting.setdefault(int(i), []).append({"rule": r["rule"], "severity": r["severity"]})
+                resting.setdefault(int(i), []).append(
+                    {"rule": r["rule"], "severity": r["severity"], "clause": r["clause"]}
+                )
     for f in findings:
         f["deviations"] = sorted(resting.get(int(f["id"]), []), key=lambda d: RISK_ORDER.get(d["severity"], 3))
     mark_secondary(findings)
@@ -1226,7 +1243,15 @@ def triage_why(finding: dict[str, Any]) -> str:
     ``"high risk, verified: a term to know"``, ``"needs review (medium risk): decide"``."""
     tier = triage_tier(finding)
     if tier == "deviation":
-        return "deviation: " + ", ".join(f"{d['rule']} ({d['severity']})" for d in finding["deviations"])
+        return "deviation: " + ", ".join(
+            f"{d['rule']} ({d['severity']})"
+            + (
+                f", reading it as {label(d['clause'])}"
+                if d.get("clause", finding["clause_type"]) != finding["clause_type"]
+                else ""
+            )
+            for d in finding["deviations"]
+        )
     if tier == "must_know":
         return "high risk, verified: a term to know"
     if tier == "decide" and finding.get("reads_as"):

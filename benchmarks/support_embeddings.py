@@ -41,15 +41,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import pickle
 import random
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.train_support import DEFAULT_DATA, load
+from benchmarks.train_support import DEFAULT_DATA, load_examples, tfidf_matrix, vocabulary
 
 #: Support thresholds reported.
 THRESHOLDS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
@@ -90,14 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--alpha", type=float, default=1.0, help="weight of the embedding block")
     args = ap.parse_args(argv)
 
-    if args.cache is not None and args.cache.is_file():
-        with open(args.cache, "rb") as fh:
-            docs = pickle.load(fh)
-    else:
-        docs = load(Path(args.data_dir))
-        if args.cache is not None:
-            with open(args.cache, "wb") as fh:
-                pickle.dump(docs, fh)
+    docs = load_examples(Path(args.data_dir), args.cache)
     train = [d for d in docs if not d["held_out"]]
     classes = [c.value for c in CATEGORIES] + [NONE_CLASS]
     index_of = {c: i for i, c in enumerate(classes)}
@@ -112,25 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                 vectors[text] = vec
         return np.array([vectors[t] for t in texts])
 
-    def vocabulary(subset: list[dict]) -> dict[str, float]:
-        df: Counter = Counter()
-        n = 0
-        for d in subset:
-            for text, heading, _ in d["examples"]:
-                df.update(features(text, heading).keys())
-                n += 1
-        return {t: math.log((1 + n) / (1 + k)) + 1 for t, k in sorted(df.items()) if k >= 3}
-
     def matrix(texts: list[tuple[str, str | None]], idf: dict[str, float], column: dict[str, int], dense: bool) -> Any:
-        rows, cols, vals = [], [], []
-        for r, (text, heading) in enumerate(texts):
-            vec = {column[t]: (1 + math.log(n)) * idf[t] for t, n in features(text, heading).items() if t in idf}
-            norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-            for c, v in vec.items():
-                rows.append(r)
-                cols.append(c)
-                vals.append(v / norm)
-        x = sp.csr_matrix((vals, (rows, cols)), shape=(len(texts), len(column)))
+        x = tfidf_matrix(texts, idf, column, features)
         if not dense:
             return x
         quotes = embed([t for t, _ in texts]) * args.alpha
@@ -142,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         scored: list[tuple[float, bool, float]] = []  # (score, faithful, score as a wrong category)
         for k in range(3):
             rest = [d for j, fold in enumerate(folds) if j != k for d in fold]
-            idf = vocabulary(rest)
+            idf = vocabulary(rest, features, 3)
             column = {t: i for i, t in enumerate(idf)}
             texts = [(t, h) for d in rest for t, h, _ in d["examples"]]
             y = np.array([index_of[c] for d in rest for _, _, c in d["examples"]])

@@ -53,7 +53,9 @@ import pickle
 import random
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cuad"
 if not DEFAULT_DATA.is_dir():
@@ -150,6 +152,53 @@ def load(data_dir: Path) -> list[dict]:
             }
         )
     return out
+
+
+def load_examples(data_dir: Path, cache: Path | None = None) -> list[dict]:
+    """:func:`load`, read from ``cache`` (a pickle) when that file exists, else written to it when given."""
+    if cache is not None and cache.is_file():
+        with open(cache, "rb") as fh:
+            return pickle.load(fh)
+    docs = load(data_dir)
+    if cache is not None:
+        with open(cache, "wb") as fh:
+            pickle.dump(docs, fh)
+    return docs
+
+
+#: A function giving the terms of a (quote, heading path): :func:`tasks.check.support.features`.
+Features = Callable[[str, "str | None"], Counter]
+
+
+def vocabulary(subset: list[dict], feats: Features, min_df: int) -> dict[str, float]:
+    """Smoothed idf (``ln((1 + n) / (1 + df)) + 1``) of each term in at least ``min_df`` of the examples
+    of the contracts ``subset`` (:func:`load`), in sorted term order."""
+    df: Counter = Counter()
+    n = 0
+    for d in subset:
+        for text, heading, _ in d["examples"]:
+            df.update(feats(text, heading).keys())
+            n += 1
+    kept = sorted(t for t, k in df.items() if k >= min_df)
+    return {t: math.log((1 + n) / (1 + df[t])) + 1 for t in kept}
+
+
+def tfidf_matrix(
+    texts: list[tuple[str, str | None]], idf: dict[str, float], index: dict[str, int], feats: Features
+) -> Any:
+    """Rows of sublinear tf-idf (``(1 + ln tf) * idf``, unit length) of (quote, heading path) pairs over
+    the terms of ``idf``, columns by ``index``: a SciPy CSR matrix, ``len(texts)`` × ``len(index)``."""
+    import scipy.sparse as sp
+
+    rows, cols, vals = [], [], []
+    for r, (text, heading) in enumerate(texts):
+        vec = {index[t]: (1 + math.log(n)) * idf[t] for t, n in feats(text, heading).items() if t in idf}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        for c, v in vec.items():
+            rows.append(r)
+            cols.append(c)
+            vals.append(v / norm)
+    return sp.csr_matrix((vals, (rows, cols)), shape=(len(texts), len(index)))
 
 
 #: Candidate thresholds for any finding (``threshold``) and floors for a document's strongest finding
@@ -412,7 +461,6 @@ def first_screen_rows(records: list[dict], rule: dict, bands: tuple = FIRST_SCRE
 def main(argv: list[str] | None = None) -> int:
     """Train, choose the threshold, print held-out figures and write the model file."""
     import numpy as np
-    import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
 
     from tasks.check.support import (
@@ -473,39 +521,17 @@ def main(argv: list[str] | None = None) -> int:
     def feats(text: str, heading: str | None) -> Counter:
         return features(text, heading if reads_heading else None)
 
-    if args.cache is not None and args.cache.is_file():
-        with open(args.cache, "rb") as fh:
-            docs = pickle.load(fh)
-    else:
-        docs = load(Path(args.data_dir))
-        if args.cache is not None:
-            with open(args.cache, "wb") as fh:
-                pickle.dump(docs, fh)
+    docs = load_examples(Path(args.data_dir), args.cache)
     train = [d for d in docs if not d["held_out"]]
     test = [d for d in docs if d["held_out"]]
     classes = [c.value for c in CATEGORIES] + [NONE_CLASS]
     cls_index = {c: i for i, c in enumerate(classes)}
 
     def vocab_of(subset):
-        df: Counter = Counter()
-        n = 0
-        for d in subset:
-            for text, heading, _ in d["examples"]:
-                df.update(feats(text, heading).keys())
-                n += 1
-        kept = sorted(t for t, k in df.items() if k >= args.min_df)
-        return {t: math.log((1 + n) / (1 + df[t])) + 1 for t in kept}
+        return vocabulary(subset, feats, args.min_df)
 
     def matrix(texts, idf, index):
-        rows, cols, vals = [], [], []
-        for r, (text, heading) in enumerate(texts):
-            vec = {index[t]: (1 + math.log(n)) * idf[t] for t, n in feats(text, heading).items() if t in idf}
-            norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-            for c, v in vec.items():
-                rows.append(r)
-                cols.append(c)
-                vals.append(v / norm)
-        return sp.csr_matrix((vals, (rows, cols)), shape=(len(texts), len(index)))
+        return tfidf_matrix(texts, idf, index, feats)
 
     def fit(subset):
         idf = vocab_of(subset)

@@ -149,9 +149,6 @@ def clean(contract, tmp_path_factory) -> dict[str, set]:
         pytest.param("run_documents", marks=pytest.mark.slow),  # everything but the outcome in the run
     ],
 )
-@pytest.mark.xfail(
-    strict=True, reason="the conclusion commits findings, absences, ledger, drift and outcome one by one"
-)
 def test_a_run_killed_between_the_writes_of_a_conclusion_leaves_no_half_concluded_document(
     table, contract, clean, tmp_path
 ):

@@ -1016,9 +1016,10 @@ def _fact_check_chunks(
             weak_support=settings.verifier_weak_support,
         )
         if calls and database_url and run_id:
-            from tasks.store.persist import save_llm_calls
+            from tasks.store.persist import save_llm_calls, unit_of_work
 
-            save_llm_calls.fn(database_url, run_id, chunk.document_sha256, chunk.index, calls)
+            with unit_of_work(database_url) as session:
+                save_llm_calls.fn(session, run_id, chunk.document_sha256, chunk.index, calls)
     return out
 
 

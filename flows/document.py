@@ -38,9 +38,10 @@ from schemas.findings import CheckedFinding
 from schemas.review import ChunkReview, ReviewOutcome
 from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
-from tasks.check.factcheck import DocumentIndex, fact_check_document, fact_check_findings
+from tasks.check.factcheck import fact_check_document, fact_check_findings
+from tasks.check.index import DocumentIndex, headings_in
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
-from tasks.check.merge import headings_in, merge_clause_findings_in_document
+from tasks.check.merge import merge_clause_findings_in_document
 from tasks.check.support import check_support_in_document
 from tasks.check.zones import drop_out_of_zone_findings_in_document
 from tasks.ingest.classify import classify_document, filing_company_key
@@ -368,20 +369,14 @@ def collect_checks(prepared: PreparedDocument, checks: list) -> None:
 
 
 def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> None:
-    """Weigh support across the document's findings (its strongest passage of a category), drop the
-    contract findings of operative categories quoted from the title, recitals or signature block, merge
-    the findings of one category within one clause (and identical passages) into one, check their
-    consistency, and conclude the document in one transaction: its findings, and when every deep chunk
-    was reviewed its absences, skip-ledger entry and drift, and its end in the run: ``reviewed`` when
-    every deep chunk was reviewed, else ``failed`` (a problem no retry can fix) or ``deferred`` (the
-    next run reviews it again). A process killed before the commit leaves none of it stored."""
+    """Run the document passes over the document's checked findings (:func:`check_document`) and
+    conclude the document in one transaction: its findings, and when every deep chunk was reviewed its
+    absences, skip-ledger entry and drift, and its end in the run: ``reviewed`` when every deep chunk
+    was reviewed, else ``failed`` (a problem no retry can fix) or ``deferred`` (the next run reviews it
+    again). A process killed before the commit leaves none of it stored."""
     sha, model = prepared.document.sha256, run.reviewer.model
     outcome = prepared.document.outcome
-    checked = sorted(prepared.checked, key=lambda c: (c.chunk_index, c.ordinal))
-    checked = check_support_in_document(quote(checked), quote(headings_in(prepared.index)))
-    checked = drop_out_of_zone_findings_in_document(quote(checked), quote(prepared.index))  # not from the recitals
-    checked = merge_clause_findings_in_document(quote(checked), quote(prepared.index))  # consistency cites kept ones
-    checked = check_consistency(quote(checked), quote(prepared.index), sha, run.prompt_version, model)
+    checked = check_document(run, prepared)
     labels = unit_labels(outcome.document) if outcome.document else None
     contract = all(c.profile == "contract" for c in prepared.chunks)  # CUAD absences mean nothing in a filing
     with book.concluding(outcome) as conclusion:
@@ -405,6 +400,20 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
         else:
             reason = f"review incomplete, will be retried by the next run: {problems_text(prepared)}"
             conclusion.ends(DocumentStatus.deferred, reason, stored)
+
+
+def check_document(run: Run, prepared: PreparedDocument) -> list[CheckedFinding]:
+    """The document passes over its index (:mod:`tasks.check.index`), each findings → findings, in
+    order: support weighed across the document (its strongest passage of a category, each quote under
+    its section titles), the contract findings of operative categories quoted from the title, recitals
+    or signature block dropped, the findings of one category within one clause (and identical passages)
+    merged into one, and the consistency of key terms across the findings kept."""
+    checked = sorted(prepared.checked, key=lambda c: (c.chunk_index, c.ordinal))
+    checked = check_support_in_document(quote(checked), quote(headings_in(prepared.index)))
+    checked = drop_out_of_zone_findings_in_document(quote(checked), quote(prepared.index))  # not from the recitals
+    checked = merge_clause_findings_in_document(quote(checked), quote(prepared.index))  # consistency cites kept ones
+    sha = prepared.document.sha256
+    return check_consistency(quote(checked), quote(prepared.index), sha, run.prompt_version, run.reviewer.model)
 
 
 def problems_text(prepared: PreparedDocument) -> str:

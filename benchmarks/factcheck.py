@@ -70,7 +70,8 @@ from pathlib import Path
 from schemas.documents import ExtractedDocument, PageText, SourceObject
 from schemas.findings import Finding, FindingValue, Verdict
 from schemas.taxonomy import ClauseType
-from tasks.check.factcheck import DocumentIndex, fact_check
+from tasks.check.factcheck import fact_check
+from tasks.check.index import DocumentIndex
 from tasks.check.values import Kind, extract_values
 from tasks.review.backends.rules import RulesBackend
 from tasks.review.chunk import chunk_text
@@ -181,7 +182,7 @@ def in_document(checked: list, at: int, index=None):
     scored under its section headings in the document ``index`` when given."""
     if SUPPORT_MODEL is None:
         return checked[at]
-    from tasks.check.merge import headings_in
+    from tasks.check.index import headings_in
     from tasks.check.support import load_model, relative_support
 
     model = _support_model()

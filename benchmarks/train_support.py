@@ -23,7 +23,7 @@ Examples (training contracts only):
 
 Each example carries the section heading path above it (:func:`tasks.review.chunk.heading_path` over
 the chunker's heading lines of the contract's text, the same code the fact-check reads at run time;
-for a rules quote, :meth:`tasks.check.factcheck.DocumentIndex.heading_path` at its first occurrence).
+for a rules quote, :meth:`tasks.check.index.DocumentIndex.heading_path` at its first occurrence).
 
 Model: multinomial logistic regression (scikit-learn ``LogisticRegression``, lbfgs, ``C``) over
 sublinear tf-idf of :func:`tasks.check.support.features` (word unigrams and bigrams of the quote and,
@@ -70,9 +70,9 @@ NONE_PER_DOC = 60
 def rules_findings(name: str, text: str) -> tuple[list, list[str | None]]:
     """The offline backend's findings for one contract (deduplicated by category and quote), and the
     section heading path of each quote in the document, as the fact-check reads it at run time
-    (:meth:`tasks.check.factcheck.DocumentIndex.heading_path` at the quote's first occurrence)."""
+    (:meth:`tasks.check.index.DocumentIndex.heading_path` at the quote's first occurrence)."""
     from benchmarks.factcheck import load_document
-    from tasks.check.factcheck import DocumentIndex
+    from tasks.check.index import DocumentIndex
     from tasks.observe.evaluate import locate
     from tasks.review.backends.rules import RulesBackend
     from tasks.review.chunk import chunk_text

@@ -29,8 +29,8 @@ def run(n_docs: int | None = None) -> dict:
     """Measure before/after over the first ``n_docs`` held-out contracts (all when ``None``)."""
     from benchmarks.factcheck import CUAD, load_document
     from schemas.findings import Verdict
-    from tasks.check.factcheck import DocumentIndex, fact_check
-    from tasks.check.merge import headings_in
+    from tasks.check.factcheck import fact_check
+    from tasks.check.index import DocumentIndex, headings_in
     from tasks.check.support import load_model, relative_support
     from tasks.observe.evaluate import evidence_overlaps, held_out, load_cuad, macro_f1, presence_scores
     from tasks.review.backends.rules import RulesBackend

@@ -85,7 +85,7 @@ def queue_items(
         for i in range(0, len(keys), 500):
             for c in session.exec(select(CheckRow).where(col(CheckRow.finding_key).in_(keys[i : i + 500]))).all():
                 checks.setdefault(c.finding_key, []).append(c)
-    decided = latest_decisions(database_url, keys + [a.absence_key for a in absences])
+        decided = latest_decisions(session, keys + [a.absence_key for a in absences])
     items: list[dict[str, Any]] = []
     for f in findings:
         items.append(

@@ -33,14 +33,15 @@ from schemas.documents import (
     IngestOutcome,
     SourceObject,
 )
-from schemas.filings import Profile
+from schemas.filings import DocumentKind, FilingSummary, Profile
 from schemas.findings import CheckedFinding
 from schemas.review import ChunkReview, ReviewOutcome
 from tasks.check.absences import find_absences
 from tasks.check.consistency import check_consistency
-from tasks.check.factcheck import DocumentIndex, fact_check_document, fact_check_findings
+from tasks.check.factcheck import fact_check_document, fact_check_findings
+from tasks.check.index import DocumentIndex, headings_in
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
-from tasks.check.merge import headings_in, merge_clause_findings_in_document
+from tasks.check.merge import merge_clause_findings_in_document
 from tasks.check.support import check_support_in_document
 from tasks.check.zones import drop_out_of_zone_findings_in_document
 from tasks.ingest.classify import classify_document, filing_company_key
@@ -65,6 +66,7 @@ from tasks.store.persist import (
     save_findings,
     save_llm_calls,
     unit_labels,
+    unit_of_work,
 )
 from tasks.store.profiles import save_document_profile
 
@@ -94,7 +96,8 @@ class PreparedDocument:
 
 def deferred_first(run: Run, objects: list[SourceObject]) -> list[SourceObject]:
     """``objects`` with those the previous run left ``deferred`` first: they waited a run already."""
-    waited = deferred_sources(run.db)
+    with unit_of_work(run.db) as session:
+        waited = deferred_sources(session)
     return sorted(objects, key=lambda o: o.uri not in waited)  # stable: listing order otherwise
 
 
@@ -103,21 +106,25 @@ def reuse_unchanged_objects(run: Run, book: RunBook, objects: list[SourceObject]
     prompt version and model (``reviewed``, findings reused, nothing downloaded); returns the others."""
     if run.rereview:
         return objects
-    known = known_source_sha256(run.db, [(o.uri, o.etag) for o in objects if o.is_s3 and o.etag])
+    with unit_of_work(run.db) as session:
+        known = known_source_sha256(session, [(o.uri, o.etag) for o in objects if o.is_s3 and o.etag])
     rest = []
     for obj in objects:
         sha = known.get((obj.uri, obj.etag or ""))
         if sha is None or sha not in run.already_reviewed:
             rest.append(obj)
         elif book.first_of_content(outcome := IngestOutcome(source=obj, sha256=sha)):
-            stored = load_document(run.db, sha)
-            book.conclude(
-                outcome.model_copy(update={"pages": stored.pages if stored else 0}),
-                DocumentStatus.reviewed,
-                REUSED_WITHOUT_DOWNLOAD,
-                reused=True,
-            )
+            conclude_reused(book, outcome, REUSED_WITHOUT_DOWNLOAD)
     return rest
+
+
+def conclude_reused(book: RunBook, outcome: IngestOutcome, reason: str) -> None:
+    """End a document whose earlier review is reused: ``reviewed`` for ``reason``, with the page count
+    stored for it (one unit of work)."""
+    with book.concluding(outcome) as conclusion:
+        stored = load_document(conclusion.session, outcome.sha256 or "")
+        conclusion.outcome = outcome.model_copy(update={"pages": stored.pages if stored else 0})
+        conclusion.ends(DocumentStatus.reviewed, reason, reused=True)
 
 
 def review_document(run: Run, book: RunBook, obj: SourceObject) -> None:
@@ -158,13 +165,7 @@ def fingerprint(run: Run, book: RunBook, obj: SourceObject) -> Document | None:
     if not book.first_of_content(got):
         return None  # a copy: it ends with the first object of the same content
     if got.sha256 in run.already_reviewed:
-        stored = load_document(run.db, got.sha256)
-        book.conclude(
-            got.model_copy(update={"pages": stored.pages if stored else 0}),
-            DocumentStatus.reviewed,
-            REUSED,
-            reused=True,
-        )
+        conclude_reused(book, got, REUSED)
         return None
     return Document(outcome=got)
 
@@ -194,28 +195,23 @@ def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutco
     assert fp.sha256 is not None, "a Document's outcome is fingerprinted (see fingerprint)"
     if refused(book, fp):
         return None
-    claim = claim_document(
-        run.db,
-        fp.sha256,
-        run.id,
-        run.worker,
-        run.settings.claim_lease_s,
-        run.prompt_version,
-        run.reviewer.model,
-        run.reviewed_since,
-    )
+    with unit_of_work(run.db) as session:  # the claim commits at once: other runs see it
+        claim = claim_document(
+            session,
+            fp.sha256,
+            run.id,
+            run.worker,
+            run.settings.claim_lease_s,
+            run.prompt_version,
+            run.reviewer.model,
+            run.reviewed_since,
+        )
     if claim.state == ClaimState.held:  # another live run is reviewing it
         run.held_elsewhere.add(fp.source.uri)  # waiting on that run, not failing (see flows.review.final_state)
         book.conclude(fp, DocumentStatus.deferred, claim.reason)
         return None
     if claim.state == ClaimState.reviewed:  # another run finished it meanwhile
-        stored = load_document(run.db, fp.sha256)
-        book.conclude(
-            fp.model_copy(update={"pages": stored.pages if stored else 0}),
-            DocumentStatus.reviewed,
-            claim.reason,
-            reused=True,
-        )
+        conclude_reused(book, fp, claim.reason)
         return None
     book.claimed(fp.sha256)
     if claim.taken_over_from:
@@ -229,32 +225,39 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
     got, limits = document.outcome, run.settings.limits
     assert got.document is not None, "called with an extracted document (got.ok)"
     text = cap_page_chars(got.document, limits.max_chars_per_page)
-    chunks, routing = profile_and_chunk(run, text)
+    profile, chunks, routing = profile_and_chunk(run, text)
     decisions = route_chunks(quote(chunks), routing, run.settings.router_threshold)
     units = [review_unit(c, d) for c, d in zip(chunks, decisions)]
     deep = [u for u, d in zip(units, decisions) if d.route == "deep"]
     with run.budget_lock:  # too many chunks (failed) or over the run's token budget (deferred)
         admission = admit_document(chunks, limits, run.budget, billable=deep if run.uses_model else [])
     if admission.status is not None:
-        book.conclude(got.model_copy(update={"failure": admission.failure}), admission.status, admission.reason)
+        with book.concluding(got.model_copy(update={"failure": admission.failure})) as conclusion:
+            save_document_profile(conclusion.session, text.sha256, *profile)
+            conclusion.ends(admission.status, admission.reason)
         return None
-    save_chunks(run.db, quote(chunks), run.chunker, quote(decisions))
-    screen_document(run.db, quote(got.document), quote(chunks), limits.max_chars_per_page)
+    with unit_of_work(run.db) as session:  # what the review and the report read back
+        save_document_profile(session, text.sha256, *profile)
+        save_chunks(session, quote(chunks), run.chunker, quote(decisions))
+        screen_document(session, quote(got.document), quote(chunks), limits.max_chars_per_page)
     return PreparedDocument(document=document, chunks=units, deep=deep, index=DocumentIndex.build(text))
 
 
-def profile_and_chunk(run: Run, text: ExtractedDocument) -> tuple[list[Chunk], str]:
+def profile_and_chunk(
+    run: Run, text: ExtractedDocument
+) -> tuple[tuple[DocumentKind, str, FilingSummary | None], list[Chunk], str]:
     """Classify the document (contract or filing, :mod:`tasks.ingest.classify`; the run's
-    ``profile`` may force one), store its profile, and chunk it: a filing page-aligned under its
-    Item sections, every chunk reviewed (the router's scorer knows contracts only); a contract
-    clause-aware with the run's routing. Returns ``(chunks, routing mode)``."""
+    ``profile`` may force one) and chunk it: a filing page-aligned under its Item sections, every
+    chunk reviewed (the router's scorer knows contracts only); a contract clause-aware with the
+    run's routing. Returns ``((kind, company key, filing summary), chunks, routing mode)``, the
+    first as :func:`tasks.store.profiles.save_document_profile` stores it."""
     kind = classify_document(quote(text), run.profile)
     if kind.profile is Profile.filing:
         summary = summarize_document(quote(text))
-        save_document_profile(run.db, text.sha256, kind, filing_company_key(kind), quote(summary))
-        return chunk_filing(quote(text), run.settings.chunk_chars, summary.sections), "all"
-    save_document_profile(run.db, text.sha256, kind, "", None)
-    return chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars), run.routing_mode
+        chunks = chunk_filing(quote(text), run.settings.chunk_chars, summary.sections)
+        return (kind, filing_company_key(kind), summary), chunks, "all"
+    chunks = chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars)
+    return (kind, "", None), chunks, run.routing_mode
 
 
 def review_chunks(run: Run, prepared: PreparedDocument) -> None:
@@ -334,16 +337,20 @@ def record_review(
     fact-check, or None. A failed review becomes a problem of the document (``cached``: the
     stored result of the same chunk content is used instead, if any)."""
     if error is not None and run.uses_model and run.policy.on_open == "cached":
-        review = cached_review(run.db, quote(chunk), run.prompt_version, run.reviewer.model)
+        with unit_of_work(run.db) as session:
+            review = cached_review(session, quote(chunk), run.prompt_version, run.reviewer.model)
         error = None if review is not None else error  # same content, prompt version and model
     if error is not None:
         prepared.problems.append(f"chunk {chunk.index + 1}: {error}")
         return None
     assert review is not None, "a review without an error has its result"
-    if run.uses_model and review.outcome == ReviewOutcome.ok and not review.cached:
-        store_review(run.db, quote(chunk), run.prompt_version, run.reviewer.model, quote(review))
-    if review.calls:
-        save_llm_calls(run.db, run.id, chunk.document_sha256, chunk.index, review.calls)
+    reusable = run.uses_model and review.outcome == ReviewOutcome.ok and not review.cached
+    if reusable or review.calls:
+        with unit_of_work(run.db) as session:  # the chunk's review: its reusable result and its calls
+            if reusable:
+                store_review(session, quote(chunk), run.prompt_version, run.reviewer.model, quote(review))
+            if review.calls:
+                save_llm_calls(session, run.id, chunk.document_sha256, chunk.index, review.calls)
     if review.outcome != ReviewOutcome.ok:
         prepared.problems.append(f"chunk {chunk.index + 1}: {review.outcome.value} ({review.detail})")
         prepared.terminal_problem |= review.outcome in TERMINAL_OUTCOMES
@@ -362,53 +369,57 @@ def collect_checks(prepared: PreparedDocument, checks: list) -> None:
 
 
 def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> None:
-    """Weigh support across the document's findings (its strongest passage of a category), drop the
-    contract findings of operative categories quoted from the title, recitals or signature block, merge
-    the findings of one category within one clause (and identical passages) into one, check their
-    consistency, store them, and end the document:
-    ``reviewed`` when every deep chunk was reviewed, else ``failed`` (a problem no retry can fix)
-    or ``deferred`` (the next run reviews it again)."""
+    """Run the document passes over the document's checked findings (:func:`check_document`) and
+    conclude the document in one transaction: its findings, and when every deep chunk was reviewed its
+    absences, skip-ledger entry and drift, and its end in the run: ``reviewed`` when every deep chunk
+    was reviewed, else ``failed`` (a problem no retry can fix) or ``deferred`` (the next run reviews it
+    again). A process killed before the commit leaves none of it stored."""
     sha, model = prepared.document.sha256, run.reviewer.model
     outcome = prepared.document.outcome
+    checked = check_document(run, prepared)
+    labels = unit_labels(outcome.document) if outcome.document else None
+    contract = all(c.profile == "contract" for c in prepared.chunks)  # CUAD absences mean nothing in a filing
+    with book.concluding(outcome) as conclusion:
+        session = conclusion.session
+        stored = save_findings(
+            session, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked), labels
+        )
+        if not prepared.problems:
+            absent = find_absences(checked, [c.index for c in prepared.chunks]) if contract else []
+            save_absences(session, run.id, sha, run.prompt_version, model, quote(absent))
+            mark_document_reviewed(
+                session, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks), stored
+            )
+            record_drift(session, run.id, sha, model, run.prompt_version)
+            conclusion.ends(DocumentStatus.reviewed, None, stored)
+        elif misconfiguration.tripped:  # not the document's fault: it waits for a fixed configuration
+            conclusion.ends(DocumentStatus.deferred, not_reviewed_reason(), stored)
+        elif prepared.terminal_problem:
+            reason = f"review failed: {problems_text(prepared)}"
+            conclusion.ends(DocumentStatus.failed, reason, stored, failure=FailureKind.review_error)
+        else:
+            reason = f"review incomplete, will be retried by the next run: {problems_text(prepared)}"
+            conclusion.ends(DocumentStatus.deferred, reason, stored)
+
+
+def check_document(run: Run, prepared: PreparedDocument) -> list[CheckedFinding]:
+    """The document passes over its index (:mod:`tasks.check.index`), each findings → findings, in
+    order: support weighed across the document (its strongest passage of a category, each quote under
+    its section titles), the contract findings of operative categories quoted from the title, recitals
+    or signature block dropped, the findings of one category within one clause (and identical passages)
+    merged into one, and the consistency of key terms across the findings kept."""
     checked = sorted(prepared.checked, key=lambda c: (c.chunk_index, c.ordinal))
     checked = check_support_in_document(quote(checked), quote(headings_in(prepared.index)))
     checked = drop_out_of_zone_findings_in_document(quote(checked), quote(prepared.index))  # not from the recitals
     checked = merge_clause_findings_in_document(quote(checked), quote(prepared.index))  # consistency cites kept ones
-    checked = check_consistency(quote(checked), quote(prepared.index), sha, run.prompt_version, model)
-    labels = unit_labels(outcome.document) if outcome.document else None
-    stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked), labels)
-    if not prepared.problems:
-        contract = all(c.profile == "contract" for c in prepared.chunks)  # CUAD absences mean nothing in a filing
-        save_absences(
-            run.db,
-            run.id,
-            sha,
-            run.prompt_version,
-            model,
-            quote(find_absences(checked, [c.index for c in prepared.chunks]) if contract else []),
-        )
-        mark_document_reviewed(
-            run.db, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks), stored
-        )
-        record_drift(run.db, run.id, sha, model, run.prompt_version)
-        book.conclude(outcome, DocumentStatus.reviewed, None, stored)
-        return
-    if misconfiguration.tripped:  # not the document's fault: it waits for a fixed configuration
-        book.conclude(outcome, DocumentStatus.deferred, not_reviewed_reason(), stored)
-        return
+    sha = prepared.document.sha256
+    return check_consistency(quote(checked), quote(prepared.index), sha, run.prompt_version, run.reviewer.model)
+
+
+def problems_text(prepared: PreparedDocument) -> str:
+    """The document's first three problems, and how many more there are."""
     problems = prepared.problems
-    summary = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
-    if prepared.terminal_problem:
-        book.conclude(
-            outcome.model_copy(update={"failure": FailureKind.review_error}),
-            DocumentStatus.failed,
-            f"review failed: {summary}",
-            stored,
-        )
-    else:
-        book.conclude(
-            outcome, DocumentStatus.deferred, f"review incomplete, will be retried by the next run: {summary}", stored
-        )
+    return "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
 
 
 def prepare_for_batch(run: Run, book: RunBook, obj: SourceObject) -> PreparedDocument | None:

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from prefect import Task, get_run_logger
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run as runtime_flow_run
+from sqlmodel import Session
 
 from flows import progress
 from flows.quoting import quote
@@ -71,6 +72,7 @@ from tasks.store.persist import (
     save_document_outcome,
     save_source_object,
     start_run,
+    unit_of_work,
 )
 
 T = TypeVar("T")
@@ -209,13 +211,10 @@ def new_run_id(database_url: str, flow_run_id: str | None) -> str:
     Prefect UI name a run alike; a new UUID outside a flow run, or when a ``runs`` row already has
     that id (the same flow run started again, e.g. a retry from the Prefect UI: each attempt is a
     run of its own, its ``flow_run_id`` column naming the flow run)."""
-    from sqlmodel import Session
-
     from schemas.tables import RunRow
-    from tasks.store.persist import get_engine
 
     if flow_run_id:
-        with Session(get_engine(database_url)) as session:
+        with unit_of_work(database_url) as session:
             if session.get(RunRow, flow_run_id) is None:
                 return flow_run_id
     return str(uuid.uuid4())
@@ -285,9 +284,10 @@ def open_run(
     misconfiguration.reset()
     run.review_task = review_chunk.with_options(**retry_options(policy))
     _size_slots(run)
-    if not rereview:
-        run.already_reviewed = reviewed_keys(run.db, run.prompt_version, reviewer.model)
-    start_run(run.db, run.id, source, reviewer.name, reviewer.model, run.prompt_version, flow_run_id)
+    with unit_of_work(run.db) as session:
+        if not rereview:
+            run.already_reviewed = reviewed_keys(session, run.prompt_version, reviewer.model)
+        start_run(session, run.id, source, reviewer.name, reviewer.model, run.prompt_version, flow_run_id)
     return run
 
 
@@ -330,9 +330,9 @@ def stop_cleanly_when_interrupted(run: Run) -> Iterator[None]:
         if isinstance(exc, Exception):
             raise
         run.stopping.set()
-        with suppress(Exception):  # the database may be what is going away
-            release_claims(run.db, run.id)
-            finish_run.fn(run.db, run.id, {"wall_s": time.monotonic() - run.started}, status="interrupted")
+        with suppress(Exception), unit_of_work(run.db) as session:  # the database may be what is going away
+            release_claims(session, run.id)
+            finish_run.fn(session, run.id, {"wall_s": time.monotonic() - run.started}, status="interrupted")
         raise
 
 
@@ -370,7 +370,8 @@ def _warm(run: Run, warm: Callable[[], list[Any]]) -> None:
                 "prompt-cache warm-up failed (%s: %s); reviewing without it", type(exc).__name__, str(exc)[:200]
             )
     if records:
-        save_llm_calls.fn(run.db, run.id, "", WARMUP_CHUNK_INDEX, records)
+        with unit_of_work(run.db) as session:
+            save_llm_calls.fn(session, run.id, "", WARMUP_CHUNK_INDEX, records)
 
 
 def stop_if_misconfigured(run: Run, result: dict[str, Any]) -> None:
@@ -421,11 +422,13 @@ def close_run(run: Run, book: RunBook) -> dict[str, float]:
         close()  # the SDK client's connections; every review is done
     remove_downloads(book.objects)  # the run's S3 download folder, if any
     book.end_leftovers()
-    release_claims(run.db, run.id)  # none should be left; after an internal error, free them now
+    with unit_of_work(run.db) as session:
+        release_claims(session, run.id)  # none should be left; after an internal error, free them now
     elapsed = time.monotonic() - run.started
     metrics = compute_run_metrics(run.db, run.id, run.prompt_version, run.reviewer.model, elapsed, chunker=run.chunker)
     metrics.update(counters.reset())  # retries, breaker_openings
-    finish_run(run.db, run.id, metrics)
+    with unit_of_work(run.db) as session:
+        finish_run(session, run.id, metrics)
     evaluate_alerts(run.db, run.id, AlertThresholds.from_settings(run.settings))
     return metrics
 
@@ -450,11 +453,40 @@ class Document:
         return self.outcome.sha256
 
 
+@dataclass
+class Conclusion:
+    """A document's conclusion in the making (:meth:`RunBook.concluding`): ``session`` is its unit of
+    work, into which the block writes what concludes the document, and :meth:`ends` states how it ends."""
+
+    session: Session
+    outcome: IngestOutcome
+    status: DocumentStatus | None = None
+    reason: str | None = None
+    findings: int = 0
+    reused: bool = False
+
+    def ends(
+        self,
+        status: DocumentStatus,
+        reason: str | None,
+        findings: int = 0,
+        reused: bool = False,
+        failure: FailureKind | None = None,
+    ) -> None:
+        """The document ends ``status`` with ``reason`` and ``findings`` stored (``reused``: an earlier
+        review's); ``failure`` sets the outcome's failure kind."""
+        self.status, self.reason, self.findings, self.reused = status, reason, findings, reused
+        if failure is not None:
+            self.outcome = self.outcome.model_copy(update={"failure": failure})
+
+
 class RunBook:
     """The run's ledger of source objects: each ends exactly once, thread-safe.
 
     ``objects`` are the run's listed objects; :meth:`end_leftovers` fails any that no pipeline
-    ended (an internal error), so nothing is lost.
+    ended (an internal error), so nothing is lost. An object's end (its ``run_documents`` row, and
+    for a bucket object its ``source_objects`` row) is one unit of work; a document's conclusion
+    (:meth:`concluding`) adds what concludes it to the same one.
     """
 
     def __init__(self, run: Run, objects: list[SourceObject]) -> None:
@@ -474,15 +506,33 @@ class RunBook:
         findings: int = 0,
         reused: bool = False,
     ) -> None:
-        """Record one object's terminal state, free its download, advance the progress bar."""
+        """Record one object's terminal state (one transaction), free its download, advance the progress bar."""
+        with unit_of_work(self.run.db) as session:
+            self._record(session, outcome, status, reason, findings, reused)
+        self._ended_now(outcome, status, reason)
+
+    def _record(
+        self,
+        session: Session,
+        outcome: IngestOutcome,
+        status: DocumentStatus,
+        reason: str | None,
+        findings: int,
+        reused: bool,
+    ) -> None:
+        """Write one object's terminal state into ``session`` (its run-document row; a bucket object's ETag)."""
         run = self.run
         state = save_document_outcome(
-            run.db, run.id, quote(outcome), status, reason, findings, reused, return_state=True
+            session, run.id, quote(outcome), status, reason, findings, reused, return_state=True
         )  # Failed for a failed object: its concluding task run shows it; the flow run goes on
         if state.is_failed() and isinstance(error := state.result(raise_on_failure=False), BaseException):
             raise error  # the write itself failed (an internal error), as when the task is called plainly
-        if outcome.source.is_s3:  # the ETag/version fetched; the downloaded bytes are no longer needed
-            save_source_object(run.db, run.id, quote(outcome))
+        if outcome.source.is_s3:  # the ETag/version fetched
+            save_source_object(session, run.id, quote(outcome))
+
+    def _ended_now(self, outcome: IngestOutcome, status: DocumentStatus, reason: str | None) -> None:
+        """What follows an object's committed end: its download freed, the ledger, log and progress bar."""
+        if outcome.source.is_s3:  # the downloaded bytes are no longer needed
             discard_download(outcome.source)
         with self._lock:
             self._ended.add(outcome.source.uri)
@@ -520,7 +570,32 @@ class RunBook:
         reused: bool = False,
     ) -> None:
         """End a document's first object, release its claim, and end its copies the same way."""
-        self.end(outcome, status, reason, findings, reused)
+        with self.concluding(outcome) as conclusion:
+            conclusion.ends(status, reason, findings, reused)
+
+    @contextmanager
+    def concluding(self, outcome: IngestOutcome) -> Iterator[Conclusion]:
+        """A document's conclusion as one unit of work: the block writes what concludes the document
+        into ``conclusion.session`` and states its end (:meth:`Conclusion.ends`); when the block ends,
+        the first object's outcome is written into the same session and all of it commits at once.
+        Then the claim is released and the document's copies end the same way. An exception in the
+        block (or in a write) rolls all of it back: nothing of the conclusion is stored, the
+        exception goes on, and the document is still the pipeline's to end (:meth:`fail`).
+        Raises ``RuntimeError`` when the block states no end."""
+        with unit_of_work(self.run.db) as session:
+            conclusion = Conclusion(session=session, outcome=outcome)
+            yield conclusion
+            if conclusion.status is None:
+                raise RuntimeError(f"the conclusion of {outcome.source.name} stated no end")
+            ended = conclusion.outcome
+            self._record(session, ended, conclusion.status, conclusion.reason, conclusion.findings, conclusion.reused)
+        self._concluded_now(ended, conclusion.status, conclusion.reason, conclusion.findings, conclusion.reused)
+
+    def _concluded_now(
+        self, outcome: IngestOutcome, status: DocumentStatus, reason: str | None, findings: int, reused: bool
+    ) -> None:
+        """After a first object's end is committed: the ledger, the claim released, its copies ended."""
+        self._ended_now(outcome, status, reason)
         sha = outcome.sha256 or ""
         with self._lock:
             release = sha in self._claimed
@@ -531,7 +606,8 @@ class RunBook:
                 self._concluded[sha] = done  # kept without the text: memory stays flat
                 copies = self._waiting.pop(sha, [])
         if release:
-            release_claim(self.run.db, sha, self.run.id)
+            with unit_of_work(self.run.db) as session:
+                release_claim(session, sha, self.run.id)
         for copy in copies:
             self._end_copy(copy, self._concluded[sha])
 

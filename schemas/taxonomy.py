@@ -120,6 +120,15 @@ HIGH_RISK: frozenset[ClauseType] = frozenset(
 )
 
 
+def is_contract_clause(value: str) -> bool:
+    """True for a CUAD contract category (:class:`ClauseType`), False for anything else (a filing topic)."""
+    try:
+        ClauseType(value)
+    except ValueError:
+        return False
+    return True
+
+
 def label(clause_type: ClauseType | str) -> str:
     """Return the CUAD display label for ``clause_type`` (e.g. ``"Cap On Liability"``)."""
     return CUAD_LABELS[ClauseType(clause_type)]

@@ -12,19 +12,27 @@ from sqlalchemy import text
 from sqlmodel import Session, select
 
 from schemas.tables import DocumentClaimRow, DocumentReviewRow, RunDocumentRow, utcnow
-from tasks.store.claims import (
-    ClaimState,
-    LeaseKeeper,
-    claim_document,
-    holder_is_dead,
-    live_claims,
-    release_claim,
-    release_claims,
-    renew_claims,
-)
-from tasks.store.persist import dispose_engines, get_engine
+from tasks.store import claims
+from tasks.store.claims import ClaimState, LeaseKeeper, holder_is_dead
+from tasks.store.persist import dispose_engines, get_engine, unit_of_work
 
-claim = claim_document.fn  # the task's function: these tests need no Prefect API
+
+def committed(store_function):
+    """``store_function(session, ...)`` called as ``f(url, ...)`` in a unit of work of its own, as the
+    flow calls it (committed at once)."""
+
+    def call(url: str, *args, **kwargs):
+        with unit_of_work(url) as session:
+            return store_function(session, *args, **kwargs)
+
+    return call
+
+
+claim = committed(claims.claim_document.fn)  # the task's function: these tests need no Prefect API
+release_claim = committed(claims.release_claim)
+release_claims = committed(claims.release_claims)
+renew_claims = committed(claims.renew_claims)
+live_claims = committed(claims.live_claims)
 
 PV, MODEL = "p-test", "m-test"
 

@@ -23,7 +23,8 @@ from docreview_testing.extraction import (
 from schemas.documents import ExtractedDocument, FailureKind, PageText, SourceObject
 from schemas.findings import Finding, Verdict
 from schemas.settings import Limits
-from tasks.check.factcheck import DocumentIndex, check_grounding, ground_quote
+from tasks.check.factcheck import check_grounding
+from tasks.check.index import DocumentIndex, ground_quote
 from tasks.ingest import extract_worker
 from tasks.ingest.extract import extract_document, run_extraction
 from tasks.ingest.furniture import is_page_number, strip_running_lines

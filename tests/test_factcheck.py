@@ -9,7 +9,8 @@ from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue,
 from schemas.taxonomy import ClauseType
 from tasks.check.absences import ABSENCE_CATEGORIES, find_absences
 from tasks.check.consistency import consistency
-from tasks.check.factcheck import DocumentIndex, check_values, fact_check, overall_verdict
+from tasks.check.factcheck import check_values, fact_check, overall_verdict
+from tasks.check.index import DocumentIndex
 from tasks.check.values import DateOrder
 from tasks.check.verifier import build_verifier_request, parse_verifier_response
 from tasks.review.chunk import chunk_text

@@ -16,7 +16,7 @@ from schemas.documents import Chunk, DocumentKind, ExtractedDocument, IngestOutc
 from schemas.filings import FilingFinding, FilingTopic
 from schemas.findings import CheckedFinding, CheckResult, Finding, Risk, Verdict
 from schemas.settings import Limits, Settings
-from tasks.check.factcheck import DocumentIndex
+from tasks.check.index import DocumentIndex
 from tasks.check.merge import merge_clause_findings
 from tasks.ingest.extract import extract_document
 from tasks.review.backends.filing_rules import FilingRules

@@ -5,7 +5,7 @@ from __future__ import annotations
 from schemas.documents import ExtractedDocument, PageText, SourceObject
 from schemas.findings import CheckedFinding, CheckResult, Finding, Risk, Verdict
 from schemas.taxonomy import ClauseType
-from tasks.check.factcheck import DocumentIndex
+from tasks.check.index import DocumentIndex
 from tasks.check.merge import MERGE_CHECK, merge_clause_findings, support_score
 
 CAP = ClauseType.cap_on_liability

@@ -5,7 +5,8 @@ from __future__ import annotations
 from schemas.documents import ExtractedDocument, Locator, PageQuality, PageText, SourceObject
 from schemas.findings import CheckResult, Finding, FindingValue, Risk, Verdict
 from schemas.taxonomy import ClauseType
-from tasks.check.factcheck import DocumentIndex, fact_check
+from tasks.check.factcheck import fact_check
+from tasks.check.index import DocumentIndex
 from tasks.review.chunk import chunk_text
 
 PAGE1 = "MASTER SERVICES AGREEMENT\n\n1. FEES. Customer shall pay a fixed fee of $25,000 per month."

@@ -137,12 +137,13 @@ def test_the_run_id_is_the_flow_run_id_and_the_cli_and_log_show_only_it(cli_run)
 
 def test_a_flow_run_started_again_gets_a_run_of_its_own_that_names_its_flow_run(db_url):
     from flows.pipeline import new_run_id, run_label
-    from tasks.store.persist import dispose_engines, start_run
+    from tasks.store.persist import dispose_engines, start_run, unit_of_work
 
     flow_run_id = "3f2a1b2c-0000-4000-8000-000000000001"
     try:
         assert new_run_id(db_url, flow_run_id) == flow_run_id
-        start_run.fn(db_url, flow_run_id, "inbox", "rules", "rules-v6", "review-v4", flow_run_id)
+        with unit_of_work(db_url) as session:
+            start_run.fn(session, flow_run_id, "inbox", "rules", "rules-v6", "review-v4", flow_run_id)
         again = new_run_id(db_url, flow_run_id)  # e.g. retried from the Prefect UI: the same flow-run id
     finally:
         dispose_engines()

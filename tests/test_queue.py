@@ -15,7 +15,7 @@ from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue,
 from schemas.tables import AbsenceRow, FindingRow, ReviewerDecision
 from schemas.taxonomy import ClauseType
 from tasks.check.absences import find_absences
-from tasks.store.persist import dispose_engines, get_engine, save_absences, save_findings
+from tasks.store.persist import dispose_engines, get_engine, save_absences, save_findings, unit_of_work
 
 SHA = "a" * 64
 
@@ -49,8 +49,9 @@ def stored(db_url):
         _cf("royalty of 5% of Net Sales", ClauseType.revenue_profit_sharing, Verdict.verified, "ok"),
         _cf("dated 03/01/2020", ClauseType.agreement_date, Verdict.needs_review, "day/month order undecided"),
     ]
-    save_findings.fn(db_url, "run-1", SHA, "rules", "rules-v1", "review-v1", checked)
-    save_absences.fn(db_url, "run-1", SHA, "review-v1", "rules-v1", find_absences(checked, [0, 1]))
+    with unit_of_work(db_url) as session:
+        save_findings.fn(session, "run-1", SHA, "rules", "rules-v1", "review-v1", checked)
+        save_absences.fn(session, "run-1", SHA, "review-v1", "rules-v1", find_absences(checked, [0, 1]))
     yield db_url
     dispose_engines()
 
@@ -84,7 +85,8 @@ def test_absences_follow_the_latest_review(stored):
         _cf("liability shall not exceed $6", ClauseType.cap_on_liability, Verdict.verified, "ok"),
     ]
     for _ in range(2):
-        save_absences.fn(stored, "run-2", SHA, "review-v1", "rules-v1", find_absences(present, [0, 1, 2]))
+        with unit_of_work(stored) as session:
+            save_absences.fn(session, "run-2", SHA, "review-v1", "rules-v1", find_absences(present, [0, 1, 2]))
     with Session(get_engine(stored)) as s:
         rows = s.exec(select(AbsenceRow)).all()
     assert sorted(r.clause_type for r in rows) == sorted(

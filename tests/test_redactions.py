@@ -11,7 +11,8 @@ import pytest
 from schemas.documents import ExtractedDocument, PageText, SourceObject
 from schemas.findings import CheckResult, Finding, FindingValue, Risk, Verdict
 from schemas.taxonomy import ClauseType
-from tasks.check.factcheck import DocumentIndex, fact_check
+from tasks.check.factcheck import fact_check
+from tasks.check.index import DocumentIndex
 from tasks.check.playbook import evaluate_document, load_playbook
 from tasks.check.redactions import REDACTED_REASON, check_redaction, find_redactions, is_redacted
 from tasks.check.values import Kind, extract_values

@@ -411,16 +411,18 @@ def test_warm_up_calls_are_stored_and_measured(server, stub, db_url):
     from tasks.review.backends.anthropic_backend import WARMUP_CHUNK_INDEX
     from tasks.review.backends.rules import RulesBackend
     from tasks.review.pii import RedactingBackend
-    from tasks.store.persist import dispose_engines, get_engine, save_llm_calls
+    from tasks.store.persist import dispose_engines, get_engine, save_llm_calls, unit_of_work
 
     assert RulesBackend().warm_cache() == []
     wrapped = RedactingBackend(anthropic_backend(server, DEFAULT_MODEL))
     warm = wrapped.warm_cache()
     try:
-        save_llm_calls.fn(db_url, "run-w", "", WARMUP_CHUNK_INDEX, warm)
+        with unit_of_work(db_url) as session:
+            save_llm_calls.fn(session, "run-w", "", WARMUP_CHUNK_INDEX, warm)
         for i in range(3):
             review = wrapped.review_chunk(make_chunk(i), "a.pdf")
-            save_llm_calls.fn(db_url, "run-w", "ab" * 32, i, review.calls)
+            with unit_of_work(db_url) as session:
+                save_llm_calls.fn(session, "run-w", "ab" * 32, i, review.calls)
         with Session(get_engine(db_url)) as s:
             rows = s.exec(select(LLMCallRow).where(LLMCallRow.run_id == "run-w")).all()
         metrics = _llm_call_metrics(rows)

@@ -11,7 +11,8 @@ from schemas.documents import ExtractedDocument, PageText, SourceObject
 from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue, Risk, Verdict
 from schemas.taxonomy import ClauseType
 from tasks.check.consistency import consistency
-from tasks.check.factcheck import DocumentIndex, check_values, fact_check, needs_verifier, overall_verdict
+from tasks.check.factcheck import check_values, fact_check, needs_verifier, overall_verdict
+from tasks.check.index import DocumentIndex
 from tasks.check.support import NAME_CATEGORIES, SupportModel, check_support, heading_only, load_model, negation
 from tasks.check.values import Kind, extract_values
 from tasks.review.chunk import chunk_text

@@ -259,7 +259,7 @@ def test_a_consistency_conflict_in_a_review_cites_report_ids(db_url):
     from schemas.findings import CheckedFinding, CheckResult, Finding, FindingValue, Verdict
     from tasks.check.consistency import check_consistency
     from tasks.observe.report import build_report
-    from tasks.store.persist import dispose_engines, save_findings
+    from tasks.store.persist import dispose_engines, save_findings, unit_of_work
 
     def cf(quote: str, amount: str, page: int) -> CheckedFinding:
         found = Finding(
@@ -283,7 +283,8 @@ def test_a_consistency_conflict_in_a_review_cites_report_ids(db_url):
     checked = check_consistency.fn(checked, None, sha, "review-v1", "rules-v1")
     stated = [c.reason for x in checked for c in x.checks if c.name == "consistency"]
     assert len(stated) == 2 and all(re.search(r"finding [0-9a-f]{12}", r) for r in stated)  # a key, no id yet
-    save_findings.fn(db_url, "run-1", sha, "rules", "rules-v1", "review-v1", checked)
+    with unit_of_work(db_url) as session:
+        save_findings.fn(session, "run-1", sha, "rules", "rules-v1", "review-v1", checked)
     _run(db_url, sha)
     report = build_report(db_url, "run-1", offline=True)
     dispose_engines()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from schemas.taxonomy import ClauseType
-from tasks.check.factcheck import DocumentIndex
+from tasks.check.index import DocumentIndex
 from tasks.check.zones import drop_findings_outside_operative_zones, find_zones
 from tests.test_merge import checked, make_doc
 

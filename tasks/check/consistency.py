@@ -12,7 +12,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.findings import CheckedFinding, CheckResult, Verdict
 from schemas.taxonomy import ClauseType
-from tasks.check.factcheck import DocumentIndex
+from tasks.check.index import DocumentIndex
 from tasks.check.values import (
     DateOrder,
     Kind,

@@ -8,7 +8,7 @@ Checks, each with a verdict and a reason (stored as ``CheckRow``):
   document; the finding's page is corrected to where the quote truly is. On pages whose text
   layer glues words together, a second search ignores spaces on both sides. A quote that runs
   across a page break is found even when running header or footer lines the extraction did not
-  remove sit between its parts (:func:`_seam_match`: at most three short lines per side).
+  remove sit between its parts (:func:`tasks.check.index.ground_quote`: at most three short lines per side).
 - ``values`` — every value the finding states must equal a value inside its quote after
   normalisation (:mod:`tasks.check.values`): dates with dates (day/month order decided per document),
   money with money (amount *and* currency), durations (count and unit), percentages. Section
@@ -45,23 +45,27 @@ A high-risk CUAD category with no finding in a fully reviewed document is record
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
-from rapidfuzz import fuzz
 
-from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument, XbrlFact, page_for_offset
+from schemas.documents import Chunk, page_for_offset
 from schemas.findings import CheckedFinding, CheckResult, Finding, Verdict
 from schemas.policy import ResiliencePolicy
 from schemas.review import LLMCallRecord
 from schemas.taxonomy import ClauseType
+from tasks.check.index import (  # noqa: F401 - MIN_SQUEEZED_QUOTE also imported from here
+    MIN_SQUEEZED_QUOTE,
+    DocumentIndex,
+    Grounding,
+    ground_quote,
+    word_key,
+)
 from tasks.check.redactions import check_redaction, find_redactions, is_redacted
 from tasks.check.support import SupportModel, check_support
 from tasks.check.support import configured_model as configured_support_model
@@ -73,9 +77,7 @@ from tasks.check.values import (
     Value,
     compare,
     covered_spans,
-    decide_date_order,
     extract_values,
-    heading_refs,
     section_refs,
 )
 from tasks.check.verdicts import RULE_REASONS, VERDICT_SEVERITY, overall_verdict  # noqa: F401 - also imported from here
@@ -84,236 +86,10 @@ from tasks.check.xbrl import check_xbrl
 
 if TYPE_CHECKING:
     from schemas.settings import Settings
-from tasks.review.chunk import heading_path, section_headings
-from tasks.review.facts import period_facts
 from tasks.review.filing import figure_name
 from tasks.review.resilience import llm_slot
 from tasks.runnames import for_document
-from tasks.textnorm import match_form, numbers_in, squeeze_spaces
-
-#: Quotes shorter than this (in normalised characters) are not trusted to a space-insensitive
-#: match, which could join unrelated words.
-MIN_SQUEEZED_QUOTE = 20
-
-#: Page-seam matching (:func:`_seam_match`): at most this many normalised characters between a
-#: quote's part and the page break, on either side ...
-SEAM_GAP = 300
-#: ... in at most this many non-blank lines per side, each at most this long (characters): the
-#: running header, footer or page number a faithful quote leaves out.
-SEAM_MAX_LINES = 3
-SEAM_MAX_LINE_CHARS = 120
-
-#: Heading lines whose number a section reference may name ("12.3 Term", "Section 5.", "ARTICLE IV").
-_HEADING_LINE = re.compile(
-    r"(?m)^[ \t]*(?:(?:ARTICLE|Article|SECTION|Section|CLAUSE|Clause|SCHEDULE|Schedule|EXHIBIT|Exhibit)\s+[IVXLC\d]+(?:\.\d+)*"
-    r"|\d{1,2}(?:\.\d{1,2}){0,3}\.?(?=[ \t]+[A-Z(\"']))"
-)
-
-
-@dataclass
-class DocumentIndex:
-    """The matching form of one document, built once and shared by its fact-check tasks.
-
-    ``norm``/``offsets`` come from :func:`match_form` over the document text; ``squeezed``/
-    ``squeezed_offsets`` are the same with spaces removed; ``page_starts`` are page offsets
-    in the document text; ``glued_pages`` are 1-based pages flagged ``glued_words``;
-    ``date_order`` is the document's day/month order (:func:`tasks.check.values.decide_date_order`);
-    ``heading_offsets``/``heading_numbers`` are the document offsets and section numbers
-    (``"12.3"``, ``"iv"``) of its numbered heading lines, in order; ``text`` is the document text
-    (for the page-seam search, :func:`_seam_match`); ``uncertain`` maps the 1-based number of each
-    OCR'd page (``PageQuality.ocr``) with low-confidence words to them, as ``(word in the
-    :func:`_word_key` form, confidence 0..1, word as read)`` (for :func:`check_ocr_confidence`);
-    ``facts``/``period_facts`` are an inline XBRL filing's facts and those of its own period (for the
-    ``xbrl`` check, :mod:`tasks.check.xbrl`); ``emphasis`` maps an HTML unit's number to its lines
-    set in bold or italic (offsets into the unit's text; :meth:`PageText.emphasised_spans`), for a
-    filing's risk-factor headings; ``headings`` are the chunker's section heading lines
-    (:func:`tasks.review.chunk.section_headings`: ``(offset, line)``), for the titles of the sections a
-    quote sits in (:meth:`heading_path`), which the support check reads.
-    """
-
-    norm: str
-    offsets: list[int]
-    squeezed: str
-    squeezed_offsets: list[int]
-    page_starts: list[int]
-    glued_pages: frozenset[int]
-    date_order: DateOrder = DateOrder.unknown
-    heading_offsets: list[int] = field(default_factory=list)
-    heading_numbers: list[str] = field(default_factory=list)
-    text: str = ""
-    uncertain: dict[int, list[tuple[str, float, str]]] = field(default_factory=dict)
-    facts: list[XbrlFact] = field(default_factory=list)
-    period_facts: list[XbrlFact] = field(default_factory=list)
-    emphasis: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-    headings: list[tuple[int, str]] = field(default_factory=list)
-
-    @classmethod
-    def build(cls, document: ExtractedDocument) -> DocumentIndex:
-        """Index ``document`` (one pass over its text)."""
-        text = document.text
-        norm, offsets = match_form(text)
-        squeezed, sq_offsets = squeeze_spaces(norm, offsets)
-        glued = frozenset(p.number for p in document.pages if p.quality.glued_words)
-        offs, nums = [], []
-        for m in _HEADING_LINE.finditer(text):
-            number = heading_refs([m.group(0)])
-            if number:
-                offs.append(m.start())
-                nums.append(next(iter(number)))
-        uncertain = {
-            p.number: [(_word_key(w), c, w) for w, c in p.uncertain_words if _word_key(w)]
-            for p in document.pages
-            if p.quality.ocr and p.uncertain_words
-        }
-        return cls(
-            norm,
-            offsets,
-            squeezed,
-            sq_offsets,
-            document.page_starts(),
-            glued,
-            decide_date_order(text),
-            offs,
-            nums,
-            text,
-            {n: words for n, words in uncertain.items() if words},
-            list(document.facts),
-            period_facts(document) if document.facts else [],
-            {p.number: p.emphasised_spans() for p in document.pages if p.emphasis},
-            section_headings(text),
-        )
-
-    def heading_path(self, offset: int | None) -> str | None:
-        """The titles of the sections enclosing document ``offset`` (:func:`tasks.review.chunk.heading_path`
-        over :attr:`headings`, the chunker's heading lines); None when ``offset`` is None or no titled
-        heading precedes it."""
-        if offset is None:
-            return None
-        return heading_path(self.headings, offset) or None
-
-    def sections_at(self, offset: int | None) -> set[str]:
-        """Section number of the heading that encloses document ``offset``, with its parents
-        (``"12.3"`` → ``{"12.3", "12"}``); empty when unknown."""
-        if offset is None:
-            return set()
-        i = bisect.bisect_right(self.heading_offsets, offset) - 1
-        if i < 0:
-            return set()
-        parts = self.heading_numbers[i].split(".")
-        return {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
-
-    def norm_span(self, char_start: int, char_end: int, squeezed: bool = False) -> tuple[int, int]:
-        """Map a span of document offsets to a span of the (squeezed) normalised text."""
-        offs = self.squeezed_offsets if squeezed else self.offsets
-        return bisect.bisect_left(offs, char_start), bisect.bisect_left(offs, char_end)
-
-
-@dataclass
-class Grounding:
-    """Where a quote was found: ``scope`` (chunk, neighbours, document), document ``offset`` (start)
-    and ``end`` (just past its last character, None when unknown), 1-based ``page``."""
-
-    found: bool
-    scope: str | None = None
-    offset: int | None = None
-    page: int | None = None
-    ignoring_spaces: bool = False
-    similarity: float = 0.0
-    across_pages: int | None = None  # found split over a page break: the 1-based page it continues on
-    end: int | None = None
-
-
-def ground_quote(quote: str, index: DocumentIndex, chunk: Chunk, neighbours: list[Chunk]) -> Grounding:
-    """Find ``quote`` in the chunk, then its neighbours, then the whole document."""
-    q, _ = match_form(quote)
-    if not q:
-        return Grounding(found=False)
-    scopes = [("chunk", [chunk]), ("neighbouring chunks", neighbours), ("document", None)]
-    for squeezed in (False, True):
-        needle = q.replace(" ", "") if squeezed else q
-        if squeezed and len(needle) < MIN_SQUEEZED_QUOTE:
-            break
-        hay = index.squeezed if squeezed else index.norm
-        offs = index.squeezed_offsets if squeezed else index.offsets
-        for scope, spans in scopes:
-            ranges = (
-                [index.norm_span(c.char_start, c.char_end, squeezed) for c in spans]
-                if spans is not None
-                else [(0, len(hay))]
-            )
-            for lo, hi in ranges:
-                pos = hay.find(needle, lo, hi)
-                if pos >= 0:
-                    doc_offset = offs[pos]
-                    return Grounding(
-                        found=True,
-                        scope=scope,
-                        offset=doc_offset,
-                        page=page_for_offset(index.page_starts, doc_offset),
-                        ignoring_spaces=squeezed,
-                        end=offs[pos + len(needle) - 1] + 1,
-                    )
-    for scope, spans in scopes:  # a quote running across a page break, over the margin lines between
-        ranges = (
-            [index.norm_span(c.char_start, c.char_end + SEAM_GAP) for c in spans]
-            if spans is not None
-            else [(0, len(index.norm))]
-        )
-        for lo, hi in ranges:
-            hit = _seam_match(q, index, lo, hi)
-            if hit is not None:
-                doc_offset, skipped = hit
-                return Grounding(
-                    found=True,
-                    scope=scope,
-                    offset=doc_offset,
-                    page=page_for_offset(index.page_starts, doc_offset),
-                    across_pages=skipped,
-                )
-    lo, hi = index.norm_span(chunk.char_start, chunk.char_end)
-    similarity = fuzz.partial_ratio(q, index.norm[lo:hi]) if hi > lo else 0.0
-    return Grounding(found=False, similarity=float(similarity))
-
-
-def _margin_lines(text: str) -> bool:
-    """True when ``text`` (between a quote's part and a page break) is at most
-    :data:`SEAM_MAX_LINES` non-blank lines of at most :data:`SEAM_MAX_LINE_CHARS` characters each:
-    the size of a running header, footer or page number, not of body text."""
-    lines = [line for line in text.split("\n") if line.strip()]
-    return len(lines) <= SEAM_MAX_LINES and all(len(line.strip()) <= SEAM_MAX_LINE_CHARS for line in lines)
-
-
-def _seam_match(q: str, index: DocumentIndex, lo: int, hi: int) -> tuple[int, int] | None:
-    """Find the normalised quote ``q`` split at a word boundary across a page break inside the
-    normalised range ``[lo, hi)``: its head ends a page and its tail starts the next one, with
-    only margin lines (:func:`_margin_lines`) between them and the break. Returns ``(document
-    offset of the quote, 1-based page it continues on)`` or None."""
-    if " " not in q:
-        return None
-    text = index.text
-    cuts = [k for k, ch in enumerate(q) if ch == " "]
-    for start in index.page_starts[1:]:
-        p = bisect.bisect_left(index.offsets, start)
-        if p <= lo or p >= hi:
-            continue
-        base = max(lo, p - SEAM_GAP - len(q))
-        before = index.norm[base:p]
-        after = index.norm[p : min(hi, p + SEAM_GAP + len(q))]
-        for k in cuts:
-            head, tail = q[:k], q[k + 1 :]
-            i = before.rfind(head)
-            if i < 0:
-                continue
-            j = after.find(tail)
-            if j < 0:
-                continue
-            head_end = index.offsets[base + i + len(head) - 1] + 1
-            tail_start = index.offsets[p + j]
-            page_end = start - len(PAGE_SEPARATOR)
-            if _margin_lines(text[head_end:page_end]) and _margin_lines(text[start:tail_start]):
-                doc_offset = index.offsets[base + i]
-                return doc_offset, page_for_offset(index.page_starts, start)
-    return None
+from tasks.textnorm import match_form, numbers_in
 
 
 def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex) -> CheckResult:
@@ -352,16 +128,6 @@ def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex
 # --------------------------------------------------------------------------------------------
 # OCR confidence
 # --------------------------------------------------------------------------------------------
-
-_EDGE_PUNCTUATION = re.compile(r"^[^\w]+|[^\w]+$")
-
-
-def _word_key(word: str) -> str:
-    """A word as compared with a quote's words: its :func:`match_form` (the grounding's form) without
-    the punctuation at its ends (Tesseract's ``exceed,`` is the quote's ``exceed``; ``$l,000,000.``
-    is ``l,000,000``)."""
-    return _EDGE_PUNCTUATION.sub("", match_form(word)[0])
-
 
 #: Share of a quote's distinct words read with a confidence under :data:`OCR_POOR_CONFIDENCE` from which the
 #: quote's wording itself is in doubt (the check applies even when none of them carries a value). On the
@@ -411,7 +177,7 @@ def check_ocr_confidence(finding: Finding, grounding: Grounding, index: Document
     It applies when the quote lies on an OCR'd page (``PageQuality.ocr``; the pages from the
     grounding's to where the quote ends) and its words among that page's ``uncertain_words`` (the
     words Tesseract read with a confidence under ``tasks.ingest.ocr.LOW_CONFIDENCE``, both compared
-    in :func:`_word_key` form) carry a value (:func:`_carries_value`, or a word of the finding's
+    in :func:`word_key` form) carry a value (:func:`_carries_value`, or a word of the finding's
     stated values) or, read under :data:`OCR_POOR_CONFIDENCE`, make at least :data:`OCR_DOUBT_SHARE` of its
     distinct words. The check is then
     ``needs_review``: "OCR confidence 0.61 on page 3: 'l,000,000' read with low confidence", with the
@@ -426,7 +192,7 @@ def check_ocr_confidence(finding: Finding, grounding: Grounding, index: Document
     last = grounding.across_pages or first
     if grounding.end is not None:
         last = max(last, page_for_offset(index.page_starts, max(grounding.end - 1, 0)))
-    quote_words = {_word_key(w) for w in match_form(finding.evidence)[0].split(" ")}
+    quote_words = {word_key(w) for w in match_form(finding.evidence)[0].split(" ")}
     quote_words.discard("")
     hits = sorted(
         (confidence, page, word)
@@ -436,9 +202,9 @@ def check_ocr_confidence(finding: Finding, grounding: Grounding, index: Document
     )
     if not hits:
         return None
-    stated = {_word_key(w) for v in finding.values_dict().values() for w in match_form(str(v))[0].split(" ")}
-    decisive = [h for h in hits if _carries_value(h[2]) or _word_key(h[2]) in stated]
-    poor = {_word_key(w) for c, _, w in hits if c < OCR_POOR_CONFIDENCE}
+    stated = {word_key(w) for v in finding.values_dict().values() for w in match_form(str(v))[0].split(" ")}
+    decisive = [h for h in hits if _carries_value(h[2]) or word_key(h[2]) in stated]
+    poor = {word_key(w) for c, _, w in hits if c < OCR_POOR_CONFIDENCE}
     share = len(poor) / max(1, len(quote_words))
     if not decisive and share < OCR_DOUBT_SHARE:
         return None  # a few ordinary words read with low confidence: the quote still matched the page
@@ -1016,9 +782,10 @@ def _fact_check_chunks(
             weak_support=settings.verifier_weak_support,
         )
         if calls and database_url and run_id:
-            from tasks.store.persist import save_llm_calls
+            from tasks.store.persist import save_llm_calls, unit_of_work
 
-            save_llm_calls.fn(database_url, run_id, chunk.document_sha256, chunk.index, calls)
+            with unit_of_work(database_url) as session:
+                save_llm_calls.fn(session, run_id, chunk.document_sha256, chunk.index, calls)
     return out
 
 

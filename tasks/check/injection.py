@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
+from sqlmodel import Session
 
 from schemas.documents import (
     PAGE_SEPARATOR,
@@ -546,16 +547,17 @@ def document_flags(original: ExtractedDocument, chunks: list[Chunk], max_chars_p
 
 @task(name="screen-document", task_run_name=for_document("screen"), cache_policy=NO_CACHE)
 def screen_document(
-    database_url: str, original: ExtractedDocument, chunks: list[Chunk], max_chars_per_page: int
+    session: Session, original: ExtractedDocument, chunks: list[Chunk], max_chars_per_page: int
 ) -> list[DocumentFlag]:
-    """Prefect task: find a document's flags (:func:`document_flags`) and store them.
+    """Prefect task: find a document's flags (:func:`document_flags`) and store them in ``session``
+    (the caller commits).
 
     Storing is idempotent (natural key: sha256, detector, kind, rule, char_start). Returns the flags.
     """
     from tasks.store.persist import save_document_flags
 
     flags = document_flags(original, chunks, max_chars_per_page)
-    save_document_flags(database_url, original.sha256, flags)
+    save_document_flags(session, original.sha256, flags)
     return flags
 
 
@@ -563,7 +565,7 @@ def screen_document(
 REPORTED_DETECTORS = (DETECTOR_VERSION, PAGE_LIMIT_DETECTOR)
 
 
-def report_flags(database_url: str, sha256: str | None, findings: list[dict]) -> tuple[list[dict], list[dict]]:
+def report_flags(session: Session, sha256: str | None, findings: list[dict]) -> tuple[list[dict], list[dict]]:
     """Flags and document-level checks of one document for the report.
 
     Returns ``(flags, checks)``: ``flags`` = ``[{kind, rule, reason, page, chunk_indices,
@@ -576,7 +578,7 @@ def report_flags(database_url: str, sha256: str | None, findings: list[dict]) ->
         return [], []
     from tasks.store.persist import load_document_flags
 
-    rows = load_document_flags(database_url, sha256, REPORTED_DETECTORS)
+    rows = load_document_flags(session, sha256, REPORTED_DETECTORS)
     flags = [
         dict(
             kind=r.kind,

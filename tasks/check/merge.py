@@ -17,15 +17,14 @@ import bisect
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Callable
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.filings import topic_label
 from schemas.findings import CheckedFinding, CheckResult, Verdict
-from schemas.taxonomy import ClauseType, label
-from tasks.check.factcheck import MIN_SQUEEZED_QUOTE, DocumentIndex, _seam_match
+from schemas.taxonomy import is_contract_clause, label
+from tasks.check.index import DocumentIndex, headings_in, locate  # noqa: F401 - headings_in also imported from here
 from tasks.check.support import reason_score
 from tasks.check.verdicts import VERDICT_SEVERITY
 from tasks.review.filing import paragraph_starts, risk_factor_blocks
@@ -45,49 +44,6 @@ ClauseKey = tuple[str, int]
 PARAGRAPH_TOPICS = frozenset({"legal_proceedings"})
 #: The filing topic merged one per risk factor of Item 1A, keeping the finding that quotes its heading.
 RISK_FACTOR = "risk_factor"
-
-
-def headings_in(index: DocumentIndex) -> Callable[[CheckedFinding], str | None]:
-    """``heading_of`` for :func:`tasks.check.support.relative_support`: the section heading path
-    (:meth:`DocumentIndex.heading_path`) of a checked finding's quote, located as the grounding found it
-    (:func:`locate`)."""
-
-    def heading_of(cf: CheckedFinding) -> str | None:
-        return index.heading_path(locate(cf, index))
-
-    return heading_of
-
-
-def locate(cf: CheckedFinding, index: DocumentIndex) -> int | None:
-    """Document offset of ``cf``'s quote as the grounding finds it (verbatim, then ignoring spaces,
-    then across a page break), preferring an occurrence on its (corrected) page; None when the quote
-    is empty or was not found."""
-    grounding = next((c for c in cf.checks if c.name == "grounding"), None)
-    if grounding is not None and grounding.verdict is Verdict.unsupported:
-        return None
-    q, _ = match_form(cf.finding.evidence)
-    if not q:
-        return None
-    page = grounding.page if grounding is not None and grounding.page else cf.finding.page
-    for squeezed in (False, True):
-        needle = q.replace(" ", "") if squeezed else q
-        if squeezed and len(needle) < MIN_SQUEEZED_QUOTE:
-            break
-        hay = index.squeezed if squeezed else index.norm
-        offs = index.squeezed_offsets if squeezed else index.offsets
-        first: int | None = None
-        pos = hay.find(needle)
-        while pos >= 0:
-            offset = offs[pos]
-            if first is None:
-                first = offset
-            if bisect.bisect_right(index.page_starts, offset) == page:
-                return offset
-            pos = hay.find(needle, pos + 1)
-        if first is not None:
-            return first
-    hit = _seam_match(q, index, 0, len(index.norm))
-    return hit[0] if hit else None
 
 
 def _paragraph_starts(index: DocumentIndex) -> list[int]:
@@ -131,15 +87,6 @@ def strength(cf: CheckedFinding) -> tuple[int, float, int]:
 
 def _pages(pages: list[int]) -> str:
     return ("page " if len(pages) == 1 else "pages ") + ", ".join(str(p) for p in pages)
-
-
-def is_contract_clause(value: str) -> bool:
-    """True for a CUAD contract category (:class:`schemas.taxonomy.ClauseType`), False for a filing topic."""
-    try:
-        ClauseType(value)
-    except ValueError:
-        return False
-    return True
 
 
 def category_label(value: str) -> str:

@@ -448,7 +448,7 @@ def assess(finding: Finding, model: SupportModel | str | None = "default", headi
 
     ``model``: a :class:`SupportModel`, ``"default"`` (the shipped file, when present), or
     anything else (e.g. ``None``, ``"rules"``) for the heading and negation rules alone; ``heading``:
-    the titles of the sections the quote sits in (:meth:`tasks.check.factcheck.DocumentIndex.heading_path`),
+    the titles of the sections the quote sits in (:meth:`tasks.check.index.DocumentIndex.heading_path`),
     which a model that reads headings scores with the quote."""
     if model == "default":
         model = load_model()
@@ -735,7 +735,7 @@ def check_support_in_document(
 ) -> list[CheckedFinding]:
     """Prefect task: :func:`relative_support` over all checked findings of one document with the
     shipped model (``DOCREVIEW_SUPPORT_THRESHOLD`` replaces its threshold, as in the fact-check); with
-    ``heading_of`` (:func:`tasks.check.merge.headings_in` of the document's index), each finding is
+    ``heading_of`` (:func:`tasks.check.index.headings_in` of the document's index), each finding is
     scored under its section headings."""
     from schemas.settings import Settings
 

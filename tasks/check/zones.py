@@ -27,9 +27,8 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.findings import CheckedFinding
-from schemas.taxonomy import ClauseType
-from tasks.check.factcheck import DocumentIndex
-from tasks.check.merge import is_contract_clause, locate
+from schemas.taxonomy import ClauseType, is_contract_clause
+from tasks.check.index import DocumentIndex, locate
 from tasks.runnames import for_document
 
 #: CUAD categories a contract states in its title, preamble or signature block: kept wherever they are.
@@ -107,7 +106,7 @@ def drop_findings_outside_operative_zones(
 ) -> tuple[list[CheckedFinding], int]:
     """``(kept findings, number dropped)``: a contract finding of an operative category (not in
     :data:`FRONT_MATTER_CATEGORIES`) is dropped when its quote, located as the grounding found it
-    (:func:`tasks.check.merge.locate`), lies wholly in the front zone or the signature block of
+    (:func:`tasks.check.index.locate`), lies wholly in the front zone or the signature block of
     :func:`find_zones`. Findings of filings, of front-matter categories, and findings whose quote is
     not found are kept."""
     zones = find_zones(index.text)

@@ -15,6 +15,7 @@ from datetime import date
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from sqlmodel import Session
 
 from schemas.filings import FilingChange, FilingSummary, KeyFigure
 from tasks.runnames import for_document
@@ -215,23 +216,23 @@ def _has_heading(headings: list[str], heading: str) -> bool:
 
 
 @task(name="compare-with-previous-filing", task_run_name=for_document("compare-filing"), cache_policy=NO_CACHE)
-def record_filing_changes(database_url: str, sha256: str) -> list[FilingChange]:
+def record_filing_changes(session: Session, sha256: str) -> list[FilingChange]:
     """Prefect task: compare the filing ``sha256`` with the previous filing of the same company
-    and form (:func:`tasks.store.profiles.previous_filing`) and store the changes; ``[]`` (stored)
-    when there is no previous filing. A contract has none."""
+    and form (:func:`tasks.store.profiles.previous_filing`) and store the changes in ``session`` (the
+    caller commits); ``[]`` (stored) when there is no previous filing. A contract has none."""
     from tasks.store.profiles import load_profiles, previous_filing, save_filing_changes
 
-    prev = previous_filing(database_url, sha256)
+    prev = previous_filing(session, sha256)
     if prev is None:
-        save_filing_changes(database_url, sha256, None, [])
+        save_filing_changes(session, sha256, None, [])
         return []
-    current = load_profiles(database_url, [sha256])[sha256]
+    current = load_profiles(session, [sha256])[sha256]
     changes = compare_summaries(
         FilingSummary.model_validate(prev.summary),
         FilingSummary.model_validate(current.summary),
         current.document_type,
     )
-    save_filing_changes(database_url, sha256, prev.sha256, changes)
+    save_filing_changes(session, sha256, prev.sha256, changes)
     return changes
 
 
@@ -240,12 +241,12 @@ def compare_filings(database_url: str, run_id: str) -> int:
     """Prefect task: :func:`record_filing_changes` for every filing reviewed in run ``run_id``,
     once every document of the run has ended (so filings of one run compare with each other);
     returns how many filings were compared."""
-    from sqlmodel import Session, col, select
+    from sqlmodel import col, select
 
     from schemas.tables import DocumentProfileRow, RunDocumentRow
-    from tasks.store.persist import get_engine
+    from tasks.store.persist import unit_of_work
 
-    with Session(get_engine(database_url)) as session:
+    with unit_of_work(database_url) as session:
         shas = session.exec(
             select(RunDocumentRow.sha256)
             .join(DocumentProfileRow, col(DocumentProfileRow.sha256) == RunDocumentRow.sha256)
@@ -257,7 +258,8 @@ def compare_filings(database_url: str, run_id: str) -> int:
         ).all()
     filings = {sha for sha in shas if sha is not None}  # the inner join has no NULL sha256 anyway
     for sha in sorted(filings):
-        record_filing_changes.fn(database_url, sha)
+        with unit_of_work(database_url) as session:  # one filing's comparison at a time
+            record_filing_changes.fn(session, sha)
     return len(filings)
 
 

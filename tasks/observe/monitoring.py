@@ -231,52 +231,51 @@ def previous_review(session: Session, run_id: str, sha256: str) -> DocumentDrift
 
 
 @task(name="record-drift", task_run_name=for_document("record-drift"), cache_policy=NO_CACHE)
-def record_drift(database_url: str, run_id: str, sha256: str, model: str, prompt_version: str) -> float | None:
+def record_drift(session: Session, run_id: str, sha256: str, model: str, prompt_version: str) -> float | None:
     """Prefect task: store the drift of a completely reviewed document against its previous review.
 
-    Call after the document's findings are saved (:func:`tasks.store.persist.save_findings`). Writes
-    one ``document_drift`` row (idempotent on run and sha256) and returns its score, or None
-    when the document has no earlier complete review.
+    Call after the document's findings are saved (:func:`tasks.store.persist.save_findings`), in the
+    same ``session`` when they are one unit of work (it reads them there, committed or not). Writes
+    one ``document_drift`` row (idempotent on run and sha256) into ``session`` and returns its score,
+    or None when the document has no earlier complete review.
     """
-    with Session(get_engine(database_url)) as session:
-        current = load_observations(session, run_id, sha256)
-        base = previous_review(session, run_id, sha256)
-        row: dict[str, Any] = dict(
-            run_id=run_id,
-            sha256=sha256,
-            model=model,
-            prompt_version=prompt_version,
-            findings=len(current),
-            baseline_run_id=None,
-            baseline_model=None,
-            baseline_prompt_version=None,
-            baseline_findings=None,
-            score=None,
-            added=[],
-            removed=[],
-            changed=[],
+    current = load_observations(session, run_id, sha256)
+    base = previous_review(session, run_id, sha256)
+    row: dict[str, Any] = dict(
+        run_id=run_id,
+        sha256=sha256,
+        model=model,
+        prompt_version=prompt_version,
+        findings=len(current),
+        baseline_run_id=None,
+        baseline_model=None,
+        baseline_prompt_version=None,
+        baseline_findings=None,
+        score=None,
+        added=[],
+        removed=[],
+        changed=[],
+    )
+    if base is not None:
+        previous = load_observations(session, base.run_id, sha256)
+        drift = compute_drift(previous, current)
+        row.update(
+            baseline_run_id=base.run_id,
+            baseline_model=base.model,
+            baseline_prompt_version=base.prompt_version,
+            baseline_findings=len(previous),
+            score=drift.score,
+            added=drift.added,
+            removed=drift.removed,
+            changed=drift.changed,
         )
-        if base is not None:
-            previous = load_observations(session, base.run_id, sha256)
-            drift = compute_drift(previous, current)
-            row.update(
-                baseline_run_id=base.run_id,
-                baseline_model=base.model,
-                baseline_prompt_version=base.prompt_version,
-                baseline_findings=len(previous),
-                score=drift.score,
-                added=drift.added,
-                removed=drift.removed,
-                changed=drift.changed,
-            )
-        upsert(
-            session,
-            DocumentDriftRow,
-            [row],
-            keys=["run_id", "sha256"],
-            update=[k for k in row if k not in ("run_id", "sha256")],
-        )
-        session.commit()
+    upsert(
+        session,
+        DocumentDriftRow,
+        [row],
+        keys=["run_id", "sha256"],
+        update=[k for k in row if k not in ("run_id", "sha256")],
+    )
     return row["score"]
 
 

@@ -16,7 +16,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from tasks.check.playbook import LoadedPlaybook, evaluate_document
-from tasks.store.persist import save_playbook_results
+from tasks.store.persist import save_playbook_results, unit_of_work
 
 #: Prefect artifact key of the deviations table (a history across runs on the Artifacts page).
 DEVIATIONS_ARTIFACT_KEY = "docreview-playbook-deviations"
@@ -42,7 +42,8 @@ def record_playbook_results(database_url: str, run_id: str, playbook: LoadedPlay
             rows.append((doc["sha256"], doc["file_name"], results))
             for r in results:
                 counts[r["status"]] += 1
-    save_playbook_results(database_url, run_id, playbook.name, rows)
+    with unit_of_work(database_url) as session:
+        save_playbook_results(session, run_id, playbook.name, rows)
     return counts
 
 

@@ -32,7 +32,7 @@ from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, r
 from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
-from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
+from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results, unit_of_work
 from tasks.store.profiles import load_profiles, profile_fields
 
 #: Artifact keys (lowercase, digits and dashes, as Prefect requires) so they show on the
@@ -163,7 +163,21 @@ def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 def build_report(
     database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None, endpoint: str | None = None
 ) -> dict[str, Any]:
-    """The report of run ``run_id`` as a JSON-safe dict (shape documented in docs/report-json.md).
+    """The report of run ``run_id`` as a JSON-safe dict (see :func:`_report`), read in one session."""
+    with unit_of_work(database_url) as store:
+        return _report(store, database_url, run_id, offline, playbook, endpoint)
+
+
+def _report(
+    store: Session,
+    database_url: str,
+    run_id: str,
+    offline: bool,
+    playbook: dict[str, Any] | None = None,
+    endpoint: str | None = None,
+) -> dict[str, Any]:
+    """The report of run ``run_id`` as a JSON-safe dict (shape documented in docs/report-json.md),
+    its stored rows read through ``store``.
 
     ``endpoint``: where the model calls went when that is not the vendor's own API
     (:meth:`schemas.settings.Settings.model_endpoint`), reported as ``run.endpoint``.
@@ -185,18 +199,18 @@ def build_report(
     documents = []
     stored = _page_flag_rows(engine, [d.sha256 for d in docs if d.sha256])
     drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.observe.monitoring)
-    rules = load_playbook_results(database_url, run_id) if playbook else {}
-    profiles = load_profiles(database_url, [d.sha256 for d in docs if d.sha256])
+    rules = load_playbook_results(store, run_id) if playbook else {}
+    profiles = load_profiles(store, [d.sha256 for d in docs if d.sha256])
     for d in docs:
         profile = profiles.get(d.sha256) if d.sha256 else None
         summary = FilingSummary.model_validate(profile.summary) if profile is not None and profile.summary else None
         findings: list[dict[str, Any]] = []
         if d.sha256 and d.status == "reviewed":
-            rows = load_findings(database_url, d.sha256, run.prompt_version, run.model)
+            rows = load_findings(store, d.sha256, run.prompt_version, run.model)
             seen = observed_keys(database_url, run_id, d.sha256)  # reviewed again: this run's findings only
             rows = rows if seen is None else [r for r in rows if r.finding_key in seen]
-            checks = load_checks(database_url, [r.finding_key for r in rows])
-            decisions = _decisions(database_url, [r.finding_key for r in rows])  # reviewer decisions, latest
+            checks = load_checks(store, [r.finding_key for r in rows])
+            decisions = _decisions(store, [r.finding_key for r in rows])  # reviewer decisions, latest
             ids = {r.finding_key[:12]: r.id for r in rows if r.id is not None}  # "finding <key>" → report id
             for r in sorted(rows, key=lambda r: (RISK_ORDER.get(r.risk, 3), r.page or 0, r.chunk_index)):
                 findings.append(
@@ -231,10 +245,8 @@ def build_report(
         for f in findings:
             f["redline"] = [{**c, "note": redline_note(c)} for c in redline_of(f, redline)]
             f["comments"] = [c for c in comments if c.get("unit") == f["page"]]
-        flags, doc_checks = report_flags(
-            database_url, d.sha256, findings
-        )  # hostile-input flags (tasks.check.injection)
-        absences = _absences(database_url, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
+        flags, doc_checks = report_flags(store, d.sha256, findings)  # hostile-input flags (tasks.check.injection)
+        absences = _absences(store, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
         pages_flagged = (
             page_flags({k: v for k, v in stored.get(d.sha256 or "", {}).items() if not k.startswith("__")}, flags)
             if d.status == "reviewed"
@@ -707,15 +719,15 @@ def needs_attention(finding: dict[str, Any]) -> bool:
     return triage_tier(finding) in ("deviation", "must_know", "decide") and "decision" not in finding
 
 
-def _absences(database_url: str, sha256: str | None, prompt_version: str, model: str) -> list[dict[str, Any]]:
+def _absences(store: Session, sha256: str | None, prompt_version: str, model: str) -> list[dict[str, Any]]:
     """A reviewed document's missing high-risk clauses: ``[{id: "A<n>", clause_type,
     clause_label, reason, chunks_examined, decision?}]`` (ids as ``docreview decide`` takes them)."""
     if not sha256:
         return []
     from tasks.store.persist import load_absences
 
-    rows = load_absences(database_url, sha256, prompt_version, model)
-    decided = _decisions(database_url, [a.absence_key for a in rows])
+    rows = load_absences(store, sha256, prompt_version, model)
+    decided = _decisions(store, [a.absence_key for a in rows])
     return [
         dict(
             id=f"A{a.id}",
@@ -830,13 +842,13 @@ def page_checks(pages_flagged: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _decisions(database_url: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+def _decisions(store: Session, keys: list[str]) -> dict[str, dict[str, Any]]:
     """Latest reviewer decision per finding key: ``{key: {decision, note, decided_at}}``."""
     from tasks.store.persist import latest_decisions
 
     return {
         k: dict(decision=d.decision, note=d.note, decided_at=d.decided_at.isoformat() if d.decided_at else None)
-        for k, d in latest_decisions(database_url, keys).items()
+        for k, d in latest_decisions(store, keys).items()
     }
 
 

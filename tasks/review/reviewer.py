@@ -11,6 +11,7 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.tasks import exponential_backoff
+from sqlmodel import Session
 
 from schemas.documents import Chunk
 from schemas.policy import ResiliencePolicy
@@ -142,9 +143,10 @@ def review_chunk(
     except Exception as exc:
         calls = getattr(exc, "llm_calls", None)
         if calls and database_url and run_id:
-            from tasks.store.persist import save_llm_calls
+            from tasks.store.persist import save_llm_calls, unit_of_work
 
-            save_llm_calls.fn(database_url, run_id, chunk.document_sha256, chunk.index, calls)
+            with unit_of_work(database_url) as session:
+                save_llm_calls.fn(session, run_id, chunk.document_sha256, chunk.index, calls)
         raise
 
 
@@ -153,12 +155,13 @@ def review_chunk(
     task_run_name=for_document("store-review", lambda p: f"chunk {p['chunk'].index + 1}"),
     cache_policy=NO_CACHE,
 )
-def store_review(database_url: str, chunk: Chunk, prompt_version: str, model: str, review: ChunkReview) -> None:
-    """Prefect task: keep a successful model review of ``chunk`` for reuse (see :func:`cached_review`)."""
+def store_review(session: Session, chunk: Chunk, prompt_version: str, model: str, review: ChunkReview) -> None:
+    """Prefect task: keep a successful model review of ``chunk`` for reuse (see :func:`cached_review`),
+    written into ``session`` (the caller commits)."""
     from tasks.store.persist import chunk_cache_key, save_chunk_result
 
     save_chunk_result(
-        database_url,
+        session,
         chunk_cache_key(chunk.text, profile_version(prompt_version, chunk), model),
         prompt_version,
         model,
@@ -177,7 +180,7 @@ def profile_version(prompt_version: str, chunk: Chunk) -> str:
     task_run_name=for_document("cached-review", lambda p: f"chunk {p['chunk'].index + 1}"),
     cache_policy=NO_CACHE,
 )
-def cached_review(database_url: str, chunk: Chunk, prompt_version: str, model: str) -> ChunkReview | None:
+def cached_review(session: Session, chunk: Chunk, prompt_version: str, model: str) -> ChunkReview | None:
     """Prefect task: the stored review of the same chunk content, prompt version and model, if any.
 
     Used when a chunk's review fails (breaker open or retries exhausted). Returns None when this
@@ -187,7 +190,7 @@ def cached_review(database_url: str, chunk: Chunk, prompt_version: str, model: s
     from schemas.findings import Finding
     from tasks.store.persist import chunk_cache_key, load_chunk_result
 
-    stored = load_chunk_result(database_url, chunk_cache_key(chunk.text, profile_version(prompt_version, chunk), model))
+    stored = load_chunk_result(session, chunk_cache_key(chunk.text, profile_version(prompt_version, chunk), model))
     if stored is None:
         return None
     kind = FilingFinding if chunk.profile == "filing" else Finding

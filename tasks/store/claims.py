@@ -35,11 +35,13 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, col
+from sqlmodel import select as sm_select
 
 from schemas.documents import DocumentStatus
 from schemas.tables import DocumentClaimRow, DocumentReviewRow, RunDocumentRow, utcnow
 from tasks.runnames import for_document
-from tasks.store.persist import get_engine
+from tasks.store.persist import unit_of_work
 
 #: Default claim lease, seconds: a killed worker's documents can be taken over after this.
 DEFAULT_LEASE_S = 600.0
@@ -116,7 +118,7 @@ def holder_is_dead(worker: str | None) -> bool:
     name="claim-document", task_run_name=for_document("claim"), cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1
 )
 def claim_document(
-    database_url: str,
+    session: Session,
     sha256: str,
     run_id: str,
     worker: str,
@@ -125,51 +127,68 @@ def claim_document(
     model: str,
     reviewed_since: datetime | None = None,
 ) -> Claim:
-    """Claim ``sha256`` for ``run_id`` for ``lease_s`` seconds (see the module docstring).
+    """Claim ``sha256`` for ``run_id`` for ``lease_s`` seconds (see the module docstring) in
+    ``session``, whose caller commits it at once (the claim is one short transaction).
 
     ``reviewed_since`` (UTC; the run's start with ``--rereview``) changes what counts as already
     reviewed: None = any entry in the skip ledger for this prompt version and model; a time = a
     full (not reused) review by another run since then. Idempotent for the same run (the lease is
-    renewed). Raises ``sqlalchemy.exc.DBAPIError`` when the database fails (the task retries).
+    renewed). Raises ``sqlalchemy.exc.DBAPIError`` when the database fails, with ``session``'s
+    transaction rolled back, so the task's retry starts afresh in the same session.
     """
-    engine = get_engine(database_url)
+    try:
+        return _claim(session, sha256, run_id, worker, lease_s, prompt_version, model, reviewed_since)
+    except Exception:
+        session.rollback()
+        raise
+
+
+def _claim(
+    session: Session,
+    sha256: str,
+    run_id: str,
+    worker: str,
+    lease_s: float,
+    prompt_version: str,
+    model: str,
+    reviewed_since: datetime | None,
+) -> Claim:
     now = utcnow()
     expires = now + timedelta(seconds=lease_s)
     row = dict(sha256=sha256, run_id=run_id, worker=worker, claimed_at=now, lease_expires_at=expires)
-    dialect = engine.dialect.name
+    dialect = session.get_bind().dialect.name
     insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_CLAIMS)
     taken_over_from: str | None = None
-    with engine.connect() as conn, conn.begin():
-        fresh = conn.execute(
-            insert.values(row).on_conflict_do_nothing(index_elements=["sha256"]).returning(_CLAIMS.c.sha256)
+    fresh = session.execute(
+        insert.values(row).on_conflict_do_nothing(index_elements=["sha256"]).returning(_CLAIMS.c.sha256)
+    ).first()
+    if fresh is None:
+        current = session.execute(
+            select(_CLAIMS.c.run_id, _CLAIMS.c.worker, _CLAIMS.c.lease_expires_at)
+            .where(_CLAIMS.c.sha256 == sha256)
+            .with_for_update(skip_locked=True)
         ).first()
-        if fresh is None:
-            current = conn.execute(
-                select(_CLAIMS.c.run_id, _CLAIMS.c.worker, _CLAIMS.c.lease_expires_at)
-                .where(_CLAIMS.c.sha256 == sha256)
-                .with_for_update(skip_locked=True)
-            ).first()
-            if current is None:  # locked by another run's claim or release in flight
-                return Claim(sha256=sha256, state=ClaimState.held)
-            if current.run_id != run_id and current.lease_expires_at > now and not holder_is_dead(current.worker):
-                return Claim(
-                    sha256=sha256,
-                    state=ClaimState.held,
-                    holder_run_id=current.run_id,
-                    holder_worker=current.worker,
-                    lease_expires_at=current.lease_expires_at,
-                )
-            if current.run_id != run_id:
-                taken_over_from = current.run_id
-            conn.execute(
-                update(_CLAIMS)
-                .where(_CLAIMS.c.sha256 == sha256)
-                .values(run_id=run_id, worker=worker, claimed_at=now, lease_expires_at=expires)
+        if current is None:  # locked by another run's claim or release in flight
+            return Claim(sha256=sha256, state=ClaimState.held)
+        if current.run_id != run_id and current.lease_expires_at > now and not holder_is_dead(current.worker):
+            return Claim(
+                sha256=sha256,
+                state=ClaimState.held,
+                holder_run_id=current.run_id,
+                holder_worker=current.worker,
+                lease_expires_at=current.lease_expires_at,
             )
-        done_by = conn.execute(_reviewed_query(sha256, run_id, prompt_version, model, reviewed_since)).first()
-        if done_by is not None:
-            conn.execute(delete(_CLAIMS).where(_CLAIMS.c.sha256 == sha256, _CLAIMS.c.run_id == run_id))
-            return Claim(sha256=sha256, state=ClaimState.reviewed, reviewed_by=done_by[0])
+        if current.run_id != run_id:
+            taken_over_from = current.run_id
+        session.execute(
+            update(_CLAIMS)
+            .where(_CLAIMS.c.sha256 == sha256)
+            .values(run_id=run_id, worker=worker, claimed_at=now, lease_expires_at=expires)
+        )
+    done_by = session.execute(_reviewed_query(sha256, run_id, prompt_version, model, reviewed_since)).first()
+    if done_by is not None:
+        session.execute(delete(_CLAIMS).where(_CLAIMS.c.sha256 == sha256, _CLAIMS.c.run_id == run_id))
+        return Claim(sha256=sha256, state=ClaimState.reviewed, reviewed_by=done_by[0])
     return Claim(sha256=sha256, state=ClaimState.claimed, lease_expires_at=expires, taken_over_from=taken_over_from)
 
 
@@ -196,50 +215,52 @@ def _reviewed_query(sha256: str, run_id: str, prompt_version: str, model: str, s
     )
 
 
-def release_claim(database_url: str, sha256: str, run_id: str) -> bool:
+def release_claim(session: Session, sha256: str, run_id: str) -> bool:
     """Delete this run's claim on ``sha256`` (its document reached a terminal state).
 
     Returns False when the run held no such claim (e.g. it expired and was taken over).
     """
-    with get_engine(database_url).begin() as conn:
-        gone = conn.execute(delete(_CLAIMS).where(_CLAIMS.c.sha256 == sha256, _CLAIMS.c.run_id == run_id))
-    return bool(gone.rowcount)
+    gone = _rowcount(session.execute(delete(_CLAIMS).where(_CLAIMS.c.sha256 == sha256, _CLAIMS.c.run_id == run_id)))
+    return bool(gone)
 
 
-def release_claims(database_url: str, run_id: str) -> int:
+def release_claims(session: Session, run_id: str) -> int:
     """Delete every claim of ``run_id`` (end of a run); returns how many there were."""
-    with get_engine(database_url).begin() as conn:
-        return conn.execute(delete(_CLAIMS).where(_CLAIMS.c.run_id == run_id)).rowcount or 0
+    return _rowcount(session.execute(delete(_CLAIMS).where(_CLAIMS.c.run_id == run_id)))
 
 
-def renew_claims(database_url: str, run_id: str, lease_s: float) -> int:
+def renew_claims(session: Session, run_id: str, lease_s: float) -> int:
     """Extend every claim of ``run_id`` to ``now + lease_s`` seconds; returns how many."""
-    with get_engine(database_url).begin() as conn:
-        result = conn.execute(
+    return _rowcount(
+        session.execute(
             update(_CLAIMS)
             .where(_CLAIMS.c.run_id == run_id)
             .values(lease_expires_at=utcnow() + timedelta(seconds=lease_s))
         )
-        return result.rowcount or 0
+    )
 
 
-def live_claims(database_url: str) -> list[DocumentClaimRow]:
+def _rowcount(result: Any) -> int:
+    """Rows a DELETE or UPDATE touched (its ``CursorResult.rowcount``; 0 when the driver does not say)."""
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def live_claims(session: Session) -> list[DocumentClaimRow]:
     """Claims whose lease has not expired, oldest first (for operators and tests)."""
-    from sqlmodel import Session, col
-    from sqlmodel import select as sm_select
-
-    with Session(get_engine(database_url)) as session:
-        return list(
-            session.exec(
-                sm_select(DocumentClaimRow)
-                .where(DocumentClaimRow.lease_expires_at > utcnow())
-                .order_by(col(DocumentClaimRow.claimed_at))
-            ).all()
-        )
+    return list(
+        session.exec(
+            sm_select(DocumentClaimRow)
+            .where(DocumentClaimRow.lease_expires_at > utcnow())
+            .order_by(col(DocumentClaimRow.claimed_at))
+        ).all()
+    )
 
 
 class LeaseKeeper:
     """Renews a run's claims every ``lease_s / 3`` seconds while the flow waits for work.
+
+    It runs on a thread of its own, so it holds the database's URL and opens a unit of work of its
+    own for each renewal (:func:`tasks.store.persist.unit_of_work`: a ``Session`` belongs to one thread).
 
     ``timeout()`` is how long the flow may block before :meth:`renew_if_due` must run (seconds).
     ``clock`` returns monotonic seconds (default :func:`time.monotonic`; tests pass their own to
@@ -264,7 +285,8 @@ class LeaseKeeper:
         if now - self._last < self.every_s:
             return 0
         self._last = now
-        return renew_claims(self.database_url, self.run_id, self.lease_s)
+        with unit_of_work(self.database_url) as session:
+            return renew_claims(session, self.run_id, self.lease_s)
 
 
 __all__ = [

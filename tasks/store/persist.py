@@ -1,4 +1,10 @@
-"""Persist: SQLModel writes, idempotent on natural keys, for SQLite and PostgreSQL.
+"""Persist: SQLModel reads and writes, idempotent on natural keys, for SQLite and PostgreSQL.
+
+Every read and write takes a SQLModel ``Session`` and never commits it: the caller opens one unit of
+work per step (:func:`unit_of_work`, SQLModel's ``with Session(engine) as session`` pattern) and its
+writes commit together when the step ends, or not at all. A document's conclusion (findings, absences,
+the skip-ledger entry, drift and its outcome in the run) is one such unit, so a process killed between
+its writes leaves the document not concluded rather than half concluded.
 
 SQLite runs in WAL mode with a 30 s busy timeout (PITFALLS: "database is locked" under threaded
 writers). Every write is a dialect-aware ``INSERT … ON CONFLICT`` on the table's natural key,
@@ -13,7 +19,8 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -142,6 +149,24 @@ def dispose_engines() -> None:
         _engines.clear()
 
 
+@contextmanager
+def unit_of_work(database_url: str) -> Iterator[Session]:
+    """A ``Session`` on the database's engine (:func:`get_engine`) for one step's reads and writes:
+    committed when the block ends normally, rolled back when it raises (the exception goes on), closed
+    either way. Rows read in it stay readable after the block (``expire_on_commit=False``).
+
+    A ``Session`` belongs to one thread. On SQLite a block that has written holds the database's write
+    lock until it ends, so a block never opens another unit of work that writes (it would wait for
+    itself for the busy timeout)."""
+    with Session(get_engine(database_url), expire_on_commit=False) as session:
+        try:
+            yield session
+        except BaseException:
+            session.rollback()
+            raise
+        session.commit()
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -200,70 +225,65 @@ def finding_anchor(sha256: str, clause_type: str, evidence: str) -> str:
 # --- reads -----------------------------------------------------------------------------
 
 
-def reviewed_keys(database_url: str, prompt_version: str, model: str) -> set[str]:
+def reviewed_keys(session: Session, prompt_version: str, model: str) -> set[str]:
     """sha256 of every document already reviewed with this prompt version and model."""
-    with Session(get_engine(database_url)) as session:
-        rows = session.exec(
-            select(DocumentReviewRow.sha256).where(
-                DocumentReviewRow.prompt_version == prompt_version, DocumentReviewRow.model == model
-            )
-        ).all()
+    rows = session.exec(
+        select(DocumentReviewRow.sha256).where(
+            DocumentReviewRow.prompt_version == prompt_version, DocumentReviewRow.model == model
+        )
+    ).all()
     return set(rows)
 
 
-def deferred_sources(database_url: str) -> set[str]:
+def deferred_sources(session: Session) -> set[str]:
     """Source URIs whose most recent run ended them ``deferred``: the next run takes them up first."""
     from sqlalchemy import func as sa_func
 
-    with Session(get_engine(database_url)) as session:
-        latest = (
-            select(RunDocumentRow.source, sa_func.max(RunDocumentRow.updated_at).label("at"))
-            .group_by(RunDocumentRow.source)
-            .subquery()
+    latest = (
+        select(RunDocumentRow.source, sa_func.max(RunDocumentRow.updated_at).label("at"))
+        .group_by(RunDocumentRow.source)
+        .subquery()
+    )
+    rows = session.exec(
+        select(RunDocumentRow.source)
+        .join(
+            latest,
+            (col(RunDocumentRow.source) == latest.c.source) & (col(RunDocumentRow.updated_at) == latest.c.at),
         )
-        rows = session.exec(
-            select(RunDocumentRow.source)
-            .join(
-                latest,
-                (col(RunDocumentRow.source) == latest.c.source) & (col(RunDocumentRow.updated_at) == latest.c.at),
-            )
-            .where(RunDocumentRow.status == DocumentStatus.deferred.value)
-        ).all()
+        .where(RunDocumentRow.status == DocumentStatus.deferred.value)
+    ).all()
     return set(rows)
 
 
-def load_findings(database_url: str, sha256: str, prompt_version: str, model: str) -> list[FindingRow]:
+def load_findings(session: Session, sha256: str, prompt_version: str, model: str) -> list[FindingRow]:
     """Stored findings of a document for a prompt version and model, by page then chunk."""
-    with Session(get_engine(database_url)) as session:
-        rows = session.exec(
-            select(FindingRow)
-            .where(
-                FindingRow.sha256 == sha256,
-                FindingRow.prompt_version == prompt_version,
-                FindingRow.model == model,
-            )
-            .order_by(col(FindingRow.page), col(FindingRow.chunk_index), col(FindingRow.id))
-        ).all()
-        return list(rows)
+    rows = session.exec(
+        select(FindingRow)
+        .where(
+            FindingRow.sha256 == sha256,
+            FindingRow.prompt_version == prompt_version,
+            FindingRow.model == model,
+        )
+        .order_by(col(FindingRow.page), col(FindingRow.chunk_index), col(FindingRow.id))
+    ).all()
+    return list(rows)
 
 
-def load_checks(database_url: str, keys: list[str]) -> dict[str, list[CheckRow]]:
+def load_checks(session: Session, keys: list[str]) -> dict[str, list[CheckRow]]:
     """Checks of the given findings, ``{finding_key: [CheckRow]}``."""
     out: dict[str, list[CheckRow]] = {}
     if not keys:
         return out
-    with Session(get_engine(database_url)) as session:
-        for i in range(0, len(keys), 500):
-            rows = session.exec(select(CheckRow).where(col(CheckRow.finding_key).in_(keys[i : i + 500]))).all()
-            for row in rows:
-                out.setdefault(row.finding_key, []).append(row)
+    for i in range(0, len(keys), 500):
+        rows = session.exec(select(CheckRow).where(col(CheckRow.finding_key).in_(keys[i : i + 500]))).all()
+        for row in rows:
+            out.setdefault(row.finding_key, []).append(row)
     return out
 
 
-def load_document(database_url: str, sha256: str) -> DocumentRow | None:
+def load_document(session: Session, sha256: str) -> DocumentRow | None:
     """The stored document row for ``sha256``, if any."""
-    with Session(get_engine(database_url)) as session:
-        return session.exec(select(DocumentRow).where(DocumentRow.sha256 == sha256)).first()
+    return session.exec(select(DocumentRow).where(DocumentRow.sha256 == sha256)).first()
 
 
 # --- writes (Prefect tasks: one side effect each) --------------------------------------
@@ -271,7 +291,7 @@ def load_document(database_url: str, sha256: str) -> DocumentRow | None:
 
 @task(name="start-run", cache_policy=NO_CACHE)
 def start_run(
-    database_url: str,
+    session: Session,
     run_id: str,
     source: str,
     backend: str,
@@ -280,25 +300,23 @@ def start_run(
     flow_run_id: str | None,
 ) -> None:
     """Insert the run row (idempotent on ``run_id``)."""
-    with Session(get_engine(database_url)) as session:
-        upsert(
-            session,
-            RunRow,
-            [
-                dict(
-                    id=run_id,
-                    source=source,
-                    backend=backend,
-                    model=model,
-                    prompt_version=prompt_version,
-                    flow_run_id=flow_run_id,
-                    started_at=utcnow(),
-                    status="running",
-                )
-            ],
-            keys=["id"],
-        )
-        session.commit()
+    upsert(
+        session,
+        RunRow,
+        [
+            dict(
+                id=run_id,
+                source=source,
+                backend=backend,
+                model=model,
+                prompt_version=prompt_version,
+                flow_run_id=flow_run_id,
+                started_at=utcnow(),
+                status="running",
+            )
+        ],
+        keys=["id"],
+    )
 
 
 def page_flags_of(document: ExtractedDocument) -> dict[str, Any]:
@@ -372,7 +390,7 @@ logging.getLogger("prefect.task_runs").addFilter(_NoEmptyTraceback())
 
 @task(name="save-document-outcome", task_run_name=for_document("save-outcome"), cache_policy=NO_CACHE)
 def save_document_outcome(
-    database_url: str,
+    session: Session,
     run_id: str,
     outcome: IngestOutcome,
     status: DocumentStatus,
@@ -388,51 +406,49 @@ def save_document_outcome(
     with ``return_state=True``, and the flow run's own state is unchanged).
     """
     doc: ExtractedDocument | None = outcome.document
-    with Session(get_engine(database_url)) as session:
-        if outcome.sha256:
-            flags = page_flags_of(doc) if doc else {}
-            row = dict(
-                sha256=outcome.sha256,
-                file_name=outcome.source.name,
-                size_bytes=outcome.source.size_bytes,
-                pages=outcome.pages,
-                page_flags=flags,
-                first_seen_at=utcnow(),
-                kind=doc.kind.value if doc else None,
-                structure=structure_of(doc) if doc else None,
-            )
-            # Keep what an earlier extraction learnt when this run skipped extraction.
-            update = ["pages", "page_flags", "kind", "structure"] if doc is not None else []
-            upsert(session, DocumentRow, [row], keys=["sha256"], update=update)
-        upsert(
-            session,
-            RunDocumentRow,
-            [
-                dict(
-                    run_id=run_id,
-                    source=outcome.source.uri,
-                    file_name=outcome.source.name,
-                    sha256=outcome.sha256,
-                    status=status.value,
-                    failure_kind=outcome.failure.value if outcome.failure else None,
-                    reason=reason,
-                    pages=outcome.pages,
-                    findings=findings,
-                    reused=reused,
-                    updated_at=utcnow(),
-                )
-            ],
-            keys=["run_id", "source"],
-            update=["sha256", "status", "failure_kind", "reason", "pages", "findings", "reused", "updated_at"],
+    if outcome.sha256:
+        flags = page_flags_of(doc) if doc else {}
+        row = dict(
+            sha256=outcome.sha256,
+            file_name=outcome.source.name,
+            size_bytes=outcome.source.size_bytes,
+            pages=outcome.pages,
+            page_flags=flags,
+            first_seen_at=utcnow(),
+            kind=doc.kind.value if doc else None,
+            structure=structure_of(doc) if doc else None,
         )
-        session.commit()
+        # Keep what an earlier extraction learnt when this run skipped extraction.
+        update = ["pages", "page_flags", "kind", "structure"] if doc is not None else []
+        upsert(session, DocumentRow, [row], keys=["sha256"], update=update)
+    upsert(
+        session,
+        RunDocumentRow,
+        [
+            dict(
+                run_id=run_id,
+                source=outcome.source.uri,
+                file_name=outcome.source.name,
+                sha256=outcome.sha256,
+                status=status.value,
+                failure_kind=outcome.failure.value if outcome.failure else None,
+                reason=reason,
+                pages=outcome.pages,
+                findings=findings,
+                reused=reused,
+                updated_at=utcnow(),
+            )
+        ],
+        keys=["run_id", "source"],
+        update=["sha256", "status", "failure_kind", "reason", "pages", "findings", "reused", "updated_at"],
+    )
     if status is DocumentStatus.failed:
         return Failed(message=f"{outcome.source.name} failed: {reason}")
     return None
 
 
 @task(name="save-chunks", task_run_name=for_document("save-chunks"), cache_policy=NO_CACHE)
-def save_chunks(database_url: str, chunks: list[Chunk], chunker: str, decisions: list[Any] | None = None) -> None:
+def save_chunks(session: Session, chunks: list[Chunk], chunker: str, decisions: list[Any] | None = None) -> None:
     """Insert a document's chunks (no-op for chunks already stored).
 
     ``decisions`` (:class:`tasks.review.route.RouteDecision`, matched by chunk index) set each chunk's
@@ -458,15 +474,13 @@ def save_chunks(database_url: str, chunks: list[Chunk], chunker: str, decisions:
         for c in chunks
     ]
     update = ["route", "route_reason", "route_ranges"] if routes else []
-    with Session(get_engine(database_url)) as session:
-        for i in range(0, len(rows), 200):
-            upsert(session, ChunkRow, rows[i : i + 200], keys=["sha256", "chunker", "chunk_index"], update=update)
-        session.commit()
+    for i in range(0, len(rows), 200):
+        upsert(session, ChunkRow, rows[i : i + 200], keys=["sha256", "chunker", "chunk_index"], update=update)
 
 
 @task(name="save-findings", task_run_name=for_document("save-findings"), cache_policy=NO_CACHE)
 def save_findings(
-    database_url: str,
+    session: Session,
     run_id: str,
     sha256: str,
     backend: str,
@@ -524,28 +538,26 @@ def save_findings(
         )
         for c in cf.checks:
             check_rows[(key, c.name)] = dict(finding_key=key, name=c.name, verdict=c.verdict.value, reason=c.reason)
-    with Session(get_engine(database_url)) as session:
-        rows = list(finding_rows.values())
-        for i in range(0, len(rows), 200):
-            upsert(
-                session,
-                FindingRow,
-                rows[i : i + 200],
-                keys=["finding_key"],
-                update=["summary", "risk", "page", "stated_page", "values", "verdict", "locator"],
-            )
-        for i in range(0, len(observed), 200):
-            upsert(
-                session,
-                FindingObservationRow,
-                observed[i : i + 200],
-                keys=["run_id", "finding_key"],
-                update=["values", "verdict"],
-            )
-        crow = list(check_rows.values())
-        for i in range(0, len(crow), 200):
-            upsert(session, CheckRow, crow[i : i + 200], keys=["finding_key", "name"], update=["verdict", "reason"])
-        session.commit()
+    rows = list(finding_rows.values())
+    for i in range(0, len(rows), 200):
+        upsert(
+            session,
+            FindingRow,
+            rows[i : i + 200],
+            keys=["finding_key"],
+            update=["summary", "risk", "page", "stated_page", "values", "verdict", "locator"],
+        )
+    for i in range(0, len(observed), 200):
+        upsert(
+            session,
+            FindingObservationRow,
+            observed[i : i + 200],
+            keys=["run_id", "finding_key"],
+            update=["values", "verdict"],
+        )
+    crow = list(check_rows.values())
+    for i in range(0, len(crow), 200):
+        upsert(session, CheckRow, crow[i : i + 200], keys=["finding_key", "name"], update=["verdict", "reason"])
     return len(finding_rows)
 
 
@@ -554,24 +566,22 @@ def save_findings(
     task_run_name=for_document("save-llm-calls", lambda p: f"chunk {p['chunk_index'] + 1}"),
     cache_policy=NO_CACHE,
 )
-def save_llm_calls(database_url: str, run_id: str, sha256: str, chunk_index: int, calls: list[LLMCallRecord]) -> None:
+def save_llm_calls(session: Session, run_id: str, sha256: str, chunk_index: int, calls: list[LLMCallRecord]) -> None:
     """Record the model calls made for one chunk (idempotent on run, document, chunk, attempt)."""
     rows = [
         dict(run_id=run_id, sha256=sha256, chunk_index=chunk_index, **c.model_dump(), created_at=utcnow())
         for c in calls
     ]
-    with Session(get_engine(database_url)) as session:
-        upsert(
-            session,
-            LLMCallRow,
-            rows,
-            keys=["run_id", "sha256", "chunk_index", "attempt"],
-            update=[k for k in LLMCallRecord.model_fields if k != "attempt"],
-        )
-        session.commit()
+    upsert(
+        session,
+        LLMCallRow,
+        rows,
+        keys=["run_id", "sha256", "chunk_index", "attempt"],
+        update=[k for k in LLMCallRecord.model_fields if k != "attempt"],
+    )
 
 
-def save_document_flags(database_url: str, sha256: str, flags: list[Any]) -> None:
+def save_document_flags(session: Session, sha256: str, flags: list[Any]) -> None:
     """Store a document's hostile-input flags (:class:`tasks.check.injection.DocumentFlag`), idempotently
     on (sha256, detector, kind, rule, char_start); a re-run refreshes reason, excerpt and chunks."""
     from schemas.tables import DocumentFlagRow
@@ -592,30 +602,27 @@ def save_document_flags(database_url: str, sha256: str, flags: list[Any]) -> Non
         )
         for f in flags
     ]
-    with Session(get_engine(database_url)) as session:
-        for i in range(0, len(rows), 200):
-            upsert(
-                session,
-                DocumentFlagRow,
-                rows[i : i + 200],
-                keys=["sha256", "detector", "kind", "rule", "char_start"],
-                update=["char_end", "page", "reason", "excerpt", "chunk_indices"],
-            )
-        session.commit()
+    for i in range(0, len(rows), 200):
+        upsert(
+            session,
+            DocumentFlagRow,
+            rows[i : i + 200],
+            keys=["sha256", "detector", "kind", "rule", "char_start"],
+            update=["char_end", "page", "reason", "excerpt", "chunk_indices"],
+        )
 
 
-def load_document_flags(database_url: str, sha256: str, detectors: Iterable[str]) -> list[Any]:
+def load_document_flags(session: Session, sha256: str, detectors: Iterable[str]) -> list[Any]:
     """Stored flags of a document from the given detector versions, by offset (``DocumentFlagRow``)."""
     from schemas.tables import DocumentFlagRow
 
-    with Session(get_engine(database_url)) as session:
-        return list(
-            session.exec(
-                select(DocumentFlagRow)
-                .where(DocumentFlagRow.sha256 == sha256, col(DocumentFlagRow.detector).in_(list(detectors)))
-                .order_by(col(DocumentFlagRow.char_start), col(DocumentFlagRow.rule))
-            ).all()
-        )
+    return list(
+        session.exec(
+            select(DocumentFlagRow)
+            .where(DocumentFlagRow.sha256 == sha256, col(DocumentFlagRow.detector).in_(list(detectors)))
+            .order_by(col(DocumentFlagRow.char_start), col(DocumentFlagRow.rule))
+        ).all()
+    )
 
 
 def absence_key(sha256: str, prompt_version: str, model: str, clause_type: str) -> str:
@@ -625,7 +632,7 @@ def absence_key(sha256: str, prompt_version: str, model: str, clause_type: str) 
 
 @task(name="save-absences", task_run_name=for_document("save-absences"), cache_policy=NO_CACHE)
 def save_absences(
-    database_url: str,
+    session: Session,
     run_id: str,
     sha256: str,
     prompt_version: str,
@@ -655,67 +662,63 @@ def save_absences(
         )
         for a in absences
     ]
-    with Session(get_engine(database_url)) as session:
-        stale = session.exec(
-            select(AbsenceRow).where(
-                AbsenceRow.sha256 == sha256,
-                AbsenceRow.prompt_version == prompt_version,
-                AbsenceRow.model == model,
-                col(AbsenceRow.clause_type).not_in([r["clause_type"] for r in rows] or [""]),
-            )
-        ).all()
-        for row in stale:
-            session.delete(row)
-        upsert(
-            session,
-            AbsenceRow,
-            rows,
-            keys=["absence_key"],
-            update=["chunks", "chunk_count", "verdict", "reason", "run_id"],
+    stale = session.exec(
+        select(AbsenceRow).where(
+            AbsenceRow.sha256 == sha256,
+            AbsenceRow.prompt_version == prompt_version,
+            AbsenceRow.model == model,
+            col(AbsenceRow.clause_type).not_in([r["clause_type"] for r in rows] or [""]),
         )
-        session.commit()
+    ).all()
+    for row in stale:
+        session.delete(row)
+    upsert(
+        session,
+        AbsenceRow,
+        rows,
+        keys=["absence_key"],
+        update=["chunks", "chunk_count", "verdict", "reason", "run_id"],
+    )
     return len(rows)
 
 
-def load_absences(database_url: str, sha256: str, prompt_version: str, model: str) -> list[Any]:
+def load_absences(session: Session, sha256: str, prompt_version: str, model: str) -> list[Any]:
     """The :class:`schemas.tables.AbsenceRow` rows of a document's review, by clause type."""
     from schemas.tables import AbsenceRow
 
-    with Session(get_engine(database_url)) as session:
-        return list(
-            session.exec(
-                select(AbsenceRow)
-                .where(
-                    AbsenceRow.sha256 == sha256,
-                    AbsenceRow.prompt_version == prompt_version,
-                    AbsenceRow.model == model,
-                )
-                .order_by(AbsenceRow.clause_type)
-            ).all()
-        )
+    return list(
+        session.exec(
+            select(AbsenceRow)
+            .where(
+                AbsenceRow.sha256 == sha256,
+                AbsenceRow.prompt_version == prompt_version,
+                AbsenceRow.model == model,
+            )
+            .order_by(AbsenceRow.clause_type)
+        ).all()
+    )
 
 
-def latest_decisions(database_url: str, keys: list[str]) -> dict[str, Any]:
+def latest_decisions(session: Session, keys: list[str]) -> dict[str, Any]:
     """Latest :class:`schemas.tables.ReviewerDecision` per target key (finding or absence key)."""
     from schemas.tables import ReviewerDecision
 
     out: dict[str, Any] = {}
     if not keys:
         return out
-    with Session(get_engine(database_url)) as session:
-        for i in range(0, len(keys), 500):
-            rows = session.exec(
-                select(ReviewerDecision).where(col(ReviewerDecision.target_key).in_(keys[i : i + 500]))
-            ).all()
-            for row in rows:
-                if row.target_key not in out or row.seq > out[row.target_key].seq:
-                    out[row.target_key] = row
+    for i in range(0, len(keys), 500):
+        rows = session.exec(
+            select(ReviewerDecision).where(col(ReviewerDecision.target_key).in_(keys[i : i + 500]))
+        ).all()
+        for row in rows:
+            if row.target_key not in out or row.seq > out[row.target_key].seq:
+                out[row.target_key] = row
     return out
 
 
 @task(name="mark-document-reviewed", task_run_name=for_document("mark-reviewed"), cache_policy=NO_CACHE)
 def mark_document_reviewed(
-    database_url: str,
+    session: Session,
     sha256: str,
     prompt_version: str,
     model: str,
@@ -725,45 +728,41 @@ def mark_document_reviewed(
     findings: int,
 ) -> None:
     """Add the document to the skip ledger; written last, after its findings are stored."""
-    with Session(get_engine(database_url)) as session:
-        upsert(
-            session,
-            DocumentReviewRow,
-            [
-                dict(
-                    sha256=sha256,
-                    prompt_version=prompt_version,
-                    model=model,
-                    backend=backend,
-                    run_id=run_id,
-                    chunks=chunks,
-                    findings=findings,
-                    reviewed_at=utcnow(),
-                )
-            ],
-            keys=["sha256", "prompt_version", "model"],
-        )
-        session.commit()
+    upsert(
+        session,
+        DocumentReviewRow,
+        [
+            dict(
+                sha256=sha256,
+                prompt_version=prompt_version,
+                model=model,
+                backend=backend,
+                run_id=run_id,
+                chunks=chunks,
+                findings=findings,
+                reviewed_at=utcnow(),
+            )
+        ],
+        keys=["sha256", "prompt_version", "model"],
+    )
 
 
 @task(name="finish-run", cache_policy=NO_CACHE)
-def finish_run(database_url: str, run_id: str, metrics: dict[str, float], status: str = "completed") -> datetime:
+def finish_run(session: Session, run_id: str, metrics: dict[str, float], status: str = "completed") -> datetime:
     """Store the run's metrics and mark it finished; returns the finish time (UTC)."""
     finished = utcnow()
-    with Session(get_engine(database_url)) as session:
-        upsert(
-            session,
-            RunMetricRow,
-            [dict(run_id=run_id, name=k, value=float(v)) for k, v in metrics.items()],
-            keys=["run_id", "name"],
-            update=["value"],
-        )
-        run = session.get(RunRow, run_id)
-        if run is not None:
-            run.finished_at = finished
-            run.status = status
-            session.add(run)
-        session.commit()
+    upsert(
+        session,
+        RunMetricRow,
+        [dict(run_id=run_id, name=k, value=float(v)) for k, v in metrics.items()],
+        keys=["run_id", "name"],
+        update=["value"],
+    )
+    run = session.get(RunRow, run_id)
+    if run is not None:
+        run.finished_at = finished
+        run.status = status
+        session.add(run)
     return finished
 
 
@@ -774,31 +773,28 @@ def chunk_cache_key(chunk_text: str, prompt_version: str, model: str) -> str:
 
 
 def save_chunk_result(
-    database_url: str, key: str, prompt_version: str, model: str, findings: list[dict[str, Any]]
+    session: Session, key: str, prompt_version: str, model: str, findings: list[dict[str, Any]]
 ) -> None:
     """Store a successful chunk review for reuse (first result for a key wins)."""
     from schemas.tables import ChunkResultRow
 
-    with Session(get_engine(database_url)) as session:
-        upsert(
-            session,
-            ChunkResultRow,
-            [dict(cache_key=key, prompt_version=prompt_version, model=model, findings=findings, created_at=utcnow())],
-            keys=["cache_key"],
-        )
-        session.commit()
+    upsert(
+        session,
+        ChunkResultRow,
+        [dict(cache_key=key, prompt_version=prompt_version, model=model, findings=findings, created_at=utcnow())],
+        keys=["cache_key"],
+    )
 
 
-def load_chunk_result(database_url: str, key: str) -> list[dict[str, Any]] | None:
+def load_chunk_result(session: Session, key: str) -> list[dict[str, Any]] | None:
     """The stored findings (JSON dumps) for ``key``, or None when this chunk was never reviewed."""
     from schemas.tables import ChunkResultRow
 
-    with Session(get_engine(database_url)) as session:
-        row = session.exec(select(ChunkResultRow).where(ChunkResultRow.cache_key == key)).first()
-        return list(row.findings) if row is not None else None
+    row = session.exec(select(ChunkResultRow).where(ChunkResultRow.cache_key == key)).first()
+    return list(row.findings) if row is not None else None
 
 
-def known_source_sha256(database_url: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+def known_source_sha256(session: Session, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """``{(uri, etag): sha256}`` for the bucket-object versions in ``keys`` that an earlier run
     fetched and hashed (``source_objects``). S3 gives an overwritten object a new ETag, so an
     object listed with a known ``(uri, etag)`` holds the bytes hashed then and need not be
@@ -808,19 +804,18 @@ def known_source_sha256(database_url: str, keys: Sequence[tuple[str, str]]) -> d
     found: dict[tuple[str, str], str] = {}
     wanted = set(keys)
     uris = sorted({uri for uri, _ in wanted})
-    with Session(get_engine(database_url)) as session:
-        for i in range(0, len(uris), 500):
-            rows = session.exec(
-                select(SourceObjectRow.uri, SourceObjectRow.etag, SourceObjectRow.sha256).where(
-                    col(SourceObjectRow.uri).in_(uris[i : i + 500]), col(SourceObjectRow.sha256).is_not(None)
-                )
-            ).all()
-            found.update({(u, e): h for u, e, h in rows if (u, e) in wanted and h is not None})
+    for i in range(0, len(uris), 500):
+        rows = session.exec(
+            select(SourceObjectRow.uri, SourceObjectRow.etag, SourceObjectRow.sha256).where(
+                col(SourceObjectRow.uri).in_(uris[i : i + 500]), col(SourceObjectRow.sha256).is_not(None)
+            )
+        ).all()
+        found.update({(u, e): h for u, e, h in rows if (u, e) in wanted and h is not None})
     return found
 
 
 @task(name="save-source-object", task_run_name=for_document("save-source-object"), cache_policy=NO_CACHE)
-def save_source_object(database_url: str, run_id: str, outcome: IngestOutcome) -> None:
+def save_source_object(session: Session, run_id: str, outcome: IngestOutcome) -> None:
     """Record the S3 ETag, VersionId and sha256 of a bucket object this run fetched
     (``source_objects``, natural key ``(uri, etag)``; a later run of the same version updates
     ``last_run_id``). No-op for an object without an ETag (a local file)."""
@@ -840,13 +835,11 @@ def save_source_object(database_url: str, run_id: str, outcome: IngestOutcome) -
         fetched_at=utcnow(),
     )
     update = ["last_run_id", "fetched_at"] + [k for k in ("version_id", "sha256") if row[k] is not None]
-    with Session(get_engine(database_url)) as session:
-        upsert(session, SourceObjectRow, [row], keys=["uri", "etag"], update=update)
-        session.commit()
+    upsert(session, SourceObjectRow, [row], keys=["uri", "etag"], update=update)
 
 
 def save_playbook_results(
-    database_url: str, run_id: str, playbook: str, documents: list[tuple[str, str, list[dict[str, Any]]]]
+    session: Session, run_id: str, playbook: str, documents: list[tuple[str, str, list[dict[str, Any]]]]
 ) -> int:
     """Record playbook results (:func:`tasks.check.playbook.evaluate_document`) of a run:
     ``documents`` is ``[(sha256, file_name, results)]``; returns how many rows were written.
@@ -871,27 +864,24 @@ def save_playbook_results(
         for sha, name, results in documents
         for r in results
     ]
-    with Session(get_engine(database_url)) as session:
-        for i in range(0, len(rows), 500):
-            upsert(
-                session,
-                PlaybookResultRow,
-                rows[i : i + 500],
-                keys=["run_id", "sha256", "rule_id"],
-                update=["status", "severity", "reason", "finding_ids", "playbook", "file_name"],
-            )
-        session.commit()
+    for i in range(0, len(rows), 500):
+        upsert(
+            session,
+            PlaybookResultRow,
+            rows[i : i + 500],
+            keys=["run_id", "sha256", "rule_id"],
+            update=["status", "severity", "reason", "finding_ids", "playbook", "file_name"],
+        )
     return len(rows)
 
 
-def load_playbook_results(database_url: str, run_id: str) -> dict[str, list[Any]]:
+def load_playbook_results(session: Session, run_id: str) -> dict[str, list[Any]]:
     """A run's :class:`schemas.tables.PlaybookResultRow` rows by document sha256, in rule order."""
     from schemas.tables import PlaybookResultRow
 
     out: dict[str, list[Any]] = {}
-    with Session(get_engine(database_url)) as session:
-        for row in session.exec(
-            select(PlaybookResultRow).where(PlaybookResultRow.run_id == run_id).order_by(col(PlaybookResultRow.id))
-        ).all():
-            out.setdefault(row.sha256, []).append(row)
+    for row in session.exec(
+        select(PlaybookResultRow).where(PlaybookResultRow.run_id == run_id).order_by(col(PlaybookResultRow.id))
+    ).all():
+        out.setdefault(row.sha256, []).append(row)
     return out

@@ -17,69 +17,62 @@ from sqlmodel import Session, col, select
 from schemas.filings import DocumentKind, FilingChange, FilingSummary
 from schemas.tables import DocumentProfileRow, utcnow
 from tasks.runnames import for_document
-from tasks.store.persist import get_engine
 
 
 @task(name="save-document-profile", task_run_name=for_document("save-profile"), cache_policy=NO_CACHE)
 def save_document_profile(
-    database_url: str, sha256: str, kind: DocumentKind, company_key: str, summary: FilingSummary | None
+    session: Session, sha256: str, kind: DocumentKind, company_key: str, summary: FilingSummary | None
 ) -> None:
     """Insert or replace the profile row of ``sha256`` (its changes are kept until
     :func:`save_filing_changes` writes new ones)."""
-    with Session(get_engine(database_url)) as session:
-        row = session.get(DocumentProfileRow, sha256) or DocumentProfileRow(
-            sha256=sha256, profile="", document_type="", reason=""
-        )
-        row.profile, row.document_type, row.reason = kind.profile.value, kind.document_type, kind.reason
-        row.company, row.company_key, row.period = kind.company, company_key, kind.period
-        row.summary = summary.model_dump(mode="json") if summary is not None else {}
-        row.updated_at = utcnow()
-        session.add(row)
-        session.commit()
+    row = session.get(DocumentProfileRow, sha256) or DocumentProfileRow(
+        sha256=sha256, profile="", document_type="", reason=""
+    )
+    row.profile, row.document_type, row.reason = kind.profile.value, kind.document_type, kind.reason
+    row.company, row.company_key, row.period = kind.company, company_key, kind.period
+    row.summary = summary.model_dump(mode="json") if summary is not None else {}
+    row.updated_at = utcnow()
+    session.add(row)
 
 
-def load_profiles(database_url: str, sha256s: list[str]) -> dict[str, DocumentProfileRow]:
+def load_profiles(session: Session, sha256s: list[str]) -> dict[str, DocumentProfileRow]:
     """``{sha256: row}`` of the given documents that have a profile row."""
     if not sha256s:
         return {}
-    with Session(get_engine(database_url)) as session:
-        rows = session.exec(select(DocumentProfileRow).where(col(DocumentProfileRow.sha256).in_(sha256s))).all()
-        return {r.sha256: r for r in rows}
+    rows = session.exec(select(DocumentProfileRow).where(col(DocumentProfileRow.sha256).in_(sha256s))).all()
+    return {r.sha256: r for r in rows}
 
 
-def previous_filing(database_url: str, sha256: str) -> DocumentProfileRow | None:
+def previous_filing(session: Session, sha256: str) -> DocumentProfileRow | None:
     """The latest earlier filing of the same company and form as ``sha256`` (by ``period``, ISO
     dates compare as text); None when ``sha256`` is no filing, has no company or period, or has
     no predecessor stored."""
-    with Session(get_engine(database_url)) as session:
-        row = session.get(DocumentProfileRow, sha256)
-        if row is None or row.profile != "filing" or not row.company_key or not row.period:
-            return None
-        return session.exec(
-            select(DocumentProfileRow)
-            .where(
-                DocumentProfileRow.company_key == row.company_key,
-                DocumentProfileRow.document_type == row.document_type,
-                col(DocumentProfileRow.period) < row.period,
-                DocumentProfileRow.sha256 != sha256,
-            )
-            .order_by(col(DocumentProfileRow.period).desc())
-        ).first()
+    row = session.get(DocumentProfileRow, sha256)
+    if row is None or row.profile != "filing" or not row.company_key or not row.period:
+        return None
+    return session.exec(
+        select(DocumentProfileRow)
+        .where(
+            DocumentProfileRow.company_key == row.company_key,
+            DocumentProfileRow.document_type == row.document_type,
+            col(DocumentProfileRow.period) < row.period,
+            DocumentProfileRow.sha256 != sha256,
+        )
+        .order_by(col(DocumentProfileRow.period).desc())
+    ).first()
 
 
 def save_filing_changes(
-    database_url: str, sha256: str, previous_sha256: str | None, changes: list[FilingChange]
+    session: Session, sha256: str, previous_sha256: str | None, changes: list[FilingChange]
 ) -> None:
     """Store the changes of ``sha256`` since ``previous_sha256`` (replacing earlier ones)."""
-    with Session(get_engine(database_url)) as session:
-        row = session.get(DocumentProfileRow, sha256)
-        if row is None:
-            return
-        row.previous_sha256 = previous_sha256
-        row.changes = [c.model_dump(mode="json") for c in changes]
-        row.updated_at = utcnow()
-        session.add(row)
-        session.commit()
+    row = session.get(DocumentProfileRow, sha256)
+    if row is None:
+        return
+    row.previous_sha256 = previous_sha256
+    row.changes = [c.model_dump(mode="json") for c in changes]
+    row.updated_at = utcnow()
+    session.add(row)
 
 
 def profile_fields(row: DocumentProfileRow | None) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from tasks.ingest.sources import fingerprint_document
 from tasks.observe.monitoring import record_drift
 from tasks.review.batches import review_batch
 from tasks.review.chunk import chunk_document
-from tasks.review.filing import chunk_filing, summarize_document
+from tasks.review.filing import chunk_filing, summarize_document, with_sections
 from tasks.review.resilience import misconfiguration
 from tasks.review.reviewer import cached_review, review_chunks_offline, store_review
 from tasks.review.route import review_unit, route_chunks
@@ -227,9 +227,13 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
     """Chunks, routing decisions and admission (chunk count, token budget) of an extracted
     document; chunks and decisions are stored and the text screened for injected instructions."""
     got, limits = document.outcome, run.settings.limits
-    assert got.document is not None, "called with an extracted document (got.ok)"
-    text = cap_page_chars(got.document, limits.max_chars_per_page)
-    chunks, routing = profile_and_chunk(run, text)
+    extracted = got.document
+    assert extracted is not None, "called with an extracted document (got.ok)"
+    text = cap_page_chars(extracted, limits.max_chars_per_page)
+    chunks, routing, sections = profile_and_chunk(run, text)
+    if sections:  # a filing's pages name their Item: the one locator every surface reads
+        extracted, text = with_sections(extracted, sections), with_sections(text, sections)
+        got = document.outcome = got.model_copy(update={"document": extracted})
     decisions = route_chunks(quote(chunks), routing, run.settings.router_threshold)
     units = [review_unit(c, d) for c, d in zip(chunks, decisions)]
     deep = [u for u, d in zip(units, decisions) if d.route == "deep"]
@@ -239,22 +243,24 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
         book.conclude(got.model_copy(update={"failure": admission.failure}), admission.status, admission.reason)
         return None
     save_chunks(run.db, quote(chunks), run.chunker, quote(decisions))
-    screen_document(run.db, quote(got.document), quote(chunks), limits.max_chars_per_page)
+    screen_document(run.db, quote(extracted), quote(chunks), limits.max_chars_per_page)
     return PreparedDocument(document=document, chunks=units, deep=deep, index=DocumentIndex.build(text))
 
 
-def profile_and_chunk(run: Run, text: ExtractedDocument) -> tuple[list[Chunk], str]:
+def profile_and_chunk(run: Run, text: ExtractedDocument) -> tuple[list[Chunk], str, list[tuple[int, str]]]:
     """Classify the document (contract or filing, :mod:`tasks.ingest.classify`; the run's
     ``profile`` may force one), store its profile, and chunk it: a filing page-aligned under its
     Item sections, every chunk reviewed (the router's scorer knows contracts only); a contract
-    clause-aware with the run's routing. Returns ``(chunks, routing mode)``."""
+    clause-aware with the run's routing. Returns ``(chunks, routing mode, a filing's Item sections)``
+    (``[(first page, Item)]``, named from its form's list; empty for a contract)."""
     kind = classify_document(quote(text), run.profile)
     if kind.profile is Profile.filing:
-        summary = summarize_document(quote(text))
+        summary = summarize_document(quote(text), kind.document_type)
         save_document_profile(run.db, text.sha256, kind, filing_company_key(kind), quote(summary))
-        return chunk_filing(quote(text), run.settings.chunk_chars, summary.sections), "all"
+        return chunk_filing(quote(text), run.settings.chunk_chars, summary.sections), "all", summary.sections
     save_document_profile(run.db, text.sha256, kind, "", None)
-    return chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars), run.routing_mode
+    chunks = chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars)
+    return chunks, run.routing_mode, []
 
 
 def review_chunks(run: Run, prepared: PreparedDocument) -> None:

@@ -268,7 +268,7 @@ def changes_markdown(documents: list[dict]) -> str:
     for d in documents:
         for c in d.get("changes") or []:
             pct = f"{c['change'] * 100:+.1f} %" if c.get("change") is not None else ""
-            where = f" (page {c['page']})" if c.get("page") else ""
+            where = f" ({c['locator']})" if c.get("locator") else (f" (page {c['page']})" if c.get("page") else "")
             rows.append(
                 f"| {d['file_name']} | {'**high**' if c.get('high_risk') else ''} | {c['kind']} | "
                 f"{str(c['subject'])[:80]}{where} | "

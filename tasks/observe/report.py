@@ -12,6 +12,7 @@ import contextlib
 import json
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from prefect.artifacts import create_link_artifact, create_markdown_artifact, cr
 from prefect.cache_policies import NO_CACHE
 from sqlmodel import Session, col, select
 
+from schemas.documents import Locator
 from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
@@ -123,7 +125,7 @@ def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
         if not _values_verified(f):
             continue
         sure = supported(f) or decision.startswith("approve")
-        where = str(f.get("locator") or f"page {f.get('page')}")
+        where = str(f.get("locator") or f"page {f.get('page')}")  # a report finding always has its locator
         for name, raw in (f.get("values") or {}).items():
             if not _CAP_NAMES.search(str(name)):
                 continue
@@ -190,6 +192,8 @@ def build_report(
     for d in docs:
         profile = profiles.get(d.sha256) if d.sha256 else None
         summary = FilingSummary.model_validate(profile.summary) if profile is not None and profile.summary else None
+        structure = stored.get(d.sha256 or "", {}).get("__structure__") or {}
+        where = unit_locator(stored.get(d.sha256 or "", {}).get("__kind__"), structure)
         findings: list[dict[str, Any]] = []
         if d.sha256 and d.status == "reviewed":
             rows = load_findings(database_url, d.sha256, run.prompt_version, run.model)
@@ -199,6 +203,7 @@ def build_report(
             decisions = _decisions(database_url, [r.finding_key for r in rows])  # reviewer decisions, latest
             ids = {r.finding_key[:12]: r.id for r in rows if r.id is not None}  # "finding <key>" → report id
             for r in sorted(rows, key=lambda r: (RISK_ORDER.get(r.risk, 3), r.page or 0, r.chunk_index)):
+                located = where(r.page)
                 findings.append(
                     dict(
                         id=r.id,
@@ -207,8 +212,10 @@ def build_report(
                         summary=r.summary,
                         risk=r.risk,
                         evidence=r.evidence,
-                        page=r.page,
-                        stated_page=r.stated_page,
+                        page=located.page,
+                        stated_page=where(r.stated_page).page if r.stated_page else None,
+                        unit_number=r.page,
+                        where=located.model_dump(exclude_none=True),
                         verdict=r.verdict,
                         values=dict(r.values),
                         read_values=read_values(dict(r.values)),
@@ -222,15 +229,14 @@ def build_report(
                             for c in checks.get(r.finding_key, [])
                         ),
                         **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
-                        **({"section": summary.section_at(r.page or 1)} if summary is not None else {}),
-                        locator=r.locator or f"page {r.page}",
+                        section=located.section,
+                        locator=located.label(),
                     )
                 )
-        structure = stored.get(d.sha256 or "", {}).get("__structure__") or {}
         redline, comments = list(structure.get("changes") or []), list(structure.get("comments") or [])
         for f in findings:
             f["redline"] = [{**c, "note": redline_note(c)} for c in redline_of(f, redline)]
-            f["comments"] = [c for c in comments if c.get("unit") == f["page"]]
+            f["comments"] = [c for c in comments if c.get("unit") == f["unit_number"]]
         flags, doc_checks = report_flags(
             database_url, d.sha256, findings
         )  # hostile-input flags (tasks.check.injection)
@@ -272,10 +278,9 @@ def build_report(
         )
         wanted_absent(documents[-1])
         absence_alarms(documents[-1])
-        labels = (structure or {}).get("locators") or {}
         for figure in [*(documents[-1].get("key_figures") or []), *(documents[-1].get("red_flags") or [])]:
-            # an HTML filing's unit → "page 69, Part II > Item 8"
-            figure["locator"] = labels.get(str(figure.get("page"))) or f"page {figure.get('page')}"
+            locate(figure, where)  # an HTML filing's unit 69 → page 54, "page 54, Part IV > Item 15. …"
+        locate_changes(engine, documents[-1], where)
     link_exhibits(documents)
     return dict(
         run=dict(
@@ -294,6 +299,56 @@ def build_report(
         ),
         documents=documents,
     )
+
+
+def unit_locator(kind: str | None, structure: dict[str, Any]) -> Callable[[int | None], Locator]:
+    """``where(unit)``: the :class:`schemas.documents.Locator` of a document's 1-based text unit (PDF page, DOCX
+    paragraph, HTML page part), as the document model gave it at ingest (``documents.structure`` ``units``,
+    :meth:`schemas.documents.ExtractedDocument.unit_locators`); a unit not listed there is the PDF page of that
+    number. ``kind`` is the document's format (``pdf``, ``docx``, ``image``, ``html``): a DOCX unit is never a
+    page. A structure stored before ``units`` were recorded gives its ``locators`` labels' page numbers."""
+    units = {str(k): Locator.model_validate(v) for k, v in (structure.get("units") or {}).items()}
+    labels = {str(k): str(v) for k, v in (structure.get("locators") or {}).items()}
+
+    def where(unit: int | None) -> Locator:
+        if unit is None:
+            return Locator()
+        if str(unit) in units:
+            return units[str(unit)]
+        if kind == "docx":
+            return Locator(paragraph=unit)
+        m = re.match(r"page (\d+)(?:, (.+))?$", labels.get(str(unit), ""))
+        if m:  # stored before units were recorded: an HTML unit's label
+            return Locator(page=int(m.group(1)), section=m.group(2), page_basis="page_break")
+        return Locator(page=unit, page_basis="image" if kind == "image" else "pdf")
+
+    return where
+
+
+def locate(item: dict[str, Any], where: Callable[[int | None], Locator]) -> None:
+    """Give a report item that names its text unit in ``page`` (a key figure, a red flag: the unit they were
+    read from) its locator, in place: ``unit_number`` the unit, ``page`` the locator's page (None for a DOCX),
+    ``where`` the locator, ``locator`` its label (:meth:`schemas.documents.Locator.label`)."""
+    unit = item.get("unit_number", item.get("page"))
+    located = where(unit)
+    item.update(unit_number=unit, page=located.page, where=located.model_dump(exclude_none=True))
+    item["locator"] = located.label()
+
+
+def locate_changes(engine: Any, document: dict[str, Any], where: Callable[[int | None], Locator]) -> None:
+    """Give each of a filing's changes since its previous filing that names a page (an added risk factor's
+    heading in this filing, a removed one's in the previous filing: their text unit) its locator, in place
+    (:func:`locate`); the previous filing's units are located by its own stored structure."""
+    changes = [c for c in document.get("changes") or [] if c.get("page")]
+    if not changes:
+        return
+    before = where
+    previous = document.get("previous_sha256")
+    if previous and any(c.get("kind") == "risk_factor_removed" for c in changes):
+        row = _page_flag_rows(engine, [previous]).get(previous, {})
+        before = unit_locator(row.get("__kind__"), row.get("__structure__") or {})
+    for change in changes:
+        locate(change, before if change.get("kind") == "risk_factor_removed" else where)
 
 
 def link_exhibits(documents: list[dict[str, Any]]) -> None:
@@ -579,7 +634,12 @@ def triage(findings: list[dict[str, Any]], results: list[dict[str, Any]]) -> lis
     mark_secondary(findings)
     for f in findings:
         f["triage"] = triage_tier(f)
-    return sorted(findings, key=lambda f: (*triage_key(f), f.get("page") or 0, f.get("chunk_index") or 0))
+    return sorted(findings, key=lambda f: (*triage_key(f), _unit(f), f.get("chunk_index") or 0))
+
+
+def _unit(finding: dict[str, Any]) -> int:
+    """A report finding's text unit, for ordering findings in document order (0 when unknown)."""
+    return int(finding.get("unit_number") or finding.get("page") or 0)
 
 
 def _support_reason(finding: dict[str, Any]) -> str:
@@ -613,7 +673,7 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
         f.pop("secondary", None)
         f.pop("reads_as", None)
     shown: dict[str, dict[str, Any]] = {}
-    for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
+    for f in sorted(findings, key=lambda f: (_unit(f), f["id"])):
         if (f["verdict"] == "verified" and not _decided(f, "reject")) or _decided(f, "approve"):
             shown.setdefault(f["clause_type"], f)
     doubted: dict[str, list[dict[str, Any]]] = {}
@@ -627,7 +687,7 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
                 f["secondary"] = f"another passage of {label}, which finding {shown[category]['id']} shows"
             continue
         scores = {id(f): reason_score(_support_reason(f)) for f in group}
-        group.sort(key=lambda f: (-_or_one(scores[id(f)]), f.get("page") or 0, f["id"]))
+        group.sort(key=lambda f: (-_or_one(scores[id(f)]), _unit(f), f["id"]))
         best, best_score = group[0], scores[id(group[0])]
         for f in group[1:]:
             against = "" if best_score is None else f" (support {best_score:.2f} against {scores[id(f)]:.2f})"
@@ -646,7 +706,7 @@ def _ask_other_readings(findings: list[dict[str, Any]], shown: dict[str, dict[st
     that category: a real clause claimed under the wrong category (an Expiration Date claimed as
     Effective Date) is then still put to the reviewer. ``shown``: category → the finding showing it."""
     asked = {f["clause_type"] for f in findings if triage_tier(f) in ("deviation", "must_know", "decide")}
-    for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
+    for f in sorted(findings, key=lambda f: (_unit(f), f["id"])):
         reason = _support_reason(f)
         other = read_as(reason) if f.get("secondary") and not dismissed(reason) else None
         if other is None or other.value in shown or other.value in asked:
@@ -762,7 +822,7 @@ def redline_of(finding: dict[str, Any], changes: list[dict[str, Any]]) -> list[d
     """The tracked changes (``documents.structure`` ``changes``) a finding's evidence rests on: those in
     the unit (DOCX paragraph) it was grounded on whose inserted text is in the evidence, or, when none
     is, every change of that unit."""
-    here = [c for c in changes if c.get("unit") == finding.get("page")]
+    here = [c for c in changes if c.get("unit") == finding.get("unit_number", finding.get("page"))]
     evidence = " ".join(str(finding.get("evidence") or "").split())
     inside = [c for c in here if c.get("after") and " ".join(str(c["after"]).split()) in evidence]
     return inside or here
@@ -972,7 +1032,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
   <tr><td>{{ k.name|replace("_", " ") }}</td><td>{{ k.raw }} {{ k.unit }}</td><td>{{ k.period or "" }}</td><td>{{ k.locator or k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
  {% if doc.fact_problems %}<details open><summary>XBRL facts not used ({{ doc.fact_problems|length }}): no key figure is taken from them or read around them</summary><ul class="checks">{% for p in doc.fact_problems %}<li>{{ p }}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
-  <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.page %} (page {{ c.page }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
+  <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.locator %} ({{ c.locator }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}
@@ -996,7 +1056,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, in a reviewer's order: deviations, high-risk terms, to decide, the rest, further passages, those the fact-check dismissed)</summary>
  <table><tr><th>Clause</th><th>Finding and evidence</th><th>Where</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
-  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.section %}<br><small>{{ f.section }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
+  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
     {% if f.read_values %}<div class="sub">read as: {% for k, vs in f.read_values.items() %}{% for v in vs %}{{ v.raw }} = {{ v.iso or ((v.unit ~ " ") if v.unit and v.kind == "money" else "") ~ (v.amount or "") ~ ((" " ~ v.unit) if v.unit and v.kind == "duration" else "") ~ ("%" if v.kind == "percent" else "") }}{% if v.problem %} ({{ v.problem }}){% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
@@ -1087,7 +1147,7 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
             "anchor": d["anchor"],
             "clause": f["clause_label"],
             "why": next((c["reason"] for c in f.get("checks") or [] if c["name"] == "support"), ""),
-            "locator": f.get("locator") or f"page {f['page']}",
+            "locator": f.get("locator") or "",
             "id": f["id"],
         }
         for d in documents
@@ -1215,7 +1275,7 @@ def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dic
     page, locator, summary, id, triage, why}`` (``why``: :func:`triage_why`); at most ``limit`` (None: all)."""
     keyed = [
         (
-            triage_key(f),
+            (*triage_key(f), d["file_name"], _unit(f)),
             {
                 "document": d["file_name"],
                 "clause": f["clause_label"],
@@ -1233,7 +1293,7 @@ def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dic
         for f in d["findings"]
         if needs_attention(f)
     ]
-    keyed.sort(key=lambda kr: (*kr[0], kr[1]["document"], kr[1]["page"] or 0))
+    keyed.sort(key=lambda kr: kr[0])
     rows = [r for _, r in keyed]
     return rows if limit is None else rows[:limit]
 

@@ -54,7 +54,83 @@ ITEMS_10K = {
     "16": "Form 10-K Summary",
 }
 
-ITEM_LINE = re.compile(r"^\s*ITEM\s+(\d{1,2}(?:\.\d{2})?[A-C]?)(?![\d(])\s*[.:\-–—]?\s*(.{0,120})$", _I | re.M)
+#: Form 10-Q Item titles by Part (General Instructions and Parts I-II of Form 10-Q): its Items are numbered
+#: again from 1 in Part II, so the Part decides the title.
+ITEMS_10Q = {
+    "I": {
+        "1": "Financial Statements",
+        "2": "Management's Discussion and Analysis of Financial Condition and Results of Operations",
+        "3": "Quantitative and Qualitative Disclosures About Market Risk",
+        "4": "Controls and Procedures",
+    },
+    "II": {
+        "1": "Legal Proceedings",
+        "1A": "Risk Factors",
+        "2": "Unregistered Sales of Equity Securities and Use of Proceeds",
+        "3": "Defaults Upon Senior Securities",
+        "4": "Mine Safety Disclosures",
+        "5": "Other Information",
+        "6": "Exhibits",
+    },
+}
+
+#: Form 8-K Item titles (General Instructions B and Items 1.01-9.01 of Form 8-K; 6.01-6.05 apply to
+#: asset-backed issuers).
+ITEMS_8K = {
+    "1.01": "Entry into a Material Definitive Agreement",
+    "1.02": "Termination of a Material Definitive Agreement",
+    "1.03": "Bankruptcy or Receivership",
+    "1.04": "Mine Safety - Reporting of Shutdowns and Patterns of Violations",
+    "1.05": "Material Cybersecurity Incidents",
+    "2.01": "Completion of Acquisition or Disposition of Assets",
+    "2.02": "Results of Operations and Financial Condition",
+    "2.03": "Creation of a Direct Financial Obligation or an Obligation under an Off-Balance Sheet Arrangement",
+    "2.04": "Triggering Events That Accelerate or Increase a Direct Financial Obligation",
+    "2.05": "Costs Associated with Exit or Disposal Activities",
+    "2.06": "Material Impairments",
+    "3.01": "Notice of Delisting or Failure to Satisfy a Continued Listing Rule or Standard; Transfer of Listing",
+    "3.02": "Unregistered Sales of Equity Securities",
+    "3.03": "Material Modification to Rights of Security Holders",
+    "4.01": "Changes in Registrant's Certifying Accountant",
+    "4.02": "Non-Reliance on Previously Issued Financial Statements or a Related Audit Report",
+    "5.01": "Changes in Control of Registrant",
+    "5.02": "Departure of Directors or Certain Officers; Election of Directors; Appointment of Certain Officers",
+    "5.03": "Amendments to Articles of Incorporation or Bylaws; Change in Fiscal Year",
+    "5.04": "Temporary Suspension of Trading Under Registrant's Employee Benefit Plans",
+    "5.05": "Amendments to the Registrant's Code of Ethics, or Waiver of a Provision of the Code of Ethics",
+    "5.06": "Change in Shell Company Status",
+    "5.07": "Submission of Matters to a Vote of Security Holders",
+    "5.08": "Shareholder Director Nominations",
+    "6.01": "ABS Informational and Computational Material",
+    "6.02": "Change of Servicer or Trustee",
+    "6.03": "Change in Credit Enhancement or Other External Support",
+    "6.04": "Failure to Make a Required Distribution",
+    "6.05": "Securities Act Updating Disclosure",
+    "7.01": "Regulation FD Disclosure",
+    "8.01": "Other Events",
+    "9.01": "Financial Statements and Exhibits",
+}
+
+
+def item_title(item: str, form: str | None, part: str | None = None) -> str | None:
+    """The title of Item ``item`` (``"1A"``, ``"5.02"``) in the list of ``form`` (``"10-K"``, ``"10-Q"``,
+    ``"8-K"``; a 10-Q Item in ``part`` ``"I"`` or ``"II"``), or None when the form's list has no such Item (an
+    "Item 9" in an 8-K, an "Item 7" in a 10-Q): the filer's own title is then used. An Item numbered ``x.yy``
+    is an 8-K's whatever the form; another form (None, an earnings release) reads the 10-K's list."""
+    if "." in item:
+        return ITEMS_8K.get(item)
+    if form == "10-Q":
+        return ITEMS_10Q.get(part or "I", {}).get(item)
+    if form == "8-K":
+        return None
+    return ITEMS_10K.get(item)
+
+
+ITEM_LINE = re.compile(
+    r"^\s*ITEM\s+(\d{1,2}(?:\.\d{2})?[A-C]?)(?:(?<=\.\d\d)\([a-z]\))?(?!\d|\(|\.\d)\s*[.:\-–—]?\s*(.{0,200})$",
+    _I | re.M,
+)
+_PART_LINE = re.compile(r"^\s*PART\s+(IV|III|II|I)\b(?!\s+of\b)", re.M)
 _STATEMENT_TITLE = [
     ("cash flow", re.compile(r"statements?\s+of\s+(?:consolidated\s+)?cash\s*flows?", _I)),
     (
@@ -410,23 +486,46 @@ def key_figures(pages: list[tuple[int, str]]) -> list[KeyFigure]:
     return out
 
 
-def item_sections(pages: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def item_sections(pages: list[tuple[int, str]], form: str | None = None) -> list[tuple[int, str]]:
     """``[(first page, "Item 7. Management's Discussion and Analysis"), …]``: each Item heading at
     the start of a line, in page order, skipping table-of-contents pages (more than four Item
-    headings on one page) and repeated headings."""
+    headings on one page) and repeated headings. Items are named from the list of the filing's ``form``
+    (:func:`item_title`: a 10-Q's "Item 1" is "Financial Statements" in Part I and "Legal Proceedings" in
+    Part II; an 8-K's "Item 2.02" is "Results of Operations and Financial Condition"), else by the filer's
+    own title. A 10-Q's Part is the last "PART II" line read, or Part II once an Item number goes back
+    down (Item 1 after Item 4)."""
     out: list[tuple[int, str]] = []
+    part: str | None = None
+    last = 0.0
     for number, text in pages:
         heads = list(ITEM_LINE.finditer(text))
         if len(heads) > 4:
             continue
+        parts = [(m.start(), m.group(1).upper()) for m in _PART_LINE.finditer(text)]
         for m in heads:
             item = m.group(1).upper()
-            title = ITEMS_10K.get(item) if "." not in item else None
+            here = [p for at, p in parts if at < m.start()]
+            rank = _item_rank(item)
+            if here and here[-1] != part:
+                part, last = here[-1], 0.0
+            elif form == "10-Q" and part != "II" and rank < last:
+                part = "II"
+            last = rank
+            title = item_title(item, form, part)
             title = title or re.sub(r"\s+", " ", m.group(2)).strip(" .") or ""
-            name = f"Item {item}. {title}".strip(" .")
+            sep = " " if "." in item else ". "
+            name = f"Item {item}{sep}{title}".strip(" .")
             if not out or out[-1][1] != name:
                 out.append((number, name))
     return out
+
+
+def _item_rank(item: str) -> float:
+    """An Item's place in its form's order: ``"1A"`` → 1.1, ``"5.02"`` → 5.02."""
+    if "." in item:
+        return float(item)
+    m = re.fullmatch(r"(\d+)([A-C]?)", item)
+    return int(m.group(1)) + (0.1 * (ord(m.group(2)) - 64) if m and m.group(2) else 0) if m else 0.0
 
 
 _BULLET = re.compile(r"^[ \t]*[*•●▪][ \t]*(?=[A-Z“\"])", re.M)
@@ -825,14 +924,15 @@ def _sentence_around(text: str, pos: int) -> str:
 
 
 def summarize_pages(
-    pages: list[tuple[int, str]], emphasis: dict[int, list[tuple[int, int]]] | None = None
+    pages: list[tuple[int, str]], emphasis: dict[int, list[tuple[int, int]]] | None = None, form: str | None = None
 ) -> FilingSummary:
     """The :class:`FilingSummary` of a filing's pages (``[(1-based number, text)]``): Item
     sections, risk-factor headings, flags, red flags with their evidence and one key figure per name (the first statement page
     that has it, which is the primary statement in a 10-K's Item 8). ``emphasis``: page number → the
     page's lines set in bold or italic (an HTML filing), used for the risk-factor headings when the
-    filing emphasises them (:func:`heading_emphasis`)."""
-    sections = item_sections(pages)
+    filing emphasises them (:func:`heading_emphasis`); ``form`` (``"10-K"``, ``"10-Q"``, ``"8-K"``) names the
+    Items from its own list (:func:`item_sections`)."""
+    sections = item_sections(pages, form)
     heads = risk_factor_headings(pages, sections, heading_emphasis(pages, sections, emphasis or {}))
     firsts: dict[KeyFigureName, KeyFigure] = {}
     figures = key_figures(pages)
@@ -851,13 +951,14 @@ def summarize_pages(
 
 
 @task(name="summarize-filing", task_run_name=for_document("summarize-filing"), cache_policy=NO_CACHE)
-def summarize_document(document: ExtractedDocument) -> FilingSummary:
+def summarize_document(document: ExtractedDocument, form: str | None = None) -> FilingSummary:
     """Prefect task: :func:`summarize_pages` of an extracted filing. An inline XBRL filing's key figures
     are its own facts for its own period (:func:`tasks.review.facts.key_figures_from_facts`); figures it
     does not tag are read from its statements as for a PDF, except a figure whose facts could not be used
     (:func:`tasks.review.facts.fact_problems`: no figure rather than one read around the filer's own
-    tags; the reasons are kept in ``fact_problems``)."""
-    summary = summarize_pages([(p.number, p.text) for p in document.pages], document_emphasis(document))
+    tags; the reasons are kept in ``fact_problems``). ``form``: the filing's form as classified
+    (:class:`schemas.filings.FilingForm` value), whose list of Items names the sections."""
+    summary = summarize_pages([(p.number, p.text) for p in document.pages], document_emphasis(document), form)
     if not document.facts:
         return summary
     from tasks.review.facts import fact_problems, key_figures_from_facts
@@ -874,6 +975,25 @@ def summarize_document(document: ExtractedDocument) -> FilingSummary:
 
 #: Most fact problems a filing's summary keeps (the report says how many it shows).
 MAX_FACT_PROBLEMS = 20
+
+
+def with_sections(document: ExtractedDocument, sections: list[tuple[int, str]]) -> ExtractedDocument:
+    """``document`` with the Item each page falls under (``sections``, :func:`item_sections`) as the
+    ``section`` of its pages' locators, so every surface says "page 41, Item 7. Management's Discussion …"
+    from the one locator (:class:`schemas.documents.Locator`). Pages whose locator already names a section
+    (an HTML filing's Part and Item path, read at ingest) and pages before the first Item keep theirs; the
+    document is copied, not changed."""
+    if not sections:
+        return document
+    summary = FilingSummary(sections=sections)
+    pages = []
+    for page in document.pages:
+        where = page.where()
+        section = summary.section_at(page.number)
+        if where.section is None and section is not None:
+            page = page.model_copy(update={"locator": where.model_copy(update={"section": section})})
+        pages.append(page)
+    return document.model_copy(update={"pages": pages})
 
 
 def document_emphasis(document: ExtractedDocument) -> dict[int, list[tuple[int, int]]]:

@@ -107,7 +107,7 @@ def test_statement_lines_are_read_by_the_filing_reader(shared_data: Path) -> Non
     figures = {f.name.value: f for f in summarize_pages(pages).key_figures}
     assert figures["revenue"].value == 26974 and figures["revenue"].unit == "USD millions"
     assert figures["net_income"].value == 4368
-    assert figures["eps_diluted"].value == 1.74
+    assert figures["eps_diluted"].value == Decimal("1.74")  # exact, as written
     assert figures["dividends_paid"].value == 398  # "(398)": the closing parenthesis glued to its amount
     kind = classify_text("\n\n".join(t for _, t in pages[:4]))
     assert kind.document_type == "10-K" and kind.period == "2023-01-29"

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument
+from schemas.filings import OUTFLOWS as _OUTFLOWS
 from schemas.filings import FilingSummary, KeyFigure, KeyFigureName, RedFlag
 from tasks.runnames import for_document
 
@@ -174,6 +176,7 @@ FIGURE_LINES: dict[KeyFigureName, tuple[str, tuple[str, ...]]] = {
             r"net\s+revenues?",
             r"revenues?,?\s+net",
             r"net\s+sales",
+            r"sales,\s+net(?:\s+of\s+returns(?:\s+and\s+allowances)?)?",
             r"total\s+net\s+sales",
             r"revenues?",
             r"sales",
@@ -277,7 +280,7 @@ _COMPILED = {
     for name, (stmt, pats) in FIGURE_LINES.items()
 }
 #: Outflows shown in parentheses on the cash-flow statement, reported as positive amounts.
-OUTFLOWS = frozenset({K.capital_expenditure, K.dividends_paid})
+OUTFLOWS = _OUTFLOWS
 
 
 @dataclass
@@ -460,27 +463,95 @@ def _first_line(lines: list, text: str, rx: re.Pattern[str], name: KeyFigureName
     return None
 
 
+def amount_decimal(raw: str) -> Decimal | None:
+    """A statement amount as written, exactly: ``"(1,577)"`` → ``Decimal("-1577")``, ``"$ 2.10"`` →
+    ``Decimal("2.10")`` (parentheses or a leading minus: negative, the statements' convention); None for a
+    dash or no number."""
+    digits = re.sub(r"[^\d.]", "", raw)
+    if not re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", digits):
+        return None
+    value = Decimal(digits)
+    return -value if raw.strip().startswith(("(", "-")) else value
+
+
+_SPAN = re.compile(
+    r"\b(?:(three|six|nine|twelve|3|6|9|12)[\s-]+months?|(thirteen|twenty-six|thirty-nine|fifty-two|fifty-three|"
+    r"13|26|39|52|53)[\s-]+weeks?|(?:fiscal\s+)?years?|quarters?)\s+ended\b"
+    r"(?:\s+([A-Z][a-z]{2,8}\.?\s+\d{1,2}))?",
+    _I,
+)
+_MONTH_DAY = re.compile(
+    r"\b((?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2})\b"
+)
+
+
+def header_period(page_text: str, before: int, kind: str, year: str | None, column: int, count: int) -> str | None:
+    """The period of a statement column in words, from its table's header (the lines before offset
+    ``before``): ``"nine months ended September 30, 2024"`` (the header's span for that column: the first
+    of a 10-Q's "Three Months Ended … Nine Months Ended" for the first column, the last for the last),
+    ``"year ended December 31, 2018"``, ``"thirteen weeks ended November 2, 2024"``, a balance sheet's ``"as of December 31, 2018"``; without a span
+    or a date, ``"fiscal year 2018"``, ``"as of the balance sheet date, 2018"`` or just the year; None
+    without a year."""
+    if year is None:
+        return None
+    head = " ".join(page_text[:before].split("\n")[-12:])
+    day = _MONTH_DAY.search(head)
+    if kind == "balance sheet":
+        return f"as of {day.group(1)}, {year}" if day else f"as of the balance sheet date, {year}"
+    spans = list(_SPAN.finditer(head))
+    span = None
+    if len(spans) == 1 or (spans and column == 0):
+        span = spans[0]
+    elif spans and column == count - 1:
+        span = spans[-1]
+    if span is None:
+        return f"fiscal year {year}" if not spans and re.search(r"\bfiscal\b|\byears?\b", head, _I) else year
+    words = {"3": "three", "6": "six", "9": "nine", "12": "twelve", "13": "thirteen", "26": "twenty-six"}
+    words |= {"39": "thirty-nine", "52": "fifty-two", "53": "fifty-three"}
+    months, weeks = span.group(1), span.group(2)
+    if months:
+        length = f"{words.get(months, months).lower()} months"
+    elif weeks:
+        length = f"{words.get(weeks, weeks).lower()} weeks"
+    else:
+        length = "year"
+    date_of = span.group(3) or (day.group(1) if day else None)
+    return f"{length} ended {date_of}, {year}" if date_of else f"{length} ended in {year}"
+
+
 def key_figures(pages: list[tuple[int, str]]) -> list[KeyFigure]:
-    """Every key figure of every statement page: ``pages`` is ``[(1-based number, text)]``."""
+    """Every key figure of every statement page: ``pages`` is ``[(1-based number, text)]``. ``value`` is the
+    amount as written, exactly (:func:`amount_decimal`), in the unit the statement's heading states
+    (``"USD millions"`` for "in millions": never rescaled); an outflow (capital expenditure, dividends paid)
+    is the positive amount paid (``flow`` ``"outflow"``); ``period_label`` the column's period in words
+    (:func:`header_period`). Every figure is ``current``: :func:`summarize_pages` keeps the first per name."""
     out: list[KeyFigure] = []
     for number, text in pages:
         kind = statement_kind(text)
         if kind is None:
             continue
         unit, stated = statement_unit(text), statement_period(text)
-        for f in figure_lines(text, kind):
+        lines = figure_lines(text, kind)
+        first = lines[0].start if lines else 0
+        for f in lines:
             raw, period = f.raw, f.period or stated
-            value = amount_value(raw) or 0.0
+            value = amount_decimal(raw)
+            if value is None:
+                value = Decimal(0)  # a dash: nothing in that column
+            outflow = f.name in OUTFLOWS
+            column = f.amounts.index(raw) if raw in f.amounts else 0
             out.append(
                 KeyFigure(
                     name=f.name,
-                    value=abs(value) if f.name in OUTFLOWS else value,
+                    value=abs(value) if outflow else value,
                     raw=raw,
                     unit="USD per share" if f.name is K.eps_diluted else unit,
                     period=period,
+                    period_label=header_period(text, first, kind, period, column, len(f.amounts)),
                     statement=kind,
                     line=text[f.start : f.end],
                     page=number,
+                    flow="outflow" if outflow else None,
                 )
             )
     return out

@@ -4,8 +4,12 @@ which), section and paragraph come from the document model once, and WHERE, the 
 
 from __future__ import annotations
 
+import json
 import re
+from decimal import Decimal
 from pathlib import Path
+
+import pytest
 
 from schemas.documents import DocumentKind, ExtractedDocument, Locator, PageText, SourceObject
 from schemas.findings import Finding, Risk
@@ -136,3 +140,167 @@ def test_the_source_link_says_where_without_a_page_in_a_word_document(tmp_path: 
     located = {"page": 6, "where": {"page": 6, "printed_page": "4", "page_basis": "page_break"}}
     link = source_link("run", {"source": str(filing), "sha256": "c" * 64}, located)
     assert "open the source at page 6 (printed 4)" in link and "#page" not in link
+
+
+# --------------------------------------------------------------------------- every surface, end to end
+
+
+def check_report_agrees(report: dict, page: str) -> dict[str, int]:
+    """Assert that every finding, key figure and red flag of ``report`` (report.json) is shown in ``page``
+    (report.html) where and as report.json says, through its one locator; returns counts of what was compared.
+
+    A finding: ``page`` is its locator's, the grounding check's reason names the locator's place, the HTML's
+    WHERE cell is its locator label; a Word document's findings carry no page number anywhere (locator, checks,
+    JSON ``page``/``stated_page``) and its section of the HTML shows none. A key figure: the HTML row's value is
+    report.json's ``shown`` and its WHERE the locator."""
+    from lxml import html as lhtml
+
+    root = lhtml.fromstring(page)
+    rows = {r.get("id"): r for r in root.iter("tr") if (r.get("id") or "").startswith("f-")}
+    sections = {s.findtext("h2"): s for s in root.iter("section") if "doc" in (s.get("class") or "").split()}
+    counts = {"findings": 0, "word_findings": 0, "key_figures": 0, "grounding_reasons": 0}
+    for doc in report["documents"]:
+        for f in doc["findings"]:
+            where = Locator.model_validate(f["where"])
+            assert f["page"] == where.page and f["locator"] == where.label(), f
+            if doc.get("kind") == "docx":
+                assert f["page"] is None and f["stated_page"] is None
+                said = [f["locator"], *(c["reason"] for c in f["checks"]), str(f.get("secondary") or "")]
+                assert not any(PAGE_NUMBER.search(s) for s in said), said
+                counts["word_findings"] += 1
+            grounding = next((c for c in f["checks"] if c["name"] == "grounding" and c["verdict"] == "verified"), None)
+            if grounding is not None:
+                assert re.search(rf"(?:on|at) {re.escape(where.place())}(?: \(|,|$)", grounding["reason"]), (
+                    grounding["reason"],
+                    where.place(),
+                )
+                counts["grounding_reasons"] += 1
+            cells = rows[f"f-{f['id']}"].findall("td")
+            assert " ".join(cells[2].text_content().split()) == " ".join(f["locator"].split())
+            counts["findings"] += 1
+        if doc.get("kind") == "docx" and doc["status"] == "reviewed":
+            assert not PAGE_NUMBER.search(" ".join(sections[doc["file_name"]].text_content().split()))
+        shown = [
+            (
+                " ".join((r.find("td[@class='value']").text or "").split()),
+                " ".join(r.find("td[@class='where']").text_content().split()),
+            )
+            for r in sections[doc["file_name"]].iter("tr")
+            if r.get("class") == "figure"
+        ]
+        expected = [
+            (" ".join(k["shown"].split()), f"{k['locator']} ({k['statement']})") for k in doc.get("key_figures") or []
+        ]
+        assert shown == expected, (doc["file_name"], shown, expected)
+        for k in doc.get("key_figures") or []:
+            assert k["page"] == Locator.model_validate(k["where"]).page
+        counts["key_figures"] += len(expected)
+    return counts
+
+
+@pytest.fixture(scope="module")
+def reviewed_inbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
+    """The sample contracts (PDFs, a one-page scan, a Word draft) and three generated inline XBRL 10-Qs (stated
+    in thousands; a successor's period; bad facts), reviewed offline."""
+    from docreview_testing.filings import write_bad_facts_10q, write_quarterly_10q, write_successor_10q
+    from docreview_testing.samples import generate_other_formats, generate_samples
+    from flows.review import review_documents
+    from tasks.store.persist import dispose_engines
+
+    root = tmp_path_factory.mktemp("agree")
+    inbox = root / "inbox"
+    made = generate_samples(inbox, count=2)
+    generate_other_formats(inbox, made)
+    write_quarterly_10q(inbox / "harbor-10q.htm", 3)
+    write_successor_10q(inbox / "brightline-10q.htm")
+    write_bad_facts_10q(inbox / "marlow-10q.htm")
+    try:
+        review_documents(
+            source=str(inbox), out_dir=str(root / "out"), database_url=f"sqlite:///{root / 'r.db'}", backend="rules"
+        )
+    finally:
+        dispose_engines()
+    report = json.loads((root / "out" / "report.json").read_text())
+    return report, (root / "out" / "report.html").read_text(), inbox
+
+
+def test_every_surface_reads_one_locator_and_one_figure(reviewed_inbox) -> None:
+    report, page, _ = reviewed_inbox
+    assert all(d["status"] == "reviewed" for d in report["documents"]), [d["reason"] for d in report["documents"]]
+    counts = check_report_agrees(report, page)
+    assert counts["word_findings"] > 10 and counts["key_figures"] > 15 and counts["grounding_reasons"] > 50
+
+
+def test_report_json_values_are_the_xbrl_facts(reviewed_inbox) -> None:
+    from tests.test_figures import ix_values
+
+    report, _, inbox = reviewed_inbox
+    checked = 0
+    for doc in report["documents"]:
+        if not doc["file_name"].endswith(".htm"):
+            continue
+        facts = ix_values(inbox / doc["file_name"])
+        for k in doc["key_figures"]:
+            if k["value"] is None:
+                continue  # shown as displayed: no value to compare
+            tagged = facts[(k["line"], k["period"])]
+            assert Decimal(k["value"]) in [abs(v) if k.get("flow") else v for v in tagged], k
+            checked += 1
+    assert checked >= 15
+
+
+def test_a_successor_10q_shows_its_net_loss_in_the_report(reviewed_inbox) -> None:
+    report, page, _ = reviewed_inbox
+    doc = next(d for d in report["documents"] if d["file_name"] == "brightline-10q.htm")
+    assert doc["document_type"] == "10-Q"
+    loss = next(k for k in doc["key_figures"] if k["title"] == "net loss" and k["current"])
+    assert (loss["value"], loss["period_label"]) == ("-2645000", "successor period 2023-07-23 to 2023-09-30")
+    assert "successor period 2023-07-23 to 2023-09-30" in page and "-2,645,000 USD (-2.65 million)" in page
+
+
+#: A few shared PDF filings of each form: a 10-K, a 10-Q, an 8-K and an earnings release.
+SHARED_PDFS = ("3M_2018_10K", "Pfizer_2023Q2_10Q", "AMCOR_2022_8K_dated-2022-07-01", "AMCOR_2023Q4_EARNINGS")
+
+
+@pytest.mark.slow
+def test_the_shared_filings_show_one_locator_and_their_own_facts(
+    shared_data: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The shared EDGAR HTML filings and a few shared PDF filings: every finding and key figure of report.json is
+    in report.html where and as it says; the HTML filings' key figures are their XBRL facts, read here with
+    lxml."""
+    from flows.review import review_documents
+    from tasks.store.persist import dispose_engines
+    from tests.test_figures import ix_values
+
+    root = tmp_path_factory.mktemp("shared")
+    pdfs = root / "pdfs"
+    pdfs.mkdir()
+    for name in SHARED_PDFS:  # read in place: links, not copies
+        (pdfs / f"{name}.pdf").symlink_to(shared_data / "filings" / "pdf" / f"{name}.pdf")
+    totals: dict[str, int] = {}
+    for source, out in ((shared_data / "edgar-html", "html"), (pdfs, "pdf")):
+        try:
+            review_documents(
+                source=str(source), out_dir=str(root / out), database_url=f"sqlite:///{root / 'r.db'}", backend="rules"
+            )
+        finally:
+            dispose_engines()
+        report = json.loads((root / out / "report.json").read_text())
+        counts = check_report_agrees(report, (root / out / "report.html").read_text())
+        for key, n in counts.items():
+            totals[key] = totals.get(key, 0) + n
+        for doc in report["documents"]:
+            if (
+                out != "html"
+                or not doc.get("key_figures")
+                or not any(k["statement"] == "XBRL" for k in doc["key_figures"])
+            ):
+                continue
+            facts = ix_values(shared_data / "edgar-html" / doc["file_name"])
+            for k in doc["key_figures"]:
+                if k["statement"] == "XBRL" and k["value"] is not None:
+                    tagged = facts[(k["line"], k["period"])]
+                    assert Decimal(k["value"]) in [abs(v) if k.get("flow") else v for v in tagged], k
+                    totals["xbrl_values"] = totals.get("xbrl_values", 0) + 1
+    assert totals["key_figures"] > 40 and totals["xbrl_values"] >= 25 and totals["findings"] > 200, totals

@@ -34,6 +34,7 @@ from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, r
 from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
+from tasks.review.backends.rules import MUTUAL_LIABILITY
 from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
 from tasks.store.profiles import load_profiles, profile_fields
 
@@ -108,6 +109,10 @@ def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
     """The liability cap amounts a document's Cap On Liability findings state, each with where it is:
     ``["$1,000,000 (page 4)", "$250,000 (§ 7.2 Limitation of Liability, paragraph 3; finding 45 needs review)"]``.
 
+    When the finding says whose liability the cap limits (its ``liability_of`` value, read by the rules backend
+    from "either party's" or "Supplier's total liability"), the place says so: ``"$2,000,000 (page 4; Supplier's
+    liability only)"``, ``"(page 4; each party's liability)"``.
+
     A stated value counts when its name reads as the cap (``amount``, ``cap``, ``limit``, ``maximum``),
     the quote was found in the document (``grounding`` verified), the ``values`` check verified it
     (the amount is the quote's), and no reviewer rejected the finding. A finding the support check did not
@@ -126,6 +131,9 @@ def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
             continue
         sure = supported(f) or decision.startswith("approve")
         where = str(f.get("locator") or f"page {f.get('page')}")  # a report finding always has its locator
+        whose = str((f.get("values") or {}).get("liability_of") or "")
+        if whose:  # a cap on one party's liability leaves the other's uncapped: say whose
+            where += "; each party's liability" if MUTUAL_LIABILITY.fullmatch(whose) else f"; {whose}'s liability only"
         for name, raw in (f.get("values") or {}).items():
             if not _CAP_NAMES.search(str(name)):
                 continue

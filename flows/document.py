@@ -36,7 +36,7 @@ from schemas.documents import (
 from schemas.filings import Profile
 from schemas.findings import CheckedFinding
 from schemas.review import ChunkReview, ReviewOutcome
-from tasks.check.absences import find_absences
+from tasks.check.absences import contract_expected, find_absences
 from tasks.check.consistency import check_consistency
 from tasks.check.factcheck import DocumentIndex, fact_check_document, fact_check_findings
 from tasks.check.injection import admit_document, cap_page_chars, screen_document
@@ -385,13 +385,15 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
     stored = save_findings(run.db, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked), labels)
     if not prepared.problems:
         contract = all(c.profile == "contract" for c in prepared.chunks)  # CUAD absences mean nothing in a filing
+        # ... nor in an exhibit that is no agreement, an SEC form or a partial scan: information, not alarms
+        why_not = contract_expected(outcome.document) if contract and outcome.document else None
         save_absences(
             run.db,
             run.id,
             sha,
             run.prompt_version,
             model,
-            quote(find_absences(checked, [c.index for c in prepared.chunks]) if contract else []),
+            quote(find_absences(checked, [c.index for c in prepared.chunks], why_not) if contract else []),
         )
         mark_document_reviewed(
             run.db, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks), stored

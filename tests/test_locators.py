@@ -304,3 +304,13 @@ def test_the_shared_filings_show_one_locator_and_their_own_facts(
                     assert Decimal(k["value"]) in [abs(v) if k.get("flow") else v for v in tagged], k
                     totals["xbrl_values"] = totals.get("xbrl_values", 0) + 1
     assert totals["key_figures"] > 40 and totals["xbrl_values"] >= 25 and totals["findings"] > 200, totals
+
+
+def test_a_partial_scan_raises_no_absence_alarm_and_says_why(reviewed_inbox) -> None:
+    report, page, _ = reviewed_inbox
+    scan = next(d for d in report["documents"] if d["file_name"].endswith("_scan_page1.png"))
+    assert scan["absences"] and not any(a["alarm"] for a in scan["absences"])
+    assert scan["absences_not_expected"] == "a partial copy: 1 of the 6 pages it states ('Page 1 of 6')"
+    assert "No missing-clause alarm</b>: a partial copy: 1 of the 6 pages it states" in page
+    whole = [d for d in report["documents"] if d["file_name"].endswith(".pdf")]
+    assert whole and all("absences_not_expected" not in d for d in whole)  # the contracts themselves are expected

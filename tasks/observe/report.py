@@ -27,7 +27,7 @@ from schemas.documents import Locator
 from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
-from tasks.check.absences import absence_policy
+from tasks.check.absences import NOT_EXPECTED, absence_policy
 from tasks.check.injection import report_flags
 from tasks.check.playbook import supported
 from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, read_as, reason_score
@@ -513,7 +513,9 @@ def absence_alarms(document: dict[str, Any]) -> None:
     An absence alarms when a playbook rule on its clause expects it (``expect`` other than ``absent``)
     and did not pass without it, or when its category's absence is itself a risk
     (:data:`tasks.check.absences.ABSENCE_POLICY`: no Cap On Liability → liability uncapped, no
-    Governing Law → law and forum uncertain) — unless a passing rule wants it absent
+    Governing Law → law and forum uncertain) — unless a passing rule wants it absent, or the document is no
+    contract whose clauses are expected (its reason starts :data:`tasks.check.absences.NOT_EXPECTED`: an exhibit
+    that is no agreement, an SEC form, a partial scan; ``why`` then says which)
     (``wanted_by``, :func:`wanted_absent`). An absence whose clause a playbook rule reads in findings
     claimed as other categories (the rule's ``finding_ids``, :func:`tasks.check.playbook.evaluate_rule`)
     is no alarm and its ``why`` says where the rule reads it. Every other absence is information
@@ -530,7 +532,11 @@ def absence_alarms(document: dict[str, Any]) -> None:
         policy = absence_policy(absence["clause_type"])
         rule = expecting.get(absence["clause_type"])
         read = reading.get(absence["clause_type"])
-        if read is not None:
+        if str(absence.get("reason") or "").startswith(NOT_EXPECTED):  # no contract whose clauses are expected
+            absence["alarm"] = False
+            absence["why"] = str(absence["reason"]).split("; no ", 1)[0]
+            document["absences_not_expected"] = absence["why"][len(NOT_EXPECTED) :]
+        elif read is not None:
             absence["alarm"] = False
             ids = ", ".join(str(i) for i in read["finding_ids"])
             absence["why"] = (
@@ -1045,7 +1051,8 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}
  {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
- {% if info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
+ {% if info and doc.absences_not_expected %}<p class="sub absent-info"><b>No missing-clause alarm</b>: {{ doc.absences_not_expected }}. Not found, for information:{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}){% if not loop.last %};{% endif %}{% endfor %}.</p>
+ {% elif info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
  {% if wanted %}<p class="sub"><b>Not found, as the playbook wants:</b>{% for a in wanted %} {{ a.clause_label }} (rule {{ a.wanted_by }}, <code>{{ a.id }}</code>){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ wanted[0].chunks_examined }} reviewed chunk(s).</p>{% endif %}
  {% if doc.playbook %}<table class="playbook"><tr><th>Playbook rule</th><th>Status</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
  {% for r in doc.playbook %}<tr><td>{{ r.rule }}<br><span class="sub">{{ r.clause_label }} · {{ r.expect|replace("_", " ") }}</span></td><td><span class="badge pb-{{ r.status }}">{{ r.status }}</span></td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}

@@ -82,19 +82,3 @@ def test_a_shared_joint_filing_agreement_is_no_contract(shared_data: Path) -> No
     for path in found:
         text = path.read_text(encoding="utf-8", errors="replace")
         assert contract_expected(_document([text])) is not None, path.name
-
-
-def test_the_playbook_does_not_judge_an_exhibit_that_is_no_agreement(tmp_path: Path) -> None:
-    from tasks.check.playbook import evaluate_document, load_playbook
-
-    path = tmp_path / "p.yaml"
-    path.write_text(
-        "playbook: p\nrules:\n  - id: law\n    clause: governing_law\n    expect: present\n    severity: high\n"
-    )
-    playbook = load_playbook(path)
-    base = {"status": "reviewed", "profile": "contract", "findings": [], "absences": []}
-    assert evaluate_document(playbook, base)  # a contract is judged: no governing law is a deviation
-    joint = dict(base, absences_not_expected="a joint filing agreement (Exchange Act Rule 13d-1(k)(1) …")
-    assert evaluate_document(playbook, joint) == []
-    partial = dict(base, absences_not_expected="a partial copy: 1 of the 6 pages it states ('Page 1 of 6')")
-    assert evaluate_document(playbook, partial)  # still a contract, only incomplete

@@ -176,17 +176,6 @@ NOT_A_CONTRACT: list[tuple[re.Pattern[str], str]] = [
         "an SEC form (its cover page names it), not a contract",
     ),
 ]
-#: How :func:`contract_expected` starts its reason for a partial copy (still a contract, only incomplete).
-PARTIAL_COPY = "a partial copy"
-
-
-def commercial_contract(not_expected: str | None) -> bool:
-    """Whether a document reviewed under the contract profile is a commercial contract, from
-    :func:`contract_expected`'s reason: True for None (expected) and for a partial copy (its clauses may be on
-    the pages not read), False for an exhibit that is no agreement or an SEC form."""
-    return not_expected is None or not_expected.startswith(PARTIAL_COPY)
-
-
 _STATED_PAGES = re.compile(r"\bpage\s+\d{1,4}\s+(?:of|/)\s+(\d{1,4})\b", re.I)
 
 
@@ -215,5 +204,5 @@ def contract_expected(document: ExtractedDocument) -> str | None:
     if stated:
         total, said = max(stated)
         if total > len(document.pages):
-            return f"{PARTIAL_COPY}: {len(document.pages)} of the {total} pages it states ({said!r})"
+            return f"a partial copy: {len(document.pages)} of the {total} pages it states ({said!r})"
     return None

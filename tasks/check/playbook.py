@@ -25,7 +25,6 @@ from pydantic import ValidationError
 
 from schemas.playbook import Expectation, Playbook, PlaybookRule, RuleStatus
 from schemas.taxonomy import ClauseType, label
-from tasks.check.absences import commercial_contract
 from tasks.check.redactions import REDACTED_REASON, is_redacted
 from tasks.check.support import dismissed, heading_only, negation, read_as
 from tasks.check.values import Kind, Value, extract_values, find_durations, find_money, find_redactions
@@ -971,13 +970,8 @@ def _compare(
 def evaluate_document(playbook: LoadedPlaybook, document: dict[str, Any]) -> list[dict[str, Any]]:
     """Every rule of ``playbook`` on one document of the report; ``[]`` unless the document was
     reviewed (a failed or deferred document has nothing to judge) under the contract profile (a
-    playbook's rules are CUAD contract categories: an SEC filing is not judged by them), nor a document reviewed
-    under that profile that is no commercial contract (an exhibit that is no agreement, such as a Schedule 13D
-    joint filing agreement, or an SEC form: :func:`tasks.check.absences.commercial_contract` of the report's
-    ``absences_not_expected``)."""
+    playbook's rules are CUAD contract categories: an SEC filing is not judged by them)."""
     if document.get("status") != "reviewed" or document.get("profile", "contract") != "contract":
-        return []
-    if not commercial_contract(document.get("absences_not_expected")):
         return []
     return [
         with_redline(evaluate_rule(rule, playbook.limits.get(rule.id), document), document)

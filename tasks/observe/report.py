@@ -248,6 +248,8 @@ def build_report(
         flags, doc_checks = report_flags(
             database_url, d.sha256, findings
         )  # hostile-input flags (tasks.check.injection)
+        for flag in flags:  # where, as the document model says (a DOCX paragraph, an HTML filing's page)
+            locate(flag, where)
         absences = _absences(database_url, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
         pages_flagged = (
             page_flags({k: v for k, v in stored.get(d.sha256 or "", {}).items() if not k.startswith("__")}, flags)
@@ -266,6 +268,7 @@ def build_report(
                 reason=d.reason,
                 failure_kind=d.failure_kind,
                 pages=d.pages,
+                page_count=page_count(d.pages, structure),
                 kind=stored.get(d.sha256 or "", {}).get("__kind__"),
                 redline=[{**c, "note": redline_note(c)} for c in redline],
                 comments=comments,
@@ -331,6 +334,14 @@ def unit_locator(kind: str | None, structure: dict[str, Any]) -> Callable[[int |
         return Locator(page=unit, page_basis="image" if kind == "image" else "pdf")
 
     return where
+
+
+def page_count(units: int | None, structure: dict[str, Any]) -> int | None:
+    """How many pages a document has as its locators count them: an HTML filing's last page by its page
+    breaks (its ``units`` — text units — are more: an Item heading starts one mid-page), else ``units``
+    (a PDF's pages; a DOCX's paragraph units, which the report never calls pages)."""
+    pages = [int(v["page"]) for v in (structure.get("units") or {}).values() if v.get("page_basis") == "page_break"]
+    return max(pages) if pages else units
 
 
 def locate(item: dict[str, Any], where: Callable[[int | None], Locator]) -> None:
@@ -867,7 +878,7 @@ def page_flags(stored: dict[str, Any] | None, flags: list[dict[str, Any]]) -> li
     private-use/NUL pages. Flags in :data:`PAGE_FLAG_TEXT` order.
     """
     stored = dict(stored or {})
-    truncated = sorted({f["page"] for f in flags if f.get("kind") == "page_truncated"})
+    truncated = sorted({f.get("unit_number", f["page"]) for f in flags if f.get("kind") == "page_truncated"})
     if truncated:
         stored["page_truncated"] = truncated
     out = []
@@ -1033,7 +1044,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <section class="doc" id="doc-{{ doc.anchor }}">
  <h2>{{ doc.file_name }}</h2>
  <div class="sub"><span class="badge {{ doc.status }}">{{ doc.status }}</span>
-  {% if doc.kind == "docx" %}· Word document, {{ doc.pages }} paragraph(s) (no pages){% elif doc.pages %}· {{ doc.pages }} page(s){% if doc.kind == "image" %} (page images, OCR){% endif %}{% endif %}
+  {% if doc.kind == "docx" %}· Word document, {{ doc.pages }} paragraph(s) (no pages){% elif doc.kind == "html" and doc.page_count %}· {{ doc.page_count }} page(s) by its page breaks{% elif doc.pages %}· {{ doc.pages }} page(s){% if doc.kind == "image" %} (page images, OCR){% endif %}{% endif %}
   {% if doc.findings %}· {{ doc.findings|length }} finding(s): {{ doc.counts.verified }} verified, {{ doc.counts.needs_review }} need review, {{ doc.counts.unsupported }} unsupported, {{ doc.counts.contradicted }} contradicted · risk {{ doc.counts.high }} high, {{ doc.counts.medium }} medium, {{ doc.counts.low }} low{% endif %}
   {% if doc.reason %}· {{ doc.reason }}{% endif %}
   {% if doc.drift and doc.drift.score is not none %}· <span class="drift{% if doc.drift.score > 0 %} moved{% endif %}">drift {{ "%.3f"|format(doc.drift.score) }}{% if doc.drift.score > 0 %} (+{{ doc.drift.added|length }} −{{ doc.drift.removed|length }} ~{{ doc.drift.changed|length }}){% endif %}{% if doc.drift.model_changed %} vs {{ doc.drift.baseline_model }} / {{ doc.drift.baseline_prompt_version }}{% endif %}</span>{% endif %}
@@ -1048,7 +1059,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
   <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.locator %} ({{ c.locator }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
- {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
+ {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>{{ fl.locator or ("page " ~ fl.page) }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}
  {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
  {% if info and doc.absences_not_expected %}<p class="sub absent-info"><b>No missing-clause alarm</b>: {{ doc.absences_not_expected }}. Not found, for information:{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}){% if not loop.last %};{% endif %}{% endfor %}.</p>

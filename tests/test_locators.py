@@ -314,3 +314,13 @@ def test_a_partial_scan_raises_no_absence_alarm_and_says_why(reviewed_inbox) -> 
     assert "No missing-clause alarm</b>: a partial copy: 1 of the 6 pages it states" in page
     whole = [d for d in report["documents"] if d["file_name"].endswith(".pdf")]
     assert whole and all("absences_not_expected" not in d for d in whole)  # the contracts themselves are expected
+
+
+def test_drift_listings_locate_their_findings_too() -> None:
+    from tasks.observe.report import located_drift
+
+    where = unit_locator("docx", {"units": {"7": {"section": "4. Fees", "paragraph": 2}}})
+    record = {"score": 0.5, "added": [{"clause_type": "cap_on_liability", "page": 7}], "removed": [], "changed": []}
+    (added,) = located_drift(record, where)["added"]
+    assert added["page"] is None and added["unit_number"] == 7 and added["locator"] == "§ 4. Fees, paragraph 2"
+    assert located_drift(None, where) is None

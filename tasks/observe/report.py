@@ -279,7 +279,7 @@ def build_report(
                 flags=flags,
                 checks=doc_checks,
                 page_flags=pages_flagged,
-                drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
+                drift=located_drift(drift.get(d.sha256), where) if d.sha256 and d.status == "reviewed" else None,
                 **filing_fields(profile, summary, d.status),
                 **({"playbook": results} if playbook else {}),
                 edgar=structure.get("edgar") or None,
@@ -334,6 +334,18 @@ def unit_locator(kind: str | None, structure: dict[str, Any]) -> Callable[[int |
         return Locator(page=unit, page_basis="image" if kind == "image" else "pdf")
 
     return where
+
+
+def located_drift(record: dict[str, Any] | None, where: Callable[[int | None], Locator]) -> dict[str, Any] | None:
+    """A document's drift record (:func:`tasks.observe.monitoring.document_drift`) with each finding it lists
+    (added, removed, changed; ``page`` their text unit, as stored) located (:func:`locate`); None stays None."""
+    if record is None:
+        return None
+    for key in ("added", "removed", "changed"):
+        for entry in record.get(key) or []:
+            if isinstance(entry, dict) and entry.get("page"):
+                locate(entry, where)
+    return record
 
 
 def page_count(units: int | None, structure: dict[str, Any]) -> int | None:

@@ -183,8 +183,9 @@ def period_words(fact: XbrlFact, roles: dict[str, str] | None = None) -> str:
 
 
 def period_roles(document: ExtractedDocument, period: FilingPeriod) -> dict[str, str]:
-    """``{"start..end": "successor" | "predecessor"}``: the periods of a filing split by a business
-    combination (ASC 805 "push-down" and SEC Regulation S-X Rule 3-01's predecessor presentation): a
+    """``{"start..end": "successor" | "predecessor"}``: the periods of a filing split in two, as a filer presents
+    them after a business combination or a fresh start (the predecessor's up to the day before, the
+    successor's from the day of it): a
     duration ending at the filing's period end that is no standard length (three, six, nine months, a year)
     is the successor's when some duration of the filing ends the day before it starts; each such duration
     is the predecessor's. Durations whose context's dimension member names the role are left to

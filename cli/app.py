@@ -40,8 +40,17 @@ from cli.checks import (
     load_settings,
 )
 from cli.common import console, err, log_beside, prepare_environment, route_prefect_logs, serve_until_interrupted
+from tasks.ingest.kinds import DEFAULT_SUFFIXES, SUPPORTED
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="docreview: contract review pipeline.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help=f"docreview: reviews contracts and SEC filings with Claude or offline rules; it reads {SUPPORTED}.",
+)
+
+#: Exit status of ``docreview review`` when the source holds no document (without ``--allow-empty``): a mistyped
+#: folder that exists, or a bucket prefix nothing was uploaded to, is not a successful run.
+EXIT_EMPTY = 3
 
 
 def _local_path(source: str) -> Path:
@@ -55,7 +64,10 @@ def _local_path(source: str) -> Path:
 
 @app.command()
 def review(
-    source: str = typer.Argument(..., help="Folder (or single file) of documents to review."),
+    source: str = typer.Argument(
+        ...,
+        help=f"A folder (searched recursively), one file, s3://bucket/prefix or s3://bucket/key: {SUPPORTED}.",
+    ),
     out: Path = typer.Option(Path("out"), "--out", help="Folder for report.json, report.html and the log."),
     db: str | None = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
     backend: str | None = typer.Option(
@@ -91,7 +103,13 @@ def review(
         None,
         "--suffix",
         help="s3:// prefixes: only keys ending in one of these comma-separated endings, case-insensitive "
-        "(default: every kind read, .pdf,.docx,.tif,.tiff,.png,.jpg,.jpeg; '' = all).",
+        f"(default: every kind read, {DEFAULT_SUFFIXES}; '' = all).",
+    ),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help=f"A source with no document is a quiet run (exit 0), as a schedule may expect; without it, exit "
+        f"{EXIT_EMPTY}.",
     ),
     task_runner: str = typer.Option("thread", "--task-runner", help="thread | dask: where the flow's tasks run."),
     dask_address: str | None = typer.Option(
@@ -240,6 +258,29 @@ def review(
     _print_summary(result)
     if local_server is not None:  # where this run can be seen (docreview server start)
         console.print(f"Prefect UI: {local_server['ui_url']}  (the local server this run reported to)")
+    if not result["metrics"]["documents_total"]:  # nothing to review: a mistyped folder must not pass for a quiet night
+        where = empty_source_text(source, suffix)
+        if allow_empty:
+            console.print(f"No documents found in {escape(where)} (--allow-empty: a quiet run).", soft_wrap=True)
+            return
+        err.print(
+            f"[red]No documents found[/] in {escape(where)}: nothing was reviewed (exit {EXIT_EMPTY}; "
+            "--allow-empty makes an empty source a quiet run).",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_EMPTY)
+
+
+def empty_source_text(source: str, suffix: str | None) -> str:
+    """Which path an empty run read, as its message says it: ``"the folder /abs/inbox (searched recursively,
+    hidden files skipped)"``, ``"the file /abs/x.pdf"`` or ``"s3://bucket/prefix (keys ending in .pdf,.docx,…)"``."""
+    if source.startswith("s3://"):
+        endings = DEFAULT_SUFFIXES if suffix is None else suffix
+        return f"{source} (keys ending in {endings})" if endings else f"{source} (every key)"
+    path = _local_path(source).expanduser().resolve()
+    if path.is_dir():
+        return f"the folder {path} (searched recursively, hidden files skipped)"
+    return f"the file {path}" if path.exists() else str(path)
 
 
 #: Seconds Prefect may take to record an interrupted run before the process ends anyway (exit 130).

@@ -49,11 +49,12 @@ def queue_items(
     """Queued items, findings first (by document, page), then absences.
 
     Each item: ``{id, kind (finding|absence), key, sha256, file_name, clause_type, verdict,
-    page, locator, evidence, reasons: [str], decision: {decision, note, decided_at, seq} | None}``.
+    page, locator (the finding's one locator, :func:`tasks.observe.report.unit_locator`: ``page`` is None in a
+    DOCX), evidence, reasons: [str], decision: {decision, note, decided_at, seq} | None}``.
     ``pending_only`` drops items that already have a decision; ``include`` adds the findings with
     these keys whatever their verdict (a reviewer may decide on a verified finding too).
     """
-    from tasks.observe.report import cite_finding_ids
+    from tasks.observe.report import cite_finding_ids, unit_locator
     from tasks.store.persist import get_engine, latest_decisions
 
     with Session(get_engine(database_url)) as session:
@@ -65,14 +66,9 @@ def queue_items(
         ).all()
         absences = session.exec(select(AbsenceRow).order_by(AbsenceRow.sha256, AbsenceRow.clause_type)).all()
         shas = {f.sha256 for f in findings} | {a.sha256 for a in absences}
-        names = (
-            {
-                d.sha256: d.file_name
-                for d in session.exec(select(DocumentRow).where(col(DocumentRow.sha256).in_(shas))).all()
-            }
-            if shas
-            else {}
-        )
+        documents = session.exec(select(DocumentRow).where(col(DocumentRow.sha256).in_(shas))).all() if shas else []
+        names = {d.sha256: d.file_name for d in documents}
+        where = {d.sha256: unit_locator(d.kind, dict(d.structure or {})) for d in documents}
         keys = [f.finding_key for f in findings]
         cited = {  # finding_key prefix -> id: reasons cite other findings of the document by key prefix
             key[:12]: fid
@@ -97,8 +93,8 @@ def queue_items(
                 file_name=names.get(f.sha256, ""),
                 clause_type=f.clause_type,
                 verdict=f.verdict,
-                page=f.page,
-                locator=f.locator or f"page {f.page}",
+                page=where[f.sha256](f.page).page if f.sha256 in where else f.page,
+                locator=where[f.sha256](f.page).label() if f.sha256 in where else f.locator or f"page {f.page}",
                 evidence=f.evidence,
                 values=dict(f.values),
                 reasons=[

@@ -68,6 +68,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from schemas.documents import Locator
+
 #: Cookie holding the browser's session id (random; the CSRF token is bound to it).
 SESSION_COOKIE = "docreview_session"
 #: Cookie remembering the reviewer's name between decisions.
@@ -274,19 +276,24 @@ def _form(state: DecideState, ids: list[str], back: str, label: str) -> str:
     )
 
 
-def source_link(run_id: str, document: dict[str, Any], page: int | None) -> str:
-    """HTML for a link to ``document``'s source at ``page``: ``/source/<run>/<sha256>#page=N`` for
-    a local file (``#page`` for a PDF only), else the source named without a link (S3, or gone)."""
+def source_link(run_id: str, document: dict[str, Any], finding: dict[str, Any]) -> str:
+    """HTML for a link to ``document``'s source where ``finding`` is: ``/source/<run>/<sha256>#page=N`` for
+    a local file (``#page`` for a PDF's own page only), else the source named without a link (S3, or gone).
+    The link says where in the words of the finding's locator (its ``where``, report.json): "open the source
+    at page 17", "at page 6 (printed 4)", "at § 7.2 Limitation of Liability, paragraph 3" (a DOCX has no page)."""
     source = str(document.get("source") or "")
     sha = document.get("sha256") or ""
-    where = f" at page {page}" if page else ""
+    located = Locator.model_validate(finding.get("where") or {"page": finding.get("page")})
+    place = located.place()
+    where = f" at {place}" if place != "document" else ""
     if not source or not sha or "://" in source:
-        return f'<div class="dr-source">source: <code>{html.escape(source)}</code>{where} (not served: not a local file)</div>'
+        return f'<div class="dr-source">source: <code>{html.escape(source)}</code>{html.escape(where)} (not served: not a local file)</div>'
     if not Path(source).is_file():
         return f'<div class="dr-source">source: <code>{html.escape(source)}</code> (not found on this machine)</div>'
+    page = located.page if located.page_basis in (None, "pdf") else None
     anchor = f"#page={page}" if page and source.lower().endswith(".pdf") else ""
     href = f"/source/{urllib.parse.quote(run_id, safe='')}/{sha}{anchor}"
-    return f'<div class="dr-source"><a href="{html.escape(href)}" target="_blank" rel="noopener">open the source{where}</a></div>'
+    return f'<div class="dr-source"><a href="{html.escape(href)}" target="_blank" rel="noopener">open the source{html.escape(where)}</a></div>'
 
 
 def _decided(decision: dict[str, Any] | None) -> str:
@@ -304,7 +311,7 @@ def decorate(page: str, report: dict[str, Any], run_id: str, back: str, state: D
     for anchor, document in enumerate(report["documents"], 1):
         for f in document.get("findings") or []:
             fid = str(f["id"])
-            extra = _form(state, [fid], back, f"decide finding {fid}") + source_link(run_id, document, f.get("page"))
+            extra = _form(state, [fid], back, f"decide finding {fid}") + source_link(run_id, document, f)
             page = _after_hint(page, fid, extra)
         items: list[str] = []
         absences = document.get("absences") or []

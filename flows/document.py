@@ -36,7 +36,7 @@ from schemas.documents import (
 from schemas.filings import DocumentKind, FilingSummary, Profile
 from schemas.findings import CheckedFinding
 from schemas.review import ChunkReview, ReviewOutcome
-from tasks.check.absences import find_absences
+from tasks.check.absences import contract_expected, find_absences
 from tasks.check.consistency import check_consistency
 from tasks.check.factcheck import fact_check_document, fact_check_findings
 from tasks.check.index import DocumentIndex, headings_in
@@ -50,7 +50,7 @@ from tasks.ingest.sources import fingerprint_document
 from tasks.observe.monitoring import record_drift
 from tasks.review.batches import review_batch
 from tasks.review.chunk import chunk_document
-from tasks.review.filing import chunk_filing, summarize_document
+from tasks.review.filing import chunk_filing, summarize_document, with_sections
 from tasks.review.resilience import misconfiguration
 from tasks.review.reviewer import cached_review, review_chunks_offline, store_review
 from tasks.review.route import review_unit, route_chunks
@@ -223,9 +223,14 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
     """Chunks, routing decisions and admission (chunk count, token budget) of an extracted
     document; chunks and decisions are stored and the text screened for injected instructions."""
     got, limits = document.outcome, run.settings.limits
-    assert got.document is not None, "called with an extracted document (got.ok)"
-    text = cap_page_chars(got.document, limits.max_chars_per_page)
+    extracted = got.document
+    assert extracted is not None, "called with an extracted document (got.ok)"
+    text = cap_page_chars(extracted, limits.max_chars_per_page)
     profile, chunks, routing = profile_and_chunk(run, text)
+    sections = profile[2].sections if profile[2] is not None else []
+    if sections:  # a filing's pages name their Item: the one locator every surface reads
+        extracted, text = with_sections(extracted, sections), with_sections(text, sections)
+        got = document.outcome = got.model_copy(update={"document": extracted})
     decisions = route_chunks(quote(chunks), routing, run.settings.router_threshold)
     units = [review_unit(c, d) for c, d in zip(chunks, decisions)]
     deep = [u for u, d in zip(units, decisions) if d.route == "deep"]
@@ -239,7 +244,7 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
     with unit_of_work(run.db) as session:  # what the review and the report read back
         save_document_profile(session, text.sha256, *profile)
         save_chunks(session, quote(chunks), run.chunker, quote(decisions))
-        screen_document(session, quote(got.document), quote(chunks), limits.max_chars_per_page)
+        screen_document(session, quote(extracted), quote(chunks), limits.max_chars_per_page)
     return PreparedDocument(document=document, chunks=units, deep=deep, index=DocumentIndex.build(text))
 
 
@@ -253,7 +258,7 @@ def profile_and_chunk(
     first as :func:`tasks.store.profiles.save_document_profile` stores it."""
     kind = classify_document(quote(text), run.profile)
     if kind.profile is Profile.filing:
-        summary = summarize_document(quote(text))
+        summary = summarize_document(quote(text), kind.document_type)
         chunks = chunk_filing(quote(text), run.settings.chunk_chars, summary.sections)
         return (kind, filing_company_key(kind), summary), chunks, "all"
     chunks = chunk_document(quote(text), run.settings.chunk_chars, run.settings.chunk_overlap_chars)
@@ -385,7 +390,9 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
             session, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked), labels
         )
         if not prepared.problems:
-            absent = find_absences(checked, [c.index for c in prepared.chunks]) if contract else []
+            # ... nor in an exhibit that is no agreement, an SEC form or a partial scan: information, not alarms
+            why_not = contract_expected(outcome.document) if contract and outcome.document else None
+            absent = find_absences(checked, [c.index for c in prepared.chunks], why_not) if contract else []
             save_absences(session, run.id, sha, run.prompt_version, model, quote(absent))
             mark_document_reviewed(
                 session, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks), stored

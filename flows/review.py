@@ -124,7 +124,7 @@ def review_documents(
     a contract or an SEC filing (:mod:`tasks.ingest.classify`); ``contract`` or ``filing`` forces
     that review profile.
 
-    Returns ``{"run_id", "flow_run_id", "report_json", "report_html", "backend", "model", "offline",
+    Returns ``{"run_id", "flow_run_id", "source", "report_json", "report_html", "backend", "model", "offline",
     "endpoint", "metrics", "documents", "report_url"}`` (``run_id``: the flow run's id, see
     :func:`flows.pipeline.new_run_id`; ``report_url``: the kept report's URL when
     ``DOCREVIEW_REPORT_URL_BASE`` is set, else None; ``endpoint``: where the model calls went when not the vendor's own
@@ -195,11 +195,16 @@ def final_state(result: dict[str, Any], batch: bool = False, waiting: int = 0) -
       another live run reviews them (its claim), and in ``batch`` mode those deferred while their
       Message Batch is still being processed. Its data is
       :class:`NothingReviewed`, which carries ``result`` (calling the flow raises it);
+    - ``Completed (no documents)`` when the source held none, its message naming the source read;
     - ``Completed with failures`` / ``Completed with deferrals`` (a Completed state whose name and
       message count them, e.g. "1 of 7 failed") when some documents failed or were deferred;
     - else the plain ``result`` (see :func:`review_documents`)."""
     m = result["metrics"]
     failed, deferred, total = int(m["documents_failed"]), int(m["documents_deferred"]), int(m["documents_total"])
+    if not total:  # a mistyped folder or an empty prefix: not a plain success in the UI either
+        return Completed(
+            name="Completed (no documents)", message=f"no documents found in {result.get('source')}", data=result
+        )
     if not failed and not deferred:
         return result
     parts = [f"{failed} of {total} failed"] if failed else []
@@ -231,6 +236,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     return {
         "run_id": run.id,
         "flow_run_id": run.flow_run_id or None,
+        "source": run.source,
         "report_json": str(Path(run.out_dir) / "report.json"),
         "report_html": report_html,
         "run_report_html": str(run_report_dir(run.out_dir, run.id) / "report.html"),

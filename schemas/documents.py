@@ -58,30 +58,56 @@ class DocumentKind(str, Enum):
     html = "html"
 
 
-class Locator(BaseModel):
-    """Where one unit of a document's text sits in its source, as a reviewer finds it.
+#: What a locator's ``page`` counts (:attr:`Locator.page_basis`): ``pdf`` the PDF file's own page (the
+#: physical page a PDF viewer opens, 1-based), ``image`` the frame of a page-image file (TIFF, PNG, JPEG),
+#: ``page_break`` the page of an HTML filing as its filer's page breaks divide it (the page of the filing as
+#: printed; :mod:`tasks.ingest.html`).
+PageBasis = Literal["pdf", "image", "page_break"]
 
-    - a PDF page: ``page`` (1-based);
+
+class Locator(BaseModel):
+    """Where one unit of a document's text sits in its source, as a reviewer finds it. Every surface that says
+    where a finding, figure or flag is (WHERE, a check's reason, ``page`` in report.json, the "open the
+    source" link) reads this one value (:meth:`ExtractedDocument.locator_of`).
+
+    - a PDF page: ``page`` (1-based, the PDF file's own page);
     - an OCR'd page (a scanned PDF page or a page image): ``page`` and ``ocr_confidence``, the
       mean of Tesseract's word confidences on the page (0..1);
-    - an HTML filing: ``page`` where the filer put page breaks (else None) and ``section`` (the Part and
+    - an HTML filing: ``page`` where the filer put page breaks (else None), ``printed_page`` the page
+      number printed at that page's foot when it is not ``page`` (``"4"`` on the sixth page of a 10-Q whose
+      cover and contents are unnumbered; None when the same or not printed) and ``section`` (the Part and
       Item path, e.g. ``"Part II > Item 7. Management's Discussion and Analysis"``): ``"page 41, Part II >
-      Item 7. …"``;
+      Item 7. …"``; a PDF filing's pages carry the Item their page falls under as ``section`` too
+      (:func:`tasks.review.filing.with_sections`);
     - a DOCX paragraph: ``section`` (the heading path, e.g. ``"7.2 Limitation of Liability"``; None
       before the first heading) and ``paragraph`` (1-based within that section). A DOCX has no
       pages: ``page`` stays None, none is invented.
+
+    ``page_basis`` names what ``page`` counts (:data:`PageBasis`); None when there is no page, or for a
+    locator recorded without it (a PDF page's).
     """
 
     page: int | None = None
     section: str | None = None
     paragraph: int | None = None
     ocr_confidence: float | None = None
+    printed_page: str | None = None
+    page_basis: PageBasis | None = None
+
+    def place(self) -> str:
+        """The page part of :meth:`label` (``"page 3"``, ``"page 6 (printed 4)"``), or, without a page, the
+        whole label (``"§ 7.2 Limitation of Liability, paragraph 3"``): how a check's reason names where a
+        quote was found."""
+        if self.page is None:
+            return self.label()
+        return f"page {self.page}" + (f" (printed {self.printed_page})" if self.printed_page else "")
 
     def label(self) -> str:
         """The locator as a reviewer reads it: ``"page 3"``, ``"page 3 (OCR, confidence 0.91)"``,
+        ``"page 6 (printed 4), Part I > Item 1. Financial Statements"``,
         ``"§ 7.2 Limitation of Liability, paragraph 3"`` or ``"paragraph 3"``."""
         if self.page is not None:
-            text = f"page {self.page}"
+            text = self.place()
             if self.ocr_confidence is not None:
                 text += f" (OCR, confidence {self.ocr_confidence:.2f})"
             if self.section:
@@ -313,10 +339,26 @@ class ExtractedDocument(BaseModel):
     )
 
     def locator_of(self, number: int) -> Locator:
-        """The locator of 1-based unit ``number`` (a page locator when out of range)."""
+        """The locator of 1-based unit ``number``, its ``page_basis`` set from the document's kind (a page
+        locator when out of range; a paragraph for a DOCX, which has no pages)."""
         if 1 <= number <= len(self.pages):
-            return self.pages[number - 1].where()
-        return Locator(page=number) if self.kind != DocumentKind.docx else Locator(paragraph=number)
+            where = self.pages[number - 1].where()
+        else:
+            where = Locator(page=number) if self.kind != DocumentKind.docx else Locator(paragraph=number)
+        if where.page is None or self.kind == DocumentKind.docx:
+            return where.model_copy(update={"page": None, "page_basis": None})
+        bases: dict[DocumentKind, PageBasis] = {DocumentKind.image: "image", DocumentKind.html: "page_break"}
+        return where.model_copy(update={"page_basis": bases.get(self.kind, "pdf")})
+
+    def unit_locators(self) -> dict[int, Locator]:
+        """``{unit number: locator}`` (:meth:`locator_of`) of the units whose locator is not the plain PDF page
+        of the same number: every unit of a DOCX, an HTML filing or a page image, OCR'd and sectioned pages."""
+        out = {}
+        for page in self.pages:
+            where = self.locator_of(page.number)
+            if where != Locator(page=page.number, page_basis="pdf"):
+                out[page.number] = where
+        return out
 
     @property
     def text(self) -> str:

@@ -22,9 +22,11 @@ The enum *value* is a stable snake_case identifier used in schemas, rows and rep
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from enum import Enum
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from schemas.findings import Finding
 
@@ -132,6 +134,11 @@ class KeyFigureName(str, Enum):
     long_term_debt = "long_term_debt"
 
 
+#: Key figures that are payments (cash flow statement outflows): stated as the positive amount paid, whatever
+#: sign a statement's parentheses or a filer's tag gives them (:attr:`KeyFigure.flow`).
+OUTFLOWS = frozenset({KeyFigureName.capital_expenditure, KeyFigureName.dividends_paid})
+
+
 class FilingFinding(Finding):
     """A finding of a filing: :class:`schemas.findings.Finding` with a :class:`FilingTopic`
     category. ``page`` is 1-based; ``evidence`` is verbatim from the filing; ``values`` hold the
@@ -174,21 +181,95 @@ class DocumentKind(BaseModel):
     file_number: str | None = None
 
 
+#: Units a key figure's amount is stated in by a PDF statement's heading, with their power of ten: the
+#: statement says "(in millions)" and shows 26,974; the figure is 26974 in "USD millions".
+STATED_SCALES = {"thousands": 3, "millions": 6, "billions": 9}
+
+#: Words of a large amount's order of magnitude in :func:`format_amount`'s reading aid.
+_MAGNITUDES = ((12, "trillion"), (9, "billion"), (6, "million"))
+
+
+def format_amount(value: Decimal | None, unit: str, stated: str = "") -> str:
+    """A figure as every surface shows it (the HTML report, report.json's ``shown``, Prefect artifacts, events,
+    the changes since the previous filing): the exact ``value`` with its digits grouped, then the ``unit`` it
+    really is in, never rescaled: ``"16,177,000 USD (16.2 million)"`` (an XBRL fact's value after its
+    ``scale``), ``"26,974 USD millions"`` (a statement that states "in millions"), ``"-1,234.5 EUR"``,
+    ``"1.74 USD per share"``. An amount in a bare currency of a million or more gets a reading aid in
+    brackets, its order of magnitude to three significant digits; the exact digits come first.
+
+    ``value`` None (a fact whose ``scale`` or displayed text cannot be read) shows the amount ``stated``, as
+    displayed in the filing, with the unit and no conversion: ``"98.3 USD (as displayed; not converted)"``."""
+    if value is None:
+        return f"{stated or '?'} {unit} (as displayed; not converted)".strip()
+    digits = format(value.normalize() if value == value.to_integral_value() else value, ",f")
+    text = f"{digits} {unit}".strip()
+    if " " not in unit and "/" not in unit and unit != "shares" and abs(value) >= 10**6:
+        power, word = next((p, w) for p, w in _MAGNITUDES if abs(value) >= Decimal(10) ** p)
+        short = value.scaleb(-power)
+        if abs(short) < 1000:  # three significant digits, half up: 16.2, 98.3, 2.65, 5
+            short = short.quantize(Decimal(1).scaleb(short.adjusted() - 2), rounding=ROUND_HALF_UP)
+        aid = format(short.normalize(), "f") if abs(short) < 1000 else format(short.to_integral_value(), ",f")
+        text += f" ({aid} {word})"
+    return text
+
+
 class KeyFigure(BaseModel):
-    """One key figure: ``value`` as a number in ``unit`` (e.g. ``1577.0`` in ``"USD millions"``;
-    EPS in ``"USD per share"``), the statement line it was read from (``line``, verbatim),
-    ``statement`` (income, balance sheet, cash flow), ``period`` (the column's heading, e.g.
-    ``"2018"``) and its 1-based ``page``. Outflows (capital expenditure, dividends paid) are
-    positive amounts even when the statement shows them in parentheses."""
+    """One key figure of a filing, stored with its exact value and the unit that value is in.
+
+    - ``value``: the exact amount (:class:`decimal.Decimal`; a string in JSON, ``"16177000"``) in ``unit``;
+      None when the filing's amount cannot be read as a number of that unit (an XBRL fact with an unknown
+      ``scale``, or a number in parentheses inside the fact): ``raw`` is then shown as displayed, with
+      ``note`` saying why, never converted;
+    - ``unit``: an XBRL fact's own unit, its ``scale`` applied (``"USD"``, ``"EUR"``; per-share amounts
+      ``"USD per share"``), or a PDF statement's stated one (``"USD millions"`` for a statement "in
+      millions", ``"USD thousands"``, ``"USD"`` when none is stated);
+    - ``raw``: the amount as displayed (``"16,177"``, ``"(1,577)"``); ``line``: the statement line it was
+      read from (verbatim) or the XBRL concept; ``statement``: income, balance sheet, cash flow, earnings
+      table or ``XBRL``;
+    - ``period``: the column's year (``"2018"``) or the XBRL context (``"2024-01-01..2024-09-30"``, an
+      instant ``"2024-09-30"``); ``period_label`` the period in words (``"nine months ended 2024-09-30"``,
+      ``"successor period 2023-07-23 to 2023-09-30"``, ``"as of 2024-09-30"``, ``"fiscal year 2018"``);
+    - ``current``: the figure of the filing's own period, one per name, the one compared with the previous
+      filing; an income figure of another period the filing also tags (year to date, a predecessor's or
+      successor's period) is not current;
+    - ``flow``: ``"outflow"`` for capital expenditure and dividends paid, stated as the positive amount paid
+      whatever sign the statement's parentheses or the filer's tag gave it (``note`` says when it was
+      tagged negative);
+    - ``page``: the 1-based text unit it was read from (a PDF's page; an HTML filing's page part: the report
+      gives its locator).
+
+    ``shown`` (:func:`format_amount`) and ``title`` (``"net loss"`` for a negative net income) are how every
+    surface shows it."""
 
     name: KeyFigureName
-    value: float
+    value: Decimal | None
     raw: str
     unit: str
     period: str | None
     statement: str
     line: str
     page: int
+    period_label: str | None = None
+    current: bool = True
+    flow: Literal["outflow"] | None = None
+    note: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def shown(self) -> str:
+        """The figure as every surface shows it (:func:`format_amount`), with ``(outflow: paid)`` for an
+        outflow."""
+        text = format_amount(self.value, self.unit, self.raw)
+        return f"{text} paid (outflow)" if self.flow == "outflow" and self.value is not None else text
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def title(self) -> str:
+        """The figure's name in words: ``"revenue"``, ``"net loss"`` (net income below zero),
+        ``"capital expenditure"``."""
+        if self.name is KeyFigureName.net_income and self.value is not None and self.value < 0:
+            return "net loss"
+        return self.name.value.replace("_", " ")
 
 
 class RedFlag(BaseModel):

@@ -309,12 +309,15 @@ def test_a_second_filing_reports_its_changes_since_the_first(tmp_path, db_url):
     removed = kinds[("risk_factor_removed", "Competition could reduce our margins.")]
     assert added["page"] == heading_pages[added["subject"]]  # evidence: the heading's page in this filing
     assert removed["page"] == heading_pages[removed["subject"]]  # ... and in the previous one
-    assert f"{added['subject']} (page {added['page']})" in changes_markdown(report["documents"])
+    # the change names the heading's one locator: its page and the Item the page falls under
+    assert added["locator"] == f"page {added['page']}, Item 1A. Risk Factors"
+    assert f"{added['subject']} ({added['locator']})" in changes_markdown(report["documents"])
     revenue_change = kinds[("figure_changed", "revenue")]
-    assert revenue_change["before"] == "$ 12,400 USD millions" and revenue_change["after"] == "$ 13,650 USD millions"
+    # shown by the one formatter: the exact amount in the unit the statement states
+    assert revenue_change["before"] == "12,400 USD millions" and revenue_change["after"] == "13,650 USD millions"
     assert kinds[("flag_appeared", "material_weakness")]["high_risk"] is True
     figures = {f["name"]: f for f in second["key_figures"]}
-    assert figures["revenue"]["page"] == 3 and figures["revenue"]["value"] == 13650.0
+    assert figures["revenue"]["page"] == 3 and figures["revenue"]["value"] == "13650"  # exact, a string in JSON
     sections = {f["section"] for f in second["findings"]}
     assert "Item 1A. Risk Factors" in sections
     events = filing_change_events(report)

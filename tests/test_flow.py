@@ -467,6 +467,31 @@ def test_the_end_state_says_what_happened(counts, batch, waiting, expected):
     assert state.name == expected
 
 
+def test_an_empty_source_is_no_plain_success(tmp_path):
+    """An empty folder (a mistyped one that exists) ends exit 3 naming the folder it read; --allow-empty makes
+    it a quiet run for a schedule that expects quiet nights; the flow run's state says no documents."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from flows.review import final_state
+
+    empty = tmp_path / "inbox"
+    empty.mkdir()
+    cli = str(Path(sys.executable).parent / "docreview")
+    args = [cli, "review", str(empty), "--out", str(tmp_path / "out"), "--backend", "rules"]
+    args += ["--db", f"sqlite:///{tmp_path}/e.db"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert f"No documents found in the folder {empty.resolve()} (searched recursively, hidden files skipped)" in said
+    quiet = subprocess.run([*args, "--allow-empty"], capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0 and "(--allow-empty: a quiet run)" in " ".join(quiet.stdout.split())
+    metrics = {"documents_reviewed": 0, "documents_deferred": 0, "documents_failed": 0, "documents_total": 0}
+    state = final_state({"metrics": metrics, "source": str(empty)}, False)
+    assert state.name == "Completed (no documents)" and state.message == f"no documents found in {empty}"
+
+
 @pytest.mark.slow
 def test_sigterm_ends_a_run_like_ctrl_c_and_stops_its_temporary_prefect_server(tmp_path):
     import os

@@ -3,6 +3,7 @@ and a stated figure is checked against them (``xbrl``: verified naming the fact,
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,9 @@ def oracle(shared_data: Path) -> ExtractedDocument:
     return _read(shared_data / "edgar-html" / "Oracle.10-Q.html")
 
 
-def _figures(document: ExtractedDocument) -> dict[KeyFigureName, tuple[float, str, str | None]]:
-    return {f.name: (f.value, f.unit, f.period) for f in summarize_document.fn(document).key_figures}
+def _figures(document: ExtractedDocument) -> dict[KeyFigureName, tuple[Decimal | None, str, str | None]]:
+    """The current figure per name: its exact value, unit and period."""
+    return {f.name: (f.value, f.unit, f.period) for f in summarize_document.fn(document).key_figures if f.current}
 
 
 def test_a_10k_key_figures_are_its_facts_for_its_fiscal_year(nvidia):
@@ -46,15 +48,16 @@ def test_a_10k_key_figures_are_its_facts_for_its_fiscal_year(nvidia):
     period = filing_period(nvidia)
     assert period is not None and period.days == (350, 380)
     figures = _figures(nvidia)
-    assert figures[K.revenue] == (26974.0, "USD millions", "2022-01-31..2023-01-29")
-    assert figures[K.net_income] == (4368.0, "USD millions", "2022-01-31..2023-01-29")
-    assert figures[K.total_assets] == (41182.0, "USD millions", "2023-01-29")  # an instant at the year end
+    # the facts' exact values, scale applied, in their own unit (never rescaled to millions)
+    assert figures[K.revenue] == (Decimal("26974000000"), "USD", "2022-01-31..2023-01-29")
+    assert figures[K.net_income] == (Decimal("4368000000"), "USD", "2022-01-31..2023-01-29")
+    assert figures[K.total_assets] == (Decimal("41182000000"), "USD", "2023-01-29")  # an instant at the year end
 
 
 def test_a_10q_key_figures_are_its_facts_for_its_quarter(oracle):
     figures = _figures(oracle)
-    assert figures[K.revenue] == (13307.0, "USD millions", "2024-06-01..2024-08-31")
-    assert figures[K.net_income] == (2929.0, "USD millions", "2024-06-01..2024-08-31")
+    assert figures[K.revenue] == (Decimal("13307000000"), "USD", "2024-06-01..2024-08-31")
+    assert figures[K.net_income] == (Decimal("2929000000"), "USD", "2024-06-01..2024-08-31")
     assert all(f.dimensions == {} for f in period_facts(oracle))  # the entity as a whole, no segment
 
 
@@ -136,7 +139,7 @@ def test_facts_that_cannot_be_used_give_no_figure_and_say_why(shared_data: Path,
     figures = {f.name: f for f in summary.key_figures}
     assert K.revenue not in figures  # neither fact, nor the statement line read around them
     assert K.eps_diluted not in figures
-    assert figures[K.net_income].value == 4368.0  # the other facts are used as before
+    assert figures[K.net_income].value == Decimal("4368000000")  # the other facts are used as before
     assert "us-gaap:Revenues: duplicate facts disagree (26,974, 27,000): not used" in summary.fact_problems
     assert any(
         p.startswith("us-gaap:EarningsPerShareDiluted: scale 6 on a per-share amount") for p in summary.fact_problems

@@ -31,12 +31,21 @@ dealing commitment")                    position.
 
 Any absence is an alarm as well when a playbook rule expects the clause (the report decides that with
 the document's playbook results: :func:`tasks.observe.report.absence_alarms`).
+
+**Only where a contract is expected** (:func:`contract_expected`): an SEC form reviewed under the contract
+profile (a Schedule 13D, a Form S-8), an exhibit that is no commercial agreement (a joint filing agreement
+under Exchange Act Rule 13d-1(k)(1), a power of attorney, a Sarbanes-Oxley certification, an auditor's consent,
+a list of subsidiaries) and a partial copy (fewer pages than the document states: a one-page scan whose foot
+reads "Page 1 of 6") raise no alarm: their absences are recorded as information, each reason starting
+:data:`NOT_EXPECTED` and saying why.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from schemas.documents import DocumentKind, ExtractedDocument
 from schemas.findings import CheckedFinding, Verdict
 from schemas.taxonomy import ClauseType
 from schemas.taxonomy import ClauseType as C
@@ -95,19 +104,105 @@ class Absence:
     reason: str = ""
 
 
-def find_absences(checked: list[CheckedFinding], chunk_indexes: list[int]) -> list[Absence]:
+def find_absences(
+    checked: list[CheckedFinding], chunk_indexes: list[int], not_expected: str | None = None
+) -> list[Absence]:
     """Absences of :data:`ABSENCE_CATEGORIES` among ``checked`` after reviewing ``chunk_indexes``.
 
     A category counts as present when any finding has it (whatever its verdict: a doubtful
     finding goes to the review queue on its own). No chunks examined → no absence claimed.
     Whether an absence alarms is not decided here (:func:`absence_policy`, and the playbook in the report).
+    ``not_expected`` (:func:`contract_expected`'s reason) makes each absence's reason
+    ``"not expected here: <why>"`` (:data:`NOT_EXPECTED`): information, never an alarm.
     """
     if not chunk_indexes:
         return []
     present = {cf.finding.clause_type for cf in checked}
     chunks = sorted(set(chunk_indexes))
+    found = f"no {{}} finding in {len(chunks)} examined chunk(s)"
     return [
-        Absence(clause_type=cat, chunks=chunks, reason=f"no {cat.value} finding in {len(chunks)} examined chunk(s)")
+        Absence(
+            clause_type=cat,
+            chunks=chunks,
+            reason=f"{NOT_EXPECTED}{not_expected}; {found.format(cat.value)}"
+            if not_expected
+            else found.format(cat.value),
+        )
         for cat in ABSENCE_CATEGORIES
         if cat not in present
     ]
+
+
+#: How an absence's reason starts when its document is no contract whose clauses are expected
+#: (:func:`contract_expected`): the report lists it as information, never as a missing clause.
+NOT_EXPECTED = "not expected here: "
+
+#: Characters of a document's first page(s) read for what kind of document it is.
+HEAD_CHARS = 1500
+
+#: Documents reviewed under the contract profile that are no commercial agreement, by what their first lines
+#: say, with why a missing clause means nothing in them.
+NOT_A_CONTRACT: list[tuple[re.Pattern[str], str]] = [
+    (
+        re.compile(r"\bjoint\s+filing\s+agreement\b|\brule\s+13d-1\s*\(k\)", re.I),
+        "a joint filing agreement (Exchange Act Rule 13d-1(k)(1): the filers agree to file one Schedule 13D or "
+        "13G together), not a commercial contract",
+    ),
+    (
+        re.compile(r"\A\W*(?:\S+\s+){0,12}?(?:limited\s+|special\s+|durable\s+)?power\s+of\s+attorney\b", re.I),
+        "a power of attorney, not a commercial contract",
+    ),
+    (
+        re.compile(r"\bcertifications?\b[^.]{0,200}\b(?:section\s+(?:302|906)|sarbanes|rule\s+13a-14)", re.I),
+        "a certification under the Sarbanes-Oxley Act (Sections 302 and 906), not a contract",
+    ),
+    (
+        re.compile(
+            r"\bconsent\s+of\s+(?:independent\s+)?(?:registered\s+public\s+accounting\s+firm|auditors?|accountants?)\b",
+            re.I,
+        ),
+        "an auditor's consent, not a contract",
+    ),
+    (
+        re.compile(r"\A\W*(?:\S+\s+){0,6}?(?:list\s+of\s+)?subsidiaries\s+of\b", re.I),
+        "a list of subsidiaries, not a contract",
+    ),
+    (
+        re.compile(
+            r"securities\s+and\s+exchange\s+commission[\s\S]{0,400}?\b(?:SCHEDULE\s+(?:13D|13G|14A|14C|TO)|"
+            r"FORM\s+(?:S-1|S-3|S-4|S-8|F-1|F-3|20-F|40-F|6-K|11-K|DEF\s+14A|N-CSR|N-Q))\b",
+            re.I,
+        ),
+        "an SEC form (its cover page names it), not a contract",
+    ),
+]
+_STATED_PAGES = re.compile(r"\bpage\s+\d{1,4}\s+(?:of|/)\s+(\d{1,4})\b", re.I)
+
+
+def contract_expected(document: ExtractedDocument) -> str | None:
+    """None when ``document`` (reviewed under the contract profile) is a contract whose missing clauses mean
+    something; else why not, in a reviewer's words:
+
+    - its first lines (:data:`HEAD_CHARS`) say it is no commercial agreement (:data:`NOT_A_CONTRACT`: a joint
+      filing agreement, a power of attorney, a certification, an auditor's consent, a list of subsidiaries, an
+      SEC form's cover page);
+    - it is a partial copy: a page's text or running lines state more pages than were read ("Page 1 of 6"
+      on the only page of a scan): ``"a partial copy: 1 of the 6 pages it states ('Page 1 of 6')"``. A DOCX
+      has no pages and states none."""
+    head = "\n".join(p.text for p in document.pages[:3])[:HEAD_CHARS]
+    for rx, why in NOT_A_CONTRACT:
+        if rx.search(head):
+            return why
+    if document.kind == DocumentKind.docx:
+        return None
+    stated = [
+        (int(m.group(1)), m.group(0))
+        for p in document.pages
+        for line in [*p.running, *p.text.splitlines()[-3:]]
+        for m in _STATED_PAGES.finditer(line)
+    ]
+    if stated:
+        total, said = max(stated)
+        if total > len(document.pages):
+            return f"a partial copy: {len(document.pages)} of the {total} pages it states ({said!r})"
+    return None

@@ -245,9 +245,12 @@ def _merge_consistency(results: list[CheckResult]) -> CheckResult:
     return CheckResult(name="consistency", verdict=verdict, reason="; ".join(r.reason for r in results))
 
 
-def _default_pointer(cf: CheckedFinding) -> str:
+def _default_pointer(cf: CheckedFinding, index: DocumentIndex | None = None) -> str:
+    """``the cap_on_liability finding on page 4 ("…")``: the finding's category, where it is (``index``: a DOCX
+    paragraph, an HTML filing's page, :meth:`DocumentIndex.on`) and the start of its quote."""
     quote = cf.finding.evidence.strip().replace("\n", " ")
-    return f'the {cf.finding.clause_type.value} finding on page {cf.finding.page} ("{quote[:60]}…")'
+    where = index.on(cf.finding.page) if index is not None else f"on page {cf.finding.page}"
+    return f'the {cf.finding.clause_type.value} finding {where} ("{quote[:60]}…")'
 
 
 @task(name="check-consistency", task_run_name=for_document("check-consistency"), cache_policy=NO_CACHE)
@@ -263,12 +266,13 @@ def check_consistency(
     With ``sha256``/``prompt_version``/``model`` given, each pointer names the other finding's
     ``finding_key`` (first 12 hex digits), the natural key it is stored under.
     """
-    pointer = None
-    if sha256 and prompt_version and model:
+
+    def pointer(cf: CheckedFinding) -> str:
+        if not (sha256 and prompt_version and model):
+            return _default_pointer(cf, index)
         from tasks.store.persist import finding_key  # persist imports this module
 
-        def pointer(cf: CheckedFinding) -> str:
-            key = finding_key(sha256, prompt_version, model, cf.finding.clause_type.value, cf.finding.evidence)
-            return f"finding {key[:12]} ({_default_pointer(cf)[4:]})"
+        key = finding_key(sha256, prompt_version, model, cf.finding.clause_type.value, cf.finding.evidence)
+        return f"finding {key[:12]} ({_default_pointer(cf, index)[4:]})"
 
     return consistency(checked, index.date_order if index else DateOrder.unknown, pointer)

@@ -102,12 +102,12 @@ def check_grounding(finding: Finding, grounding: Grounding, index: DocumentIndex
             verdict=Verdict.unsupported,
             reason=f"quote not found in the document (closest passage in its chunk is {grounding.similarity:.0f}% similar)",
         )
-    where = f"found in the {grounding.scope} on page {grounding.page}"
+    where = f"found in the {grounding.scope} {index.on(grounding.page)}"
     if grounding.page != finding.page:
-        where += f" (stated page {finding.page} corrected)"
+        where += f" (stated {index.on(finding.page).split(' ', 1)[1]} corrected)"
     if grounding.across_pages:
         where += (
-            f", continuing on page {grounding.across_pages} past the running header or footer lines at the page break"
+            f", continuing {index.on(grounding.across_pages)} past the running header or footer lines at the page break"
         )
     if grounding.ignoring_spaces:
         glued = grounding.page in index.glued_pages

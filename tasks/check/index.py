@@ -71,7 +71,9 @@ class DocumentIndex:
     set in bold or italic (offsets into the unit's text; :meth:`PageText.emphasised_spans`), for a
     filing's risk-factor headings; ``headings`` are the chunker's section heading lines
     (:func:`tasks.review.chunk.section_headings`: ``(offset, line)``), for the titles of the sections a
-    quote sits in (:meth:`heading_path`), which the support check reads.
+    quote sits in (:meth:`heading_path`), which the support check reads; ``places`` names each unit whose
+    place is not "page N" of its own number (:meth:`schemas.documents.Locator.place`: a DOCX paragraph, an
+    HTML filing's page by its page breaks), for the reasons that say where a quote is (:meth:`on`).
     """
 
     norm: str
@@ -89,6 +91,13 @@ class DocumentIndex:
     period_facts: list[XbrlFact] = field(default_factory=list)
     emphasis: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     headings: list[tuple[int, str]] = field(default_factory=list)
+    places: dict[int, str] = field(default_factory=dict)
+
+    def on(self, unit: int | None) -> str:
+        """Where 1-based text unit ``unit`` is, as a reason says it: ``"on page 3"``, ``"on page 6 (printed 4)"``,
+        ``"at § 7.2 Limitation of Liability, paragraph 3"`` (a DOCX paragraph: never a page)."""
+        place = self.places.get(unit or 0) or f"page {unit}"
+        return f"on {place}" if place.startswith("page ") else f"at {place}"
 
     @classmethod
     def build(cls, document: ExtractedDocument) -> DocumentIndex:
@@ -124,6 +133,7 @@ class DocumentIndex:
             period_facts(document) if document.facts else [],
             {p.number: p.emphasised_spans() for p in document.pages if p.emphasis},
             section_headings(text),
+            {n: p for n, where in document.unit_locators().items() if (p := where.place()) != f"page {n}"},
         )
 
     def heading_path(self, offset: int | None) -> str | None:

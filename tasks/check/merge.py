@@ -58,12 +58,12 @@ def _paragraph_starts(index: DocumentIndex) -> list[int]:
 
 
 def clause_of(offset: int, index: DocumentIndex, paragraphs: list[int]) -> tuple[ClauseKey, str]:
-    """The clause enclosing document ``offset`` and its name (``"§ 12.3"``, ``"the paragraph on page 2"``)."""
+    """The clause enclosing document ``offset`` and its name (``"§ 12.3"``, ``"the paragraph on page 2"``, ``"the paragraph at § 4. Fees, paragraph 2"`` in a DOCX)."""
     i = bisect.bisect_right(index.heading_offsets, offset) - 1
     if i >= 0:
         return ("section", i), f"§ {index.heading_numbers[i]}"
     start = paragraphs[bisect.bisect_right(paragraphs, offset) - 1]
-    return ("paragraph", start), f"the paragraph on page {max(bisect.bisect_right(index.page_starts, start), 1)}"
+    return ("paragraph", start), f"the paragraph {index.on(max(bisect.bisect_right(index.page_starts, start), 1))}"
 
 
 def support_score(cf: CheckedFinding) -> float | None:
@@ -159,14 +159,14 @@ def merge_clause_findings(checked: list[CheckedFinding], index: DocumentIndex) -
             assert blocks is not None
             start = blocks[k][0]
             clause = ("risk factor", start)
-            name = f"the risk factor on page {max(bisect.bisect_right(index.page_starts, start), 1)}"
+            name = f"the risk factor {index.on(max(bisect.bisect_right(index.page_starts, start), 1))}"
             headings[(value, clause)] = start
         else:
             if filing_paragraphs is None:
                 filing_paragraphs = paragraph_starts(index.text, index.page_starts)
             start = filing_paragraphs[bisect.bisect_right(filing_paragraphs, offset) - 1]
             clause = ("paragraph", start)
-            name = f"the paragraph on page {max(bisect.bisect_right(index.page_starts, start), 1)}"
+            name = f"the paragraph {index.on(max(bisect.bisect_right(index.page_starts, start), 1))}"
         gkey = (value, clause)
         groups.setdefault(gkey, []).append(i)
         where.setdefault(gkey, name)

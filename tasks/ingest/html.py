@@ -34,7 +34,9 @@ Units (:class:`schemas.documents.PageText`) and locators:
 - pages: the filer's page breaks (``page-break-before:always``, ``page-break-after:always``,
   ``break-before:page``, ``break-after:page`` in an element's ``style``; EDGAR filings put them on an
   ``<hr>``) split the text into pages numbered from 1 (an empty page keeps its number and makes no unit);
-  a document without page breaks has one page and its units have ``page`` None;
+  a document without page breaks has one page and its units have ``page`` None; the number the filer printed
+  at a page's foot (its page-number line, removed as furniture) is the locator's ``printed_page`` when it is
+  not the page's own number (a 10-Q's cover and contents are often unnumbered: its sixth page prints "4");
 - running headers, footers and page numbers are removed per page by
   :func:`tasks.ingest.furniture.strip_running_lines` (the page-number line at a page's foot, a repeated
   "Table of Contents" link at its head) and kept in the first unit of the page's ``running``; lines repeated
@@ -58,7 +60,7 @@ EDGAR's complete submission text file (EDGAR Filer Manual Vol. II §5 and §6: `
 ``<TEXT>`` that is not HTML is read as plain text, its ``<PAGE>`` markers as page breaks.
 
 Result (:func:`read_html`): ``{"ok": True, "encrypted": False, "pages": [{"number", "text", "quality",
-"running", "locator": {"page", "section"}, "emphasis": [line index]}], "engines": {"html": n}, "facts": [XbrlFact dicts],
+"running", "locator": {"page", "section", "printed_page"?}, "emphasis": [line index]}], "engines": {"html": n}, "facts": [XbrlFact dicts],
 "dei": {...}, "form": str | None, "edgar": {"type", "sequence", "filename", "description"} (the document's own
 EDGAR header, empty outside a submission file), "parts": [{"type", "sequence", "filename", "description"}],
 "exhibit_links": [file name]}`` or ``{"ok": False,
@@ -73,7 +75,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks.ingest.furniture import strip_running_lines
+from tasks.ingest.furniture import is_page_number, strip_running_lines
 from tasks.ingest.quality import clean_quality
 from tasks.textnorm import clean_page_text
 
@@ -488,12 +490,14 @@ def _units(pages: list[_Page]) -> tuple[list[dict], Callable[[tuple[int, int] | 
     for index, page in enumerate(pages):
         top = _top_removed(page.lines, removed[index], stripped[index])
         kept = list(range(top, len(page.lines) - (len(removed[index]) - top)))
+        printed = printed_number(removed[index][top:])
         page_starts: list[tuple[int, int]] = []
         for group, section in _split(page.lines, kept, path):
             units.append(
                 {
                     "lines": [page.lines[i].text for i in group],
                     "page": index + 1 if paged else None,
+                    "printed_page": printed if paged and printed != str(index + 1) else None,
                     "section": section,
                     "running": [] if page_starts else removed[index],
                     "emphasis": [k for k, i in enumerate(group) if page.lines[i].emphasis],
@@ -517,6 +521,18 @@ def _units(pages: list[_Page]) -> tuple[list[dict], Callable[[tuple[int, int] | 
         return len(units)
 
     return units, locate
+
+
+def printed_number(foot: list[str]) -> str | None:
+    """The page number printed at a page's foot, from the running lines removed there (``["4"]``,
+    ``["Page 4 of 40"]`` → ``"4"``): the number of the last page-number line
+    (:func:`tasks.ingest.furniture.is_page_number`), None when there is none."""
+    for line in reversed(foot):
+        if is_page_number(line):
+            m = re.search(r"\d+", line)
+            if m:
+                return str(int(m.group(0)))
+    return None
 
 
 def _split(lines: list[_Line], kept: list[int], path: list[str | None]) -> list[tuple[list[int], str | None]]:
@@ -602,7 +618,11 @@ def _result(
                 "text": text,
                 "quality": quality,
                 "running": unit["running"],
-                "locator": {"page": unit["page"], "section": unit["section"]},
+                "locator": {
+                    "page": unit["page"],
+                    "section": unit["section"],
+                    **({"printed_page": unit["printed_page"]} if unit["printed_page"] else {}),
+                },
                 "emphasis": unit["emphasis"],
             }
         )

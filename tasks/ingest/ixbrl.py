@@ -430,7 +430,7 @@ def read_facts(root: Any, locate: Callable[[Any], int | None]) -> list[dict]:
                 try:
                     value = numeric_value(text, fmt, _attr(el, "scale"), _attr(el, "sign"))
                 except TransformError as exc:
-                    value, problem = None, problem or f"{text!r} cannot be read: {exc}"
+                    value, problem = None, problem or unreadable(text, _attr(el, "scale"), exc)
             scale = (_attr(el, "scale") or "0").strip()
             if unit and "/shares" in unit and scale not in ("0", "") and problem is None:
                 problem = f"scale {scale} on a per-share amount ({text} {unit}): not used"
@@ -460,6 +460,18 @@ def read_facts(root: Any, locate: Callable[[Any], int | None]) -> list[dict]:
         )
     mark_inconsistent_duplicates(facts)
     return facts
+
+
+def unreadable(text: str, scale: str | None, error: TransformError) -> str:
+    """Why a numeric fact's value cannot be known, for its ``problem``: a ``scale`` that is no integer power
+    of ten (Inline XBRL 1.1 §4.1.6: an integer), a number in parentheses inside the fact (the displayed
+    value of a ``ix:nonFraction`` carries no sign; a negative value is tagged ``sign="-"``), or what the
+    format's transformation said. The figure is then shown as displayed, never converted."""
+    if scale is not None and not re.fullmatch(r"\s*-?\d+\s*", scale):
+        return f"scale {scale.strip()!r} is not a power of ten: {text!r} shown as displayed, not scaled"
+    if text.strip().startswith("(") and text.strip().endswith(")"):
+        return f'{text!r} is in parentheses inside the fact, its sign not tagged (sign="-"): shown as displayed'
+    return f"{text!r} cannot be read: {error}"
 
 
 def mark_inconsistent_duplicates(facts: list[dict]) -> None:

@@ -70,7 +70,7 @@ def detect_kind(path: str) -> DocumentKind:
             f"an RTF file; save it as .docx or PDF (libreoffice --headless --convert-to docx); docreview reads {SUPPORTED}"
         )
     raise UnsupportedKind(
-        f"not a supported document (no PDF, DOCX, TIFF, PNG or JPEG signature); docreview reads {SUPPORTED}"
+        f"not a supported document (no PDF, DOCX, HTML, TIFF, PNG or JPEG signature); docreview reads {SUPPORTED}"
     )
 
 

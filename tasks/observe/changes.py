@@ -98,10 +98,11 @@ _TO_MILLIONS = {"USD": 1e-6, "USD thousands": 1e-3, "USD millions": 1.0, "USD bi
 
 
 def in_millions(fig: KeyFigure) -> float | None:
-    """``fig.value`` in USD millions (an HTML filing's facts are in USD millions, a PDF statement's in
-    the unit its heading states); None for a unit without a factor (``"USD per share"``)."""
+    """``fig.value`` in USD millions (an HTML filing's facts are in USD, a PDF statement's in the unit its
+    heading states); None for a unit without a factor (``"USD per share"``, another currency) or a figure
+    whose value could not be read."""
     factor = _TO_MILLIONS.get(fig.unit)
-    return fig.value * factor if factor is not None else None
+    return float(fig.value) * factor if factor is not None and fig.value is not None else None
 
 
 def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | None = None) -> list[FilingChange]:
@@ -137,10 +138,12 @@ def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | N
                 after=f"{len(after.risk_headings)} heading(s) read",
             )
         )
-    old_figs = {f.name: f for f in before.key_figures}
+    old_figs = {f.name: f for f in reversed(before.key_figures) if f.current}  # the first current one per name
     for fig in after.key_figures:
         prev = old_figs.get(fig.name)
-        if prev is None or (prev.value, prev.unit, prev.period) == (fig.value, fig.unit, fig.period):
+        if not fig.current or prev is None or prev.value is None or fig.value is None:
+            continue
+        if (prev.value, prev.unit, prev.period) == (fig.value, fig.unit, fig.period):
             continue
         old_basis, new_basis = figure_basis(prev, form), figure_basis(fig, form)
         why = not_comparable(old_basis, new_basis)
@@ -149,8 +152,8 @@ def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | N
                 FilingChange(
                     kind="figure_not_compared",
                     subject=fig.name.value,
-                    before=f"{prev.raw} {prev.unit}",
-                    after=f"{fig.raw} {fig.unit}",
+                    before=prev.shown,
+                    after=fig.shown,
                     basis=why,
                 )
             )
@@ -158,8 +161,8 @@ def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | N
         old_value, new_value = in_millions(prev), in_millions(fig)
         if old_value is None or new_value is None:
             if prev.unit != fig.unit:
-                continue
-            old_value, new_value = prev.value, fig.value
+                continue  # two currencies: never converted
+            old_value, new_value = float(prev.value), float(fig.value)
         if old_value == new_value:
             continue
         change = (new_value - old_value) / abs(old_value) if old_value else None
@@ -169,8 +172,8 @@ def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | N
             FilingChange(
                 kind="figure_changed",
                 subject=fig.name.value,
-                before=f"{prev.raw} {prev.unit}",
-                after=f"{fig.raw} {fig.unit}",
+                before=prev.shown,
+                after=fig.shown,
                 change=round(change, 4) if change is not None else None,
                 basis=f"{old_basis.label()} → {new_basis.label()}",
             )
@@ -270,7 +273,7 @@ def changes_markdown(documents: list[dict]) -> str:
     for d in documents:
         for c in d.get("changes") or []:
             pct = f"{c['change'] * 100:+.1f} %" if c.get("change") is not None else ""
-            where = f" (page {c['page']})" if c.get("page") else ""
+            where = f" ({c['locator']})" if c.get("locator") else (f" (page {c['page']})" if c.get("page") else "")
             rows.append(
                 f"| {d['file_name']} | {'**high**' if c.get('high_risk') else ''} | {c['kind']} | "
                 f"{str(c['subject'])[:80]}{where} | "

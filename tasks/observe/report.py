@@ -12,6 +12,7 @@ import contextlib
 import json
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,18 @@ from prefect.artifacts import create_link_artifact, create_markdown_artifact, cr
 from prefect.cache_policies import NO_CACHE
 from sqlmodel import Session, col, select
 
+from schemas.documents import Locator
 from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
-from tasks.check.absences import absence_policy
+from tasks.check.absences import NOT_EXPECTED, absence_policy
 from tasks.check.injection import report_flags
 from tasks.check.playbook import supported
 from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, read_as, reason_score
 from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
+from tasks.review.backends.rules import MUTUAL_LIABILITY
 from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results, unit_of_work
 from tasks.store.profiles import load_profiles, profile_fields
 
@@ -106,6 +109,10 @@ def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
     """The liability cap amounts a document's Cap On Liability findings state, each with where it is:
     ``["$1,000,000 (page 4)", "$250,000 (§ 7.2 Limitation of Liability, paragraph 3; finding 45 needs review)"]``.
 
+    When the finding says whose liability the cap limits (its ``liability_of`` value, read by the rules backend
+    from "either party's" or "Supplier's total liability"), the place says so: ``"$2,000,000 (page 4; Supplier's
+    liability only)"``, ``"(page 4; each party's liability)"``.
+
     A stated value counts when its name reads as the cap (``amount``, ``cap``, ``limit``, ``maximum``),
     the quote was found in the document (``grounding`` verified), the ``values`` check verified it
     (the amount is the quote's), and no reviewer rejected the finding. A finding the support check did not
@@ -123,7 +130,10 @@ def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
         if not _values_verified(f):
             continue
         sure = supported(f) or decision.startswith("approve")
-        where = str(f.get("locator") or f"page {f.get('page')}")
+        where = str(f.get("locator") or f"page {f.get('page')}")  # a report finding always has its locator
+        whose = str((f.get("values") or {}).get("liability_of") or "")
+        if whose:  # a cap on one party's liability leaves the other's uncapped: say whose
+            where += "; each party's liability" if MUTUAL_LIABILITY.fullmatch(whose) else f"; {whose}'s liability only"
         for name, raw in (f.get("values") or {}).items():
             if not _CAP_NAMES.search(str(name)):
                 continue
@@ -204,6 +214,8 @@ def _report(
     for d in docs:
         profile = profiles.get(d.sha256) if d.sha256 else None
         summary = FilingSummary.model_validate(profile.summary) if profile is not None and profile.summary else None
+        structure = stored.get(d.sha256 or "", {}).get("__structure__") or {}
+        where = unit_locator(stored.get(d.sha256 or "", {}).get("__kind__"), structure)
         findings: list[dict[str, Any]] = []
         if d.sha256 and d.status == "reviewed":
             rows = load_findings(store, d.sha256, run.prompt_version, run.model)
@@ -213,6 +225,7 @@ def _report(
             decisions = _decisions(store, [r.finding_key for r in rows])  # reviewer decisions, latest
             ids = {r.finding_key[:12]: r.id for r in rows if r.id is not None}  # "finding <key>" → report id
             for r in sorted(rows, key=lambda r: (RISK_ORDER.get(r.risk, 3), r.page or 0, r.chunk_index)):
+                located = where(r.page)
                 findings.append(
                     dict(
                         id=r.id,
@@ -221,8 +234,10 @@ def _report(
                         summary=r.summary,
                         risk=r.risk,
                         evidence=r.evidence,
-                        page=r.page,
-                        stated_page=r.stated_page,
+                        page=located.page,
+                        stated_page=where(r.stated_page).page if r.stated_page else None,
+                        unit_number=r.page,
+                        where=located.model_dump(exclude_none=True),
                         verdict=r.verdict,
                         values=dict(r.values),
                         read_values=read_values(dict(r.values)),
@@ -236,16 +251,17 @@ def _report(
                             for c in checks.get(r.finding_key, [])
                         ),
                         **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
-                        **({"section": summary.section_at(r.page or 1)} if summary is not None else {}),
-                        locator=r.locator or f"page {r.page}",
+                        section=located.section,
+                        locator=located.label(),
                     )
                 )
-        structure = stored.get(d.sha256 or "", {}).get("__structure__") or {}
         redline, comments = list(structure.get("changes") or []), list(structure.get("comments") or [])
         for f in findings:
             f["redline"] = [{**c, "note": redline_note(c)} for c in redline_of(f, redline)]
-            f["comments"] = [c for c in comments if c.get("unit") == f["page"]]
+            f["comments"] = [c for c in comments if c.get("unit") == f["unit_number"]]
         flags, doc_checks = report_flags(store, d.sha256, findings)  # hostile-input flags (tasks.check.injection)
+        for flag in flags:  # where, as the document model says (a DOCX paragraph, an HTML filing's page)
+            locate(flag, where)
         absences = _absences(store, d.sha256, run.prompt_version, run.model) if d.status == "reviewed" else []
         pages_flagged = (
             page_flags({k: v for k, v in stored.get(d.sha256 or "", {}).items() if not k.startswith("__")}, flags)
@@ -264,6 +280,7 @@ def _report(
                 reason=d.reason,
                 failure_kind=d.failure_kind,
                 pages=d.pages,
+                page_count=page_count(d.pages, structure),
                 kind=stored.get(d.sha256 or "", {}).get("__kind__"),
                 redline=[{**c, "note": redline_note(c)} for c in redline],
                 comments=comments,
@@ -274,7 +291,7 @@ def _report(
                 flags=flags,
                 checks=doc_checks,
                 page_flags=pages_flagged,
-                drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
+                drift=located_drift(drift.get(d.sha256), where) if d.sha256 and d.status == "reviewed" else None,
                 **filing_fields(profile, summary, d.status),
                 **({"playbook": results} if playbook else {}),
                 edgar=structure.get("edgar") or None,
@@ -284,10 +301,9 @@ def _report(
         )
         wanted_absent(documents[-1])
         absence_alarms(documents[-1])
-        labels = (structure or {}).get("locators") or {}
         for figure in [*(documents[-1].get("key_figures") or []), *(documents[-1].get("red_flags") or [])]:
-            # an HTML filing's unit → "page 69, Part II > Item 8"
-            figure["locator"] = labels.get(str(figure.get("page"))) or f"page {figure.get('page')}"
+            locate(figure, where)  # an HTML filing's unit 69 → page 54, "page 54, Part IV > Item 15. …"
+        locate_changes(engine, documents[-1], where)
     link_exhibits(documents)
     return dict(
         run=dict(
@@ -306,6 +322,76 @@ def _report(
         ),
         documents=documents,
     )
+
+
+def unit_locator(kind: str | None, structure: dict[str, Any]) -> Callable[[int | None], Locator]:
+    """``where(unit)``: the :class:`schemas.documents.Locator` of a document's 1-based text unit (PDF page, DOCX
+    paragraph, HTML page part), as the document model gave it at ingest (``documents.structure`` ``units``,
+    :meth:`schemas.documents.ExtractedDocument.unit_locators`); a unit not listed there is the PDF page of that
+    number. ``kind`` is the document's format (``pdf``, ``docx``, ``image``, ``html``): a DOCX unit is never a
+    page. A structure stored before ``units`` were recorded gives its ``locators`` labels' page numbers."""
+    units = {str(k): Locator.model_validate(v) for k, v in (structure.get("units") or {}).items()}
+    labels = {str(k): str(v) for k, v in (structure.get("locators") or {}).items()}
+
+    def where(unit: int | None) -> Locator:
+        if unit is None:
+            return Locator()
+        if str(unit) in units:
+            return units[str(unit)]
+        if kind == "docx":
+            return Locator(paragraph=unit)
+        m = re.match(r"page (\d+)(?:, (.+))?$", labels.get(str(unit), ""))
+        if m:  # stored before units were recorded: an HTML unit's label
+            return Locator(page=int(m.group(1)), section=m.group(2), page_basis="page_break")
+        return Locator(page=unit, page_basis="image" if kind == "image" else "pdf")
+
+    return where
+
+
+def located_drift(record: dict[str, Any] | None, where: Callable[[int | None], Locator]) -> dict[str, Any] | None:
+    """A document's drift record (:func:`tasks.observe.monitoring.document_drift`) with each finding it lists
+    (added, removed, changed; ``page`` their text unit, as stored) located (:func:`locate`); None stays None."""
+    if record is None:
+        return None
+    for key in ("added", "removed", "changed"):
+        for entry in record.get(key) or []:
+            if isinstance(entry, dict) and entry.get("page"):
+                locate(entry, where)
+    return record
+
+
+def page_count(units: int | None, structure: dict[str, Any]) -> int | None:
+    """How many pages a document has as its locators count them: an HTML filing's last page by its page
+    breaks (its ``units`` — text units — are more: an Item heading starts one mid-page), else ``units``
+    (a PDF's pages; a DOCX's paragraph units, which the report never calls pages)."""
+    pages = [int(v["page"]) for v in (structure.get("units") or {}).values() if v.get("page_basis") == "page_break"]
+    return max(pages) if pages else units
+
+
+def locate(item: dict[str, Any], where: Callable[[int | None], Locator]) -> None:
+    """Give a report item that names its text unit in ``page`` (a key figure, a red flag: the unit they were
+    read from) its locator, in place: ``unit_number`` the unit, ``page`` the locator's page (None for a DOCX),
+    ``where`` the locator, ``locator`` its label (:meth:`schemas.documents.Locator.label`)."""
+    unit = item.get("unit_number", item.get("page"))
+    located = where(unit)
+    item.update(unit_number=unit, page=located.page, where=located.model_dump(exclude_none=True))
+    item["locator"] = located.label()
+
+
+def locate_changes(engine: Any, document: dict[str, Any], where: Callable[[int | None], Locator]) -> None:
+    """Give each of a filing's changes since its previous filing that names a page (an added risk factor's
+    heading in this filing, a removed one's in the previous filing: their text unit) its locator, in place
+    (:func:`locate`); the previous filing's units are located by its own stored structure."""
+    changes = [c for c in document.get("changes") or [] if c.get("page")]
+    if not changes:
+        return
+    before = where
+    previous = document.get("previous_sha256")
+    if previous and any(c.get("kind") == "risk_factor_removed" for c in changes):
+        row = _page_flag_rows(engine, [previous]).get(previous, {})
+        before = unit_locator(row.get("__kind__"), row.get("__structure__") or {})
+    for change in changes:
+        locate(change, before if change.get("kind") == "risk_factor_removed" else where)
 
 
 def link_exhibits(documents: list[dict[str, Any]]) -> None:
@@ -462,7 +548,9 @@ def absence_alarms(document: dict[str, Any]) -> None:
     An absence alarms when a playbook rule on its clause expects it (``expect`` other than ``absent``)
     and did not pass without it, or when its category's absence is itself a risk
     (:data:`tasks.check.absences.ABSENCE_POLICY`: no Cap On Liability → liability uncapped, no
-    Governing Law → law and forum uncertain) — unless a passing rule wants it absent
+    Governing Law → law and forum uncertain) — unless a passing rule wants it absent, or the document is no
+    contract whose clauses are expected (its reason starts :data:`tasks.check.absences.NOT_EXPECTED`: an exhibit
+    that is no agreement, an SEC form, a partial scan; ``why`` then says which)
     (``wanted_by``, :func:`wanted_absent`). An absence whose clause a playbook rule reads in findings
     claimed as other categories (the rule's ``finding_ids``, :func:`tasks.check.playbook.evaluate_rule`)
     is no alarm and its ``why`` says where the rule reads it. Every other absence is information
@@ -479,7 +567,11 @@ def absence_alarms(document: dict[str, Any]) -> None:
         policy = absence_policy(absence["clause_type"])
         rule = expecting.get(absence["clause_type"])
         read = reading.get(absence["clause_type"])
-        if read is not None:
+        if str(absence.get("reason") or "").startswith(NOT_EXPECTED):  # no contract whose clauses are expected
+            absence["alarm"] = False
+            absence["why"] = str(absence["reason"]).split("; no ", 1)[0]
+            document["absences_not_expected"] = absence["why"][len(NOT_EXPECTED) :]
+        elif read is not None:
             absence["alarm"] = False
             ids = ", ".join(str(i) for i in read["finding_ids"])
             absence["why"] = (
@@ -591,7 +683,12 @@ def triage(findings: list[dict[str, Any]], results: list[dict[str, Any]]) -> lis
     mark_secondary(findings)
     for f in findings:
         f["triage"] = triage_tier(f)
-    return sorted(findings, key=lambda f: (*triage_key(f), f.get("page") or 0, f.get("chunk_index") or 0))
+    return sorted(findings, key=lambda f: (*triage_key(f), _unit(f), f.get("chunk_index") or 0))
+
+
+def _unit(finding: dict[str, Any]) -> int:
+    """A report finding's text unit, for ordering findings in document order (0 when unknown)."""
+    return int(finding.get("unit_number") or finding.get("page") or 0)
 
 
 def _support_reason(finding: dict[str, Any]) -> str:
@@ -625,7 +722,7 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
         f.pop("secondary", None)
         f.pop("reads_as", None)
     shown: dict[str, dict[str, Any]] = {}
-    for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
+    for f in sorted(findings, key=lambda f: (_unit(f), f["id"])):
         if (f["verdict"] == "verified" and not _decided(f, "reject")) or _decided(f, "approve"):
             shown.setdefault(f["clause_type"], f)
     doubted: dict[str, list[dict[str, Any]]] = {}
@@ -639,7 +736,7 @@ def mark_secondary(findings: list[dict[str, Any]]) -> None:
                 f["secondary"] = f"another passage of {label}, which finding {shown[category]['id']} shows"
             continue
         scores = {id(f): reason_score(_support_reason(f)) for f in group}
-        group.sort(key=lambda f: (-_or_one(scores[id(f)]), f.get("page") or 0, f["id"]))
+        group.sort(key=lambda f: (-_or_one(scores[id(f)]), _unit(f), f["id"]))
         best, best_score = group[0], scores[id(group[0])]
         for f in group[1:]:
             against = "" if best_score is None else f" (support {best_score:.2f} against {scores[id(f)]:.2f})"
@@ -658,7 +755,7 @@ def _ask_other_readings(findings: list[dict[str, Any]], shown: dict[str, dict[st
     that category: a real clause claimed under the wrong category (an Expiration Date claimed as
     Effective Date) is then still put to the reviewer. ``shown``: category → the finding showing it."""
     asked = {f["clause_type"] for f in findings if triage_tier(f) in ("deviation", "must_know", "decide")}
-    for f in sorted(findings, key=lambda f: (f.get("page") or 0, f["id"])):
+    for f in sorted(findings, key=lambda f: (_unit(f), f["id"])):
         reason = _support_reason(f)
         other = read_as(reason) if f.get("secondary") and not dismissed(reason) else None
         if other is None or other.value in shown or other.value in asked:
@@ -774,7 +871,7 @@ def redline_of(finding: dict[str, Any], changes: list[dict[str, Any]]) -> list[d
     """The tracked changes (``documents.structure`` ``changes``) a finding's evidence rests on: those in
     the unit (DOCX paragraph) it was grounded on whose inserted text is in the evidence, or, when none
     is, every change of that unit."""
-    here = [c for c in changes if c.get("unit") == finding.get("page")]
+    here = [c for c in changes if c.get("unit") == finding.get("unit_number", finding.get("page"))]
     evidence = " ".join(str(finding.get("evidence") or "").split())
     inside = [c for c in here if c.get("after") and " ".join(str(c["after"]).split()) in evidence]
     return inside or here
@@ -805,7 +902,7 @@ def page_flags(stored: dict[str, Any] | None, flags: list[dict[str, Any]]) -> li
     private-use/NUL pages. Flags in :data:`PAGE_FLAG_TEXT` order.
     """
     stored = dict(stored or {})
-    truncated = sorted({f["page"] for f in flags if f.get("kind") == "page_truncated"})
+    truncated = sorted({f.get("unit_number", f["page"]) for f in flags if f.get("kind") == "page_truncated"})
     if truncated:
         stored["page_truncated"] = truncated
     out = []
@@ -971,7 +1068,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <section class="doc" id="doc-{{ doc.anchor }}">
  <h2>{{ doc.file_name }}</h2>
  <div class="sub"><span class="badge {{ doc.status }}">{{ doc.status }}</span>
-  {% if doc.kind == "docx" %}· Word document, {{ doc.pages }} paragraph(s) (no pages){% elif doc.pages %}· {{ doc.pages }} page(s){% if doc.kind == "image" %} (page images, OCR){% endif %}{% endif %}
+  {% if doc.kind == "docx" %}· Word document, {{ doc.pages }} paragraph(s) (no pages){% elif doc.kind == "html" and doc.page_count %}· {{ doc.page_count }} page(s) by its page breaks{% elif doc.pages %}· {{ doc.pages }} page(s){% if doc.kind == "image" %} (page images, OCR){% endif %}{% endif %}
   {% if doc.findings %}· {{ doc.findings|length }} finding(s): {{ doc.counts.verified }} verified, {{ doc.counts.needs_review }} need review, {{ doc.counts.unsupported }} unsupported, {{ doc.counts.contradicted }} contradicted · risk {{ doc.counts.high }} high, {{ doc.counts.medium }} medium, {{ doc.counts.low }} low{% endif %}
   {% if doc.reason %}· {{ doc.reason }}{% endif %}
   {% if doc.drift and doc.drift.score is not none %}· <span class="drift{% if doc.drift.score > 0 %} moved{% endif %}">drift {{ "%.3f"|format(doc.drift.score) }}{% if doc.drift.score > 0 %} (+{{ doc.drift.added|length }} −{{ doc.drift.removed|length }} ~{{ doc.drift.changed|length }}){% endif %}{% if doc.drift.model_changed %} vs {{ doc.drift.baseline_model }} / {{ doc.drift.baseline_prompt_version }}{% endif %}</span>{% endif %}
@@ -980,16 +1077,17 @@ the findings, calls, tokens and cost below are what that server returned (a prox
   {% if doc.edgar and doc.edgar.type %}<br>EDGAR document {{ doc.edgar.type }}{% if doc.edgar.filename %} ({{ doc.edgar.filename }}){% endif %}{% if doc.exhibit_of %} — exhibit to the {{ doc.exhibit_of.document_type or "filing" }} <a href="#doc-{{ anchors.get(doc.exhibit_of.sha256, "") }}">{{ doc.exhibit_of.file_name }}</a>{% if doc.exhibit_of.period %} (period ended {{ doc.exhibit_of.period }}){% endif %}{% elif doc.edgar.type.upper().startswith("EX-") %} — its filing is not in this run{% endif %}{% endif %}
   {% if doc.exhibits %}<br>Exhibits: {% for x in doc.exhibits %}{{ x.type or "exhibit" }} {{ x.filename }} → {% if x.file_name %}<a href="#doc-{{ anchors.get(x.sha256, "") }}">{{ x.file_name }}</a> ({{ x.status }}){% else %}in the submission file, not reviewed on its own{% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if doc.exhibits_elsewhere %}; {{ doc.exhibits_elsewhere }} other linked exhibit file(s) not in this run{% endif %}{% elif doc.exhibits_elsewhere %}<br>{{ doc.exhibits_elsewhere }} linked exhibit file(s), none in this run{% endif %}</div>
  {% if doc.red_flags %}<div class="notice"><b>Red flags ({{ doc.red_flags|length }}).</b><ul class="checks">{% for r in doc.red_flags %}<li><b>{{ r.flag|replace("_", " ") }}</b> ({{ r.locator or ("page " ~ r.page) }}): {{ r.reason }} — <q>{{ r.evidence }}</q></li>{% endfor %}</ul></div>{% endif %}
- {% if doc.key_figures %}<table class="terms"><tr><th>Key figure</th><th>Value</th><th>Period</th><th>Where</th></tr>{% for k in doc.key_figures %}
-  <tr><td>{{ k.name|replace("_", " ") }}</td><td>{{ k.raw }} {{ k.unit }}</td><td>{{ k.period or "" }}</td><td>{{ k.locator or k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
+ {% if doc.key_figures %}<table class="terms figures"><tr><th>Key figure</th><th>Value (exact, in its own unit)</th><th>Period</th><th>Where</th></tr>{% for k in doc.key_figures %}
+  <tr class="figure"><td>{{ k.title or k.name|replace("_", " ") }}</td><td class="value">{{ k.shown }}{% if k.note %}<br><span class="sub">{{ k.note }}</span>{% endif %}</td><td>{{ k.period_label or k.period or "" }}</td><td class="where">{{ k.locator or k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
  {% if doc.fact_problems %}<details open><summary>XBRL facts not used ({{ doc.fact_problems|length }}): no key figure is taken from them or read around them</summary><ul class="checks">{% for p in doc.fact_problems %}<li>{{ p }}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
-  <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.page %} (page {{ c.page }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
+  <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.locator %} ({{ c.locator }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
- {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
+ {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>{{ fl.locator or ("page " ~ fl.page) }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}
  {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
- {% if info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
+ {% if info and doc.absences_not_expected %}<p class="sub absent-info"><b>No missing-clause alarm</b>: {{ doc.absences_not_expected }}. Not found, for information:{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}){% if not loop.last %};{% endif %}{% endfor %}.</p>
+ {% elif info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
  {% if wanted %}<p class="sub"><b>Not found, as the playbook wants:</b>{% for a in wanted %} {{ a.clause_label }} (rule {{ a.wanted_by }}, <code>{{ a.id }}</code>){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ wanted[0].chunks_examined }} reviewed chunk(s).</p>{% endif %}
  {% if doc.playbook %}<table class="playbook"><tr><th>Playbook rule</th><th>Status</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
  {% for r in doc.playbook %}<tr><td>{{ r.rule }}<br><span class="sub">{{ r.clause_label }} · {{ r.expect|replace("_", " ") }}</span></td><td><span class="badge pb-{{ r.status }}">{{ r.status }}</span></td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
@@ -1008,7 +1106,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, in a reviewer's order: deviations, high-risk terms, to decide, the rest, further passages, those the fact-check dismissed)</summary>
  <table><tr><th>Clause</th><th>Finding and evidence</th><th>Where</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
-  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.section %}<br><small>{{ f.section }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
+  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
     {% if f.read_values %}<div class="sub">read as: {% for k, vs in f.read_values.items() %}{% for v in vs %}{{ v.raw }} = {{ v.iso or ((v.unit ~ " ") if v.unit and v.kind == "money" else "") ~ (v.amount or "") ~ ((" " ~ v.unit) if v.unit and v.kind == "duration" else "") ~ ("%" if v.kind == "percent" else "") }}{% if v.problem %} ({{ v.problem }}){% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
@@ -1099,7 +1197,7 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
             "anchor": d["anchor"],
             "clause": f["clause_label"],
             "why": next((c["reason"] for c in f.get("checks") or [] if c["name"] == "support"), ""),
-            "locator": f.get("locator") or f"page {f['page']}",
+            "locator": f.get("locator") or "",
             "id": f["id"],
         }
         for d in documents
@@ -1227,7 +1325,7 @@ def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dic
     page, locator, summary, id, triage, why}`` (``why``: :func:`triage_why`); at most ``limit`` (None: all)."""
     keyed = [
         (
-            triage_key(f),
+            (*triage_key(f), d["file_name"], _unit(f)),
             {
                 "document": d["file_name"],
                 "clause": f["clause_label"],
@@ -1245,7 +1343,7 @@ def attention_rows(report: dict[str, Any], limit: int | None = 1000) -> list[dic
         for f in d["findings"]
         if needs_attention(f)
     ]
-    keyed.sort(key=lambda kr: (*kr[0], kr[1]["document"], kr[1]["page"] or 0))
+    keyed.sort(key=lambda kr: kr[0])
     rows = [r for _, r in keyed]
     return rows if limit is None else rows[:limit]
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.documents import PAGE_SEPARATOR, Chunk, ExtractedDocument
+from schemas.filings import OUTFLOWS as _OUTFLOWS
 from schemas.filings import FilingSummary, KeyFigure, KeyFigureName, RedFlag
 from tasks.runnames import for_document
 
@@ -54,7 +56,83 @@ ITEMS_10K = {
     "16": "Form 10-K Summary",
 }
 
-ITEM_LINE = re.compile(r"^\s*ITEM\s+(\d{1,2}(?:\.\d{2})?[A-C]?)(?![\d(])\s*[.:\-–—]?\s*(.{0,120})$", _I | re.M)
+#: Form 10-Q Item titles by Part (General Instructions and Parts I-II of Form 10-Q): its Items are numbered
+#: again from 1 in Part II, so the Part decides the title.
+ITEMS_10Q = {
+    "I": {
+        "1": "Financial Statements",
+        "2": "Management's Discussion and Analysis of Financial Condition and Results of Operations",
+        "3": "Quantitative and Qualitative Disclosures About Market Risk",
+        "4": "Controls and Procedures",
+    },
+    "II": {
+        "1": "Legal Proceedings",
+        "1A": "Risk Factors",
+        "2": "Unregistered Sales of Equity Securities and Use of Proceeds",
+        "3": "Defaults Upon Senior Securities",
+        "4": "Mine Safety Disclosures",
+        "5": "Other Information",
+        "6": "Exhibits",
+    },
+}
+
+#: Form 8-K Item titles (General Instructions B and Items 1.01-9.01 of Form 8-K; 6.01-6.05 apply to
+#: asset-backed issuers).
+ITEMS_8K = {
+    "1.01": "Entry into a Material Definitive Agreement",
+    "1.02": "Termination of a Material Definitive Agreement",
+    "1.03": "Bankruptcy or Receivership",
+    "1.04": "Mine Safety - Reporting of Shutdowns and Patterns of Violations",
+    "1.05": "Material Cybersecurity Incidents",
+    "2.01": "Completion of Acquisition or Disposition of Assets",
+    "2.02": "Results of Operations and Financial Condition",
+    "2.03": "Creation of a Direct Financial Obligation or an Obligation under an Off-Balance Sheet Arrangement",
+    "2.04": "Triggering Events That Accelerate or Increase a Direct Financial Obligation",
+    "2.05": "Costs Associated with Exit or Disposal Activities",
+    "2.06": "Material Impairments",
+    "3.01": "Notice of Delisting or Failure to Satisfy a Continued Listing Rule or Standard; Transfer of Listing",
+    "3.02": "Unregistered Sales of Equity Securities",
+    "3.03": "Material Modification to Rights of Security Holders",
+    "4.01": "Changes in Registrant's Certifying Accountant",
+    "4.02": "Non-Reliance on Previously Issued Financial Statements or a Related Audit Report",
+    "5.01": "Changes in Control of Registrant",
+    "5.02": "Departure of Directors or Certain Officers; Election of Directors; Appointment of Certain Officers",
+    "5.03": "Amendments to Articles of Incorporation or Bylaws; Change in Fiscal Year",
+    "5.04": "Temporary Suspension of Trading Under Registrant's Employee Benefit Plans",
+    "5.05": "Amendments to the Registrant's Code of Ethics, or Waiver of a Provision of the Code of Ethics",
+    "5.06": "Change in Shell Company Status",
+    "5.07": "Submission of Matters to a Vote of Security Holders",
+    "5.08": "Shareholder Director Nominations",
+    "6.01": "ABS Informational and Computational Material",
+    "6.02": "Change of Servicer or Trustee",
+    "6.03": "Change in Credit Enhancement or Other External Support",
+    "6.04": "Failure to Make a Required Distribution",
+    "6.05": "Securities Act Updating Disclosure",
+    "7.01": "Regulation FD Disclosure",
+    "8.01": "Other Events",
+    "9.01": "Financial Statements and Exhibits",
+}
+
+
+def item_title(item: str, form: str | None, part: str | None = None) -> str | None:
+    """The title of Item ``item`` (``"1A"``, ``"5.02"``) in the list of ``form`` (``"10-K"``, ``"10-Q"``,
+    ``"8-K"``; a 10-Q Item in ``part`` ``"I"`` or ``"II"``), or None when the form's list has no such Item (an
+    "Item 9" in an 8-K, an "Item 7" in a 10-Q): the filer's own title is then used. An Item numbered ``x.yy``
+    is an 8-K's whatever the form; another form (None, an earnings release) reads the 10-K's list."""
+    if "." in item:
+        return ITEMS_8K.get(item)
+    if form == "10-Q":
+        return ITEMS_10Q.get(part or "I", {}).get(item)
+    if form == "8-K":
+        return None
+    return ITEMS_10K.get(item)
+
+
+ITEM_LINE = re.compile(
+    r"^\s*ITEM\s+(\d{1,2}(?:\.\d{2})?[A-C]?)(?:(?<=\.\d\d)\([a-z]\))?(?!\d|\(|\.\d)\s*[.:\-–—]?\s*(.{0,200})$",
+    _I | re.M,
+)
+_PART_LINE = re.compile(r"^\s*PART\s+(IV|III|II|I)\b(?!\s+of\b)", re.M)
 _STATEMENT_TITLE = [
     ("cash flow", re.compile(r"statements?\s+of\s+(?:consolidated\s+)?cash\s*flows?", _I)),
     (
@@ -98,6 +176,7 @@ FIGURE_LINES: dict[KeyFigureName, tuple[str, tuple[str, ...]]] = {
             r"net\s+revenues?",
             r"revenues?,?\s+net",
             r"net\s+sales",
+            r"sales,\s+net(?:\s+of\s+returns(?:\s+and\s+allowances)?)?",
             r"total\s+net\s+sales",
             r"revenues?",
             r"sales",
@@ -201,7 +280,7 @@ _COMPILED = {
     for name, (stmt, pats) in FIGURE_LINES.items()
 }
 #: Outflows shown in parentheses on the cash-flow statement, reported as positive amounts.
-OUTFLOWS = frozenset({K.capital_expenditure, K.dividends_paid})
+OUTFLOWS = _OUTFLOWS
 
 
 @dataclass
@@ -384,49 +463,140 @@ def _first_line(lines: list, text: str, rx: re.Pattern[str], name: KeyFigureName
     return None
 
 
+def amount_decimal(raw: str) -> Decimal | None:
+    """A statement amount as written, exactly: ``"(1,577)"`` → ``Decimal("-1577")``, ``"$ 2.10"`` →
+    ``Decimal("2.10")`` (parentheses or a leading minus: negative, the statements' convention); None for a
+    dash or no number."""
+    digits = re.sub(r"[^\d.]", "", raw)
+    if not re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", digits):
+        return None
+    value = Decimal(digits)
+    return -value if raw.strip().startswith(("(", "-")) else value
+
+
+_SPAN = re.compile(
+    r"\b(?:(three|six|nine|twelve|3|6|9|12)[\s-]+months?|(thirteen|twenty-six|thirty-nine|fifty-two|fifty-three|"
+    r"13|26|39|52|53)[\s-]+weeks?|(?:fiscal\s+)?years?|quarters?)\s+ended\b"
+    r"(?:\s+([A-Z][a-z]{2,8}\.?\s+\d{1,2}))?",
+    _I,
+)
+_MONTH_DAY = re.compile(
+    r"\b((?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2})\b"
+)
+
+
+def header_period(page_text: str, before: int, kind: str, year: str | None, column: int, count: int) -> str | None:
+    """The period of a statement column in words, from its table's header (the lines before offset
+    ``before``): ``"nine months ended September 30, 2024"`` (the header's span for that column: the first
+    of a 10-Q's "Three Months Ended … Nine Months Ended" for the first column, the last for the last),
+    ``"year ended December 31, 2018"``, ``"thirteen weeks ended November 2, 2024"``, a balance sheet's ``"as of December 31, 2018"``; without a span
+    or a date, ``"fiscal year 2018"``, ``"as of the balance sheet date, 2018"`` or just the year; None
+    without a year."""
+    if year is None:
+        return None
+    head = " ".join(page_text[:before].split("\n")[-12:])
+    day = _MONTH_DAY.search(head)
+    if kind == "balance sheet":
+        return f"as of {day.group(1)}, {year}" if day else f"as of the balance sheet date, {year}"
+    spans = list(_SPAN.finditer(head))
+    span = None
+    if len(spans) == 1 or (spans and column == 0):
+        span = spans[0]
+    elif spans and column == count - 1:
+        span = spans[-1]
+    if span is None:
+        return f"fiscal year {year}" if not spans and re.search(r"\bfiscal\b|\byears?\b", head, _I) else year
+    words = {"3": "three", "6": "six", "9": "nine", "12": "twelve", "13": "thirteen", "26": "twenty-six"}
+    words |= {"39": "thirty-nine", "52": "fifty-two", "53": "fifty-three"}
+    months, weeks = span.group(1), span.group(2)
+    if months:
+        length = f"{words.get(months, months).lower()} months"
+    elif weeks:
+        length = f"{words.get(weeks, weeks).lower()} weeks"
+    else:
+        length = "year"
+    date_of = span.group(3) or (day.group(1) if day else None)
+    return f"{length} ended {date_of}, {year}" if date_of else f"{length} ended in {year}"
+
+
 def key_figures(pages: list[tuple[int, str]]) -> list[KeyFigure]:
-    """Every key figure of every statement page: ``pages`` is ``[(1-based number, text)]``."""
+    """Every key figure of every statement page: ``pages`` is ``[(1-based number, text)]``. ``value`` is the
+    amount as written, exactly (:func:`amount_decimal`), in the unit the statement's heading states
+    (``"USD millions"`` for "in millions": never rescaled); an outflow (capital expenditure, dividends paid)
+    is the positive amount paid (``flow`` ``"outflow"``); ``period_label`` the column's period in words
+    (:func:`header_period`). Every figure is ``current``: :func:`summarize_pages` keeps the first per name."""
     out: list[KeyFigure] = []
     for number, text in pages:
         kind = statement_kind(text)
         if kind is None:
             continue
         unit, stated = statement_unit(text), statement_period(text)
-        for f in figure_lines(text, kind):
+        lines = figure_lines(text, kind)
+        first = lines[0].start if lines else 0
+        for f in lines:
             raw, period = f.raw, f.period or stated
-            value = amount_value(raw) or 0.0
+            value = amount_decimal(raw)
+            if value is None:
+                value = Decimal(0)  # a dash: nothing in that column
+            outflow = f.name in OUTFLOWS
+            column = f.amounts.index(raw) if raw in f.amounts else 0
             out.append(
                 KeyFigure(
                     name=f.name,
-                    value=abs(value) if f.name in OUTFLOWS else value,
+                    value=abs(value) if outflow else value,
                     raw=raw,
                     unit="USD per share" if f.name is K.eps_diluted else unit,
                     period=period,
+                    period_label=header_period(text, first, kind, period, column, len(f.amounts)),
                     statement=kind,
                     line=text[f.start : f.end],
                     page=number,
+                    flow="outflow" if outflow else None,
                 )
             )
     return out
 
 
-def item_sections(pages: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def item_sections(pages: list[tuple[int, str]], form: str | None = None) -> list[tuple[int, str]]:
     """``[(first page, "Item 7. Management's Discussion and Analysis"), …]``: each Item heading at
     the start of a line, in page order, skipping table-of-contents pages (more than four Item
-    headings on one page) and repeated headings."""
+    headings on one page) and repeated headings. Items are named from the list of the filing's ``form``
+    (:func:`item_title`: a 10-Q's "Item 1" is "Financial Statements" in Part I and "Legal Proceedings" in
+    Part II; an 8-K's "Item 2.02" is "Results of Operations and Financial Condition"), else by the filer's
+    own title. A 10-Q's Part is the last "PART II" line read, or Part II once an Item number goes back
+    down (Item 1 after Item 4)."""
     out: list[tuple[int, str]] = []
+    part: str | None = None
+    last = 0.0
     for number, text in pages:
         heads = list(ITEM_LINE.finditer(text))
         if len(heads) > 4:
             continue
+        parts = [(m.start(), m.group(1).upper()) for m in _PART_LINE.finditer(text)]
         for m in heads:
             item = m.group(1).upper()
-            title = ITEMS_10K.get(item) if "." not in item else None
+            here = [p for at, p in parts if at < m.start()]
+            rank = _item_rank(item)
+            if here and here[-1] != part:
+                part, last = here[-1], 0.0
+            elif form == "10-Q" and part != "II" and rank < last:
+                part = "II"
+            last = rank
+            title = item_title(item, form, part)
             title = title or re.sub(r"\s+", " ", m.group(2)).strip(" .") or ""
-            name = f"Item {item}. {title}".strip(" .")
+            sep = " " if "." in item else ". "
+            name = f"Item {item}{sep}{title}".strip(" .")
             if not out or out[-1][1] != name:
                 out.append((number, name))
     return out
+
+
+def _item_rank(item: str) -> float:
+    """An Item's place in its form's order: ``"1A"`` → 1.1, ``"5.02"`` → 5.02."""
+    if "." in item:
+        return float(item)
+    m = re.fullmatch(r"(\d+)([A-C]?)", item)
+    return int(m.group(1)) + (0.1 * (ord(m.group(2)) - 64) if m and m.group(2) else 0) if m else 0.0
 
 
 _BULLET = re.compile(r"^[ \t]*[*•●▪][ \t]*(?=[A-Z“\"])", re.M)
@@ -825,14 +995,15 @@ def _sentence_around(text: str, pos: int) -> str:
 
 
 def summarize_pages(
-    pages: list[tuple[int, str]], emphasis: dict[int, list[tuple[int, int]]] | None = None
+    pages: list[tuple[int, str]], emphasis: dict[int, list[tuple[int, int]]] | None = None, form: str | None = None
 ) -> FilingSummary:
     """The :class:`FilingSummary` of a filing's pages (``[(1-based number, text)]``): Item
     sections, risk-factor headings, flags, red flags with their evidence and one key figure per name (the first statement page
     that has it, which is the primary statement in a 10-K's Item 8). ``emphasis``: page number → the
     page's lines set in bold or italic (an HTML filing), used for the risk-factor headings when the
-    filing emphasises them (:func:`heading_emphasis`)."""
-    sections = item_sections(pages)
+    filing emphasises them (:func:`heading_emphasis`); ``form`` (``"10-K"``, ``"10-Q"``, ``"8-K"``) names the
+    Items from its own list (:func:`item_sections`)."""
+    sections = item_sections(pages, form)
     heads = risk_factor_headings(pages, sections, heading_emphasis(pages, sections, emphasis or {}))
     firsts: dict[KeyFigureName, KeyFigure] = {}
     figures = key_figures(pages)
@@ -851,13 +1022,14 @@ def summarize_pages(
 
 
 @task(name="summarize-filing", task_run_name=for_document("summarize-filing"), cache_policy=NO_CACHE)
-def summarize_document(document: ExtractedDocument) -> FilingSummary:
+def summarize_document(document: ExtractedDocument, form: str | None = None) -> FilingSummary:
     """Prefect task: :func:`summarize_pages` of an extracted filing. An inline XBRL filing's key figures
     are its own facts for its own period (:func:`tasks.review.facts.key_figures_from_facts`); figures it
     does not tag are read from its statements as for a PDF, except a figure whose facts could not be used
     (:func:`tasks.review.facts.fact_problems`: no figure rather than one read around the filer's own
-    tags; the reasons are kept in ``fact_problems``)."""
-    summary = summarize_pages([(p.number, p.text) for p in document.pages], document_emphasis(document))
+    tags; the reasons are kept in ``fact_problems``). ``form``: the filing's form as classified
+    (:class:`schemas.filings.FilingForm` value), whose list of Items names the sections."""
+    summary = summarize_pages([(p.number, p.text) for p in document.pages], document_emphasis(document), form)
     if not document.facts:
         return summary
     from tasks.review.facts import fact_problems, key_figures_from_facts
@@ -874,6 +1046,25 @@ def summarize_document(document: ExtractedDocument) -> FilingSummary:
 
 #: Most fact problems a filing's summary keeps (the report says how many it shows).
 MAX_FACT_PROBLEMS = 20
+
+
+def with_sections(document: ExtractedDocument, sections: list[tuple[int, str]]) -> ExtractedDocument:
+    """``document`` with the Item each page falls under (``sections``, :func:`item_sections`) as the
+    ``section`` of its pages' locators, so every surface says "page 41, Item 7. Management's Discussion …"
+    from the one locator (:class:`schemas.documents.Locator`). Pages whose locator already names a section
+    (an HTML filing's Part and Item path, read at ingest) and pages before the first Item keep theirs; the
+    document is copied, not changed."""
+    if not sections:
+        return document
+    summary = FilingSummary(sections=sections)
+    pages = []
+    for page in document.pages:
+        where = page.where()
+        section = summary.section_at(page.number)
+        if where.section is None and section is not None:
+            page = page.model_copy(update={"locator": where.model_copy(update={"section": section})})
+        pages.append(page)
+    return document.model_copy(update={"pages": pages})
 
 
 def document_emphasis(document: ExtractedDocument) -> dict[int, list[tuple[int, int]]]:

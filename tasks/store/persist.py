@@ -343,14 +343,15 @@ def unit_labels(document: ExtractedDocument) -> dict[int, str]:
     ``"page N"`` (OCR'd pages, every DOCX paragraph); see :meth:`schemas.documents.Locator.label`."""
     out = {}
     for page in document.pages:
-        label = page.where().label()
+        label = document.locator_of(page.number).label()
         if label != f"page {page.number}":
             out[page.number] = label
     return out
 
 
 def structure_of(document: ExtractedDocument) -> dict[str, Any]:
-    """The ``documents.structure`` JSON: ``{"locators": {"<unit>": label}, "changes": [...],
+    """The ``documents.structure`` JSON: ``{"locators": {"<unit>": label}, "units": {"<unit>": Locator dict},
+    "changes": [...],
     "comments": [...]}`` (changes and comments as :class:`schemas.documents.TrackedChange` and
     :class:`schemas.documents.Comment` dicts, each with its ``locator`` label added), plus for EDGAR
     documents ``"edgar"`` (its own part header), ``"parts"`` (a submission's other documents) and
@@ -362,6 +363,7 @@ def structure_of(document: ExtractedDocument) -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "locators": {str(k): v for k, v in labels.items()},
+        "units": {str(k): v.model_dump(exclude_none=True) for k, v in document.unit_locators().items()},
         "changes": [{**c.model_dump(mode="json"), "locator": where(c.unit)} for c in document.changes],
         "comments": [{**c.model_dump(mode="json"), "locator": where(c.unit)} for c in document.comments],
     }

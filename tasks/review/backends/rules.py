@@ -9,7 +9,9 @@ Guarantees (relied on by the fact-checker):
 
 - ``evidence`` is an exact substring of ``chunk.text`` (same whitespace), at most
   :data:`MAX_EVIDENCE_CHARS` characters, cut at word boundaries;
-- every ``FindingValue.value`` is an exact substring of its finding's ``evidence``;
+- every ``FindingValue.value`` is an exact substring of its finding's ``evidence`` (a party's name, which a line
+  break of the layout may split, once the evidence's whitespace is collapsed as :class:`FindingValue` collapses
+  its own);
 - ``page`` is ``chunk.page_at(offset of the evidence in chunk.text)``.
 """
 
@@ -279,11 +281,14 @@ _JUR_TAIL = re.compile(r"(?:\s+(?:and|of))+$|[.,'’]+$")
 
 
 def _clip(values: list[FindingValue], evidence: str) -> list[FindingValue]:
-    """Keep only values that occur verbatim in ``evidence``; drop empty and duplicate ones."""
+    """Keep only values that occur verbatim in ``evidence`` (a party's name also across a line break of the
+    layout, "Orchard Retail Group\nLLC", which :class:`FindingValue` reads as one line); drop empty and
+    duplicate ones."""
     out, seen = [], set()
+    flat = " ".join(evidence.split())
     for v in values:
         val = v.value.strip()
-        if val and val in evidence and (v.name, val) not in seen:
+        if val and (val in evidence or (v.name == "party" and val in flat)) and (v.name, val) not in seen:
             seen.add((v.name, val))
             out.append(FindingValue(name=v.name, value=val))
     return out
@@ -341,36 +346,57 @@ _ENTITY_SUFFIX = (
     r"(?:Inc|Incorporated|LLC|L\.L\.C|Ltd|Limited|Corp|Corporation|Co|Company|L\.P|LP|LLP|N\.A|S\.A|plc|PLC|"
     r"GmbH|AG|B\.V|N\.V|S\.A\.S|S\.p\.A|Pty|SE|P\.C)\.?"
 )
-_PARTY_SPLIT = re.compile(r"[)”\"]?\s*,?\s*(?:;\s*)?\b(?:and|AND|And)\b\s*(?::\s*)?(?=[\"“(]?[A-Z0-9])")
+#: Where one party ends and the next begins in a preamble: "and" (also "- and -", "AND" on a line of its own, after
+#: a closing quote or bracket), or a comma or semicolon after a party's defined term ("... (the "Company"), Blue
+#: River LP ...": a list of parties "by and among").
+_PARTY_SPLIT = re.compile(
+    r"[)”\"]?\s*,?\s*(?:;\s*)?[-–—]*\s*\b(?:and|AND|And)\b\s*[-–—]*\s*(?::\s*)?(?=[\"“(]?[A-Z0-9])"
+    r"|(?<=[)”\"])\s*[,;]\s*(?=[\"“]?[A-Z0-9])"
+)
 _PARTY_NAME = re.compile(
-    rf"[\"“]?(?P<n>[A-Z0-9][^,(\n\"“”]*?(?:,\s*{_ENTITY_SUFFIX})?)(?=\s*(?:,|\(|\[|\"|“|$|\s+a\s+|\s+an\s+|\s+having\s|\s+with\s|\s+located\s|\s+whose\s|\s+organized\s|\s+incorporated\s))"
+    rf"[\"“]?(?P<n>[A-Z0-9][^,(\n\"“”]*?(?:\n{_ENTITY_SUFFIX}|,\s*{_ENTITY_SUFFIX})?)(?=\s*(?:,|\(|\[|\"|“|$|\n|\s+a\s+|\s+an\s+|\s+having\s|\s+with\s|\s+located\s|\s+whose\s|\s+organized\s|\s+incorporated\s|\s+hereinafter\b))"
 )
 _PREAMBLE_RE = re.compile(r"\b(?:by\s+and\s+between|by\s+and\s+among|between|among)\b\s*:?\s*", _I)
+#: The lines of a preamble block that are no party's name: "OF THE FIRST PART", "PARTY OF THE SECOND PART".
+_PART_LINE = re.compile(r"(?im)^[ \t]*(?:\(?(?:the\s+)?party\s+)?of\s+the\s+\w+\s+part\)?[ \t.;,]*$")
 
 
 def extract_parties(sentence: str) -> list[str]:
-    """Party names from a preamble sentence (``... by and between X, a ... ("A") and Y ("B")``).
+    """Party names from a preamble (``... by and between X, a ... ("A") and Y ("B")``; ``by and among X, a
+    Delaware corporation (the "Company"), Y ("Y") and Z ("Z")``; a block ``BETWEEN: / X, / a corporation … /
+    OF THE FIRST PART / - and - / Y, …``).
 
-    Returns up to 6 verbatim names (substrings of ``sentence``), in order; empty when the
-    sentence has no ``between``/``among`` clause.
+    Returns up to 6 verbatim names (substrings of ``sentence``; a name broken before its entity suffix,
+    ``"Orchard Retail Group\nLLC"``, keeps its line break), in order; empty when the sentence has no
+    ``between``/``among`` clause.
     """
     m = _PREAMBLE_RE.search(sentence)
     if not m:
         return []
     rest = sentence[m.end() :]
-    stop = re.search(r"\b(?:WITNESSETH|RECITALS|W\s?I\s?T\s?N\s?E\s?S\s?S|WHEREAS)\b|\.\s", rest)
+    stop = re.search(
+        r"\b(?:WITNESSETH|RECITALS|W\s?I\s?T\s?N\s?E\s?S\s?S|WHEREAS|NOW,?\s+THEREFORE)\b"
+        r"|(?<![\s(][A-Z])\.\s(?![ \t]*(?:\n|[a-z(]))",  # a sentence's end, not an initial's ("Gregory P. Smith")
+        rest,
+    )
     if stop:
         rest = rest[: stop.start()]
+    rest = _PART_LINE.sub("", rest)
     names = []
     for piece in _PARTY_SPLIT.split(rest)[:6]:
-        piece = piece.strip(' ,;:\t\n"“”')
+        piece = piece.strip(' ,;:\t\n"“”-–—')
         pm = _PARTY_NAME.match(piece)
         if not pm:
             continue
         name = pm.group("n").strip(" ,.")
         if re.search(_ENTITY_SUFFIX + r"$", pm.group("n").strip()) and pm.group("n").strip().endswith("."):
             name = pm.group("n").strip()
-        if 2 <= len(name) <= 120 and len(name.split()) <= 12 and not re.match(r"(?:the|this|each|its)\b", name, _I):
+        if (
+            2 <= len(name) <= 120
+            and len(name.split()) <= 12
+            and not re.match(r"(?:the|this|each|its)\b|\d+\s", name, _I)  # nor a street address
+            and not re.search(r"\bon\s+the\s+(?:one|other)\s+hand\b", name, _I)
+        ):
             names.append(name)
     return names
 
@@ -1356,6 +1382,11 @@ def summarize(category: ClauseType, values: list[FindingValue]) -> str:
     }
     if category is C.renewal_term and not dur:
         return "The agreement renews automatically or may be extended."
+    whose = vd.get("liability_of")
+    if category is C.cap_on_liability and whose:
+        if MUTUAL_LIABILITY.fullmatch(whose):
+            return f"Each party's liability is limited{slots['to_amount']}."
+        return f"{whose}'s liability is limited{slots['to_amount']}; the clause limits no other party's."
     if category is C.post_termination_services and dur:
         slots["for_duration"] = f" for {dur}"
     text = _TEMPLATES.get(category, f"{label(category)} clause.").format(**slots)
@@ -1385,6 +1416,15 @@ _ENTITY_RE = re.compile(
 _COVER_PARTIES_RE = re.compile(
     r"\b(?:between|among|BETWEEN|AMONG|Between|Among)[ \t]*:?[ \t]*\n\s*(?P<a>[^\n]{2,160}?)[ \t]*\n\s*"
     r"(?:and|AND|And)[ \t]*:?[ \t]*\n\s*(?P<b>[^\n]{2,160}?)[ \t]*(?:\n|$)"
+)
+
+# A preamble whose parties follow in a block of lines: "BETWEEN:" (or "by and among") ending its line ...
+_BLOCK_START = re.compile(r"(?im)[^\n]*\b(?:by\s+and\s+)?(?:between|among)\b[ \t]*:?[ \t]*$")
+# ... up to the recitals, the operative words or the first numbered clause.
+_BLOCK_END = re.compile(
+    r"\b(?:WHEREAS|RECITALS|WITNESSETH|W\s?I\s?T\s?N\s?E\s?S\s?S\s?E\s?T\s?H|NOW,?\s+THEREFORE|BACKGROUND)\b"
+    r"|^[ \t]*(?:ARTICLE\s+[IVX\d]+|1\.\d?\s)",
+    re.M,
 )
 
 # A title-like run of capitalised words ending in a document type, inside a longer line:
@@ -1574,6 +1614,43 @@ def _vals_notice(ev: str) -> list[FindingValue]:
     return [FindingValue(name="duration", value=best.group(0).strip())]
 
 
+#: Words saying a limit of liability binds every party: "either party's", "neither party", "the parties'".
+MUTUAL_LIABILITY = re.compile(
+    r"(?:either|each|neither|any|no|both)\s+part(?:y|ies)(?:['’]s?)?|the\s+parties['’]?|each\s+of\s+the\s+parties", _I
+)
+_WHO = r"(?P<who>(?:the\s+)?[A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,3})"
+#: A limit of one party's liability: "Supplier's total liability", "the liability of the Company", "in no event
+#: shall Licensor be liable", "Distributor shall not be liable".
+_ONE_SIDED = [
+    re.compile(_WHO + r"['’]s?\s+(?:\w+\s+){0,3}?liabilit"),
+    re.compile(r"\bliabilit(?:y|ies)\s+of\s+" + _WHO),
+    re.compile(r"\b(?:shall|will|may)\s+" + _WHO + r"\s+be\s+liable"),
+    re.compile(_WHO + r"\s+(?:shall|will|may)\s+not\s+be\s+liable"),
+]
+_NOT_A_PARTY = re.compile(
+    r"(?:either|neither|each|no|any|in|the|party|parties|this|such|agreement|company['’]s|its|their|our|we|it|"
+    r"section|article|notwithstanding|except|nothing|under|total|aggregate|maximum|licen[cs]e)$",
+    _I,
+)
+
+
+def liability_of(ev: str) -> list[FindingValue]:
+    """Whose liability a limitation-of-liability quote limits, as a ``liability_of`` value: the words saying
+    it binds every party (``"either party"``, ``"neither party"``, :data:`MUTUAL_LIABILITY`), else the one party
+    it names (``"Supplier"`` in "Supplier's total liability …", "in no event shall Supplier be liable …");
+    nothing when the quote names neither. A cap that limits one party's liability leaves the other's uncapped:
+    the summary and the report say whose."""
+    mutual = MUTUAL_LIABILITY.search(ev)
+    if mutual:
+        return [FindingValue(name="liability_of", value=mutual.group(0))]
+    for rx in _ONE_SIDED:
+        for m in rx.finditer(ev):
+            who = re.sub(r"^the\s+", "", m.group("who"), flags=_I)
+            if not _NOT_A_PARTY.match(who.split()[-1]) and not _NOT_A_PARTY.match(who.split()[0]):
+                return [FindingValue(name="liability_of", value=who)]
+    return []
+
+
 def _vals_governing(ev: str) -> list[FindingValue]:
     return [FindingValue(name="jurisdiction", value=j) for j in extract_jurisdictions(ev)[:2]]
 
@@ -1585,7 +1662,9 @@ _VALUE_FNS: dict[ClauseType, ValueFn] = {
     C.renewal_term: _vals_renewal,
     C.notice_period_to_terminate_renewal: _vals_notice,
     C.governing_law: _vals_governing,
-    C.cap_on_liability: lambda ev: [FindingValue(name="amount", value=a) for a in extract_amounts(ev)[:2]],
+    C.cap_on_liability: lambda ev: (
+        [FindingValue(name="amount", value=a) for a in extract_amounts(ev)[:2]] + liability_of(ev)
+    ),
     C.revenue_profit_sharing: _vals_money,
     C.minimum_commitment: _vals_money,
     C.liquidated_damages: _vals_money,
@@ -1805,6 +1884,18 @@ class RulesBackend:
                 [FindingValue(name="party", value=n) for n in names if len(n) >= 2],
             )
             return
+        # a preamble block: "BETWEEN:" ending its line, then each party with its description, "- and -" between
+        for m in _BLOCK_START.finditer(text, 0, head_end):
+            end = _BLOCK_END.search(text, m.end(), min(len(text), m.end() + MAX_EVIDENCE_CHARS))
+            b = end.start() if end else min(len(text), m.start() + MAX_EVIDENCE_CHARS)
+            names = extract_parties(text[m.start() : b])
+            if len(names) >= 2:
+                i = ctx.sentence_at(m.start())
+                if i is not None:
+                    seen.add((C.parties, i))
+                a = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+                emit(C.parties, a, b, a, a, [FindingValue(name="party", value=n) for n in names])
+                return
         # fallback: a sentence naming the parties by defined terms ("X ("Company") and Y ("Consultant")")
         for i, (a, b) in enumerate(ctx.spans):
             if a > head_end:

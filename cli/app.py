@@ -381,6 +381,8 @@ def _print_summary(result: dict) -> None:
             else ""
         ),
     )
+    if result.get("geography"):
+        table.add_row("Data sent to", str(result["geography"]))
     if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
         table.add_row(
             "Routing",

@@ -176,8 +176,10 @@ def check_database(url: str, option: str = "--db") -> str | None:
 
 def check_backend(settings: Settings) -> str | None:
     """None when the chosen backend has what it needs to start, else one line saying what is
-    missing: ``anthropic`` needs ``ANTHROPIC_API_KEY``; ``bedrock`` needs AWS credentials from
-    boto3's credential chain (environment, shared files, SSO, instance role)."""
+    missing: ``anthropic`` needs ``ANTHROPIC_API_KEY``; ``bedrock`` needs an inference profile it can
+    derive (``DOCREVIEW_BEDROCK_INFERENCE_PROFILE=auto`` in a region with no geographic profile is refused:
+    :meth:`Settings.bedrock_profile`) and AWS credentials from boto3's credential chain (environment,
+    shared files, SSO, instance role)."""
     backend = settings.resolved_backend()
     if backend == "anthropic" and (
         settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value()
@@ -185,6 +187,12 @@ def check_backend(settings: Settings) -> str | None:
         return "the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)"
     if backend == "bedrock":
         import boto3
+
+        if not settings.bedrock_model_id:
+            try:
+                settings.bedrock_profile()
+            except ValueError as exc:
+                return str(exc)
 
         if boto3.session.Session().get_credentials() is None:
             return (

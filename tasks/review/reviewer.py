@@ -52,7 +52,7 @@ def bedrock_model_for(settings: Settings) -> str:
         return settings.bedrock_model_id
     from tasks.review.backends.models import bedrock_model_id
 
-    return bedrock_model_id(settings.anthropic_model, settings.bedrock_inference_profile)
+    return bedrock_model_id(settings.anthropic_model, settings.bedrock_profile())
 
 
 def _make_backend(settings: Settings) -> ReviewBackend:

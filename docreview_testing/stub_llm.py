@@ -213,6 +213,9 @@ class StubLLM:
         self.max_in_flight = 0  # the most model requests answered at once since creation or reset()
         self.batches: dict[str, dict[str, Any]] = {}  # batch id -> {"created", "requests", "results"}
         self.batches_created = 0
+        # (document name, 1-based page) -> the text a page-transcription request for it is answered with
+        # (tasks.review.pages): the double reads no image, the test says what the page shows
+        self.transcripts: dict[tuple[str, int], str] = {}
 
     def outage(self, seconds: float, start_in: float = 0.0) -> None:
         """Answer every model request with 529 ``overloaded_error`` (Bedrock: 503) for ``seconds``,
@@ -644,8 +647,34 @@ def messages_segments(body: dict[str, Any]) -> list[_Segment]:
             text = _block_text(block)
             bp = isinstance(block, dict) and "cache_control" in block
             key = _canon({k: v for k, v in block.items() if k != "cache_control"}) if isinstance(block, dict) else text
-            segs.append(_Segment(msg.get("role", "") + key, estimate_tokens(text), bp))
+            segs.append(_Segment(msg.get("role", "") + key, media_tokens(block) or estimate_tokens(text), bp))
     return segs
+
+
+def media_tokens(block: Any) -> int:
+    """Estimated input tokens of an ``image`` block or a base64 PDF ``document`` block (0 for anything
+    else): an image costs about width x height / 750 tokens after the API's scaling to a 1568 px long edge
+    (build-with-claude/vision, "Calculate image costs"); a PDF page its image plus its text, taken as
+    1,600 tokens a page (pdf-support: each page is converted into an image as well as text)."""
+    if not isinstance(block, dict) or block.get("type") not in ("image", "document"):
+        return 0
+    source = block.get("source") or {}
+    if source.get("type") != "base64":
+        return 0
+    import base64
+
+    try:
+        raw = base64.b64decode(str(source.get("data", "")))
+    except ValueError:
+        return 0
+    if block["type"] == "document":
+        return 1600 * (pdf_pages(raw) or 1)
+    size = image_size(raw)
+    if size is None:
+        return 0
+    w, h = size
+    scale = min(1.0, 1568 / max(w, h))
+    return max(1, round(w * scale * h * scale / 750))
 
 
 def converse_segments(body: dict[str, Any]) -> list[_Segment]:
@@ -1192,6 +1221,12 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
     tool_name = choice.get("name") if choice.get("type") == "tool" else None
     if tool_name is None and body.get("tools") and not json_output:
         tool_name = body["tools"][0].get("name")
+    asked = re.fullmatch(r"Transcribe page (\d+) of '(.*)'\.", first_user_text(body["messages"]).strip(), re.S)
+    if asked is not None:  # a page the text layer and OCR could not read (tasks.review.pages)
+        if body["max_tokens"] == 0:
+            return Answer([], "max_tokens", 0)
+        text = stub.transcripts.get((asked.group(2), int(asked.group(1))), "")
+        return Answer([{"type": "text", "text": text}] if text else [], "end_turn", estimate_tokens(text) + 1)
     documents = request_documents(body["messages"])
     if documents and any((d.get("citations") or {}).get("enabled") for d in documents):
         return cited_answer(documents, first_user_text(body["messages"]), faults, body["max_tokens"])

@@ -50,6 +50,7 @@ from tasks.observe.monitoring import record_drift
 from tasks.review.batches import review_batch
 from tasks.review.chunk import chunk_document
 from tasks.review.filing import chunk_filing, summarize_document
+from tasks.review.pages import pages_to_read, read_pages_with_model
 from tasks.review.resilience import misconfiguration
 from tasks.review.reviewer import cached_review, review_chunks_offline, store_review
 from tasks.review.route import review_unit, route_chunks
@@ -181,11 +182,25 @@ def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDoc
         got = claim_and_extract(run, book, document.outcome)
     if got is None:
         return None
+    got = read_unreadable_pages(run, got)
     if not got.ok:  # a timed-out extraction waits out its back-off (deferred); anything else failed
         book.conclude(got, DocumentStatus.deferred if got.retry_after else DocumentStatus.failed, got.reason)
         return None
     document.outcome = got
     return chunk_and_route(run, book, document)
+
+
+def read_unreadable_pages(run: Run, got: IngestOutcome) -> IngestOutcome:
+    """The extraction's outcome with the pages OCR could not read (or read poorly) transcribed by the
+    anthropic backend's model (:mod:`tasks.review.pages`, ``DOCREVIEW_PAGE_IMAGES``); unchanged offline,
+    with Bedrock, or when no page needs it."""
+    settings = run.settings
+    if run.reviewer.name != "anthropic" or settings.page_images == "off":
+        return got
+    numbers = pages_to_read(got, settings.page_images_below_confidence)
+    if not numbers:
+        return got
+    return read_pages_with_model.submit(quote(got), numbers, settings, run.db, run.id).result()
 
 
 def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutcome | None:

@@ -160,6 +160,19 @@ class Settings(BaseSettings):
         False, description="Measure the cached prompt prefix with count_tokens before the first review call."
     )
     # Optional second model call for findings the deterministic fact-check leaves undecided.
+    page_images: Literal["auto", "off"] = Field(
+        "auto",
+        description="Pages that the text layer and OCR cannot read (no Tesseract, or OCR confidence below "
+        "page_images_below_confidence) go to the anthropic backend's model as one-page PDFs or page images and "
+        "its transcription becomes their text (tasks.review.pages): auto (with the anthropic backend) or off.",
+    )
+    page_images_below_confidence: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="OCR'd pages whose mean word confidence (0..1) is below this also go to the model "
+        "(page_images); None: only pages OCR could not read.",
+    )
     verifier_enabled: bool | None = Field(
         None,
         description="Run the model verifier (a second, cheaper call with structured output) on grounded "

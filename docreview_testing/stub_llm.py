@@ -35,7 +35,14 @@ Claude's quality. What it does reproduce is the protocol the real SDK and boto3 
   (:func:`schema_errors`: numeric bounds, string lengths, ``minItems`` other than 0/1, unsupported
   ``format``s, non-false ``additionalProperties``), a forced ``tool_choice`` on models that reject it
   (Sonnet/Opus 5.5, Fable/Mythos 5.x), thinking types a model does not take, thinking with a forced
-  ``tool_choice``, structured outputs on models without them; a missing ``x-api-key`` is a 401.
+  ``tool_choice``, structured outputs on models without them, the Citations rules and the documented
+  image and PDF limits (:func:`check_documents`); a missing ``x-api-key`` is a 401. Every such 400 is
+  listed in :attr:`StubLLM.refusals`.
+- Citations: a request with citations on a plain-text or custom-content ``document`` is answered with the
+  sentence(s) or block(s) holding the question's quoted evidence, carrying a ``char_location`` /
+  ``content_block_location`` citation whose offsets are exact for the text sent (:func:`cited_answer`;
+  streamed as ``citations_delta``). A page-transcription request is answered from
+  :attr:`StubLLM.transcripts` (the double reads no image).
 
 Fault injection (see :data:`FAULTS`): per request with the ``x-stub-fault`` header
 (``name[:arg]`` items, comma separated), for the next N requests with :meth:`StubLLM.enqueue`

@@ -77,12 +77,24 @@ def run(
                 parse_verifier_response(message, passage).verdict.value == "verified"
             )
         client.close()
+
+    def of(v: dict[str, list[float]], keep: list[bool]) -> dict[str, float] | None:
+        rows = [i for i, k in enumerate(keep) if k]
+        if not rows:
+            return None
+        return {
+            "seconds_p50": round(statistics.median(v["seconds"][i] for i in rows), 3),
+            "input_tokens": round(statistics.mean(v["input_tokens"][i] for i in rows), 1),
+            "output_tokens": round(statistics.mean(v["output_tokens"][i] for i in rows), 1),
+            "usd_per_1000": round(1000 * statistics.mean(v["cost_usd"][i] for i in rows), 3),
+        }
+
+    verified = [bool(x) for x in results["cited"].get("verified", [])]
     summary = {
         shape: {
-            "per_finding_seconds_p50": round(statistics.median(v["seconds"]), 3),
-            "per_finding_input_tokens": round(statistics.mean(v["input_tokens"]), 1),
-            "per_finding_output_tokens": round(statistics.mean(v["output_tokens"]), 1),
-            "per_1000_findings_usd": round(1000 * statistics.mean(v["cost_usd"]), 3),
+            "all": of(v, [True] * len(verified)),
+            "verified": of(v, verified),  # the cited path's two calls
+            "not_verified": of(v, [not x for x in verified]),  # the cited path stops after its first call
             "verified_share": round(statistics.mean(v["verified"]), 3),
         }
         for shape, v in results.items()

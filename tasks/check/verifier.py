@@ -15,7 +15,8 @@ error." The verifier therefore makes the two calls that page leaves open:
 2. **The verdict** (:func:`build_verdict_request`): a structured call (``output_config.format``, or the
    forced ``record_verification`` tool for a model without structured outputs; the capability table
    decides, :func:`tasks.review.backends.models.structured_call`) over the first answer and what it
-   cites, with no ``document`` block, giving :class:`VerifierAnswer`.
+   cites, with no ``document`` block, giving :class:`VerifierAnswer`. An answer that cites nothing gets
+   no second call: it is ``needs_review`` ("not supported — cites nothing").
 
 The verdict rests on what the API cited (:func:`judge`): ``verified`` only when the model says the
 finding is supported **and** a well-formed citation covers the finding's quote. Every citation is
@@ -469,6 +470,16 @@ def verify(
             records,
         )
     answer, citations = read_citations(cited_message, passage)
+    if not citations:  # nothing cited: no verdict can rest on it, so no second call
+        said = " ".join(answer.split())[:200] or "no answer"
+        return VerifierOutcome(
+            CheckResult(
+                name="verifier",
+                verdict=Verdict.needs_review,
+                reason=f"verifier: not supported — cites nothing ({said})",
+            ),
+            records,
+        )
     if any(c.problem for c in citations):
         return VerifierOutcome(
             judge(finding, passage, citations, VerifierAnswer(supported=False, supporting_span="", reason=""))[0],

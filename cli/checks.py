@@ -239,14 +239,14 @@ def check_support_model() -> str | None:
 def check_ocr(settings: Settings) -> str | None:
     """None when Tesseract is on ``PATH``, else a warning (not an error: a document with a text layer
     needs no OCR) saying what happens to scanned pages with the run's backend: read by the model
-    (``anthropic``, ``DOCREVIEW_PAGE_IMAGES=auto``) or failed with the reason and the fix."""
+    (``anthropic`` or ``bedrock``, ``DOCREVIEW_PAGE_IMAGES=auto``) or failed with the reason and the fix."""
     from schemas.documents import TESSERACT_MISSING
     from tasks.ingest.ocr import tesseract_available
 
     if tesseract_available():
         return None
     backend = settings.resolved_backend()
-    if backend == "anthropic" and settings.page_images == "auto":
+    if backend in ("anthropic", "bedrock") and settings.page_images == "auto":
         then = "scanned pages will be sent to the model as page images (DOCREVIEW_PAGE_IMAGES=auto)"
     else:
         then = f"scanned pages will not be read and a scan-only document fails (backend {backend})"

@@ -684,6 +684,20 @@ def media_tokens(block: Any) -> int:
     return max(1, round(w * scale * h * scale / 750))
 
 
+def converse_media_tokens(item: Any) -> int:
+    """:func:`media_tokens` of a Converse ``document`` (``format: pdf``) or ``image`` content block, whose
+    ``source.bytes`` arrive base64-encoded in the JSON body; 0 for anything else."""
+    if not isinstance(item, dict):
+        return 0
+    if "document" in item and (item["document"] or {}).get("format") == "pdf":
+        data, kind, media = (item["document"].get("source") or {}).get("bytes"), "document", "application/pdf"
+    elif "image" in item:
+        data, kind, media = (item["image"].get("source") or {}).get("bytes"), "image", "image/png"
+    else:
+        return 0
+    return media_tokens({"type": kind, "source": {"type": "base64", "media_type": media, "data": data or ""}})
+
+
 def converse_segments(body: dict[str, Any]) -> list[_Segment]:
     """Prefix segments of a Converse request; a ``cachePoint`` marks the segment before it."""
     segs: list[_Segment] = []
@@ -696,7 +710,9 @@ def converse_segments(body: dict[str, Any]) -> list[_Segment]:
                     segs[-1].ttl_s = _ttl_s((item["cachePoint"] or {}).get("ttl"))
                 continue
             text = item.get("text") if isinstance(item, dict) and "text" in item else _canon(item)
-            segs.append(_Segment(prefix + _canon(item), estimate_tokens(str(text)), False))
+            segs.append(
+                _Segment(prefix + _canon(item), converse_media_tokens(item) or estimate_tokens(str(text)), False)
+            )
 
     fmt = (body.get("outputConfig") or {}).get("textFormat")
     if fmt:
@@ -1232,8 +1248,7 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
     if asked is not None:  # a page the text layer and OCR could not read (tasks.review.pages)
         if body["max_tokens"] == 0:
             return Answer([], "max_tokens", 0)
-        text = stub.transcripts.get((asked.group(2), int(asked.group(1))), "")
-        return Answer([{"type": "text", "text": text}] if text else [], "end_turn", estimate_tokens(text) + 1)
+        return transcription(stub, asked)
     documents = request_documents(body["messages"])
     if documents and any((d.get("citations") or {}).get("enabled") for d in documents):
         return cited_answer(documents, first_user_text(body["messages"]), faults, body["max_tokens"])
@@ -1250,6 +1265,13 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
         thinking=thinks(body["model"], body.get("thinking")),
         profile=request_profile(body.get("system")),
     )
+
+
+def transcription(stub: StubLLM, asked: re.Match[str]) -> Answer:
+    """The answer to "Transcribe page N of 'name'." (:mod:`tasks.review.pages`): the text a test registered
+    in :attr:`StubLLM.transcripts` for ``(name, N)``, or nothing (the double reads no image)."""
+    text = stub.transcripts.get((asked.group(2), int(asked.group(1))), "")
+    return Answer([{"type": "text", "text": text}] if text else [], "end_turn", estimate_tokens(text) + 1)
 
 
 def request_profile(system: Any) -> str:
@@ -1715,14 +1737,19 @@ class _Handler(BaseHTTPRequestHandler):
         tool_name = choice.get("name")
         json_output = bool((body.get("outputConfig") or {}).get("textFormat"))
         usage = stub.cache_usage(model_id, converse_segments(body), self._latency()[0])
-        answer = stub.answer(
-            first_user_text(body["messages"]),
-            int((body.get("inferenceConfig") or {}).get("maxTokens", 4096)),
-            tool_name,
-            faults,
-            json_output=json_output,
-            thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")),
-            profile=request_profile(body.get("system")),
+        asked = re.fullmatch(r"Transcribe page (\d+) of '(.*)'\.", first_user_text(body["messages"]).strip(), re.S)
+        answer = (
+            transcription(stub, asked)
+            if asked is not None
+            else stub.answer(
+                first_user_text(body["messages"]),
+                int((body.get("inferenceConfig") or {}).get("maxTokens", 4096)),
+                tool_name,
+                faults,
+                json_output=json_output,
+                thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")),
+                profile=request_profile(body.get("system")),
+            )
         )
         self._hold_first_token(answer)
         stop = {"refusal": "content_filtered"}.get(answer.stop_reason, answer.stop_reason)

@@ -192,10 +192,10 @@ def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDoc
 
 def read_unreadable_pages(run: Run, got: IngestOutcome) -> IngestOutcome:
     """The extraction's outcome with the pages OCR could not read (or read poorly) transcribed by the
-    anthropic backend's model (:mod:`tasks.review.pages`, ``DOCREVIEW_PAGE_IMAGES``); unchanged offline,
-    with Bedrock, or when no page needs it."""
+    run's model (:mod:`tasks.review.pages`, ``DOCREVIEW_PAGE_IMAGES``; anthropic or bedrock); unchanged
+    offline or when no page needs it."""
     settings = run.settings
-    if run.reviewer.name != "anthropic" or settings.page_images == "off":
+    if run.reviewer.name not in ("anthropic", "bedrock") or settings.page_images == "off":
         return got
     numbers = pages_to_read(got, settings.page_images_below_confidence)
     if not numbers:

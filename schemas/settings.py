@@ -171,8 +171,8 @@ class Settings(BaseSettings):
     page_images: Literal["auto", "off"] = Field(
         "auto",
         description="Pages that the text layer and OCR cannot read (no Tesseract, or OCR confidence below "
-        "page_images_below_confidence) go to the anthropic backend's model as one-page PDFs or page images and "
-        "its transcription becomes their text (tasks.review.pages): auto (with the anthropic backend) or off.",
+        "page_images_below_confidence) go to the run's model as one-page PDFs or page images and its "
+        "transcription becomes their text (tasks.review.pages): auto (with the anthropic or bedrock backend) or off.",
     )
     page_images_below_confidence: float | None = Field(
         None,

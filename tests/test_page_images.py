@@ -91,7 +91,7 @@ def test_page_blocks_respect_the_documented_limits(tmp_path, scanned):
     from docreview_testing.stub_llm import pdf_pages
 
     assert pdf_pages(base64.b64decode(block["source"]["data"])) == 1  # that page alone
-    with pytest.raises(PageTooLarge, match="over the 0 MB request limit"):
+    with pytest.raises(PageTooLarge, match=r"over the 0\.001 MB limit"):
         pdf_page_block(str(scanned[0]), 1, max_bytes=1000)
     from PIL import Image
 
@@ -213,3 +213,39 @@ def test_doctor_and_the_start_up_check_warn_that_ocr_is_unavailable(no_tesseract
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     assert "sent to the model as page images" in check_ocr(Settings(backend="anthropic"))
     assert "fails" in check_ocr(Settings(backend="rules"))
+
+
+def test_with_bedrock_the_pages_go_through_converse(no_tesseract, server, scanned, monkeypatch, tmp_path):
+    """The same pages read through Bedrock Converse (document blocks, format pdf) by the run's model id,
+    each call recorded with its tokens and cost."""
+    import sqlite3
+
+    from schemas.settings import Settings
+    from tasks.review.pages import read_pages_with_model
+    from tasks.store.persist import dispose_engines, get_engine
+
+    path, shown = scanned
+    failed = ingest(path)
+    assert not failed.ok
+    server.stub.reset()
+    for n, page_text in enumerate(shown, start=1):
+        server.stub.transcripts[(path.name, n)] = page_text
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("DOCREVIEW_BEDROCK_ENDPOINT_URL", server.url)
+    monkeypatch.setenv("DOCREVIEW_BEDROCK_REGION", "eu-west-1")
+    db = f"sqlite:///{tmp_path / 'b.db'}"
+    get_engine(db)  # creates the tables
+    try:
+        got = read_pages_with_model.fn(failed, [1, 2], Settings(backend="bedrock"), db, "run-b")
+    finally:
+        dispose_engines()
+    query = "select chunk_index, backend, model, input_tokens, cost_usd from llm_calls order by chunk_index"
+    with sqlite3.connect(tmp_path / "b.db") as conn:
+        rows = conn.execute(query).fetchall()
+    assert got.ok and [p.quality.extractor for p in got.document.pages] == ["claude", "claude"]
+    assert "CONSULTING AGREEMENT" in got.document.pages[0].text
+    assert [r[0] for r in rows] == [-2, -1] and {r[1] for r in rows} == {"bedrock"}
+    assert {r[2] for r in rows} == {"eu.anthropic.claude-sonnet-5-5"}  # the region's geographic profile
+    assert all(r[3] > 0 and r[4] > 0 for r in rows)
+    assert server.stub.refusals == []

@@ -3,7 +3,7 @@
 A scanned page is OCR'd by Tesseract (:mod:`tasks.ingest.ocr`). Where Tesseract is not installed (the
 page is *not read* with :data:`schemas.documents.TESSERACT_MISSING`), or where it read a page with a mean
 word confidence below ``DOCREVIEW_PAGE_IMAGES_BELOW_CONFIDENCE``, the page goes to the model
-(``DOCREVIEW_PAGE_IMAGES=auto``, the default, with the ``anthropic`` backend):
+(``DOCREVIEW_PAGE_IMAGES=auto``, the default, with the ``anthropic`` backend, Messages API):
 
 - a PDF page as a ``document`` block holding a base64 PDF of that page alone (pypdf copies the page;
   platform.claude.com/docs/en/build-with-claude/pdf-support, read 2026-12-04: at most 100 pages per request
@@ -11,6 +11,10 @@ word confidence below ``DOCREVIEW_PAGE_IMAGES_BELOW_CONFIDENCE``, the page goes 
 - a page of a TIFF/PNG/JPEG page image as an ``image`` block (PNG), scaled to a long edge of at most
   :data:`MAX_LONG_EDGE_PX` (build-with-claude/vision: a larger image is scaled down by the API anyway, an
   image over 8000x8000 px is rejected, at most 5 MB per image).
+
+With the ``bedrock`` backend the same page goes through Converse as a ``document`` (``format: pdf``) or
+``image`` (``format: png``) content block, within Converse's own limits (:data:`BEDROCK_MAX_DOCUMENT_BYTES`,
+:data:`BEDROCK_MAX_IMAGE_BYTES`).
 
 One request per page, so each page's tokens and cost are its own :class:`~schemas.review.LLMCallRecord`
 (stored with the document under ``chunk_index = -page``). The model is asked to transcribe the page; its
@@ -52,6 +56,11 @@ MAX_PDF_BYTES = 32 * 1024 * 1024 - 1024 * 1024
 #: Largest image sent, bytes (vision: "Maximum 5 MB per image" on the API).
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
+#: Converse's limits (Amazon Bedrock API reference, ``DocumentBlock`` / ``ImageBlock``): a document at most
+#: 4.5 MB, an image at most 3.75 MB.
+BEDROCK_MAX_DOCUMENT_BYTES = 4_500_000
+BEDROCK_MAX_IMAGE_BYTES = 3_750_000
+
 #: Long edge an image is scaled down to before it is sent, pixels (vision: an image whose long edge is
 #: over 1568 px is scaled down by the API; the pixels beyond it are bytes for nothing).
 MAX_LONG_EDGE_PX = 1568
@@ -65,6 +74,11 @@ PAGE_READ_SYSTEM = (
     "text only, in reading order, one paragraph per line group, without comments. Write [illegible] for words "
     "you cannot read. Reply with an empty answer for a blank page."
 )
+
+
+def _mb(n: int) -> str:
+    """``n`` bytes as the limits are written: whole MiB as "5 MB", else decimal megabytes ("3.75 MB")."""
+    return f"{n // 2**20} MB" if n % 2**20 == 0 else f"{n / 1e6:.3g} MB"
 
 
 class PageTooLarge(ValueError):
@@ -115,6 +129,16 @@ def _count_pages(outcome: IngestOutcome) -> list[int]:
 def pdf_page_block(path: str, number: int, max_bytes: int = MAX_PDF_BYTES) -> dict[str, Any]:
     """A ``document`` block holding page ``number`` (1-based) of the PDF at ``path`` as a one-page PDF
     (base64). Raises :class:`PageTooLarge` over ``max_bytes``."""
+    data = pdf_page_bytes(path, number, max_bytes)
+    return {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": base64.standard_b64encode(data).decode()},
+    }
+
+
+def pdf_page_bytes(path: str, number: int, max_bytes: int = MAX_PDF_BYTES) -> bytes:
+    """Page ``number`` (1-based) of the PDF at ``path`` alone, as PDF bytes (pypdf copies the page).
+    Raises :class:`PageTooLarge` over ``max_bytes``."""
     from pypdf import PdfReader, PdfWriter
 
     reader = PdfReader(path)
@@ -127,18 +151,25 @@ def pdf_page_block(path: str, number: int, max_bytes: int = MAX_PDF_BYTES) -> di
     data = buffer.getvalue()
     if len(data) > max_bytes:
         raise PageTooLarge(
-            f"page {number} is {len(data) / 1e6:.1f} MB as a one-page PDF, over the {max_bytes / 1e6:.0f} MB request limit"
+            f"page {number} is {len(data) / 1e6:.1f} MB as a one-page PDF, over the {_mb(max_bytes)} limit"
         )
-    return {
-        "type": "document",
-        "source": {"type": "base64", "media_type": "application/pdf", "data": base64.standard_b64encode(data).decode()},
-    }
+    return data
 
 
 def image_page_block(path: str, number: int, max_bytes: int = MAX_IMAGE_BYTES) -> dict[str, Any]:
-    """An ``image`` block (PNG) of frame ``number`` (1-based) of the page image at ``path``, scaled to a
-    long edge of at most :data:`MAX_LONG_EDGE_PX`. Raises :class:`PageTooLarge` when the PNG is over
-    ``max_bytes`` (vision: 5 MB per image)."""
+    """An ``image`` block (PNG, base64) of frame ``number`` (1-based) of the page image at ``path``
+    (:func:`image_page_bytes`). Raises :class:`PageTooLarge` over ``max_bytes``."""
+    data = image_page_bytes(path, number, max_bytes)
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": base64.standard_b64encode(data).decode()},
+    }
+
+
+def image_page_bytes(path: str, number: int, max_bytes: int = MAX_IMAGE_BYTES) -> bytes:
+    """Frame ``number`` (1-based) of the page image at ``path`` as PNG bytes, scaled to a long edge of at
+    most :data:`MAX_LONG_EDGE_PX`. Raises :class:`PageTooLarge` when the PNG is over ``max_bytes`` (vision:
+    5 MB per image on the API)."""
     from PIL import Image
 
     with Image.open(path) as img:
@@ -151,12 +182,9 @@ def image_page_block(path: str, number: int, max_bytes: int = MAX_IMAGE_BYTES) -
     if len(data) > max_bytes:
         raise PageTooLarge(
             f"page {number} is {len(data) / 1e6:.1f} MB as a PNG of {frame.width}x{frame.height} px, over the "
-            f"{max_bytes / 1e6:.0f} MB per-image limit"
+            f"{_mb(max_bytes)} per-image limit"
         )
-    return {
-        "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": base64.standard_b64encode(data).decode()},
-    }
+    return data
 
 
 def page_read_request(block: dict[str, Any], number: int, name: str, model: str) -> dict[str, Any]:
@@ -229,6 +257,74 @@ def read_page(
     return text, None, record
 
 
+def read_page_converse(
+    client: Any, outcome: IngestOutcome, number: int, model_id: str, prices: dict | None = None
+) -> tuple[str | None, str | None, LLMCallRecord | None]:
+    """Page ``number`` read through Bedrock Converse by ``model_id`` (a boto3 ``bedrock-runtime`` client):
+    as :func:`read_page`, the page as a ``document`` (``format: pdf``) or ``image`` (``format: png``) block
+    within Converse's limits; thinking off where the model thinks by default (the capability table)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from tasks.review.backends.anthropic_backend import cost_usd
+    from tasks.review.backends.models import capability
+
+    path = outcome.source.local_path
+    try:
+        if outcome.kind is DocumentKind.image:
+            block: dict[str, Any] = {
+                "image": {"format": "png", "source": {"bytes": image_page_bytes(path, number, BEDROCK_MAX_IMAGE_BYTES)}}
+            }
+        else:
+            data = pdf_page_bytes(path, number, BEDROCK_MAX_DOCUMENT_BYTES)
+            block = {"document": {"format": "pdf", "name": f"page {number}", "source": {"bytes": data}}}
+    except PageTooLarge as exc:
+        return None, str(exc), None
+    except Exception as exc:
+        return None, f"page {number} could not be prepared for the model: {type(exc).__name__}: {str(exc)[:160]}", None
+    request: dict[str, Any] = {
+        "modelId": model_id,
+        "system": [{"text": PAGE_READ_SYSTEM}],
+        "messages": [
+            {"role": "user", "content": [block, {"text": f"Transcribe page {number} of {outcome.source.name!r}."}]}
+        ],
+        "inferenceConfig": {"maxTokens": PAGE_READ_MAX_TOKENS},
+    }
+    thinking = capability(model_id, warn=False).thinking_off()
+    if thinking is not None:
+        request["additionalModelRequestFields"] = {"thinking": thinking}
+    started = time.perf_counter()
+    try:
+        response = client.converse(**request)
+    except (ClientError, BotoCoreError) as exc:
+        record = LLMCallRecord(
+            backend="bedrock",
+            model=model_id,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            error_class=type(exc).__name__,
+        )
+        return None, f"page {number}: the model call failed: {type(exc).__name__} — {str(exc)[:200]}", record
+    usage = response.get("usage") or {}
+    tokens = {
+        "input_tokens": int(usage.get("inputTokens", 0)),
+        "output_tokens": int(usage.get("outputTokens", 0)),
+        "cache_read_input_tokens": int(usage.get("cacheReadInputTokens", 0)),
+        "cache_creation_input_tokens": int(usage.get("cacheWriteInputTokens", 0)),
+    }
+    record = LLMCallRecord(
+        backend="bedrock",
+        model=model_id,
+        request_id=(response.get("ResponseMetadata") or {}).get("RequestId"),
+        stop_reason=response.get("stopReason"),
+        latency_ms=(time.perf_counter() - started) * 1000,
+        cost_usd=cost_usd(model_id, tokens, prices),
+        **tokens,
+    )
+    if response.get("stopReason") == "max_tokens":
+        return None, f"page {number}: the model's transcription was cut at max_tokens", record
+    content = ((response.get("output") or {}).get("message") or {}).get("content") or []
+    return "".join(str(c.get("text", "")) for c in content).strip(), None, record
+
+
 def with_pages_read(
     outcome: IngestOutcome, numbers: list[int], read: dict[int, tuple[str | None, str | None]]
 ) -> IngestOutcome:
@@ -272,24 +368,42 @@ def read_pages_with_model(
     database_url: str | None = None,
     run_id: str | None = None,
 ) -> IngestOutcome:
-    """Prefect task: read pages ``numbers`` (1-based) of ``outcome``'s file with the run's Anthropic model
-    (see the module docstring) and return the outcome with their text. Each call is recorded in
-    ``llm_calls`` (``database_url``, ``run_id``) under ``chunk_index = -page``. One page's failure never
-    stops the others; nothing is retried here (a page not read keeps its reason)."""
-    import anthropic
+    """Prefect task: read pages ``numbers`` (1-based) of ``outcome``'s file with the run's model (see the
+    module docstring) and return the outcome with their text. Each call is recorded in ``llm_calls``
+    (``database_url``, ``run_id``) under ``chunk_index = -page``. One page's failure never stops the others;
+    nothing is retried here (a page not read keeps its reason). The backend is the run's
+    (``settings.resolved_backend()``): ``anthropic`` (Messages API) or ``bedrock`` (Converse, the run's
+    model id and region)."""
+    bedrock = settings.resolved_backend() == "bedrock"
+    if bedrock:
+        import boto3
+        from botocore.config import Config
 
-    client = anthropic.Anthropic(
-        api_key=settings.anthropic_api_key.get_secret_value(),
-        base_url=settings.anthropic_base_url,
-        max_retries=0,
-        timeout=settings.llm_timeout_s,
-    )
+        from tasks.review.reviewer import bedrock_model_for
+
+        model = bedrock_model_for(settings)
+        config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=settings.llm_timeout_s)
+        client: Any = boto3.client(
+            "bedrock-runtime",
+            region_name=settings.bedrock_region,
+            endpoint_url=settings.bedrock_endpoint_url,
+            config=config,
+        )
+    else:
+        import anthropic
+
+        model = settings.anthropic_model
+        client = anthropic.Anthropic(
+            api_key=settings.anthropic_api_key.get_secret_value(),
+            base_url=settings.anthropic_base_url,
+            max_retries=0,
+            timeout=settings.llm_timeout_s,
+        )
+    reader = read_page_converse if bedrock else read_page
     read: dict[int, tuple[str | None, str | None]] = {}
     try:
         for number in numbers:
-            text, why, record = read_page(
-                client, outcome, number, settings.anthropic_model, settings.llm_prices or None
-            )
+            text, why, record = reader(client, outcome, number, model, settings.llm_prices or None)
             read[number] = (text, why)
             if why:
                 logger.warning("%s: %s", outcome.source.name, why)

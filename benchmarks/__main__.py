@@ -18,7 +18,9 @@ shared SEC filings: evidence-page recall, key-figure accuracy, findings and page
 ``scanned_review`` (scanned CUAD contracts reviewed against their born-digital originals: clause
 categories' Jaccard, grounded share), ``ocr`` (Tesseract pages per second per core and character error
 rate on scanned CUAD contracts and ``linn.pdf``), ``html_filings`` (seconds to read each shared EDGAR HTML
-filing with its inline XBRL facts).
+filing with its inline XBRL facts), ``verifier_cited`` (the cited verifier's tokens, cost and latency
+against the single structured call it replaced, test double), ``pii_ner`` (recall of the optional name
+redaction on CUAD party names).
 
 ``--quick`` runs every benchmark at a small size (minutes, for a smoke check; figures from a
 quick run are not the documented ones).
@@ -52,6 +54,8 @@ ALL = (
     "scanned_review",
     "ocr",
     "html_filings",
+    "verifier_cited",
+    "pii_ner",
 )
 
 
@@ -183,6 +187,15 @@ def main(argv: list[str] | None = None) -> int:
                 from benchmarks import html_filings
 
                 emit(html_filings.run(repeat=1 if q else 3))  # EDGAR HTML with inline XBRL, seconds per filing
+            elif name == "verifier_cited":
+                from benchmarks import verifier_cited
+
+                # the cited verifier (two calls) against the single structured call, test double
+                emit(verifier_cited.run(contracts=2 if q else 10))
+            elif name == "pii_ner":
+                from benchmarks import pii_ner
+
+                emit(pii_ner.run(limit=20 if q else None))  # name-redaction recall on CUAD party names
         except Exception as exc:
             failed += 1
             print(json.dumps({"benchmark": name, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}), flush=True)

@@ -34,6 +34,7 @@ from rich.table import Table
 from cli.checks import (
     check_backend,
     check_database,
+    check_ocr,
     check_playbook,
     check_support_model,
     describe_validation_error,
@@ -167,6 +168,9 @@ def review(
     if problem or settings is None:  # before Prefect starts: a configuration error is exit 2 within seconds
         err.print(f"[red]error:[/] {escape(problem or 'the settings cannot be read')}")  # load_settings says why
         raise typer.Exit(2)
+    ocr = check_ocr(settings)
+    if ocr:  # a warning before the run, not an error: text-layer documents need no OCR
+        err.print(f"[yellow]warning:[/] {escape(ocr)}")
     try:  # the report folder must be writable before any work starts
         out.mkdir(parents=True, exist_ok=True)
         (out / "docreview.log").touch()
@@ -422,6 +426,8 @@ def _print_summary(result: dict) -> None:
             else ""
         ),
     )
+    if result.get("geography"):
+        table.add_row("Data sent to", str(result["geography"]))
     if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
         table.add_row(
             "Routing",
@@ -655,7 +661,7 @@ def eval_filings(
     console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
-from cli import db, deploy, monitor, queue, report, server, watch  # noqa: E402 - the other command groups
+from cli import db, deploy, doctor, monitor, queue, report, server, watch  # noqa: E402 - the other command groups
 
 monitor.register(app)  # runs, metrics show|serve
 app.command("queue")(queue.queue)  # the review queue
@@ -665,6 +671,7 @@ deploy.register(app)  # serve, deployments check
 db.register(app)  # db upgrade|check|revision|current
 report.register(app)  # report serve
 server.register(app)  # server start|stop|status: the local Prefect server runs share
+doctor.register(app)  # doctor: what a run would find missing, before it starts
 
 
 def main() -> None:  # pragma: no cover - console entry point

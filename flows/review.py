@@ -125,10 +125,11 @@ def review_documents(
     that review profile.
 
     Returns ``{"run_id", "flow_run_id", "source", "report_json", "report_html", "backend", "model", "offline",
-    "endpoint", "metrics", "documents", "report_url"}`` (``run_id``: the flow run's id, see
+    "endpoint", "geography", "metrics", "documents", "report_url"}`` (``run_id``: the flow run's id, see
     :func:`flows.pipeline.new_run_id`; ``report_url``: the kept report's URL when
     ``DOCREVIEW_REPORT_URL_BASE`` is set, else None; ``endpoint``: where the model calls went when not the vendor's own
-    API, else None). Raises ``ValueError`` for an empty or unrendered-template ``source``, an
+    API, else None; ``geography``: where the model calls are processed,
+    :meth:`schemas.settings.Settings.data_geography`, None offline). Raises ``ValueError`` for an empty or unrendered-template ``source``, an
     unknown ``routing`` or ``batch`` without the anthropic backend, and
     :class:`tasks.ingest.local.SourceError` when the source cannot be listed, and
     :class:`tasks.review.resilience.RunMisconfigured` (the run ends Failed, after its report) when
@@ -245,6 +246,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
         "model": run.reviewer.model,
         "offline": offline,
         "endpoint": endpoint,
+        "geography": run.settings.data_geography(run.reviewer.name),
         "metrics": report["run"]["metrics"],
         "documents": [{k: d[k] for k in ("file_name", "status", "reason")} for d in report["documents"]],
     }

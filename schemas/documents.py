@@ -215,6 +215,12 @@ class SourceObject(BaseModel):
         return self.uri.startswith("s3://")
 
 
+#: ``PageQuality.not_read`` of a scanned page when Tesseract is missing: the cause and the fix (Debian's
+#: packages; ``brew install tesseract`` elsewhere, see README). A model backend reads such pages itself
+#: (:mod:`tasks.review.pages`); offline the document fails with this reason.
+TESSERACT_MISSING = "tesseract not installed: apt-get install tesseract-ocr tesseract-ocr-eng"
+
+
 class PageQuality(BaseModel):
     """Quality signals of one page's text layer.
 

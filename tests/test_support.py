@@ -395,7 +395,9 @@ def test_verifier_through_the_test_double_records_calls(stub_env, monkeypatch, t
     assert "not supported" in checks_of(out[1])["verifier"].reason
     with Session(get_engine(db)) as s:
         rows = s.exec(select(LLMCallRow)).all()
-    assert len(rows) == 2 and all(r.attempt > VERIFIER_ATTEMPT_BASE for r in rows)
+    # the cited verifier: a cited answer and a verdict for the supported finding, the cited answer alone
+    # for the other (it cites nothing, so no verdict call)
+    assert len(rows) == 3 and all(r.attempt > VERIFIER_ATTEMPT_BASE for r in rows)
     assert all(r.model == "claude-haiku-4-5" and r.input_tokens > 0 and r.output_tokens > 0 for r in rows)
     # off for the rules backend by default: no verifier check, no call
     out = fact_check_findings.fn([audit], chunks[0], [], index, "rules", db, "run-2")

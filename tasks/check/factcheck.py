@@ -31,8 +31,12 @@ Checks, each with a verdict and a reason (stored as ``CheckRow``):
   ``needs_review`` when the quote rests on words the OCR read with low confidence (the page's
   ``uncertain_words``), naming the least certain one and its confidence.
 - ``verifier`` (optional, ``DOCREVIEW_VERIFIER_ENABLED``) — for findings the deterministic checks
-  leave at ``needs_review``, a second model call with Anthropic Citations over the source
-  passage (:func:`verify_with_model`).
+  leave at ``needs_review``, a model's cited answer over the source passage (a plain-text ``document``
+  block with Anthropic Citations on) and a structured verdict on it (:func:`tasks.check.verifier.verify`).
+  Its verdict rests on what the API cited: ``verified`` only when a well-formed citation covers the
+  finding's quote; the cited range, located in the document, then becomes the finding's evidence and
+  page, with the section in the check's reason. A citation elsewhere than the quote is recorded as a
+  disagreement (``needs_review``).
 
 The overall verdict is the worst of the checks: contradicted > unsupported > needs_review >
 verified; a ``verifier`` check that is ``verified`` settles ``needs_review`` checks (and only those),
@@ -81,7 +85,7 @@ from tasks.check.values import (
     section_refs,
 )
 from tasks.check.verdicts import RULE_REASONS, VERDICT_SEVERITY, overall_verdict  # noqa: F401 - also imported from here
-from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, make_verifier_client, verify_with_model
+from tasks.check.verifier import VERIFIER_ATTEMPT_BASE, VerifierOutcome, make_verifier_client, verify
 from tasks.check.xbrl import check_xbrl
 
 if TYPE_CHECKING:
@@ -642,7 +646,7 @@ def verifier_passage(
     return "\n".join(c.text for c in ordered)
 
 
-Verifier = Callable[[Finding, str], "CheckResult | tuple[CheckResult, LLMCallRecord | None]"]
+Verifier = Callable[[Finding, str], "VerifierOutcome | CheckResult | tuple[CheckResult, LLMCallRecord | None]"]
 
 
 def fact_check(
@@ -664,7 +668,10 @@ def fact_check(
     for the findings :func:`needs_verifier` selects (``weak_support`` is the support probability
     below which it runs). ``verifier`` is called as ``verifier(finding, passage)`` with the quote
     and its context as the passage (:func:`verifier_passage`) and returns a :class:`CheckResult` or
-    ``(CheckResult, LLMCallRecord | None)``; records are appended to ``calls`` when given.
+    ``(CheckResult, LLMCallRecord | None)`` or a :class:`~tasks.check.verifier.VerifierOutcome` (a cited
+    verification: when it rests on a citation covering the quote, the cited text is located in the
+    document and becomes the finding's evidence, its page the finding's page); records are appended to
+    ``calls`` when given.
     ``support_model`` is the category model of the ``support`` check (:mod:`tasks.check.support`;
     ``"default"`` loads the shipped file); ``None`` leaves the ``support`` check out (the fact-check
     as it was before it, kept for before/after figures).
@@ -685,17 +692,35 @@ def fact_check(
         for extra in (check_redaction(finding), check_ocr_confidence(finding, grounding, index)):
             if extra is not None:
                 checks.append(extra)
+        cited: Grounding | None = None
         if verifier is not None and needs_verifier(finding, checks, weak_support):
             passage = verifier_passage(chunk, neighbours, finding.evidence, grounding.offset)
             got = verifier(finding, passage)
-            result, record = got if isinstance(got, tuple) else (got, None)
+            if isinstance(got, VerifierOutcome):
+                result, records = got.check, got.records
+                if got.cited:  # the API's cited range: located in the document, it becomes the evidence
+                    cited = ground_quote(got.cited, index, chunk, neighbours)
+                    if cited.found:
+                        section = index.heading_path(cited.offset)
+                        where = f"page {cited.page}" + (f", § {section}" if section else "")
+                        result = result.model_copy(update={"page": cited.page, "reason": f"{result.reason} ({where})"})
+                        evidence = got.cited.strip()
+                    else:
+                        cited = None
+            else:
+                result, record = got if isinstance(got, tuple) else (got, None)
+                records = [record] if record is not None else []
             checks.append(result)
-            if record is not None and calls is not None:
-                calls.append(record.model_copy(update={"attempt": VERIFIER_ATTEMPT_BASE + 1 + len(calls)}))
+            if calls is not None:
+                for record in records:
+                    calls.append(record.model_copy(update={"attempt": VERIFIER_ATTEMPT_BASE + 1 + len(calls)}))
         page = grounding.page if grounding.found and grounding.page else finding.page
+        update: dict[str, object] = {"page": page}
+        if cited is not None:  # Claude's own evidence: the cited range and its page
+            update = {"page": cited.page or page, "evidence": evidence}
         out.append(
             CheckedFinding(
-                finding=finding.model_copy(update={"page": page}),
+                finding=finding.model_copy(update=update),
                 chunk_index=chunk.index,
                 ordinal=ordinal,
                 stated_page=finding.page,
@@ -811,13 +836,13 @@ def _configured_verifier(backend: str, settings: Settings, policy: ResiliencePol
     client = make_verifier_client(settings)
     prices = settings.llm_prices or None
 
-    def verify(finding: Finding, passage: str) -> tuple[CheckResult, LLMCallRecord]:
+    def verify_finding(finding: Finding, passage: str) -> VerifierOutcome:
         with llm_slot(policy) if policy is not None else nullcontext():
-            return verify_with_model(
+            return verify(
                 finding, passage, client, settings.verifier_model, settings.verifier_max_tokens, prices=prices
             )
 
-    return verify
+    return verify_finding
 
 
 # --------------------------------------------------------------------------------------------

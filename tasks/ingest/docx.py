@@ -39,8 +39,14 @@ whose headings are plain numbered paragraphs) takes as headings its numbered, ti
 the section's units after its heading (tables included) from 1; a heading's own unit has
 ``paragraph`` None (its label is the section). Before the first heading ``section`` is None.
 
-Bad input fails with a reason, never an exception: a file that is not a readable ZIP or has no
-``word/document.xml`` (``corrupt``); a ZIP bomb (``resource_limit``: declared sizes and compression
+The main part is the one Word opens: the target of the ``officeDocument`` relationship in
+``_rels/.rels`` (ECMA-376 Part 2 §9.3; not always ``word/document.xml``), found by :func:`main_part`; its
+parts (styles, numbering, notes, comments, headers) through its own relationships. Both the transitional
+(``schemas.openxmlformats.org``) and the Strict (``purl.oclc.org/ooxml``, ECMA-376 Part 1 Strict) namespaces
+of WordprocessingML and of the relationship types are read.
+
+Bad input fails with a reason, never an exception: a file that is not a readable ZIP or names no main
+part (``corrupt``); a ZIP bomb (``resource_limit``: declared sizes and compression
 ratios are checked *before* anything is decompressed, :data:`MAX_XML_BYTES`, :data:`MAX_RATIO`, and members
 are read with a bounded read); XML with a DTD (``<!DOCTYPE``: entity expansion, ``corrupt``; parsed with
 entities unresolved, no network, no huge trees); more than ``max_pages`` units (``too_many_pages``, counted
@@ -79,6 +85,42 @@ W_TRANSITIONAL = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 W_STRICT = "http://purl.oclc.org/ooxml/wordprocessingml/main"
 _MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 _REL = "http://schemas.openxmlformats.org/package/2006/relationships"
+
+#: The package relationship naming the main part (ECMA-376 Part 2 §9.3; Part 1 §11.3.10): its ``Type`` in
+#: the transitional and the Strict namespaces (Part 1 §A.1 / Strict: ``http://purl.oclc.org/ooxml/…``).
+OFFICE_DOCUMENT_TYPES = (
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument",
+    "http://purl.oclc.org/ooxml/officeDocument/relationships/officeDocument",
+)
+
+#: Largest ``_rels/.rels`` read to find the main part, bytes (a few hundred in practice).
+MAX_PACKAGE_RELS_BYTES = 1024 * 1024
+
+
+def main_part(zf: zipfile.ZipFile) -> str | None:
+    """The name of the package's main part: the target of the ``officeDocument`` relationship of
+    ``_rels/.rels`` (either namespace, :data:`OFFICE_DOCUMENT_TYPES`), as Word finds it; failing that,
+    ``word/document.xml`` when present; None for a ZIP that names no main part. Reads at most
+    :data:`MAX_PACKAGE_RELS_BYTES` of ``_rels/.rels`` and never raises for a malformed one."""
+    names = set(zf.namelist())
+    try:
+        info = zf.getinfo("_rels/.rels")
+    except KeyError:
+        info = None
+    if info is not None and info.file_size <= MAX_PACKAGE_RELS_BYTES and not info.flag_bits & 0x1:
+        try:
+            with zf.open(info) as fh:
+                root = parse_xml(fh.read(MAX_PACKAGE_RELS_BYTES + 1), "_rels/.rels")
+        except Exception:
+            root = None
+        for rel in root.iter(f"{{{_REL}}}Relationship") if root is not None else []:
+            target = (rel.get("Target") or "").strip()
+            if rel.get("Type") in OFFICE_DOCUMENT_TYPES and target and rel.get("TargetMode") != "External":
+                name = posixpath.normpath(target.lstrip("/"))
+                if name in names:
+                    return name
+    return "word/document.xml" if "word/document.xml" in names else None
+
 
 _ROMAN = [(1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc")]
 _ROMAN += [(50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")]
@@ -135,8 +177,14 @@ class _Package:
         if len(infos) > MAX_MEMBERS:
             raise DocxError("resource_limit", f"the DOCX's ZIP has {len(infos)} members (limit {MAX_MEMBERS})")
         self.infos = {i.filename: i for i in infos}
-        if "word/document.xml" not in self.infos:
-            raise DocxError("corrupt", "corrupt DOCX: the ZIP has no word/document.xml (not a Word document)")
+        main = main_part(self.zf)
+        if main is None:
+            raise DocxError(
+                "corrupt",
+                "corrupt DOCX: the ZIP names no main document part (no officeDocument relationship in _rels/.rels "
+                "and no word/document.xml): not a Word document",
+            )
+        self.main = main
         xml = [i for i in infos if i.filename.endswith((".xml", ".rels"))]
         total = sum(i.file_size for i in xml)
         if total > MAX_XML_BYTES:
@@ -820,13 +868,13 @@ def _context(text: str, pos: int, length: int) -> str:
 def _read(path: str, max_pages: int) -> dict:
     pkg = _Package(path)
     with pkg.zf:
-        root = pkg.xml("word/document.xml")
+        root = pkg.xml(pkg.main)
         assert root is not None
         w = etree.QName(root).namespace or W_TRANSITIONAL
         if w not in (W_TRANSITIONAL, W_STRICT):
-            raise DocxError("corrupt", f"corrupt DOCX: word/document.xml is not WordprocessingML ({w})")
+            raise DocxError("corrupt", f"corrupt DOCX: {pkg.main} is not WordprocessingML ({w})")
         q = _Q(w)
-        rels = pkg.rels("word/document.xml")
+        rels = pkg.rels(pkg.main)
 
         def part(kind: str, fallback: str) -> list[str]:
             found = sorted(name for t, name in rels.values() if t.rsplit("/", 1)[-1] == kind)
@@ -838,7 +886,7 @@ def _read(path: str, max_pages: int) -> dict:
         reader = _Reader(w, styles, default_style, Numbering(numbering_root, w))
         body = root.find(q("body"))
         if body is None:
-            raise DocxError("corrupt", "corrupt DOCX: word/document.xml has no w:body")
+            raise DocxError("corrupt", f"corrupt DOCX: {pkg.main} has no w:body")
         reader.body(body)
         body_blocks = len(reader.blocks)
         for which, kind in (("footnote", "footnotes"), ("endnote", "endnotes")):

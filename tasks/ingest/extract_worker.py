@@ -359,6 +359,10 @@ def extract(path: str, max_pages: int, pypdf_only: bool = False, pypdf_pages: fr
         if scanned:
             _ocr_pages(path, pages, scanned, encrypted)
     if all(p["not_read"] for p in pages):
+        from schemas.documents import TESSERACT_MISSING
+
+        if all(p["not_read"] == TESSERACT_MISSING for p in pages):  # a scan, and no OCR on this machine
+            return {"ok": False, "kind": "no_text", "reason": f"no text on any of {count} page(s): {TESSERACT_MISSING}"}
         limit = next((p for p in pages if p["limit"]), None)
         if limit is not None:
             return {
@@ -392,11 +396,16 @@ def _ocr_pages(path: str, pages: list[dict], indices: list[int], encrypted: bool
     """OCR the 0-based pages ``indices`` (read empty) in place (:func:`tasks.ingest.ocr.ocr_pdf_pages`):
     a page read gets the OCR text, ``extractor="tesseract"``, its ``ocr_confidence`` and
     ``uncertain_words``; a page too large to render is *not read* (a note starting ``resource limit``);
-    other OCR failures leave the page empty. Without the ``tesseract`` program nothing changes."""
+    other OCR failures leave the page empty. Without the ``tesseract`` program each page is *not read*
+    with :data:`schemas.documents.TESSERACT_MISSING` (the cause and the fix; a model backend may read it,
+    :mod:`tasks.review.pages`)."""
+    from schemas.documents import TESSERACT_MISSING
     from tasks.ingest.ocr import ocr_pdf_pages, page_entry, tesseract_available
     from tasks.textnorm import clean_page_text
 
     if not tesseract_available():
+        for i in indices:
+            pages[i].update(not_read=TESSERACT_MISSING)
         return
     try:
         results = ocr_pdf_pages(path, indices, password="" if encrypted else None, progress=True)

@@ -4,7 +4,7 @@ Signatures (first bytes of the file):
 
 - PDF: ``%PDF-`` within the first 1024 bytes (ISO 32000-1 §7.5.2 allows leading junk; readers search
   that window);
-- DOCX: a ZIP (``PK\\x03\\x04``, PKWARE APPNOTE §4.3.7) whose central directory holds ``word/document.xml``
+- DOCX: a ZIP (``PK\\x03\\x04``, PKWARE APPNOTE §4.3.7) whose ``_rels/.rels`` names a main part (or that holds ``word/document.xml``)
   (ECMA-376 Part 2, Open Packaging Conventions);
 - TIFF: ``II*\\0`` or ``MM\\0*`` (TIFF 6.0 §2); PNG: ``\\x89PNG\\r\\n\\x1a\\n`` (RFC 2083 §3.1); JPEG:
   ``\\xff\\xd8\\xff`` (ITU T.81 SOI marker followed by a marker);
@@ -87,13 +87,18 @@ def _is_html(head: bytes) -> bool:
 
 
 def _zip_kind(path: str) -> DocumentKind:
-    """A ZIP is a DOCX when its central directory names ``word/document.xml``."""
+    """A ZIP is a DOCX when its package names a WordprocessingML main part: the ``officeDocument``
+    relationship of ``_rels/.rels`` (either namespace, :func:`tasks.ingest.docx.main_part`), or
+    ``word/document.xml``, and it is not a spreadsheet or a presentation."""
+    from tasks.ingest.docx import main_part
+
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
+            main = main_part(zf)
     except (zipfile.BadZipFile, ValueError, EOFError) as exc:
         raise UnsupportedKind(f"a corrupt ZIP archive ({exc}); docreview reads {SUPPORTED}") from exc
-    if "word/document.xml" in names:
+    if main is not None and not main.startswith(("xl/", "ppt/")):
         return DocumentKind.docx
     if any(n.startswith("xl/") for n in names) or any(n.startswith("ppt/") for n in names):
         raise UnsupportedKind(f"an Excel or PowerPoint file, not a Word document; docreview reads {SUPPORTED}")

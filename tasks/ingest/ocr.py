@@ -71,6 +71,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from schemas.documents import TESSERACT_MISSING
+
 if TYPE_CHECKING:  # Pillow is imported only when a page is OCR'd
     from PIL import Image
 
@@ -116,7 +118,7 @@ class OcrResult:
 
 
 def tesseract_available() -> bool:
-    """True when the ``tesseract`` program is on ``PATH``."""
+    """True when the ``tesseract`` program is on ``PATH`` (a run hides it by leaving it off ``PATH``)."""
     return shutil.which("tesseract") is not None
 
 
@@ -723,7 +725,7 @@ def read_image(path: str, max_pages: int, finish: Callable[[list[dict]], list[di
             return {
                 "ok": False,
                 "kind": "unreadable",
-                "reason": "OCR needs the tesseract program (apt-get install tesseract-ocr tesseract-ocr-eng)",
+                "reason": f"{count} page image(s), none read: {TESSERACT_MISSING}",
             }
         results = dict(ocr_images(_frames(image, max_pages)))
     pages = [page_entry(i + 1, results[i]) for i in range(count)]

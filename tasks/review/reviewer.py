@@ -33,15 +33,18 @@ class BackendConfigError(ValueError):
 
 def make_backend(settings: Settings) -> ReviewBackend:
     """Build the backend named by ``settings.resolved_backend()``; with ``redact_pii`` a model
-    backend is wrapped in :class:`tasks.review.pii.RedactingBackend`.
+    backend is wrapped in :class:`tasks.review.pii.RedactingBackend` (with ``redact_pii_names``, names
+    too: :class:`tasks.review.pii.NameDetector`, whose ``ValueError`` names the setting when its model is
+    not installed).
 
     Raises :class:`BackendConfigError` when ``anthropic`` is chosen without an API key.
     """
     backend = _make_backend(settings)
     if settings.redact_pii and backend.name != "rules":
-        from tasks.review.pii import RedactingBackend
+        from tasks.review.pii import NameDetector, RedactingBackend
 
-        return RedactingBackend(backend)
+        names = NameDetector(settings.pii_ner_model) if settings.redact_pii_names else None
+        return RedactingBackend(backend, names=names)
     return backend
 
 
@@ -53,7 +56,7 @@ def bedrock_model_for(settings: Settings) -> str:
         return settings.bedrock_model_id
     from tasks.review.backends.models import bedrock_model_id
 
-    return bedrock_model_id(settings.anthropic_model, settings.bedrock_inference_profile)
+    return bedrock_model_id(settings.anthropic_model, settings.bedrock_profile())
 
 
 def _make_backend(settings: Settings) -> ReviewBackend:

@@ -57,6 +57,7 @@ from tasks.review.backends.models import (
     model_family,
     output_mode,
     price_table,
+    structured_call,
 )
 from tasks.review.backends.prompt import (
     min_cacheable_tokens,
@@ -734,13 +735,11 @@ class AnthropicBackend(ToolReviewer):
         self.party = party
         self.prompt_version = prompt_version_for(party)  # reviews are stored and reused under it
         self._system = system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, party=party)
-        self._filing = {
+        self._filing: dict[str, Any] = {
             "tool": review_tool(strict=cap.structured_outputs, profile="filing"),
             "format": output_format("filing"),
             "system": system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, profile="filing"),
         }
-        # Up-front thinking off where the model allows it: output tokens are the findings only.
-        self._thinking = cap.thinking_off()
         self.prefix_tokens = prefix_tokens_estimate(self.mode)
         self._preflight = count_tokens_preflight
         ok, minimum = cache_prefix_check(model, self.prefix_tokens)
@@ -760,13 +759,15 @@ class AnthropicBackend(ToolReviewer):
         (``contract`` or ``filing``) chooses the prompt and schema; each has its own cached prefix."""
         filing = profile == "filing"
         kw: dict[str, Any] = {"system": self._filing["system"] if filing else self._system}
-        if self.mode == "tool":
-            kw["tools"] = [self._filing["tool"] if filing else self._tool]
-            kw["tool_choice"] = {"type": "tool", "name": REVIEW_TOOL_NAME, "disable_parallel_tool_use": True}
-        else:
-            kw["output_config"] = {"format": self._filing["format"] if filing else self._format}
-        if self._thinking is not None:
-            kw["thinking"] = self._thinking
+        kw.update(
+            structured_call(
+                self.model,
+                tool=self._filing["tool"] if filing else self._tool,
+                output_format=self._filing["format"] if filing else self._format,
+                mode=self.mode,
+                single_tool_call=True,
+            )
+        )
         return kw
 
     def request(

@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 logger = logging.getLogger("docreview.llm")
 
@@ -54,6 +54,9 @@ class ModelCapability:
       silently not cached).
     - prices, USD per million tokens: ``input``, ``output``, ``cache_write_5m``,
       ``cache_write_1h``, ``cache_read`` (Batch API: half of input and output).
+    - ``citations``: takes ``citations: {"enabled": true}`` on ``document`` blocks
+      (build-with-claude/citations: "All active models support citations, with the exception of
+      Claude Haiku 3").
     """
 
     structured_outputs: bool
@@ -66,6 +69,7 @@ class ModelCapability:
     cache_write_5m: float | None
     cache_write_1h: float | None
     cache_read: float | None
+    citations: bool = True
 
     @property
     def prices(self) -> tuple[float, float, float, float] | None:
@@ -94,9 +98,10 @@ def _cap(
     default_on: bool,
     min_cache: int,
     prices: tuple[float, float, float, float, float],
+    citations: bool = True,
 ) -> ModelCapability:
     i, o, w5, w1, r = prices
-    return ModelCapability(structured, forced, thinking, default_on, min_cache, i, o, w5, w1, r)
+    return ModelCapability(structured, forced, thinking, default_on, min_cache, i, o, w5, w1, r, citations)
 
 
 _LEGACY_THINKING: tuple[ThinkingType, ...] = ("enabled", "adaptive", "disabled")
@@ -150,6 +155,11 @@ CAPABILITIES: dict[str, ModelCapability] = {
     "claude-sonnet-4": _cap(False, True, _LEGACY_THINKING, False, 1024, (3.0, 15.0, 3.75, 6.0, 0.30)),
     # models/haiku-4-5 (2026-12-01): $1 / $5, 5m write $1.25, 1h write $2, read $0.10; minimum 4096.
     "claude-haiku-4-5": _cap(True, True, _LEGACY_THINKING, False, 4096, (1.0, 5.0, 1.25, 2.0, 0.10)),
+    # Claude Haiku 3 (legacy; models/overview and pricing, 2026-12-01): $0.25 / $1.25, 5m write $0.30, 1h
+    # write $0.50, read $0.03; no structured outputs, no thinking; minimum cacheable prompt 2048. The
+    # one active model without Citations (build-with-claude/citations: "All active models support
+    # citations, with the exception of Claude Haiku 3").
+    "claude-3-haiku": _cap(False, True, (), False, 2048, (0.25, 1.25, 0.30, 0.50, 0.03), citations=False),
 }
 
 #: Assumed for a model id the table does not know (logged once per id by :func:`capability`):
@@ -213,6 +223,54 @@ def capability(model: str, warn: bool = True) -> ModelCapability:
                 model,
             )
     return UNKNOWN_MODEL
+
+
+#: Every place a request to a model is built, each reading this table (and only this table) for
+#: forced ``tool_choice``, thinking and the output format: the chunk review
+#: (:meth:`AnthropicBackend.request`, :meth:`BedrockBackend.request`), the model verifier
+#: (:func:`tasks.check.verifier.build_cited_request` and ``build_verdict_request``), Message Batches
+#: (:func:`tasks.review.batches.review_batch`, the review's requests), the prompt-cache warm-up
+#: (``warm_cache``) and token counting (``count_prefix_tokens``).
+CALL_SITES = ("review", "verifier", "batch", "warm_up", "count_tokens")
+
+
+def structured_call(
+    model: str,
+    *,
+    tool: dict[str, Any],
+    output_format: dict[str, Any],
+    mode: OutputMode | None = None,
+    single_tool_call: bool = False,
+) -> dict[str, Any]:
+    """The request fields that make ``model`` answer with one schema, by this table: with structured
+    outputs ``{"output_config": {"format": output_format}}``, else ``{"tools": [tool], "tool_choice":
+    {"type": "tool", ...}}`` (``single_tool_call`` adds ``disable_parallel_tool_use``); plus the
+    ``thinking`` value that turns up-front thinking off where the model thinks by default
+    (:meth:`ModelCapability.thinking_off`). ``mode`` forces one of the two (None: :func:`output_mode`).
+
+    Raises ``ValueError`` for ``mode="tool"`` on a model that rejects a forced ``tool_choice`` (the API
+    answers 400: "What's new in Claude Sonnet 5.5", "Forced tool use returns an error") or
+    ``mode="json_schema"`` on one without structured outputs (structured-outputs page, supported
+    models). Sources of each entry: :data:`CAPABILITIES`."""
+    cap = capability(model, warn=False)
+    chosen: OutputMode = mode or output_mode(model)
+    out: dict[str, Any] = {}
+    if chosen == "tool":
+        if not cap.forced_tool_choice:
+            raise ValueError(f"model {model!r} rejects a forced tool_choice; use structured outputs")
+        choice: dict[str, Any] = {"type": "tool", "name": tool["name"]}
+        if single_tool_call:
+            choice["disable_parallel_tool_use"] = True
+        out["tools"] = [tool]
+        out["tool_choice"] = choice
+    else:
+        if not cap.structured_outputs:
+            raise ValueError(f"model {model!r} has no structured outputs; use the forced tool")
+        out["output_config"] = {"format": output_format}
+    thinking = cap.thinking_off()
+    if thinking is not None:
+        out["thinking"] = thinking
+    return out
 
 
 def output_mode(model: str) -> OutputMode:

@@ -242,7 +242,8 @@ class SupportModel(BaseModel):
     class) that counts as supported for any finding; ``category_floor`` maps a category value to the
     least score that still supports a document's *strongest* finding of that category
     (:func:`relative_support`; categories not listed: no floor of their own, only ``threshold``);
-    ``trained_on`` and ``held_out`` describe the split and its figures. ``version`` names the model's
+    ``trained_on`` describes the training split and ``held_out`` the figures on the frozen test split
+    (:func:`tasks.observe.evaluate.split_of`). ``version`` names the model's
     features (``support-v1``: the quote; ``support-v2``: the quote and its section headings, with
     ``reads_heading``); ``dismiss_below``: a finding the support check doubts whose score is below this
     is dismissed by the fact-check (:func:`relative_support`; 0: none is); ``category_dismiss_below``

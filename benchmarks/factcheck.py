@@ -203,6 +203,12 @@ def _support_model():
     return model.model_copy(update={"threshold": SUPPORT_THRESHOLD}) if model is not None else SUPPORT_MODEL
 
 
+def _support_check_name() -> str:
+    from tasks.check.support import support_check_name
+
+    return support_check_name()
+
+
 # --------------------------------------------------------------------------------------------
 # planted errors
 # --------------------------------------------------------------------------------------------
@@ -630,6 +636,7 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3, split: str = "test")
     return {
         "benchmark": "factcheck",
         "support_check": SUPPORT_MODEL is not None,
+        "support_model": _support_check_name() if SUPPORT_MODEL is not None else None,
         "support_threshold": SUPPORT_THRESHOLD,
         "split": split,
         "contracts": len(docs),

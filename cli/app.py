@@ -381,6 +381,9 @@ def _print_summary(result: dict) -> None:
             else ""
         ),
     )
+    from tasks.check.support import support_check_name
+
+    table.add_row("Support check", support_check_name())
     if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
         table.add_row(
             "Routing",

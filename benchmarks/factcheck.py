@@ -48,8 +48,9 @@ whose page moves); per kind it is counted over the faithful originals of that ki
 overall over every faithful finding. The summary is never changed: a summary that misstates a
 faithful quote is only for the optional verifier model to catch, and is not measured here.
 
-Contracts: spread evenly over the held-out split of the shared contracts
-(:func:`tasks.observe.evaluate.held_out`, 131 of 340), which the support model was not trained on.
+Contracts: spread evenly over the frozen test split of the shared contracts
+(:func:`tasks.observe.evaluate.split_of`, 75 of 340), which no shipped model was trained on and nothing
+was tuned on; ``--split train`` takes the training contracts instead (for development).
 ``--before`` runs the fact-check without the support check, for comparison.
 """
 
@@ -201,6 +202,12 @@ def _support_model():
 
     model = load_model()
     return model.model_copy(update={"threshold": SUPPORT_THRESHOLD}) if model is not None else SUPPORT_MODEL
+
+
+def _support_check_name() -> str:
+    from tasks.check.support import support_check_name
+
+    return support_check_name()
 
 
 # --------------------------------------------------------------------------------------------
@@ -513,24 +520,24 @@ def plant_negated(f: Finding, doc: Doc, rng: random.Random) -> tuple[Finding, Do
 # --------------------------------------------------------------------------------------------
 
 
-def pick_contracts(n: int) -> list[str]:
-    """``n`` held-out contracts (:func:`tasks.observe.evaluate.held_out`) spread evenly over the
+def pick_contracts(n: int, split: str = "test") -> list[str]:
+    """``n`` contracts of ``split`` (:func:`tasks.observe.evaluate.in_split`) spread evenly over the
     manifest (sorted by TXT name), deterministic."""
-    from tasks.observe.evaluate import held_out
+    from tasks.observe.evaluate import in_split
 
     with open(CUAD / "manifest.csv", newline="", encoding="utf-8") as fh:
-        names = sorted(Path(r["txt_file"]).name for r in csv.DictReader(fh) if held_out(r["Filename"]))
+        names = sorted(Path(r["txt_file"]).name for r in csv.DictReader(fh) if in_split(r["Filename"], split))
     if n >= len(names):
         return names
     step = len(names) / n
     return [names[int(i * step)] for i in range(n)]
 
 
-def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
-    """Run the benchmark over ``n_docs`` contracts, at most ``per_kind`` plants per kind per contract."""
+def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3, split: str = "test") -> dict:
+    """Run the benchmark over ``n_docs`` contracts of ``split``, at most ``per_kind`` plants per kind per contract."""
     started = time.perf_counter()
     rng = random.Random(seed)
-    docs = prepare(pick_contracts(n_docs))
+    docs = prepare(pick_contracts(n_docs, split))
     prepared_s = time.perf_counter() - started
     party_pool = sorted({v.value for d in docs for f, _ in d.findings for v in f.values if v.name == "party"})
     quote_pool: dict[ClauseType, list[tuple[str, Finding]]] = defaultdict(list)
@@ -630,7 +637,9 @@ def run(n_docs: int = 80, seed: int = 7, per_kind: int = 3) -> dict:
     return {
         "benchmark": "factcheck",
         "support_check": SUPPORT_MODEL is not None,
+        "support_model": _support_check_name() if SUPPORT_MODEL is not None else None,
         "support_threshold": SUPPORT_THRESHOLD,
+        "split": split,
         "contracts": len(docs),
         "faithful_findings": faithful_total,
         "planted": total_plants,
@@ -649,6 +658,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=80, help="number of CUAD contracts (spread over the manifest)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--split", choices=("test", "train", "all"), default="test", help="which contracts")
     ap.add_argument("--per-kind", type=int, default=3, help="most plants per kind per contract")
     ap.add_argument("--misses", action="store_true", help="include examples of misses and false alarms")
     ap.add_argument("--before", action="store_true", help="fact-check without the support check")
@@ -665,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (CUAD / "txt").is_dir():
         print(json.dumps({"benchmark": "factcheck", "skipped": f"{CUAD / 'txt'} not found"}))
         return 0
-    result = run(args.docs, args.seed, args.per_kind)
+    result = run(args.docs, args.seed, args.per_kind, args.split)
     if not args.misses:
         result.pop("misses")
     print(json.dumps(result))

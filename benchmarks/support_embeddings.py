@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     from sklearn.linear_model import LogisticRegression
 
     from tasks.check.support import NONE_CLASS, features
-    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps
+    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, split_of
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir", nargs="?", default=str(DEFAULT_DATA))
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     docs = load_examples(Path(args.data_dir), args.cache)
-    train = [d for d in docs if not d["held_out"]]
+    train = [d for d in docs if split_of(d["filename"]) == "train"]
     classes = [c.value for c in CATEGORIES] + [NONE_CLASS]
     index_of = {c: i for i, c in enumerate(classes)}
     by_value = {c.value: c for c in CATEGORIES}

@@ -1,4 +1,4 @@
-"""Train the router's segment scorer (``tasks/review/route_model.json.gz``) and report it on held-out contracts.
+"""Train the router's segment scorer (``tasks/review/route_model.json.gz``) and report it on the test split.
 
 ``python -m benchmarks.train_router [DATA_DIR] [--text pdf|txt] [--rate 0.43] [--out tasks/review/route_model.json.gz]``
 (needs the ``bench`` extra: numpy, scipy and scikit-learn).
@@ -8,9 +8,9 @@ highlighted spans (``labels/master_clauses.csv``). With ``--text pdf`` (default)
 the pipeline reads: each PDF extracted by the review's own extraction child process, pages joined
 by the page separator (about 10 minutes on two cores the first time, then cached in
 ``--pdf-cache``); with ``--text txt`` the annotators' text files, cleaned like an extracted page.
-Split: a contract is *held out* when the SHA-1 of its label ``Filename`` is 0 modulo 3
-(:func:`tasks.observe.evaluate.held_out`), about a third; the scorer is trained on the rest and every
-figure printed for "held-out" comes from contracts it never saw.
+Split: the frozen test split (:func:`tasks.observe.evaluate.split_of`, a seeded SHA-256 of the label
+``Filename``, 75 of 340); the scorer is trained on the training split and every figure printed as
+``test`` comes from contracts it never saw (the threshold is chosen out-of-fold on the training contracts).
 
 Model: L2-regularised logistic regression (scikit-learn ``LogisticRegression``, liblinear,
 ``C``) over the tf-idf blocks of :func:`tasks.review.route.segment_terms` (sublinear term frequency,
@@ -24,10 +24,10 @@ Threshold: chosen so that the router as a whole (preamble, obligation signals an
 sends ``--rate`` of the training contracts' characters deep, using *out-of-fold* scores (three
 folds by contract), because scores of a model on its own training segments are too confident.
 
-Prints one JSON line per threshold row (on held-out contracts and out-of-fold on the training ones:
+Prints one JSON line per threshold row (on the test split's contracts and out-of-fold on the training ones:
 per-span recall, per-document-category recall and routing rate; a contract *keeps* a CUAD category
 labelled in it when at least one labelled span of that category is wholly inside deep segments), the
-rate the held-out contracts would need for a per-span recall of 0.95 and 0.98 and a per-document-category
+rate the test contracts would need for a per-span recall of 0.95 and 0.98 and a per-document-category
 recall of 0.98, and writes the model.
 Deterministic: the same data gives the same file.
 """
@@ -47,7 +47,7 @@ DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / 
 
 
 def load(data_dir: Path, source: str = "txt", cache: Path | None = None, jobs: int = 2) -> list[dict]:
-    """Contracts as ``{filename, held_out, text, pieces: [(category, [(start, end), ...])]}``.
+    """Contracts as ``{filename, split, text, pieces: [(category, [(start, end), ...])]}``.
 
     ``source="txt"``: the annotators' text files, cleaned like an extracted page. ``source="pdf"``:
     the text the pipeline itself reads, extracted from the PDFs by :func:`tasks.ingest.extract.run_extraction`
@@ -55,7 +55,7 @@ def load(data_dir: Path, source: str = "txt", cache: Path | None = None, jobs: i
     ``cache/<sha1 of Filename>.txt`` (``jobs`` extractions at once); a contract whose extraction
     fails is left out and counted on stderr.
     """
-    from tasks.observe.evaluate import held_out, label_pieces, load_cuad, locate
+    from tasks.observe.evaluate import label_pieces, load_cuad, locate, split_of
     from tasks.textnorm import clean_page_text, match_form
 
     labelled = load_cuad(data_dir)
@@ -77,7 +77,7 @@ def load(data_dir: Path, source: str = "txt", cache: Path | None = None, jobs: i
                 hits = locate(norm, offs, piece)
                 if hits:
                     pieces.append((cat.value, hits))
-        out.append({"filename": doc.filename, "held_out": held_out(doc.filename), "text": text, "pieces": pieces})
+        out.append({"filename": doc.filename, "split": split_of(doc.filename), "text": text, "pieces": pieces})
     return out
 
 
@@ -191,7 +191,7 @@ def matrix(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train, choose the threshold, print held-out figures and write the model file."""
+    """Train, choose the threshold, print the test split's figures and write the model file."""
     import numpy as np
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
@@ -219,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
 
     never = ScorerModel(threshold=float("inf"))  # preamble and obligation signals only
     docs = load(Path(args.data_dir), args.text, args.pdf_cache, args.jobs)
-    train = [d for d in docs if not d["held_out"]]
-    test = [d for d in docs if d["held_out"]]
+    train = [d for d in docs if d["split"] == "train"]
+    test = [d for d in docs if d["split"] == "test"]
     segs, terms, labels, forced = {}, {}, {}, {}
     for d in docs:
         spans = segment_text(d["text"])
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> None:
-    """Choose the threshold for the training rate (out-of-fold), print held-out figures, write the file."""
+    """Choose the threshold for the training rate (out-of-fold), print the test split's figures, write the file."""
 
     def flags_at(threshold, subset, scores):
         return {
@@ -305,7 +305,7 @@ def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> N
         json.dumps(
             {
                 "router": "preamble+obligations",
-                "held_out_docs": len(test),
+                "test_docs": len(test),
                 "recall": round(r, 4),
                 "category_recall": round(cr, 4),
                 "rate": round(rate, 4),
@@ -322,9 +322,9 @@ def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> N
                     "router": "preamble+obligations+scorer",
                     "threshold": round(t, 3),
                     "chosen": t == threshold,
-                    "held_out_recall": round(r, 4),
-                    "held_out_category_recall": round(cr, 4),
-                    "held_out_rate": round(rate, 4),
+                    "test_recall": round(r, 4),
+                    "test_category_recall": round(cr, 4),
+                    "test_rate": round(rate, 4),
                     "train_out_of_fold_recall": round(tr, 4),
                     "train_out_of_fold_category_recall": round(tcr, 4),
                     "train_out_of_fold_rate": round(trate, 4),
@@ -339,7 +339,7 @@ def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> N
                 "documents": len(test),
             }
     for metric, want in (("recall", 0.95), ("recall", 0.98), ("category_recall", 0.98)):
-        # the held-out rate a given recall (per span, or per contract and category) would cost
+        # the test rate a given recall (per span, or per contract and category) would cost
         lo, hi = -20.0, 20.0
         for _ in range(30):
             mid = (lo + hi) / 2
@@ -349,11 +349,11 @@ def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> N
         print(
             json.dumps(
                 {
-                    f"held_out_{metric}_wanted": want,
+                    f"test_{metric}_wanted": want,
                     "threshold": round(lo, 3),
-                    "held_out_recall": round(r, 4),
-                    "held_out_category_recall": round(cr, 4),
-                    "held_out_rate": round(rate, 4),
+                    "test_recall": round(r, 4),
+                    "test_category_recall": round(cr, 4),
+                    "test_rate": round(rate, 4),
                 }
             )
         )
@@ -361,7 +361,7 @@ def report(train, test, segs, forced, oof_scores, test_scores, model, args) -> N
         update={
             "threshold": threshold,
             "held_out": held,
-            "trained_on": f"{len(train)} shared CUAD contracts ({args.text} text), held out: SHA-1(Filename) % 3 == 0; "
+            "trained_on": f"the {len(train)} shared CUAD contracts of the training split ({args.text} text); "
             f"threshold for an out-of-fold training rate of {args.rate}; C={args.C}",
         }
     )

@@ -1,4 +1,4 @@
-"""Train the fact-check's support model (``tasks/check/support_model.npz.xz``) and report it on held-out contracts.
+"""Train the fact-check's support model (``tasks/check/support_model.npz.xz``) and report it on the test split.
 
 ``python -m benchmarks.train_support [DATA_DIR] [--out tasks/check/support_model.npz.xz] [--C 4] [--min-df 3]``
 (needs the ``bench`` extra: numpy, scipy and scikit-learn; about 12 minutes on two shared cores at load
@@ -6,10 +6,11 @@ average 10, most of it the rules backend over the 340 contracts — ``--cache`` 
 
 Data: the shared CUAD contracts (``DATA_DIR``, default ``../shared/data/cuad``): the annotators'
 TXT files, cleaned like an extracted page, and their highlighted spans
-(``labels/master_clauses.csv``, each ``<omitted>`` piece separately). Split: a contract is *held
-out* when the SHA-1 of its label ``Filename`` is 0 modulo 3 (:func:`tasks.observe.evaluate.held_out`,
-the eval's and the router's split; 131 of 340); the model is trained on the other 209 and every
-held-out figure comes from contracts it never saw.
+(``labels/master_clauses.csv``, each ``<omitted>`` piece separately). Split: the frozen test split
+(:func:`tasks.observe.evaluate.split_of`: a seeded SHA-256 of the label ``Filename``, 75 of 340, the
+eval's and the router's split); the model is trained on the other 265 and every ``test`` figure comes
+from contracts it never saw. Thresholds, floors and bounds are chosen out-of-fold on the training
+contracts only; the ``test`` lines are printed for the record, never to choose anything.
 
 Examples (training contracts only):
 
@@ -38,8 +39,8 @@ span of their category. The dismissal bound (:func:`choose_dismissal`): the larg
 below which at least ``--dismiss-precision`` (0.9) of the doubted out-of-fold findings are no labelled
 clause of their category; per category (:func:`choose_category_dismissal`) a higher bound of its own
 where at least that share of the category's doubted findings below it (15 or more) are no clause of it.
-Prints one JSON line per threshold and per dismissal bound on held-out
-contracts (supported findings, their overlap precision, presence macro-F1 over supported findings;
+Prints one JSON line per threshold and per dismissal bound on the test
+split's contracts (supported findings, their overlap precision, presence macro-F1 over supported findings;
 dismissed findings and the share not real) and writes the model.
 Deterministic: the same data gives the same file.
 """
@@ -96,11 +97,11 @@ def rules_findings(name: str, text: str) -> tuple[list, list[str | None]]:
 
 
 def load(data_dir: Path) -> list[dict]:
-    """Contracts as ``{filename, held_out, doc (LabelledDoc), examples: [(text, heading, class)], findings,
+    """Contracts as ``{filename, split, doc (LabelledDoc), examples: [(text, heading, class)], findings,
     headings}`` (``headings``: the section heading path of each finding's quote, None when unknown; an
     example's heading is the path at its start, :func:`tasks.review.chunk.heading_path` over the
     chunker's headings of the contract's text, as the fact-check reads it at run time)."""
-    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, held_out, label_pieces, load_cuad, locate
+    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, label_pieces, load_cuad, locate, split_of
     from tasks.review.backends.rules import split_sentences
     from tasks.review.chunk import heading_path, section_headings
     from tasks.textnorm import clean_page_text, match_form
@@ -144,7 +145,7 @@ def load(data_dir: Path) -> list[dict]:
         out.append(
             {
                 "filename": doc.filename,
-                "held_out": held_out(doc.filename),
+                "split": split_of(doc.filename),
                 "doc": doc,
                 "examples": examples,
                 "findings": findings,
@@ -459,7 +460,7 @@ def first_screen_rows(records: list[dict], rule: dict, bands: tuple = FIRST_SCRE
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train, choose the threshold, print held-out figures and write the model file."""
+    """Train, choose the threshold, print the test split's figures and write the model file."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
@@ -472,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         heading_only,
         negation,
     )
-    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, macro_f1, presence_scores
+    from tasks.observe.evaluate import CATEGORIES, evidence_overlaps, macro_f1, presence_scores, split_of
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir", nargs="?", default=str(DEFAULT_DATA))
@@ -522,8 +523,8 @@ def main(argv: list[str] | None = None) -> int:
         return features(text, heading if reads_heading else None)
 
     docs = load_examples(Path(args.data_dir), args.cache)
-    train = [d for d in docs if not d["held_out"]]
-    test = [d for d in docs if d["held_out"]]
+    train = [d for d in docs if split_of(d["filename"]) == "train"]
+    test = [d for d in docs if split_of(d["filename"]) == "test"]
     classes = [c.value for c in CATEGORIES] + [NONE_CLASS]
     cls_index = {c: i for i, c in enumerate(classes)}
 
@@ -632,7 +633,7 @@ def main(argv: list[str] | None = None) -> int:
                 key = (d["filename"], f.clause_type)
                 strongest[key] = max(strongest.get(key, 0.0), p)
 
-    def held_out_row(t: float, floors: dict[str, float] | None = None) -> dict:
+    def test_row(t: float, floors: dict[str, float] | None = None) -> dict:
         kept = hits = total = 0
         predicted_all: dict[str, set] = {}
         predicted: dict[str, set] = {}
@@ -659,9 +660,9 @@ def main(argv: list[str] | None = None) -> int:
         }
 
     for t in sorted({0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, threshold}):
-        print(json.dumps({"held_out": True, **held_out_row(t), "chosen": False}), flush=True)
-    chosen = held_out_row(rule["threshold"], rule["category_floor"])
-    print(json.dumps({"held_out": True, **chosen, "chosen": True}), flush=True)
+        print(json.dumps({"test": True, **test_row(t), "chosen": False}), flush=True)
+    chosen = test_row(rule["threshold"], rule["category_floor"])
+    print(json.dumps({"test": True, **chosen, "chosen": True}), flush=True)
     test_records = [
         {
             "doc": d["filename"],
@@ -674,15 +675,15 @@ def main(argv: list[str] | None = None) -> int:
         for i, f in enumerate(d["findings"])
     ]
     for row in dismissal_rows(test_records, rule):
-        print(json.dumps({"held_out_dismissal": True, **row, "chosen": row["bound"] == dismiss_below}), flush=True)
+        print(json.dumps({"test_dismissal": True, **row, "chosen": row["bound"] == dismiss_below}), flush=True)
     row = category_dismissal_row(test_records, rule, dismiss_below, category_dismiss)
-    print(json.dumps({"held_out_category_dismissal": True, **row}), flush=True)
+    print(json.dumps({"test_category_dismissal": True, **row}), flush=True)
     model.threshold = rule["threshold"]
     model.category_floor = rule["category_floor"]
     model.dismiss_below = dismiss_below
     model.category_dismiss_below = category_dismiss
     model.trained_on = (
-        f"{len(train)} shared CUAD contracts with SHA-1(Filename) % 3 != 0 (TXT files), "
+        f"the {len(train)} shared CUAD contracts of the training split (TXT files), "
         f"C={args.C}, min_df={args.min_df}, prune={args.prune}, "
         f"{'quote and section headings' if reads_heading else 'quote alone'}"
     )

@@ -1,4 +1,4 @@
-"""What "verified" is worth on held-out CUAD contracts: evidence overlap and presence of verified findings.
+"""What "verified" is worth on the test split's CUAD contracts: evidence overlap and presence of verified findings.
 
 ``python -m benchmarks.verified_overlap [--docs N]`` prints one JSON line with, for the fact-check
 without and with the support check (``before``/``after``): findings, verified findings, the share
@@ -6,8 +6,8 @@ of verified findings whose quote overlaps a lawyer-labelled span of their catego
 (:func:`tasks.observe.evaluate.evidence_overlaps`), and document-level presence macro-F1 when a
 category counts as found only through a verified finding (:func:`tasks.observe.evaluate.macro_f1`).
 
-Data: the held-out split of the shared CUAD contracts (:func:`tasks.observe.evaluate.held_out`:
-SHA-1 of ``Filename`` ≡ 0 mod 3, 131 of 340; the support model never saw them), the annotators'
+Data: the frozen test split of the shared CUAD contracts (:func:`tasks.observe.evaluate.split_of`,
+75 of 340; no shipped model saw them), the annotators'
 TXT files cut into pseudo-pages and chunked at 4,000/600 characters as in
 :mod:`benchmarks.factcheck`, reviewed by the offline rules backend, every finding fact-checked in
 its chunk with its neighbours, then the support check's document-level part
@@ -26,18 +26,18 @@ from pathlib import Path
 
 
 def run(n_docs: int | None = None) -> dict:
-    """Measure before/after over the first ``n_docs`` held-out contracts (all when ``None``)."""
+    """Measure before/after over the first ``n_docs`` test contracts (all when ``None``)."""
     from benchmarks.factcheck import CUAD, load_document
     from schemas.findings import Verdict
     from tasks.check.factcheck import fact_check
     from tasks.check.index import DocumentIndex, headings_in
     from tasks.check.support import load_model, relative_support
-    from tasks.observe.evaluate import evidence_overlaps, held_out, load_cuad, macro_f1, presence_scores
+    from tasks.observe.evaluate import evidence_overlaps, in_split, load_cuad, macro_f1, presence_scores
     from tasks.review.backends.rules import RulesBackend
     from tasks.review.chunk import chunk_text
 
     started = time.perf_counter()
-    docs = [d for d in load_cuad(CUAD) if held_out(d.filename)][:n_docs]
+    docs = [d for d in load_cuad(CUAD) if in_split(d.filename, "test")][:n_docs]
     backend = RulesBackend()
     tallies = {
         k: {"findings": 0, "verified": 0, "overlap": 0, "predicted": defaultdict(set)} for k in ("before", "after")
@@ -68,7 +68,7 @@ def run(n_docs: int | None = None) -> dict:
     out: dict = {
         "benchmark": "verified_overlap",
         "contracts": len(docs),
-        "split": "held_out (SHA-1(Filename) % 3 == 0)",
+        "split": "test",
     }
     for key, t in tallies.items():
         out[key] = {
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.factcheck import CUAD
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--docs", type=int, default=None, help="first N held-out contracts (default: all 131)")
+    ap.add_argument("--docs", type=int, default=None, help="first N test contracts (default: all 75)")
     args = ap.parse_args(argv)
     if not (Path(CUAD) / "txt").is_dir():
         print(json.dumps({"benchmark": "verified_overlap", "skipped": f"{CUAD / 'txt'} not found"}))

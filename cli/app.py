@@ -428,6 +428,9 @@ def _print_summary(result: dict) -> None:
     )
     if result.get("geography"):
         table.add_row("Data sent to", str(result["geography"]))
+    from tasks.check.support import support_check_name
+
+    table.add_row("Support check", support_check_name())
     if m.get("chunks_total") and m.get("routing_rate", 1.0) < 0.9995:  # decision-points routing sent less than all
         table.add_row(
             "Routing",
@@ -538,8 +541,16 @@ def eval_cuad(
     routing: str = typer.Option("all", "--routing", help="all | decision-points: which chunks the run reviews."),
     chunk_chars: int = typer.Option(1500, "--chunk-chars", min=200, help="Chunk budget for the run, characters."),
     overlap_chars: int = typer.Option(200, "--overlap-chars", min=0, help="Chunk overlap for the run, characters."),
+    split: str = typer.Option(
+        "all",
+        "--split",
+        help="test (the frozen test split: 75 contracts nothing is tuned or trained on) | train | all.",
+    ),
     held_out_only: bool = typer.Option(
-        False, "--held-out", help="Only the fixed held-out split (SHA-1(Filename) % 3 == 0)."
+        False,
+        "--held-out",
+        hidden=True,
+        help="Retired: the old split (SHA-1(Filename) % 3 == 0), which the shipped models are now trained on.",
     ),
     playbook: Path | None = typer.Option(
         None, "--playbook", help="Also score this playbook's statuses against the ones the lawyers' answers give."
@@ -547,6 +558,15 @@ def eval_cuad(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's logs on the console."),
 ) -> None:
     """Run the pipeline over CUAD contracts and score it per category against the lawyer labels."""
+    if held_out_only:
+        err.print(
+            "[red]error:[/] --held-out is retired: its contracts (SHA-1(Filename) % 3 == 0) are now part of the "
+            "training split the shipped models learnt from. Use --split test (the frozen test split)."
+        )
+        raise typer.Exit(2)
+    if split not in ("test", "train", "all"):
+        err.print("[red]error:[/] --split must be test, train or all")
+        raise typer.Exit(2)
     if backend not in ("anthropic", "bedrock", "rules") or routing not in ("all", "decision-points"):
         err.print("[red]error:[/] --backend must be rules, anthropic or bedrock; --routing all or decision-points")
         raise typer.Exit(2)
@@ -578,7 +598,7 @@ def eval_cuad(
                 chunk_chars=chunk_chars,
                 overlap_chars=overlap_chars,
                 console=console,
-                held_out_only=held_out_only,
+                split=split,
                 playbook=playbook,
             )
     except KeyboardInterrupt:

@@ -74,11 +74,13 @@ from tasks.store.profiles import save_document_profile
 #: Review outcomes that another attempt cannot change: the document fails instead of deferring.
 TERMINAL_OUTCOMES = {ReviewOutcome.refusal, ReviewOutcome.context_overflow}
 
-REUSED = "unchanged since an earlier review (same sha256, prompt version and model); findings reused"
+REUSED = "unchanged since an earlier review (same sha256, prompt version, model and checks); findings reused"
 REUSED_WITHOUT_DOWNLOAD = (
-    "unchanged since an earlier review (same ETag and sha256, prompt version and model); "
+    "unchanged since an earlier review (same ETag and sha256, prompt version, model and checks); "
     "findings reused without downloading"
 )
+#: The detail of a chunk review taken from the store to check it again under new checks (no model call).
+RECHECKED = "a stored review (same prompt version and model) checked again: the checks have changed"
 
 
 @dataclass
@@ -217,7 +219,7 @@ def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutco
             run.id,
             run.worker,
             run.settings.claim_lease_s,
-            run.prompt_version,
+            run.ledger_version,
             run.reviewer.model,
             run.reviewed_since,
         )
@@ -288,12 +290,25 @@ def review_chunks(run: Run, prepared: PreparedDocument) -> None:
         review_offline(run, prepared)
         return
     name = prepared.document.name
+    checks = []
+    deep = prepared.deep
+    if prepared.document.sha256 in run.recheck:  # reviewed before under other checks: check its stored review
+        deep = []
+        for chunk in prepared.deep:
+            with unit_of_work(run.db) as session:
+                stored = cached_review(session, quote(chunk), run.prompt_version, run.reviewer.model)
+            if stored is None:
+                deep.append(chunk)  # not stored (a review older than the store): reviewed again
+                continue
+            stored = stored.model_copy(update={"detail": RECHECKED})
+            findings = record_review(run, prepared, chunk, stored, None)
+            if findings:
+                checks.append(fact_check_chunk(run, prepared, chunk, findings))
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
-        ((quote(run.reviewer), quote(chunk), name, run.db, run.id, quote(run.policy)), {}) for chunk in prepared.deep
+        ((quote(run.reviewer), quote(chunk), name, run.db, run.id, quote(run.policy)), {}) for chunk in deep
     ]
     assert run.review_task is not None, "open_run sets it"
-    reviews = dict(zip(run.review_slots.submit_in_turn(run.review_task, calls), prepared.deep))
-    checks = []
+    reviews = dict(zip(run.review_slots.submit_in_turn(run.review_task, calls), deep))
     for future in as_completed(list(reviews)):
         chunk = reviews[future]
         value, error = result_or_error(future)
@@ -410,7 +425,7 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
             absent = find_absences(checked, [c.index for c in prepared.chunks], why_not) if contract else []
             save_absences(session, run.id, sha, run.prompt_version, model, quote(absent))
             mark_document_reviewed(
-                session, sha, run.prompt_version, model, run.reviewer.name, run.id, len(prepared.chunks), stored
+                session, sha, run.ledger_version, model, run.reviewer.name, run.id, len(prepared.chunks), stored
             )
             record_drift(session, run.id, sha, model, run.prompt_version)
             conclusion.ends(DocumentStatus.reviewed, None, stored)

@@ -8,8 +8,8 @@ folder, then scores ``report.json`` and the stored chunks against ``labels/maste
 The router is scored on its own, whatever ``routing`` the run used: its ``decision-points``
 decisions are computed over the run's stored chunks (:func:`tasks.review.route.route_all`), and a
 labelled span counts as routed when the deep segments cover it (:func:`tasks.observe.evaluate.router_tally`).
-The router's scorer was trained on two thirds of the shared contracts, so its figures are also
-given for the held-out third alone (``*_held_out``, split of :func:`tasks.observe.evaluate.held_out`).
+The router's scorer was trained on the training split of the shared contracts, so its figures are also
+given for the frozen test split alone (``*_test``, :func:`tasks.observe.evaluate.split_of`).
 """
 
 from __future__ import annotations
@@ -32,12 +32,13 @@ from sqlmodel import Session, col, select
 from schemas.documents import Chunk
 from schemas.taxonomy import CUAD_LABELS, ClauseType
 from tasks.check.playbook import load_playbook
+from tasks.check.support import support_check_name
 from tasks.observe.evaluate import (
     CATEGORIES,
     VALUE_CATEGORIES,
     RouterTally,
     evidence_overlaps,
-    held_out,
+    in_split,
     lawyer_playbook_status,
     load_cuad,
     macro_f1,
@@ -109,7 +110,7 @@ def evaluate_cuad(
     chunk_chars: int | None = 1500,
     overlap_chars: int | None = 200,
     console: Console | None = None,
-    held_out_only: bool = False,
+    split: str = "all",
     playbook: str | Path | None = None,
 ) -> dict[str, Any]:
     """Review the labelled contracts of ``data_dir`` with ``backend`` and score the result.
@@ -120,17 +121,17 @@ def evaluate_cuad(
     disagreement) and ``playbook_rules`` ``{rule: {agree, pairs, agreement, unknown, skipped,
     confusion {"expected->got": n}}}``.
 
-    ``held_out_only`` reviews only the contracts of the fixed held-out split
-    (:func:`tasks.observe.evaluate.held_out`: SHA-1 of ``Filename`` ≡ 0 mod 3, 131 of the 340 shared
-    ones), which no shipped model (router scorer, support model) was trained on.
+    ``split`` reviews the contracts of one split of :func:`tasks.observe.evaluate.split_of`: ``test``
+    (the frozen test split, 75 of the 340 shared contracts, which no shipped model was trained on and
+    nothing was tuned on), ``train`` (the rest) or ``all``; ``ValueError`` for another name.
     ``limit`` takes the first N rows of ``master_clauses.csv``; ``routing`` is passed to the
     flow (``all`` or ``decision-points``); ``chunk_chars``/``overlap_chars`` (characters) set the
     run's chunking (``None`` keeps the settings'). Returns (and writes to ``out_file`` as JSON)::
 
         {documents, documents_reviewed, documents_by_status, not_reviewed [{file_name, status, reason}],
-         backend, model, routing, router_version, router_threshold, chunk_chars, overlap_chars,
+         backend, model, support_check, routing, router_version, router_threshold, chunk_chars, overlap_chars,
          presence_macro_f1, evidence_overlap_rate, findings, router_recall, routing_rate,
-         router_recall_held_out, routing_rate_held_out, spans_located_held_out,
+         split, router_recall_test, routing_rate_test, spans_located_test,
          spans_located, spans_unlocated, router_missed_by_category, value_accuracy {category: acc},
          per_category {name: {precision, recall, f1, support, tp, fp, fn, evidence_overlap}},
          verified_findings, verified_evidence_overlap_rate, presence_macro_f1_verified,
@@ -155,8 +156,7 @@ def evaluate_cuad(
     root = Path(data_dir)
     started = time.monotonic()
     docs = load_cuad(root)
-    if held_out_only:
-        docs = [d for d in docs if held_out(d.filename)]
+    docs = [d for d in docs if in_split(d.filename, split)]
     docs = docs[:limit] if limit is not None else docs
     by_file: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="docreview-eval-") as tmp:
@@ -192,7 +192,7 @@ def evaluate_cuad(
         overlap_hits: dict[ClauseType, list[int]] = {c: [0, 0] for c in CATEGORIES}
         values_ok: dict[ClauseType, list[int]] = {c: [0, 0] for c in VALUE_CATEGORIES}
         tally, held_tally = RouterTally(), RouterTally()
-        held_chars = [0, 0]  # deep, all characters of the contracts held out from the scorer's training
+        held_chars = [0, 0]  # deep, all characters of the test split's contracts (the scorer never saw them)
         deep_chars = all_chars = 0
         triage_tally = TriageTally()
         reviewed = 0
@@ -272,7 +272,7 @@ def evaluate_cuad(
                     router_tally(text, doc.spans, deep, tally)
                     all_chars += doc_chars
                     deep_chars += doc_deep
-                    if held_out(doc.filename):
+                    if in_split(doc.filename, "test"):
                         router_tally(text, doc.spans, deep, held_tally)
                         held_chars[0] += doc_deep
                         held_chars[1] += doc_chars
@@ -305,18 +305,19 @@ def evaluate_cuad(
         "verified_evidence_overlap_rate": verified_hits[0] / verified_hits[1] if verified_hits[1] else 0.0,
         "presence_macro_f1_verified": macro_f1(presence_scores(docs, predicted_verified)),
         "verdicts": verdicts,
-        "held_out_only": held_out_only,
+        "split": split,
         "router_recall": tally.recall,
         "routing_rate": deep_chars / all_chars if all_chars else 0.0,
-        "router_recall_held_out": held_tally.recall,
-        "routing_rate_held_out": held_chars[0] / held_chars[1] if held_chars[1] else 0.0,
-        "spans_located_held_out": held_tally.located,
+        "router_recall_test": held_tally.recall,
+        "routing_rate_test": held_chars[0] / held_chars[1] if held_chars[1] else 0.0,
+        "spans_located_test": held_tally.located,
         "spans_located": tally.located,
         "spans_unlocated": tally.unlocated,
         "router_missed_by_category": dict(sorted(tally.missed_by_category.items(), key=lambda kv: -kv[1])),
         "value_accuracy": {c.value: (ok / n if n else None) for c, (ok, n) in values_ok.items()},
         **triage_tally.scores(),
         "per_category": per_category,
+        "support_check": support_check_name(),
         "review_wall_s": round(review_wall, 1),
         "wall_s": round(time.monotonic() - started, 1),
     }
@@ -409,7 +410,10 @@ def print_table(result: dict[str, Any], console: Console) -> None:
     accuracy; ``n/a`` where a category has no labelled contract (recall and F1 are undefined).
     """
     table = Table(
-        title=f"CUAD presence by category ({result['documents']} contracts, {result['backend']})",
+        title=(
+            f"CUAD presence by category ({result['documents']} contracts, "
+            f"{result.get('split', 'all')} split, {result['backend']})"
+        ),
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
@@ -489,9 +493,9 @@ def print_table(result: dict[str, Any], console: Console) -> None:
             console.print(
                 f"playbook agreement [bold]{result['playbook_agreement']:.3f}[/] over all (contract, rule) pairs"
             )
-    if result.get("spans_located_held_out"):
+    if result.get("spans_located_test"):
         console.print(
-            f"router on the {result['spans_located_held_out']} spans of contracts held out from the scorer's training: "
-            f"recall [bold]{result['router_recall_held_out']:.4f}[/]   routing rate "
-            f"[bold]{result['routing_rate_held_out']:.4f}[/]"
+            f"router on the {result['spans_located_test']} spans of the test split's contracts: "
+            f"recall [bold]{result['router_recall_test']:.4f}[/]   routing rate "
+            f"[bold]{result['routing_rate_test']:.4f}[/]"
         )

@@ -47,6 +47,7 @@ from schemas.settings import Settings
 from schemas.tables import utcnow
 from tasks.check.injection import TokenBudget
 from tasks.check.playbook import LoadedPlaybook, load_playbook
+from tasks.check.support import checks_version
 from tasks.check.support import require_model as require_support_model
 from tasks.ingest.s3 import discard_download, remove_downloads
 from tasks.observe.events import emit_run_misconfigured, tag_flow_run
@@ -147,7 +148,9 @@ class Run:
     started: float = field(default_factory=time.monotonic)
     worker: str = field(default_factory=worker_name)
     reviewed_since: datetime | None = None  # rereview: only reviews made since the run started count
-    already_reviewed: set[str] = field(default_factory=set)  # sha256 reviewed with this prompt version and model
+    already_reviewed: set[str] = field(default_factory=set)  # sha256 reviewed with this ledger version and model
+    recheck: set[str] = field(default_factory=set)  # sha256 reviewed with this prompt and model, other checks
+    checks_version: str = ""  # tasks.check.support.checks_version(), set by open_run
     extraction_slots: Slots = field(default_factory=lambda: Slots(2))
     review_slots: Slots = field(default_factory=lambda: Slots(2))
     documents_in_flight: int = 6
@@ -181,6 +184,14 @@ class Run:
         """The prompt version the run's reviews are stored and reused under (the backend's: it
         names the playbook's party when the prompt does, :func:`tasks.review.backends.prompt.prompt_version_for`)."""
         return getattr(self.reviewer, "prompt_version", PROMPT_VERSION)
+
+    @property
+    def ledger_version(self) -> str:
+        """The key a document's review is marked reviewed and reused under, besides its model:
+        ``"<prompt version>; checks <checks version>"``. A document stored under the same prompt version
+        and model but other checks (a new judge, a changed fact-check) is not reused as it was: it is
+        checked again from its stored review (:attr:`recheck`)."""
+        return f"{self.prompt_version}; checks {self.checks_version}"
 
     @property
     def uses_model(self) -> bool:
@@ -284,9 +295,13 @@ def open_run(
     misconfiguration.reset()
     run.review_task = review_chunk.with_options(**retry_options(policy))
     _size_slots(run)
+    run.checks_version = checks_version()
     with unit_of_work(run.db) as session:
         if not rereview:
-            run.already_reviewed = reviewed_keys(session, run.prompt_version, reviewer.model)
+            run.already_reviewed = reviewed_keys(session, run.ledger_version, reviewer.model)
+            run.recheck = (
+                reviewed_keys(session, run.prompt_version, reviewer.model, any_checks=True) - run.already_reviewed
+            )
         start_run(session, run.id, source, reviewer.name, reviewer.model, run.prompt_version, flow_run_id)
     return run
 

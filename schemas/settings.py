@@ -220,6 +220,12 @@ class Settings(BaseSettings):
         "its rules (pass, deviation, unknown). `docreview review --playbook FILE` and the deployment parameter "
         "`playbook` override it.",
     )
+    support_judge: bool = Field(
+        False,
+        description="Use the support judge (tasks/check/judge.py: a fine-tuned cross-encoder built by `make judge`, "
+        "run with the judge extra) for the support score when it is installed. Off by default: the judge `make judge` "
+        "builds does not beat the lexical support model on the calibration contracts (docs/fact-check.md).",
+    )
     support_threshold: float | None = Field(
         None,
         ge=0.0,

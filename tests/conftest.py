@@ -16,6 +16,9 @@ os.environ.pop("ANTHROPIC_API_KEY", None)  # tests choose their backend explicit
 # The model verifier (on by default for model backends) adds calls to the test double; tests that count
 # or fault review calls run without it. tests/test_support.py unsets this to test the default.
 os.environ.setdefault("DOCREVIEW_VERIFIER_ENABLED", "false")
+# The support judge (make judge) is not built in CI: tests see the lexical support model unless they
+# hand a judge in themselves (tests/test_judge.py), whatever a developer has built locally.
+os.environ.setdefault("DOCREVIEW_SUPPORT_JUDGE", "false")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not SHARED.exists():  # CI lays shared/ beside the clone; a developer checkout may differ

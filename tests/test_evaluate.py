@@ -15,6 +15,7 @@ from tasks.observe.evaluate import (
     dates_match,
     durations_match,
     evidence_overlaps,
+    in_split,
     is_covered,
     label_pieces,
     load_cuad,
@@ -26,6 +27,7 @@ from tasks.observe.evaluate import (
     presence_scores,
     prf,
     router_tally,
+    split_of,
     value_correct,
 )
 from tasks.textnorm import match_form
@@ -218,6 +220,47 @@ def test_harness_scores_a_known_set(tmp_path, pdf_maker, monkeypatch):
     assert 0.0 < result["routing_rate"] <= 1.0
     for key in ("presence_macro_f1", "evidence_overlap_rate"):
         assert 0.0 <= result[key] <= 1.0
+
+
+def test_test_split_is_the_documented_seeded_hash_of_the_file_name():
+    """The rule docs/evaluation.md states, recomputed here: SHA-256 of "docreview-test-split:<Filename>",
+    first 16 hex digits as an integer, modulo 100, below 20 is the test split."""
+    import hashlib
+
+    names = [f"CONTRACT_{i}.pdf" for i in range(400)] + ["A&Supply.pdf", "b services.pdf"]
+    for name in names:
+        digest = hashlib.sha256(f"docreview-test-split:{name}".encode()).hexdigest()
+        want = "test" if int(digest[:16], 16) % 100 < 20 else "train"
+        assert split_of(name) == want
+        assert in_split(name, want) and not in_split(name, {"test": "train", "train": "test"}[want])
+        assert in_split(name, "all")
+    share = sum(split_of(n) == "test" for n in names) / len(names)
+    assert 0.12 < share < 0.28  # about a fifth
+    with pytest.raises(ValueError, match="unknown split"):
+        in_split("A&Supply.pdf", "held-out")
+
+
+def test_shared_cuad_test_split_has_75_contracts(shared_data):
+    """The frozen test split of the 340 shared CUAD contracts: 75 contracts (at least 60 are wanted)."""
+    with open(shared_data / "cuad" / "labels" / "master_clauses.csv", newline="", encoding="utf-8") as fh:
+        names = [row["Filename"] for row in csv.DictReader(fh)]
+    assert len(names) == 340
+    assert sum(split_of(n) == "test" for n in names) == 75
+
+
+def test_eval_cuad_retires_held_out_and_refuses_an_unknown_split(tmp_path):
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    data = tmp_path / "cuad"
+    (data / "labels").mkdir(parents=True)
+    (data / "manifest.csv").write_text("Filename,pdf_file,txt_file\n", encoding="utf-8")
+    (data / "labels" / "master_clauses.csv").write_text("Filename\n", encoding="utf-8")
+    held = CliRunner().invoke(app, ["eval", "cuad", str(data), "--held-out"])
+    assert held.exit_code == 2 and "--split test" in held.output and "retired" in held.output
+    bad = CliRunner().invoke(app, ["eval", "cuad", str(data), "--split", "heldout"])
+    assert bad.exit_code == 2 and "--split must be test, train or all" in bad.output
 
 
 @pytest.mark.parametrize(

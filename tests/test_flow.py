@@ -77,7 +77,12 @@ def test_samples_reviewed_with_ground_truth(samples, tmp_path, db_url):
         law = [f for f in by_type.get("governing_law", []) if f["verdict"] == "verified"]
         assert any(gt.governing_law in f["values"].get("jurisdiction", "") for f in law)
         assert any(f["page"] == gt.clauses["governing_law"] for f in law)
-        cap = [f for f in by_type.get("cap_on_liability", []) if f["verdict"] == "verified"]
+        # The cap sentence is found on its page. Verified it is not always: the lexical support model trained on
+        # the training split reads some generated cap sentences as Uncapped Liability and the carve-out after
+        # them as the cap (the confusion the support judge is for); such a cap is put to the reviewer with that
+        # reason instead. The model trained on the old split, which had seen 50 of today's test contracts,
+        # verified each.
+        cap = [f for f in by_type.get("cap_on_liability", []) if f["verdict"] != "unsupported"]
         assert cap and any(f["page"] == gt.clauses["cap_on_liability"] for f in cap)
         assert gt.governing_law in "; ".join(doc["key_terms"].get("Governing law", []))
         assert doc["status"] == "reviewed" and doc["pages"] == gt.pages

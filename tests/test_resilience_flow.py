@@ -96,6 +96,33 @@ def test_breaker_open_uses_cached_result_for_same_content(stub_env, inbox, tmp_p
     assert [len(d["findings"]) for d in again["documents"]] == [len(d["findings"]) for d in first["documents"]]
 
 
+def test_new_checks_recheck_stored_reviews_without_a_model_call(stub_env, inbox, tmp_path, db_url, monkeypatch):
+    """A document stored under other checks (a new judge, a changed fact-check) is not reused as it was:
+    its stored review is checked again under the new checks, with no model call (the API is down and the
+    policy defers on any failure, so a call would defer the document), then reused as usual."""
+    from tasks.check import support
+
+    first = review(inbox, tmp_path / "first", db_url, ResiliencePolicy(**FAST, breaker_name="t-recheck-1"))
+    assert first["run"]["metrics"]["documents_reviewed"] == 2
+    monkeypatch.setattr(support, "FACT_CHECK_VERSION", "factcheck-next")
+    stub_env.stub.outage(seconds=600)
+    reset_breakers()
+    policy = ResiliencePolicy(**FAST, breaker_name="t-recheck-2", on_open="defer")
+    again = review(inbox, tmp_path / "again", db_url, policy)
+    m = again["run"]["metrics"]
+    assert m["documents_reviewed"] == 2 and m["documents_deferred"] == 0
+    assert m.get("documents_skipped", 0) == 0  # checked again, not reused as stored
+    # no review call and no retry: the one call made is the run's prompt-cache warm-up, which the outage failed
+    assert m.get("llm_calls", 0) <= 1 and m.get("retries", 0) == 0
+    assert [len(d["findings"]) for d in again["documents"]] == [len(d["findings"]) for d in first["documents"]]
+    with Session(get_engine(db_url)) as session:
+        ledger = {r.prompt_version.split("; checks ")[1] for r in session.exec(select(DocumentReviewRow)).all()}
+    dispose_engines()
+    assert {v.split("+")[0] for v in ledger} == {"factcheck-v1", "factcheck-next"}
+    third = review(inbox, tmp_path / "third", db_url, ResiliencePolicy(**FAST, breaker_name="t-recheck-3"))
+    assert third["run"]["metrics"]["documents_skipped"] == 2  # same checks now: reused
+
+
 def test_defer_policy_never_uses_the_cache(stub_env, inbox, tmp_path, db_url):
     review(inbox, tmp_path / "first", db_url, ResiliencePolicy(**FAST, breaker_name="t-nocache-1"))
     stub_env.stub.outage(seconds=600)

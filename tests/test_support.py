@@ -377,14 +377,18 @@ def test_verifier_through_the_test_double_records_calls(stub_env, monkeypatch, t
     monkeypatch.delenv("DOCREVIEW_VERIFIER_ENABLED", raising=False)
     db = f"sqlite:///{tmp_path / 'v.db'}"
     text = (
-        "9. Audit. Licensor may audit the books and records of Licensee once per calendar year on thirty (30) "
-        "days' notice.\n10. Governing Law. This Agreement shall be governed by the laws of the State of New York."
+        "9. Audit. Each party may audit the books and records of the other party once per calendar year on "
+        "thirty (30) days' notice.\n10. Governing Law. This Agreement shall be governed by the laws of the State of New York."
     )
     doc = make_doc(text)
     chunks = chunk_text(doc.sha256, doc.text, doc.page_starts())
     index = DocumentIndex.build(doc)
+    # a sentence the support model reads as Audit Rights on its own: the double's verifier answers from the
+    # quote without its heading (the model retrained on the training split reads "Licensor … of Licensee" as Parties)
     audit = finding(
-        "Licensor may audit the books and records of Licensee once per calendar year", C.audit_rights, risk=Risk.high
+        "Each party may audit the books and records of the other party once per calendar year",
+        C.audit_rights,
+        risk=Risk.high,
     )
     wrong = finding(
         "This Agreement shall be governed by the laws of the State of New York.", C.audit_rights, risk=Risk.high
@@ -657,12 +661,13 @@ def test_a_category_the_model_cannot_judge_needs_its_own_wording():
         model,
     )
     assert relative_support([escrow], model)[0].verdict is Verdict.verified
-    # every category the shipped model cannot judge (floor 0) has its wording; support-v2 judges
-    # Non-Disparagement (floor 0.003), whose wording stays for a model that cannot
+    # every category the shipped model cannot judge (floor 0) has its wording; wording stays for the
+    # categories a model judges on some training data and not on other (6 have floor 0 with the model
+    # trained on the training split, 7 with the one trained on the old split)
     cannot_judge = {
         c for c, f in load_model().category_floor.items() if f == 0.0 and ClauseType(c) not in NAME_CATEGORIES
     }
-    assert cannot_judge <= set(CATEGORY_WORDING) and len(cannot_judge) >= 7
+    assert cannot_judge <= set(CATEGORY_WORDING) and len(cannot_judge) >= 6
 
 
 def test_a_missing_or_broken_support_model_is_exit_2_before_the_run(tmp_path, monkeypatch):

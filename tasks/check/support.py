@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from prefect import task
@@ -242,7 +243,8 @@ class SupportModel(BaseModel):
     class) that counts as supported for any finding; ``category_floor`` maps a category value to the
     least score that still supports a document's *strongest* finding of that category
     (:func:`relative_support`; categories not listed: no floor of their own, only ``threshold``);
-    ``trained_on`` and ``held_out`` describe the split and its figures. ``version`` names the model's
+    ``trained_on`` describes the training split and ``held_out`` the figures on the frozen test split
+    (:func:`tasks.observe.evaluate.split_of`). ``version`` names the model's
     features (``support-v1``: the quote; ``support-v2``: the quote and its section headings, with
     ``reads_heading``); ``dismiss_below``: a finding the support check doubts whose score is below this
     is dismissed by the fact-check (:func:`relative_support`; 0: none is); ``category_dismiss_below``
@@ -271,6 +273,7 @@ class SupportModel(BaseModel):
     _index: dict[str, int] = PrivateAttr(default_factory=dict)
     _idf: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros(0))
     _weights: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros((0, 0), dtype=np.int16))
+    _judge: Any = PrivateAttr(default=None)  # a tasks.check.judge.Judge: see with_judge
 
     @model_validator(mode="after")
     def _build_arrays(self) -> SupportModel:
@@ -294,6 +297,30 @@ class SupportModel(BaseModel):
         self._idf, self._weights = idf, weights
         self.terms = {}  # the arrays hold it now
         return self
+
+    @property
+    def judge(self) -> Any:
+        """The support judge (:class:`tasks.check.judge.Judge`) this model takes its support score from,
+        or None: the lexical model's own probability (:meth:`with_judge`)."""
+        return self._judge
+
+    def with_judge(self, judge: Any) -> SupportModel:
+        """A copy whose support score is the judge's (:class:`tasks.check.judge.Judge`) for every category
+        the judge knows, with the judge's threshold, per-category floors and dismissal bounds (chosen on its
+        own scores); ``version`` becomes ``"<lexical version>+<judge version>"``. The lexical probabilities
+        still name the category a doubted quote reads as, which the judge then confirms."""
+        cfg = judge.config
+        copy = self.model_copy(
+            update={
+                "threshold": cfg.threshold,
+                "category_floor": dict(cfg.category_floor),
+                "dismiss_below": cfg.dismiss_below,
+                "category_dismiss_below": dict(cfg.category_dismiss_below),
+                "version": f"{self.version}+{judge.version}",
+            }
+        )
+        copy._judge = judge
+        return copy
 
     def dismissal_bound(self, category: str) -> float:
         """The support score (probability 0..1) below which a doubted finding of ``category`` (a
@@ -389,12 +416,69 @@ _load_lock = threading.Lock()
 
 def load_model(path: str | None = None) -> SupportModel | None:
     """The model at ``path`` (default :data:`MODEL_FILE`), read once per process however many
-    fact-check tasks ask for it at the same moment; ``None`` when the file is absent.
+    fact-check tasks ask for it at the same moment; ``None`` when the file is absent. Without ``path``,
+    the shipped model takes its support score from the support judge when one is installed
+    (:meth:`SupportModel.with_judge`, :mod:`tasks.check.judge`) and ``DOCREVIEW_SUPPORT_JUDGE=true``;
+    with a ``path``, the lexical model in that file alone.
 
     Raises ``ValueError`` naming the file when it cannot be read or parsed.
     """
     with _load_lock:
-        return _read_model(path)
+        model = _read_model(path)
+        return _judged(model) if model is not None and path is None else model
+
+
+def _judged(model: SupportModel) -> SupportModel:
+    """``model`` with the installed support judge (:func:`tasks.check.judge.load_judge`) when there is one
+    and ``DOCREVIEW_SUPPORT_JUDGE`` is ``true`` (off by default); else ``model``. Decided once per process."""
+    judged = _JUDGED.get(id(model))
+    if judged is None or judged[0] is not model:
+        from schemas.settings import Settings
+        from tasks.check.judge import load_judge
+
+        judge = load_judge() if Settings().support_judge else None
+        judged = (model, model.with_judge(judge) if judge is not None else model)
+        _JUDGED[id(model)] = judged
+    return judged[1]
+
+
+_JUDGED: dict[int, tuple[SupportModel, SupportModel]] = {}
+
+
+#: The fact-check's version: raise it when a change to the checks would change a stored finding's verdict.
+#: With the support model's (and judge's) version it makes :func:`checks_version`, part of the key under
+#: which a document's review is stored and reused.
+FACT_CHECK_VERSION = "factcheck-v1"
+
+
+def checks_version() -> str:
+    """The version of the checks a run applies: ``"factcheck-v1+support-v2+judge-v1-…"`` (the judge's
+    part only when it runs; ``+threshold=0.3`` when ``DOCREVIEW_SUPPORT_THRESHOLD`` replaces the stored
+    threshold). A document stored under another checks version is checked again on its next run, from
+    its stored review (``flows/document.py``), so an upgraded judge changes old verdicts too."""
+    from schemas.settings import Settings
+
+    model = load_model()
+    version = f"{FACT_CHECK_VERSION}+{model.version if model is not None else 'no-support-model'}"
+    threshold = Settings().support_threshold
+    return version if threshold is None else f"{version}+threshold={threshold:g}"
+
+
+def support_check_name() -> str:
+    """What judges the support check in this process, for the run summary and the evaluation's JSON:
+    ``"judge judge-v1-… (fine-tuned MiniLM cross-encoder) with the lexical support-v2"`` or ``"lexical
+    support-v2 (no judge installed: make judge)"`` (``… (judge off: DOCREVIEW_SUPPORT_JUDGE=false)"``)."""
+    model = load_model()
+    if model is None:
+        return "no support model (heading and negation rules only)"
+    if model.judge is not None:
+        return f"judge {model.judge.version} (fine-tuned MiniLM cross-encoder) with the lexical {model.version.split('+')[0]}"
+    from schemas.settings import Settings
+
+    why = (
+        "judge off: DOCREVIEW_SUPPORT_JUDGE=false" if not Settings().support_judge else "no judge installed: make judge"
+    )
+    return f"lexical {model.version} ({why})"
 
 
 def require_model() -> SupportModel:
@@ -434,6 +518,7 @@ class Support:
     score: float | None
     best: str | None
     problem: str | None
+    note: str = ""  # the judge's note (a long quote judged on its start; why it did not judge)
 
 
 def _label(value: str) -> str:
@@ -455,28 +540,56 @@ def assess(finding: Finding, model: SupportModel | str | None = "default", headi
     quote = finding.evidence
     cat = finding.clause_type
     score = best = None
+    note = ""
     if isinstance(model, SupportModel) and cat.value in model.classes:
         probs = model.probabilities(quote, heading)
         score = probs[cat.value]
         best = max(probs, key=probs.__getitem__)
+        if model.judge is not None:
+            score, best, note = _judge_reading(model, quote, heading, cat.value, score, best)
     if cat not in NAME_CATEGORIES and heading_only(quote):
-        return Support(score, best, HEADING_ONLY)
+        return Support(score, best, HEADING_ONLY, note)
     neg = negation(quote, cat)
     if neg:
-        return Support(score, best, f"quote negates the clause ({neg!r})")
+        return Support(score, best, f"quote negates the clause ({neg!r})", note)
     if score is not None and isinstance(model, SupportModel) and score < model.threshold:
         if best == NONE_CLASS:
-            return Support(score, best, f"quote reads as no CUAD clause, not {_label(cat.value)} (support {score:.2f})")
+            return Support(
+                score, best, f"quote reads as no CUAD clause, not {_label(cat.value)} (support {score:.2f})", note
+            )
         if best == cat.value:  # the likeliest class, but not likely enough
             return Support(
                 score,
                 best,
                 f"quote reads as {_label(cat.value)} only weakly (support {score:.2f}, below {model.threshold:g})",
+                note,
             )
         return Support(
-            score, best, f"quote reads as {_label(best or '')}, not {_label(cat.value)} (support {score:.2f})"
+            score, best, f"quote reads as {_label(best or '')}, not {_label(cat.value)} (support {score:.2f})", note
         )
-    return Support(score, best, None)
+    return Support(score, best, None, note)
+
+
+def _judge_reading(
+    model: SupportModel, quote: str, heading: str | None, category: str, lexical: float, best: str
+) -> tuple[float, str, str]:
+    """(score, best class, note) with the judge: the judge's probability that the passage states
+    ``category``; the lexical model's likeliest class names what a doubted quote reads as instead, and is
+    kept only when the judge confirms it (its score for that class reaches the threshold), else the quote
+    reads as no CUAD clause. A category the judge cannot judge, or a runtime failure, keeps the lexical
+    score (``lexical``) and says so in the note."""
+    judge = model.judge
+    verdict = judge.score(quote, heading, category)
+    if verdict.score is None:
+        return lexical, best, f"{verdict.reason}: the lexical model's score"
+    score = verdict.score
+    if score >= model.threshold:
+        return score, category, verdict.reason
+    if best not in (category, NONE_CLASS):
+        other = judge.score(quote, heading, best)
+        if other.score is None or other.score < model.threshold:
+            best = NONE_CLASS
+    return score, best, verdict.reason
 
 
 def check_support(
@@ -489,10 +602,11 @@ def check_support(
     if not finding.evidence.strip():
         return CheckResult(name="support", verdict=Verdict.needs_review, reason="no evidence quote given")
     s = assess(finding, model, heading)
+    note = f"; {s.note}" if s.note else ""
     if s.problem:
-        return CheckResult(name="support", verdict=Verdict.needs_review, reason=s.problem, score=s.score)
+        return CheckResult(name="support", verdict=Verdict.needs_review, reason=s.problem + note, score=s.score)
     if s.score is not None:
-        reason = f"quote reads as {_label(finding.clause_type.value)} (support {s.score:.2f})"
+        reason = f"quote reads as {_label(finding.clause_type.value)} (support {s.score:.2f}){note}"
     elif isinstance(model, SupportModel) or (model == "default" and load_model() is not None):
         reason = (
             f"not a heading, not negated; the support model covers CUAD clause categories, not "

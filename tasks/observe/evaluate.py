@@ -396,13 +396,42 @@ def value_correct(category: ClauseType, gold: str, predicted: list[str]) -> bool
     return names_match(gold, first)
 
 
+# --- the frozen test split ---------------------------------------------------------------
+
+#: Seed of the frozen test split (:func:`split_of`). Chosen once, before any figure was measured on
+#: the split, and never to be changed: a new seed would turn contracts that thresholds, rules and
+#: models were tuned on into test contracts.
+TEST_SPLIT_SEED = "docreview-test-split"
+#: Share of the contracts in the test split, percent (75 of the 340 shared CUAD contracts).
+TEST_SPLIT_PERCENT = 20
+#: The split names :func:`split_of` returns, and ``all`` for both.
+SPLITS = ("test", "train", "all")
+
+
+def split_of(filename: str) -> str:
+    """``"test"`` or ``"train"``: the frozen split of a CUAD contract by its label ``Filename``.
+
+    A contract is in the test split when the SHA-256 of ``"<TEST_SPLIT_SEED>:<Filename>"`` (hex, its
+    first 16 digits as an integer) modulo 100 is below :data:`TEST_SPLIT_PERCENT`. No threshold, rule,
+    bound or model choice is tuned on the test split and no shipped model is trained on it; the
+    trainers (``benchmarks/train_support.py``, ``benchmarks/train_router.py``, the judge's) use the
+    ``train`` contracts, with folds inside them for every threshold.
+    """
+    digest = hashlib.sha256(f"{TEST_SPLIT_SEED}:{filename}".encode()).hexdigest()
+    return "test" if int(digest[:16], 16) % 100 < TEST_SPLIT_PERCENT else "train"
+
+
+def in_split(filename: str, split: str) -> bool:
+    """True when the contract ``filename`` belongs to ``split`` (``test``, ``train`` or ``all``).
+
+    Raises ``ValueError`` for another split name.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}: one of {', '.join(SPLITS)}")
+    return split == "all" or split_of(filename) == split
+
+
 # --- router recall --------------------------------------------------------------------------
-
-
-def held_out(filename: str) -> bool:
-    """True for the contracts kept out of the router scorer's training: the SHA-1 of the label
-    ``Filename`` (hex, first 16 digits as an integer) is 0 modulo 3 (about a third)."""
-    return int(hashlib.sha1(filename.encode("utf-8")).hexdigest()[:16], 16) % 3 == 0
 
 
 def locate(text_norm: str, offsets: list[int], piece: str, max_hits: int = 50) -> list[tuple[int, int]]:

@@ -686,7 +686,7 @@ class ScorerModel(BaseModel):
     a segment is deep when ``score >= threshold`` (log-odds).
 
     ``blocks`` maps names of :data:`BLOCKS` to :class:`ScorerBlock`; ``trained_on`` and ``held_out``
-    describe the training split and the held-out figures (``recall``, ``rate``, ``documents``).
+    describe the training split and the figures on the frozen test split (``recall``, ``rate``, ``documents``).
     """
 
     threshold: float

@@ -31,7 +31,7 @@ from prefect.states import Failed, State
 from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, SQLModel, col, create_engine, select
+from sqlmodel import Session, SQLModel, col, create_engine, or_, select
 
 from schemas.documents import Chunk, DocumentStatus, ExtractedDocument, IngestOutcome
 from schemas.findings import CheckedFinding
@@ -225,13 +225,20 @@ def finding_anchor(sha256: str, clause_type: str, evidence: str) -> str:
 # --- reads -----------------------------------------------------------------------------
 
 
-def reviewed_keys(session: Session, prompt_version: str, model: str) -> set[str]:
-    """sha256 of every document already reviewed with this prompt version and model."""
-    rows = session.exec(
-        select(DocumentReviewRow.sha256).where(
-            DocumentReviewRow.prompt_version == prompt_version, DocumentReviewRow.model == model
+def reviewed_keys(session: Session, prompt_version: str, model: str, any_checks: bool = False) -> set[str]:
+    """sha256 of every document already reviewed with this prompt version and model.
+
+    The skip ledger's ``prompt_version`` is the run's *ledger version*, ``"<prompt version>; checks <checks
+    version>"`` (``flows.pipeline.Run.ledger_version``). ``any_checks``: ``prompt_version`` is the bare prompt
+    version and a document counts whatever checks version it was stored under (a review made before the
+    checks version was part of the key counts too): the documents whose stored review can be checked again."""
+    same_prompt = col(DocumentReviewRow.prompt_version) == prompt_version
+    if any_checks:
+        same_prompt = or_(
+            same_prompt,
+            col(DocumentReviewRow.prompt_version).startswith(f"{prompt_version}; checks ", autoescape=True),
         )
-    ).all()
+    rows = session.exec(select(DocumentReviewRow.sha256).where(same_prompt, DocumentReviewRow.model == model)).all()
     return set(rows)
 
 

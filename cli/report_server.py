@@ -122,13 +122,6 @@ def csrf_token(secret: bytes, session: str) -> str:
     return hmac.new(secret, session.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def reviewer_note(reviewer: str, note: str | None) -> str:
-    """The note stored with a browser decision: ``by <reviewer>`` or ``by <reviewer>: <note>``
-    (``reviewer_decisions`` has no reviewer column; the name travels in the note)."""
-    note = (note or "").strip()
-    return f"by {reviewer}: {note}" if note else f"by {reviewer}"
-
-
 def clean_reviewer(raw: str) -> str:
     """A reviewer's name as typed, on one line: control characters dropped, spaces collapsed,
     at most :data:`MAX_REVIEWER_CHARS` characters ("" when nothing is left)."""
@@ -292,8 +285,11 @@ def source_link(run_id: str, document: dict[str, Any], page: int | None) -> str:
 def _decided(decision: dict[str, Any] | None) -> str:
     if not decision:
         return "undecided"
-    done = {"approve": "approved", "reject": "rejected"}.get(decision["decision"], decision["decision"])
-    return done + (f" — {decision['note']}" if decision.get("note") else "")
+    done = {"approve": "approved", "reject": "rejected", "reclassify": "reclassified"}.get(
+        decision["decision"], decision["decision"]
+    )
+    who = f" by {decision['reviewer']}" if decision.get("reviewer") else ""
+    return done + who + (f" — {decision['note']}" if decision.get("note") else "")
 
 
 def decorate(page: str, report: dict[str, Any], run_id: str, back: str, state: DecideState) -> str:
@@ -425,7 +421,7 @@ def record(state: DecideState, ids: list[str], decision: str, reviewer: str, not
                     raise DecisionError(404, f"{exc.args[0]}: nothing recorded") from None
         out = []
         for item in ids:
-            row, created = record_decision(state.database_url, item, decision, reviewer_note(reviewer, note))
+            row, created = record_decision(state.database_url, item, decision, note, reviewer=reviewer)
             out.append((item, row.seq, created))
     return out
 

@@ -232,11 +232,21 @@ class ReviewerDecision(SQLModel, table=True):
 
     ``target_kind`` is ``finding`` or ``absence``; ``target_key`` its ``finding_key`` or
     ``absence_key``; ``seq`` numbers the decisions on one target from 1. ``decision`` is
-    ``approve`` or ``reject``.
+    ``approve``, ``reject`` or ``reclassify`` (:class:`schemas.decisions.Decision`); ``category`` the
+    clause type a ``reclassify`` gives the finding (None otherwise); ``reviewer`` who decided (an
+    account name, a proxy's identity, ``docreview decide --reviewer``; None for decisions recorded
+    before reviewers were kept whose note named nobody); ``decided_at`` when (UTC).
+
+    Append-only (the database refuses UPDATE and DELETE on the table) and hash-chained:
+    ``row_hash`` is :func:`schemas.decisions.decision_hash` of the row's content and ``prev_hash``,
+    the previous row's ``row_hash`` (unique: the chain cannot fork).
     """
 
     __tablename__ = "reviewer_decisions"
-    __table_args__ = (UniqueConstraint("target_key", "seq", name="uq_reviewer_decisions_key"),)
+    __table_args__ = (
+        UniqueConstraint("target_key", "seq", name="uq_reviewer_decisions_key"),
+        UniqueConstraint("prev_hash", name="uq_reviewer_decisions_prev_hash"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     target_kind: str
@@ -245,6 +255,33 @@ class ReviewerDecision(SQLModel, table=True):
     decision: str
     note: str | None = Field(default=None, sa_column=Column(Text))
     decided_at: datetime = Field(default_factory=utcnow)
+    reviewer: str | None = Field(default=None, max_length=80)
+    category: str | None = Field(default=None, max_length=64)
+    prev_hash: str = Field(max_length=64)
+    row_hash: str = Field(max_length=64)
+
+
+class ReviewerAccount(SQLModel, table=True):
+    """A reviewer who may log in to ``docreview report serve`` (``docreview users add NAME``).
+
+    ``name`` as given (shown on decisions), ``name_key`` its case-folded form (unique: ``Alice``
+    and ``alice`` are one account); ``password_hash`` an Argon2id hash in PHC string format
+    (argon2-cffi); ``failed_logins`` counts failed logins since the last good one, and at
+    ``Settings.report_login_attempts`` the account is locked until ``locked_until`` (UTC);
+    ``disabled`` accounts cannot log in (``docreview users disable``).
+    """
+
+    __tablename__ = "reviewer_accounts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=80)
+    name_key: str = Field(index=True, unique=True, max_length=80)
+    password_hash: str = Field(sa_column=Column(Text, nullable=False))
+    disabled: bool = False
+    failed_logins: int = 0
+    locked_until: datetime | None = None
+    last_login_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class DocumentFlagRow(SQLModel, table=True):

@@ -106,7 +106,7 @@ def test_a_reviewer_approves_a_finding_in_the_browser_and_sees_it_after_reload(b
     page.reload()
     row = page.locator(f"#f-{finding['id']}")
     text = row.inner_text()
-    assert "Reviewer: approved — by Alice Example: clause read in full" in text
+    assert "Reviewer: approved by Alice Example (" in text and "UTC) — clause read in full" in text
     assert f"docreview decide {finding['id']}" not in text  # decided: the hint gave way to the decision
     # The name is remembered (cookie) in every form of the page.
     assert page.locator("form.dr-decide input[name=reviewer]").first.input_value() == "Alice Example"
@@ -122,7 +122,8 @@ def test_a_reviewer_approves_a_finding_in_the_browser_and_sees_it_after_reload(b
     page.close()
     rows = decisions(run["db"])
     assert len(rows) == before + 1
-    assert rows[-1].decision == "approve" and rows[-1].note == "by Alice Example: clause read in full"
+    assert rows[-1].decision == "approve" and rows[-1].note == "clause read in full"
+    assert rows[-1].reviewer == "Alice Example"
     assert rows[-1].decided_at is not None
     # The static report on disk is untouched: the server adds the controls to the page it serves.
     assert "dr-decide" not in (run["out"] / "report.html").read_text()
@@ -232,17 +233,17 @@ def test_two_reviewers_deciding_one_finding_at_once_are_both_kept_and_the_last_w
         t.join()
     assert statuses == [303, 303]
     item = next(i for i in gold_set(run["db"]) if i["id"] == str(finding["id"]))
-    notes = [h["note"] for h in item["history"]]
-    assert sorted(notes[-2:]) == ["by Alice", "by Bob"] and [h["seq"] for h in item["history"]][-2:] == [
-        len(notes) - 1,
-        len(notes),
+    names = [h["reviewer"] for h in item["history"]]
+    assert sorted(names[-2:]) == ["Alice", "Bob"] and [h["seq"] for h in item["history"]][-2:] == [
+        len(names) - 1,
+        len(names),
     ]
-    assert item["decision"]["note"] == notes[-1]  # the later one is the decision
+    assert item["decision"]["reviewer"] == names[-1]  # the later one is the decision
     with httpx.Client(base_url=served, timeout=30) as client:
         page = client.get("/report.html").text
     row = page[page.index(f'<tr id="f-{finding["id"]}"') :]
     shown = {"approve": "approved", "reject": "rejected"}[item["decision"]["decision"]]
-    assert f"{shown}</b> — {notes[-1]}" in row[: row.index("</tr>")]
+    assert f"{shown}</b> by {names[-1]}" in row[: row.index("</tr>")]
 
 
 def test_absences_and_playbook_results_are_decided_from_the_page(run, served):
@@ -261,11 +262,12 @@ def test_absences_and_playbook_results_are_decided_from_the_page(run, served):
         ids = ",".join(str(i) for i in result["finding_ids"])  # the playbook result's form posts its findings
         assert client.post("/decide", data={**base, "id": ids, "note": "not our position"}).status_code == 303
         page = client.get("/report.html").text
-    assert f"<code>{absence['id']}</code> · rejected — by Carol" in page  # shown in the document's panel
+    assert f"<code>{absence['id']}</code> · rejected by Carol" in page  # shown in the document's panel
     latest = {i["id"]: i for i in gold_set(run["db"])}
     assert latest[absence["id"]]["decision"]["decision"] == "reject"
     for i in result["finding_ids"]:
-        assert latest[str(i)]["decision"]["note"] == "by Carol: not our position"
+        assert latest[str(i)]["decision"]["note"] == "not our position"
+        assert latest[str(i)]["decision"]["reviewer"] == "Carol"
 
 
 def test_a_kept_run_is_served_live_too_and_a_report_without_its_run_is_static(run, served, tmp_path):

@@ -831,13 +831,12 @@ def page_checks(pages_flagged: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _decisions(database_url: str, keys: list[str]) -> dict[str, dict[str, Any]]:
-    """Latest reviewer decision per finding key: ``{key: {decision, note, decided_at}}``."""
+    """Latest reviewer decision per finding or absence key: ``{key: {decision, category, reviewer,
+    note, seq, decided_at, hash}}`` (:func:`tasks.store.decisions.decision_fields`)."""
+    from tasks.store.decisions import decision_fields
     from tasks.store.persist import latest_decisions
 
-    return {
-        k: dict(decision=d.decision, note=d.note, decided_at=d.decided_at.isoformat() if d.decided_at else None)
-        for k, d in latest_decisions(database_url, keys).items()
-    }
+    return {k: decision_fields(d) for k, d in latest_decisions(database_url, keys).items()}
 
 
 _INT_METRICS = {
@@ -976,8 +975,8 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}
- {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
- {% if info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
+ {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
+ {% if info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
  {% if wanted %}<p class="sub"><b>Not found, as the playbook wants:</b>{% for a in wanted %} {{ a.clause_label }} (rule {{ a.wanted_by }}, <code>{{ a.id }}</code>){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ wanted[0].chunks_examined }} reviewed chunk(s).</p>{% endif %}
  {% if doc.playbook %}<table class="playbook"><tr><th>Playbook rule</th><th>Status</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
  {% for r in doc.playbook %}<tr><td>{{ r.rule }}<br><span class="sub">{{ r.clause_label }} · {{ r.expect|replace("_", " ") }}</span></td><td><span class="badge pb-{{ r.status }}">{{ r.status }}</span></td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
@@ -1004,7 +1003,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
     {% if f.redline %}<ul class="checks redline">{% for c in f.redline %}<li><b>tracked change</b>: {{ c.note }}</li>{% endfor %}</ul>{% endif %}
     {% if f.comments %}<ul class="checks comments">{% for c in f.comments %}<li><b>comment</b> ({{ c.author or "unknown" }}{% if c.date %}, {{ c.date[:10] }}{% endif %}): {{ c.text }}{% if c.anchor %} — on <q>{{ c.anchor }}</q>{% endif %}</li>{% endfor %}</ul>{% endif %}
     {% if f.secondary %}<div class="sub">Not on the first screen: {{ f.secondary|cite }}.</div>{% endif %}
-    {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision|decided }}</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
+    {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision|decided }}</b>{% if f.decision.category %} as {{ f.clause_label }}{% endif %} by {{ f.decision.reviewer or "a reviewer not recorded" }} ({{ f.decision.decided_at|when }}){% if f.decision.note %} — {{ f.decision.note }}{% endif %}</div>
     {% else %}<div class="cmd"><code>docreview decide {{ f.id }} approve|reject</code></div>{% endif %}</td>
    <td>{{ f.locator or f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}{% if f.triage == "dismissed" %}<br><span class="weak" title="a heading only, or the support model is confident the quote is not this clause">dismissed by the fact-check</span>{% endif %}{% if f.triage == "secondary" %}<br><span class="weak" title="{{ f.secondary }}">not on the first screen</span>{% endif %}</td></tr>
  {% endfor %}</table></details>
@@ -1034,7 +1033,9 @@ def _cite(reason: str) -> Markup:
 
 
 _env.filters["when"] = _when
-_env.filters["decided"] = lambda d: {"approve": "approved", "reject": "rejected"}.get(str(d), str(d))
+_env.filters["decided"] = lambda d: {"approve": "approved", "reject": "rejected", "reclassify": "reclassified"}.get(
+    str(d), str(d)
+)
 _env.filters["cite"] = _cite
 _template = _env.from_string(_HTML)
 

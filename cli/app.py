@@ -614,11 +614,12 @@ def eval_filings(
     console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
-from cli import db, deploy, monitor, queue, report, server, watch  # noqa: E402 - the other command groups
+from cli import audit, db, deploy, monitor, queue, report, server, watch  # noqa: E402 - the other command groups
 
 monitor.register(app)  # runs, metrics show|serve
 app.command("queue")(queue.queue)  # the review queue
 app.command("decide")(queue.decide)
+audit.register(app)  # audit verify|show: the decisions' hash chain
 watch.register(app)  # bucket/folder -> Prefect events
 deploy.register(app)  # serve, deployments check
 db.register(app)  # db upgrade|check|revision|current

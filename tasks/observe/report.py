@@ -291,9 +291,20 @@ def build_report(
             started_at=run.started_at.isoformat() if run.started_at else None,
             finished_at=run.finished_at.isoformat() if run.finished_at else None,
             metrics=_metrics_out(metrics),
+            decisions=_decisions_seen(engine),
         ),
         documents=documents,
     )
+
+
+def _decisions_seen(engine: Any) -> dict[str, Any]:
+    """The reviewer decisions' chain as this report saw it: ``{count, head}``
+    (:func:`tasks.store.decisions.chain_position`), for ``docreview audit verify --reports``."""
+    from tasks.store.decisions import chain_position
+
+    with Session(engine) as session:
+        count, head = chain_position(session)
+    return {"count": count, "head": head}
 
 
 def link_exhibits(documents: list[dict[str, Any]]) -> None:

@@ -39,6 +39,17 @@ def chain_head(session: Session) -> ReviewerDecision | None:
     return session.exec(select(ReviewerDecision).order_by(col(ReviewerDecision.id).desc()).limit(1)).first()
 
 
+def chain_position(session: Session) -> tuple[int, str]:
+    """``(count, head hash)`` of the chain now: how many decisions, and the last one's ``row_hash``
+    (:data:`schemas.decisions.GENESIS` for none). A report records it, so a later verify can tell
+    whether the chain it saw is still there (``docreview audit verify --reports OUT``)."""
+    from sqlalchemy import func
+
+    count = int(session.exec(select(func.count()).select_from(ReviewerDecision)).one() or 0)
+    head = chain_head(session)
+    return count, head.row_hash if head is not None else GENESIS
+
+
 def history(session: Session, target_key: str) -> list[ReviewerDecision]:
     """Every decision on one item (finding or absence key), oldest first (by ``seq``)."""
     return list(

@@ -614,7 +614,7 @@ def eval_filings(
     console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
-from cli import audit, db, deploy, monitor, queue, report, server, watch  # noqa: E402 - the other command groups
+from cli import audit, db, deploy, monitor, queue, report, server, users, watch  # noqa: E402 - the other command groups
 
 monitor.register(app)  # runs, metrics show|serve
 app.command("queue")(queue.queue)  # the review queue
@@ -624,6 +624,7 @@ watch.register(app)  # bucket/folder -> Prefect events
 deploy.register(app)  # serve, deployments check
 db.register(app)  # db upgrade|check|revision|current
 report.register(app)  # report serve
+users.register(app)  # users add|list|passwd|unlock|disable|enable: who may decide in report serve
 server.register(app)  # server start|stop|status: the local Prefect server runs share
 
 

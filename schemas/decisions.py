@@ -120,10 +120,12 @@ def parse_legacy_note(note: str | None) -> tuple[str | None, str | None]:
 
 def affirms(decision: dict[str, Any] | None) -> bool:
     """Whether a report item's latest decision (``{decision, ...}`` or None) confirms a reading: an
-    approval, or a reclassification (the reviewer read the passage as the category it now has)."""
-    return str((decision or {}).get("decision", "")) in (Decision.approve.value, Decision.reclassify.value)
+    approval, or a reclassification (the reviewer read the passage as the category it now has).
+    The past-tense forms (``approved``, ``reclassified``) read the same."""
+    return str((decision or {}).get("decision", "")).startswith(("approve", "reclassif"))
 
 
 def rejects(decision: dict[str, Any] | None) -> bool:
-    """Whether a report item's latest decision (``{decision, ...}`` or None) is a rejection."""
-    return str((decision or {}).get("decision", "")) == Decision.reject.value
+    """Whether a report item's latest decision (``{decision, ...}`` or None) is a rejection
+    (``reject`` or ``rejected``)."""
+    return str((decision or {}).get("decision", "")).startswith("reject")

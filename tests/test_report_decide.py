@@ -437,6 +437,11 @@ def test_a_finding_is_reclassified_from_the_page(run, served):
             data=dict(id=str(finding["id"]), decision="reclassify", category="Renewal Term", csrf=token_of(page)),
         )
         assert done.status_code == 303
+        page = client.get("/report.html").text
+    row = page[page.index(f'<tr id="f-{finding["id"]}"') :]
+    row = row[: row.index("</tr>")]
+    assert "Renewal Term<br><small>claimed as Expiration Date</small>" in row
+    assert "reclassified</b> as Renewal Term by Alice Example" in row
     last = decisions(run["db"])[-1]
     assert (last.decision, last.category, last.reviewer) == ("reclassify", "renewal_term", "Alice Example")
 

@@ -22,6 +22,7 @@ from prefect.artifacts import create_link_artifact, create_markdown_artifact, cr
 from prefect.cache_policies import NO_CACHE
 from sqlmodel import Session, col, select
 
+from schemas.decisions import affirms, rejects
 from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
@@ -90,10 +91,16 @@ def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
         wanted = {t.value for t in types}
         seen: list[str] = []
         for f in findings:
-            if f["clause_type"] not in wanted or not supported(f) or not _values_verified(f):
+            if f["clause_type"] not in wanted or rejects(f.get("decision")):
+                continue
+            if reclassified(f):  # the reviewer's reading: its values are read from the quote
+                stated = quote_values(f, names)
+            elif supported(f) and _values_verified(f):
+                stated = {name: f["values"].get(name) for name in names}
+            else:
                 continue
             for name in names:
-                raw = f["values"].get(name)
+                raw = stated.get(name)
                 for value in raw.split("; ") if isinstance(raw, str) else []:
                     if value and value not in seen:
                         seen.append(value)
@@ -116,15 +123,15 @@ def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
     for f in findings:
         if f["clause_type"] != ClauseType.cap_on_liability.value or f["verdict"] in ("unsupported", "contradicted"):
             continue
-        decision = str((f.get("decision") or {}).get("decision", ""))
         checks = {c["name"]: c["verdict"] for c in f.get("checks") or []}
-        if decision.startswith("reject") or checks.get("grounding", "verified") != "verified":
+        if rejects(f.get("decision")) or checks.get("grounding", "verified") != "verified":
             continue
-        if not _values_verified(f):
+        if not reclassified(f) and not _values_verified(f):
             continue
-        sure = supported(f) or decision.startswith("approve")
+        sure = supported(f) or affirms(f.get("decision"))
         where = str(f.get("locator") or f"page {f.get('page')}")
-        for name, raw in (f.get("values") or {}).items():
+        values = quote_values(f, ("amount",)) if reclassified(f) else (f.get("values") or {})
+        for name, raw in values.items():
             if not _CAP_NAMES.search(str(name)):
                 continue
             for value in str(raw).split("; "):
@@ -143,6 +150,60 @@ def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
 
 def _values_verified(finding: dict[str, Any]) -> bool:
     return all(c["verdict"] == "verified" for c in finding.get("checks") or [] if c["name"] == "values")
+
+
+def reclassified(finding: dict[str, Any]) -> bool:
+    """Whether a reviewer's latest decision on the finding reclassified it (:func:`reclassify`)."""
+    return bool(finding.get("claimed_clause_type"))
+
+
+def reclassify(finding: dict[str, Any]) -> None:
+    """Apply a reviewer's reclassification to a report finding, in place: when its latest decision is
+    ``reclassify``, its ``clause_type`` and ``clause_label`` become the category the reviewer named,
+    so key terms, counts, triage and the playbook read it as that clause; the review's claim is kept
+    in ``claimed_clause_type``, ``claimed_clause_label`` and ``claimed_values``. Its ``values`` (and
+    ``read_values``) are emptied: they were stated for the claimed category (an Expiration Date's
+    "two (2) years" is no Non-Compete's term), so the quote is read instead (:func:`quote_values`,
+    and the playbook reads quotes of findings without values)."""
+    decision = finding.get("decision") or {}
+    if decision.get("decision") != "reclassify" or not decision.get("category"):
+        return
+    finding["claimed_clause_type"] = finding["clause_type"]
+    finding["claimed_clause_label"] = finding["clause_label"]
+    finding["claimed_values"] = finding.get("values") or {}
+    finding["clause_type"] = decision["category"]
+    finding["clause_label"] = finding_label(decision["category"])
+    finding["values"], finding["read_values"] = {}, {}
+
+
+def quote_values(finding: dict[str, Any], names: Any) -> dict[str, str]:
+    """The values of ``names`` read from a finding's quote (for a finding whose stated values are not
+    its category's, :func:`reclassify`): ``date`` the quote's dates, ``duration``/``term`` its
+    durations (those next to "notice" for a notice period, :func:`tasks.check.playbook.durations_of`),
+    ``amount`` its money amounts, ``percentage`` its percentages, ``jurisdiction`` the governing law it
+    names; each as ``"; "``-joined text as printed. Other names are not read."""
+    from tasks.check.playbook import durations_of, governing_jurisdiction
+    from tasks.check.values import Kind, extract_values
+
+    quote = str(finding.get("evidence") or "")
+    found = [v for v in extract_values(quote) if v.kind is not Kind.redacted]
+    out: dict[str, str] = {}
+    for name in names:
+        if name == "date":
+            picked = [v.raw.strip() for v in found if v.kind is Kind.date]
+        elif name in ("duration", "term"):
+            picked = [v.raw.strip() for v in durations_of(dict(finding, values={}))]
+        elif name == "amount":
+            picked = [v.raw.strip() for v in found if v.kind is Kind.money]
+        elif name == "percentage":
+            picked = [v.raw.strip() for v in found if v.kind is Kind.percent]
+        elif name == "jurisdiction":
+            picked = [j for j in [governing_jurisdiction(quote)] if j]
+        else:
+            picked = []
+        if picked:
+            out[name] = "; ".join(dict.fromkeys(picked))
+    return out
 
 
 def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -226,6 +287,8 @@ def build_report(
                         locator=r.locator or f"page {r.page}",
                     )
                 )
+        for f in findings:
+            reclassify(f)  # a reviewer's "this is a Non-Compete, not a License Grant"
         structure = stored.get(d.sha256 or "", {}).get("__structure__") or {}
         redline, comments = list(structure.get("changes") or []), list(structure.get("comments") or [])
         for f in findings:
@@ -258,6 +321,7 @@ def build_report(
                 key_terms=key_terms(findings),
                 findings=findings,
                 counts=finding_counts(findings),
+                categories=category_counts(findings),
                 absences=absences,
                 flags=flags,
                 checks=doc_checks,
@@ -539,7 +603,10 @@ def triage_tier(finding: dict[str, Any]) -> str:
 
 
 def _decided(finding: dict[str, Any], decision: str) -> bool:
-    """Whether a reviewer's latest decision on ``finding`` is ``decision`` (``approve``/``reject``)."""
+    """Whether a reviewer's latest decision on ``finding`` is ``decision`` (``approve``/``reject``); a
+    reclassification counts as an approval of the finding in the category it now has."""
+    if decision == "approve":
+        return affirms(finding.get("decision"))
     return str((finding.get("decision") or {}).get("decision", "")).startswith(decision)
 
 
@@ -709,6 +776,17 @@ def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
         counts["secondary"] += triage_tier(f) == "secondary"
         counts["dismissed"] += triage_tier(f) == "dismissed"
     return counts
+
+
+def category_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
+    """Per document: how many findings each category has, as decided (a reclassified finding counts
+    in the category a reviewer gave it), leaving out findings a reviewer rejected; ``{clause_type: n}``
+    by category value."""
+    out: dict[str, int] = {}
+    for f in findings:
+        if not rejects(f.get("decision")):
+            out[f["clause_type"]] = out.get(f["clause_type"], 0) + 1
+    return dict(sorted(out.items()))
 
 
 def needs_attention(finding: dict[str, Any]) -> bool:
@@ -1006,7 +1084,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, in a reviewer's order: deviations, high-risk terms, to decide, the rest, further passages, those the fact-check dismissed)</summary>
  <table><tr><th>Clause</th><th>Finding and evidence</th><th>Where</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
-  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.section %}<br><small>{{ f.section }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
+  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.claimed_clause_label %}<br><small>claimed as {{ f.claimed_clause_label }}</small>{% endif %}{% if f.section %}<br><small>{{ f.section }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
     {% if f.read_values %}<div class="sub">read as: {% for k, vs in f.read_values.items() %}{% for v in vs %}{{ v.raw }} = {{ v.iso or ((v.unit ~ " ") if v.unit and v.kind == "money" else "") ~ (v.amount or "") ~ ((" " ~ v.unit) if v.unit and v.kind == "duration" else "") ~ ("%" if v.kind == "percent" else "") }}{% if v.problem %} ({{ v.problem }}){% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}

@@ -46,6 +46,7 @@ from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
 from tasks.ingest.submission import split_submissions
 from tasks.observe.changes import compare_filings
+from tasks.observe.deadlines import emit_deadline_events
 from tasks.observe.events import emit_document_events, emit_filing_change_events
 from tasks.observe.metrics import run_outcome_text
 from tasks.observe.playbook import publish_deviations
@@ -220,13 +221,14 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     compare_filings(run.db, run.id)  # each filing of the run against the previous one of its company and form
     playbook = {"name": run.playbook.name, "source": run.playbook.source} if run.playbook else None
     endpoint = run.settings.model_endpoint(run.reviewer.name)
-    report = write_report(run.db, run.id, run.out_dir, offline, playbook, endpoint)
-    report_html = str(Path(run.out_dir) / "report.html")
     url_base = run.settings.report_url_base  # where OUT is published: the report is shown by its URL then
+    report = write_report(run.db, run.id, run.out_dir, offline, playbook, endpoint, url_base)
+    report_html = str(Path(run.out_dir) / "report.html")
     publish_artifacts(quote(report), report_link(run.out_dir, run.id, url_base))
     publish_deviations(report)  # the playbook's deviations table artifact
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     emit_filing_change_events(quote(report))  # docreview.filing.change
+    emit_deadline_events(report, run.settings.deadline_alert_days)  # docreview.deadline.upcoming
     get_run_logger().info("Run %s finished: %s", run.label, run_outcome_text(report["run"]["metrics"]))
     return {
         "run_id": run.id,

@@ -196,6 +196,18 @@ class Settings(BaseSettings):
     report_lockout_minutes: float = Field(
         15.0, gt=0, allow_inf_nan=False, description="How long a locked reviewer account stays locked, minutes."
     )
+    deadline_holidays: str = Field(
+        "US",
+        description="Public holidays that are no business day when a contract's notice deadline is computed "
+        "(the holidays package): a country code (US, GB, DE), a country and subdivision (US-NY, GB-ENG), or none "
+        "(weekends only). See docs/deadlines.md.",
+    )
+    deadline_alert_days: int = Field(
+        30,
+        ge=0,
+        description="A run emits a docreview.deadline.upcoming Prefect event for each contract deadline at most this "
+        "many days ahead, days.",
+    )
     review_party: str | None = Field(
         None,
         max_length=200,
@@ -267,6 +279,23 @@ class Settings(BaseSettings):
             for p in (self.report_trusted_proxies or "").split(",")
             if p.strip()
         ]
+
+    @model_validator(mode="after")
+    def _holidays_are_known(self) -> Settings:
+        """DOCREVIEW_DEADLINE_HOLIDAYS names a country (and subdivision) the holidays package knows, or none."""
+        import holidays
+
+        text = self.deadline_holidays.strip()
+        if text.lower() in ("", "none"):
+            return self
+        country, _, subdivision = text.partition("-")
+        supported = holidays.list_supported_countries()
+        if country.upper() not in supported or (subdivision and subdivision.upper() not in supported[country.upper()]):
+            raise ValueError(
+                f"DOCREVIEW_DEADLINE_HOLIDAYS: {text!r} is no country (or country-subdivision) the holidays package "
+                "knows (e.g. US, US-NY, GB-ENG, or none)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _proxies_are_addresses(self) -> Settings:

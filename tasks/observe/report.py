@@ -12,6 +12,7 @@ import contextlib
 import json
 import re
 import threading
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -222,9 +223,17 @@ def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def build_report(
-    database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None, endpoint: str | None = None
+    database_url: str,
+    run_id: str,
+    offline: bool,
+    playbook: dict[str, Any] | None = None,
+    endpoint: str | None = None,
+    as_of: date | None = None,
 ) -> dict[str, Any]:
     """The report of run ``run_id`` as a JSON-safe dict (shape documented in docs/report-json.md).
+
+    ``as_of``: the date contract deadlines are computed for (:mod:`tasks.observe.deadlines`; default
+    today, UTC), with the business days of ``DOCREVIEW_DEADLINE_HOLIDAYS``.
 
     ``endpoint``: where the model calls went when that is not the vendor's own API
     (:meth:`schemas.settings.Settings.model_endpoint`), reported as ``run.endpoint``.
@@ -341,7 +350,7 @@ def build_report(
             # an HTML filing's unit → "page 69, Part II > Item 8"
             figure["locator"] = labels.get(str(figure.get("page"))) or f"page {figure.get('page')}"
     link_exhibits(documents)
-    return dict(
+    report = dict(
         run=dict(
             id=run.id,
             source=run.source,
@@ -359,6 +368,17 @@ def build_report(
         ),
         documents=documents,
     )
+    _add_deadlines(report, as_of)
+    return report
+
+
+def _add_deadlines(report: dict[str, Any], as_of: date | None) -> None:
+    """The contracts' deadlines (:func:`tasks.observe.deadlines.add_deadlines`), as of ``as_of``
+    (default today, UTC), counting business days by ``DOCREVIEW_DEADLINE_HOLIDAYS``."""
+    from schemas.settings import Settings
+    from tasks.observe.deadlines import BusinessCalendar, add_deadlines, today_utc
+
+    add_deadlines(report, as_of or today_utc(), BusinessCalendar.parse(Settings().deadline_holidays))
 
 
 def _decisions_seen(engine: Any) -> dict[str, Any]:
@@ -989,7 +1009,8 @@ _HTML = """<!doctype html>
  .plots figcaption{font-size:12.5px;color:#5b6675;margin-bottom:6px} .plots img{width:100%;height:auto}
  .drift.moved{color:#9b1c1c;font-weight:600}
  .checks{font-size:12px;color:#5b6675;margin:2px 0 0;padding-left:16px}
- section.triage,section.contents{background:#fff;border:1px solid #dde2e8;border-radius:8px;margin:0 0 18px;padding:14px 18px}
+ section.triage,section.contents,section.deadlines{background:#fff;border:1px solid #dde2e8;border-radius:8px;margin:0 0 18px;padding:14px 18px}
+ section.deadlines h2{font-size:17px;margin:0 0 6px} .soon{color:#9b1c1c;font-weight:600}
  section.triage{border-left:4px solid #c2410c} section.triage h2,section.contents h2{font-size:17px;margin:0 0 6px}
  section.triage h3{font-size:14px;margin:14px 0 4px} a{color:#1f4fa3}
  .pb-pass{background:#dff3e4;color:#1e6b34}.pb-deviation{background:#fde2e1;color:#9b1c1c}.pb-unknown{background:#fff0c2;color:#7a5a00}
@@ -1037,6 +1058,12 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <table><tr><th>Document</th><th>Clause</th><th>Meaning</th><th>ID</th></tr>
 {% for m in not_found %}<tr><td><a href="#doc-{{ m.anchor }}">{{ m.document }}</a></td><td>{{ m.clause_label }}</td><td>{{ m.why }}</td><td><code>{{ m.id }}</code></td></tr>{% endfor %}</table></details>{% endif %}
 </section>
+{% if deadlines or undated %}<section class="deadlines" id="deadlines"><h2>Upcoming deadlines</h2>
+<p class="sub">Contract dates from the key terms, as of {{ run.deadlines_as_of }}; a notice deadline is moved to the business day before when it falls on another day (business days: {{ run.business_days }}). Calendar: <a href="deadlines.ics">deadlines.ics</a>.</p>
+{% if deadlines %}<table class="deadlines"><tr><th>Date</th><th>In</th><th>Document</th><th>What</th><th>How it was computed</th><th>Findings</th></tr>
+{% for r in deadlines %}<tr><td>{{ r.date }}</td><td{% if r.days_left <= 30 %} class="soon"{% endif %}>{{ r.days_left }} day(s)</td><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td>{{ r.title }}</td><td>{{ r.basis }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
+{% if undated %}<p class="sub">No deadline computed for {{ undated|length }} contract(s): {% for d in undated %}<a href="#doc-{{ d.anchor }}">{{ d.file_name }}</a> ({{ d.deadlines_note }}){{ "; " if not loop.last }}{% endfor %}.</p>{% endif %}
+</section>{% endif %}
 <section class="contents"><h2>Documents</h2>
 <table><tr><th>Document</th><th>Status</th><th>Findings</th><th>High risk</th><th>To look at</th><th>Missing</th>{% if run.playbook %}<th>Deviations</th>{% endif %}</tr>
 {% for doc in documents %}<tr><td><a href="#doc-{{ doc.anchor }}">{{ doc.file_name }}</a></td><td><span class="badge {{ doc.status }}">{{ doc.status }}</span></td>
@@ -1215,7 +1242,12 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
         for d in documents
         if (n := sum(triage_tier(f) == "secondary" and "decision" not in f for f in d["findings"]))
     ]
+    from tasks.observe.deadlines import upcoming_rows
+
+    anchor_of = {d.get("sha256"): d["anchor"] for d in documents}
     return _template.render(
+        deadlines=[dict(r, anchor=anchor_of.get(r["sha256"], "")) for r in upcoming_rows(report)],
+        undated=[d for d in documents if d.get("deadlines_note")],
         run=report["run"],
         documents=documents,
         anchors={d["sha256"]: d["anchor"] for d in documents if d.get("sha256")},
@@ -1242,10 +1274,13 @@ def write_report(
     offline: bool,
     playbook: dict[str, Any] | None = None,
     endpoint: str | None = None,
+    calendar_link: str | None = None,
 ) -> dict[str, Any]:
-    """Prefect task: write the run's ``report.json`` and ``report.html`` into
-    ``out_dir/runs/<run id>/`` (kept: an older run's report is never overwritten) and copy them to
-    ``out_dir/report.json`` / ``out_dir/report.html`` (the latest run's); returns the report."""
+    """Prefect task: write the run's ``report.json``, ``report.html`` and ``deadlines.ics`` (with one
+    ``deadlines/<document>.ics`` per contract that has upcoming deadlines,
+    :func:`tasks.observe.deadlines.write_calendars`; events link the report at ``calendar_link``, the
+    published base URL, else the file) into ``out_dir/runs/<run id>/`` (kept: an older run's report is
+    never overwritten) and copy the first three to ``out_dir/`` (the latest run's); returns the report."""
     import shutil
 
     report = build_report(database_url, run_id, offline, playbook, endpoint)
@@ -1256,7 +1291,10 @@ def write_report(
     from tasks.observe.plots import report_plots  # matplotlib loads only when a report is written
 
     (kept / "report.html").write_text(render_html(report, report_plots(database_url, run_id, report)), encoding="utf-8")
-    for name in ("report.json", "report.html"):
+    from tasks.observe.deadlines import write_calendars
+
+    write_calendars(report, kept, report_link(out_dir, run_id, calendar_link))
+    for name in ("report.json", "report.html", "deadlines.ics"):
         shutil.copyfile(kept / name, out / name)
     return report
 

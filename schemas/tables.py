@@ -537,3 +537,27 @@ class DocumentProfileRow(SQLModel, table=True):
     previous_sha256: str | None = Field(default=None, max_length=64)
     changes: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+class DocumentVersionRow(SQLModel, table=True):
+    """Which earlier document a contract (or an amended filing) is a new version of.
+
+    One row per document (sha256). ``title`` (as read: the Document Name finding, else the first
+    line of its text) and ``parties`` (JSON list of the party names its Parties findings state) with
+    their match forms ``title_key`` and ``parties_key`` (upper case, punctuation and legal suffixes
+    dropped; parties sorted and joined by ``|``): a contract with the same keys first seen earlier
+    is its previous version. ``previous_sha256`` that version (None: none found), ``linked_by`` how
+    (``title and parties``, ``named`` for ``docreview review --previous``, ``amends`` for an
+    amended filing). Times are UTC.
+    """
+
+    __tablename__ = "document_versions"
+
+    sha256: str = Field(primary_key=True, max_length=64)
+    title: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    title_key: str = Field(default="", index=True, max_length=200)
+    parties: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    parties_key: str = Field(default="", index=True, max_length=500)
+    previous_sha256: str | None = Field(default=None, max_length=64)
+    linked_by: str | None = Field(default=None, max_length=40)
+    updated_at: datetime = Field(default_factory=utcnow)

@@ -49,6 +49,7 @@ NEWER_THAN_BASELINE = {
     "watched_objects",
     "extraction_backoff",
     "reviewer_accounts",
+    "document_versions",
 }
 #: Columns of reviewer_decisions that came with revision 0009 (the reviewer and the hash chain).
 DECISION_CHAIN_COLUMNS = {"reviewer", "category", "prev_hash", "row_hash"}

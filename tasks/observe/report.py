@@ -34,6 +34,7 @@ from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, r
 from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
+from tasks.observe.versions import compare_clauses, load_links, playbook_moves
 from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
 from tasks.store.profiles import load_profiles, profile_fields
 
@@ -257,6 +258,7 @@ def build_report(
     drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.observe.monitoring)
     rules = load_playbook_results(database_url, run_id) if playbook else {}
     profiles = load_profiles(database_url, [d.sha256 for d in docs if d.sha256])
+    links = load_links(database_url, [d.sha256 for d in docs if d.sha256])  # previous versions
     for d in docs:
         profile = profiles.get(d.sha256) if d.sha256 else None
         summary = FilingSummary.model_validate(profile.summary) if profile is not None and profile.summary else None
@@ -315,6 +317,11 @@ def build_report(
         doc_checks += page_checks(pages_flagged)
         results = playbook_results(rules.get(d.sha256 or "", [])) if playbook else None
         findings = triage(findings, results or [])
+        version = (
+            version_fields(database_url, links[d.sha256], findings, results or [])
+            if d.sha256 and d.status == "reviewed" and d.sha256 in links and links[d.sha256].previous_sha256
+            else None
+        )
         documents.append(
             dict(
                 source=d.source,
@@ -338,6 +345,7 @@ def build_report(
                 drift=drift.get(d.sha256) if d.sha256 and d.status == "reviewed" else None,
                 **filing_fields(profile, summary, d.status),
                 **({"playbook": results} if playbook else {}),
+                **({"version": version} if version else {}),
                 edgar=structure.get("edgar") or None,
                 exhibit_links=list(structure.get("exhibit_links") or []),
                 submission_parts=list(structure.get("parts") or []),
@@ -389,6 +397,86 @@ def _decisions_seen(engine: Any) -> dict[str, Any]:
     with Session(engine) as session:
         count, head = chain_position(session)
     return {"count": count, "head": head}
+
+
+def _stands(finding: dict[str, Any]) -> bool:
+    """A finding a version comparison reads: not rejected by a reviewer, not rejected or dismissed by
+    the fact-check (unless a reviewer approved it)."""
+    if rejects(finding.get("decision")) or finding["verdict"] not in ("verified", "needs_review"):
+        return False
+    return affirms(finding.get("decision")) or not fact_check_dismissed(finding)
+
+
+def previous_findings(database_url: str, sha256: str) -> list[dict[str, Any]]:
+    """A document's findings from its latest review (the newest ``document_reviews`` row), as report
+    findings (``{id, clause_type, clause_label, evidence, values, verdict, checks, decision?,
+    locator, page}``) with reviewer decisions and reclassifications applied."""
+    from schemas.tables import DocumentReviewRow
+
+    with Session(get_engine(database_url)) as session:
+        latest = session.exec(
+            select(DocumentReviewRow)
+            .where(DocumentReviewRow.sha256 == sha256)
+            .order_by(col(DocumentReviewRow.reviewed_at).desc())
+        ).first()
+    if latest is None:
+        return []
+    rows = load_findings(database_url, sha256, latest.prompt_version, latest.model)
+    checks = load_checks(database_url, [r.finding_key for r in rows])
+    decisions = _decisions(database_url, [r.finding_key for r in rows])
+    out = []
+    for r in rows:
+        f = dict(
+            id=r.id,
+            clause_type=r.clause_type,
+            clause_label=finding_label(r.clause_type),
+            evidence=r.evidence,
+            values=dict(r.values),
+            verdict=r.verdict,
+            checks=[dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])],
+            locator=r.locator or f"page {r.page}",
+            page=r.page,
+            **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
+        )
+        reclassify(f)
+        out.append(f)
+    return out
+
+
+def latest_playbook_results(database_url: str, sha256: str) -> list[dict[str, Any]]:
+    """A document's playbook results from the latest run that applied a playbook to it
+    (:func:`playbook_results` shape), ``[]`` when none did."""
+    from schemas.tables import PlaybookResultRow
+
+    with Session(get_engine(database_url)) as session:
+        rows = session.exec(
+            select(PlaybookResultRow)
+            .where(PlaybookResultRow.sha256 == sha256)
+            .order_by(col(PlaybookResultRow.created_at), col(PlaybookResultRow.id))
+        ).all()
+    last = rows[-1].run_id if rows else None
+    return playbook_results([r for r in rows if r.run_id == last])
+
+
+def version_fields(
+    database_url: str, link: Any, findings: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What changed since a contract's previous version (``link``: its
+    :class:`schemas.tables.DocumentVersionRow`): ``{previous: {sha256, file_name}, linked_by, changes
+    (:func:`tasks.observe.versions.compare_clauses` of the findings that stand), playbook_moves
+    (:func:`tasks.observe.versions.playbook_moves`, against the previous version's latest results)}``."""
+    from tasks.store.persist import load_document
+
+    prev = link.previous_sha256
+    row = load_document(database_url, prev)
+    before = [f for f in previous_findings(database_url, prev) if _stands(f)]
+    after = [f for f in findings if _stands(f)]
+    return dict(
+        previous=dict(sha256=prev, file_name=row.file_name if row is not None else None),
+        linked_by=link.linked_by,
+        changes=compare_clauses(before, after),
+        playbook_moves=playbook_moves(latest_playbook_results(database_url, prev), results),
+    )
 
 
 def link_exhibits(documents: list[dict[str, Any]]) -> None:
@@ -1088,6 +1176,10 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.fact_problems %}<details open><summary>XBRL facts not used ({{ doc.fact_problems|length }}): no key figure is taken from them or read around them</summary><ul class="checks">{% for p in doc.fact_problems %}<li>{{ p }}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
   <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.page %} (page {{ c.page }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
+ {% if doc.version %}<details open class="version"><summary>Changes since the previous version, {{ doc.version.previous.file_name or doc.version.previous.sha256[:12] }} (linked by {{ doc.version.linked_by }}): {{ doc.version.changes|length }} clause change(s){% if doc.version.playbook_moves %}, {{ doc.version.playbook_moves|length }} playbook result(s) moved{% endif %}</summary><ul class="checks">
+  {% for m in doc.version.playbook_moves %}<li><b>playbook {{ m.rule }}</b> ({{ m.severity }}): {{ m.before or "not applied" }} → <b>{{ m.after or "not applied" }}</b>{% if m.reason %} — {{ m.reason }}{% endif %}</li>{% endfor %}
+  {% for c in doc.version.changes %}<li><b>{{ c.clause_label }}</b> {{ c.kind }}{% if c.locator %} ({{ c.locator }}){% endif %}{% for v in c["values"] %}; {{ v.kind }} {{ v.before or "none" }} → <b>{{ v.after or "none" }}</b>{% endfor %}{% if c.after_id %} <a href="#f-{{ c.after_id }}"><code>{{ c.after_id }}</code></a>{% endif %}{% if c.before %}<br><small>before: {{ c.before }}</small>{% endif %}{% if c.after %}<br><small>now: {{ c.after }}</small>{% endif %}</li>{% endfor %}
+  {% if not doc.version.changes and not doc.version.playbook_moves %}<li>no clause and no playbook result changed</li>{% endif %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>page {{ fl.page }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}

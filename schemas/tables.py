@@ -537,6 +537,8 @@ class DocumentProfileRow(SQLModel, table=True):
     previous_sha256: str | None = Field(default=None, max_length=64)
     changes: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow)
+    #: A Form 10-K/A or 10-Q/A: ``previous_sha256`` is then the filing it amends (same company, form, period).
+    amendment: bool = False
 
 
 class DocumentVersionRow(SQLModel, table=True):

@@ -159,6 +159,7 @@ def _create_pre_migration_database(url: str) -> None:
             conn.execute(text("ALTER TABLE documents DROP COLUMN kind"))  # revision 0008
             conn.execute(text("ALTER TABLE documents DROP COLUMN structure"))
             conn.execute(text("ALTER TABLE findings DROP COLUMN locator"))
+            conn.execute(text("ALTER TABLE document_profiles DROP COLUMN amendment"))  # revision 0010
             conn.execute(
                 metadata.tables["runs"]
                 .insert()

@@ -35,7 +35,7 @@ from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
 from tasks.observe.versions import compare_clauses, load_links, playbook_moves
-from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results
+from tasks.store.persist import get_engine, load_checks, load_document, load_findings, load_playbook_results
 from tasks.store.profiles import load_profiles, profile_fields
 
 #: Artifact keys (lowercase, digits and dashes, as Prefect requires) so they show on the
@@ -351,6 +351,9 @@ def build_report(
                 submission_parts=list(structure.get("parts") or []),
             )
         )
+        if documents[-1].get("previous_sha256"):  # a filing's previous filing, or the one an amendment amends
+            earlier = load_document(database_url, documents[-1]["previous_sha256"])
+            documents[-1]["previous_file_name"] = earlier.file_name if earlier is not None else None
         wanted_absent(documents[-1])
         absence_alarms(documents[-1])
         labels = (structure or {}).get("locators") or {}
@@ -1174,7 +1177,8 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.key_figures %}<table class="terms"><tr><th>Key figure</th><th>Value</th><th>Period</th><th>Where</th></tr>{% for k in doc.key_figures %}
   <tr><td>{{ k.name|replace("_", " ") }}</td><td>{{ k.raw }} {{ k.unit }}</td><td>{{ k.period or "" }}</td><td>{{ k.locator or k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
  {% if doc.fact_problems %}<details open><summary>XBRL facts not used ({{ doc.fact_problems|length }}): no key figure is taken from them or read around them</summary><ul class="checks">{% for p in doc.fact_problems %}<li>{{ p }}</li>{% endfor %}</ul></details>{% endif %}
- {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
+ {% if doc.amendment %}<p class="sub amendment">An amendment (Form {{ doc.document_type }}/A){% if doc.previous_file_name %} of <b>{{ doc.previous_file_name }}</b>, the filing of the same company, form and period: the changes below are against it{% if not doc.changes %}; none found{% endif %}{% else %}: the filing it amends (same company, form and period) is not in the database{% endif %}.</p>{% endif %}
+ {% if doc.changes %}<details open><summary>{% if doc.amendment %}Changes from the filing it amends{% else %}Changes since the previous filing{% endif %} ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
   <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.page %} (page {{ c.page }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
  {% if doc.version %}<details open class="version"><summary>Changes since the previous version, {{ doc.version.previous.file_name or doc.version.previous.sha256[:12] }} (linked by {{ doc.version.linked_by }}): {{ doc.version.changes|length }} clause change(s){% if doc.version.playbook_moves %}, {{ doc.version.playbook_moves|length }} playbook result(s) moved{% endif %}</summary><ul class="checks">
   {% for m in doc.version.playbook_moves %}<li><b>playbook {{ m.rule }}</b> ({{ m.severity }}): {{ m.before or "not applied" }} → <b>{{ m.after or "not applied" }}</b>{% if m.reason %} — {{ m.reason }}{% endif %}</li>{% endfor %}

@@ -487,3 +487,59 @@ def test_binding_beyond_loopback_needs_accounts_or_a_proxy_and_the_old_password_
     monkeypatch.setenv(PASSWORD_SETTING, "s3cret-value")
     result = CliRunner().invoke(app, ["report", "serve", str(run["out"]), "--db", run["db"]])
     assert result.exit_code == 2 and "no longer used" in result.output and "s3cret-value" not in result.output
+
+
+def test_two_reviewers_in_two_browsers_decide_one_finding_the_later_wins_and_a_tampered_row_fails_the_audit(
+    browser, run, tmp_path
+):
+    """Alice approves a finding in her browser, Bob rejects it in his; the page shows Bob's decision,
+    `docreview audit show` lists both with who and when, and once someone hand-edits Alice's row in
+    the database `docreview audit verify` fails naming it."""
+    import sqlite3
+
+    path = tmp_path / "audit.db"
+    shutil.copyfile(run["db"].removeprefix("sqlite:///"), path)  # this test's own copy: it tampers with it
+    db = f"sqlite:///{path}"
+    finding = next(f for f in findings(run["report"]) if f["clause_type"] == "uncapped_liability")
+    fid = str(finding["id"])
+    gen = _serve(run["out"], db)
+    base = next(gen)
+    try:
+        for name, button in (("Alice Example", "approve"), ("Bob", "reject")):
+            context = browser.new_context(viewport={"width": 1300, "height": 1400})  # a browser of their own
+            page = context.new_page()
+            page.goto(f"{base}/report.html")
+            page.fill("#name", name)
+            page.fill("#password", PASSWORDS[name])
+            with page.expect_navigation():
+                page.click("button[type=submit]")
+            form = page.locator(f"#f-{fid} form.dr-decide")
+            form.locator("input[name=note]").fill(f"{name} read it")
+            with page.expect_navigation():
+                form.locator(f"button[value={button}]").click()
+            page.reload()
+            text = page.locator(f"#f-{fid}").inner_text()
+            verb = "approved" if button == "approve" else "rejected"
+            assert f"Reviewer: {verb} by {name} (" in text
+            context.close()
+    finally:
+        gen.close()
+    dispose_engines()
+    runner = CliRunner()
+    shown = runner.invoke(app, ["audit", "show", fid, "--db", db, "--json"])
+    assert shown.exit_code == 0, shown.output
+    record = json.loads(shown.output)
+    assert [(h["reviewer"], h["decision"]) for h in record["history"]][-2:] == [
+        ("Alice Example", "approve"),
+        ("Bob", "reject"),
+    ]
+    assert record["decision"]["reviewer"] == "Bob" and record["decision"]["decision"] == "reject"  # the later wins
+    assert runner.invoke(app, ["audit", "verify", "--db", db]).exit_code == 0
+    alice = record["history"][-2]["id"]
+    with sqlite3.connect(path) as conn:  # someone with the database file rewrites who approved
+        conn.execute("DROP TRIGGER reviewer_decisions_no_update")
+        conn.execute("UPDATE reviewer_decisions SET reviewer = 'Carol' WHERE id = ?", (alice,))
+    dispose_engines()
+    failed = runner.invoke(app, ["audit", "verify", "--db", db])
+    assert failed.exit_code == 1 and f"Decision chain broken at decision #{alice}" in failed.output
+    dispose_engines()

@@ -33,7 +33,13 @@ def doc(**terms: list[str]) -> dict:
         "renewal": "Renewal",
         "notice": "Notice to terminate renewal",
     }
-    return dict(file_name="msa.pdf", sha256="a" * 64, key_terms={names[k]: v for k, v in terms.items()}, findings=[])
+    return dict(
+        file_name="msa.pdf",
+        source="/inbox/msa.pdf",
+        sha256="a" * 64,
+        key_terms={names[k]: v for k, v in terms.items()},
+        findings=[],
+    )
 
 
 def test_the_notice_deadline_counts_back_from_the_end_of_the_current_term_and_skips_holidays():
@@ -89,6 +95,7 @@ def test_events_only_within_the_alert_window_and_the_calendar_holds_all_day_even
     events = deadline_events(report, 30)
     assert [e["event"] for e in events] == [DEADLINE_UPCOMING]
     assert events[0]["payload"]["date"] == "2026-09-04" and events[0]["resource"]["prefect.resource.name"] == "msa.pdf"
+    assert events[0]["resource"]["docreview.source"] == "/inbox/msa.pdf"
     assert deadline_events(report, 10) == []
     cal = Calendar.from_ical(calendar_ics([(d, x) for x in d["deadlines"]], "msa.pdf", "http://reports/r.html"))
     starts = {str(e.get("summary")): e.decoded("dtstart") for e in cal.walk("VEVENT")}

@@ -300,17 +300,22 @@ DEADLINE_UPCOMING = "docreview.deadline.upcoming"
 
 def deadline_events(report: dict[str, Any], within_days: int) -> list[dict[str, Any]]:
     """One ``docreview.deadline.upcoming`` event per deadline at most ``within_days`` days ahead
-    (resource: the document; payload: the deadline, the run and the file); pure."""
+    (resource: the document, ``docreview.document.<uri>`` as for the other document events; payload:
+    the deadline, the run and the file); pure."""
     import uuid
 
-    from tasks.observe.events import flow_run_related
+    from tasks.observe.events import document_resource_id, flow_run_related
 
     run = report["run"]
+    sources = {d.get("sha256"): d.get("source") or d["file_name"] for d in report["documents"]}
     out = []
     for row in upcoming_rows(report, within_days):
-        resource = {
-            "prefect.resource.id": f"docreview.document.{row['sha256']}",
+        source = sources.get(row["sha256"]) or row["document"]
+        resource = {  # named as the other document events name it (tasks.observe.events)
+            "prefect.resource.id": document_resource_id(source),
             "prefect.resource.name": row["document"],
+            "docreview.source": source,
+            "docreview.sha256": row["sha256"] or "",
         }
         payload = {
             "run_id": run["id"],

@@ -128,6 +128,12 @@ def review(
         "--profile",
         help="auto | contract | filing: the review profile (auto: each document classified from its cover page).",
     ),
+    previous: str | None = typer.Option(
+        None,
+        "--previous",
+        help="SOURCE (one file) is a new version of this reviewed document: its file or sha256 "
+        "(default: the earlier contract with the same title and parties).",
+    ),
 ) -> None:
     """Review every document in SOURCE (a folder, a file, s3://bucket/prefix or s3://bucket/key) and write a report."""
     if backend is not None and backend not in ("auto", "anthropic", "bedrock", "rules"):
@@ -151,6 +157,9 @@ def review(
         err.print(f"[red]error:[/] source not found: {escape(source)}")
         raise typer.Exit(2)
     overrides = {**({"backend": backend} if backend else {}), **({"database_url": db} if db else {})}
+    previous_sha = None
+    if previous is not None:
+        previous_sha = _previous_version(source, previous, db)
     settings, problem = load_settings(
         overrides, options={k: v for k, v in (("backend", "--backend"), ("database_url", "--db")) if k in overrides}
     )
@@ -231,6 +240,7 @@ def review(
                 suffix=suffix,
                 profile=profile,
                 playbook=str(playbook) if playbook else None,
+                previous=previous_sha,
             )
     except KeyboardInterrupt:
         err.print(INTERRUPTED)
@@ -285,6 +295,43 @@ def empty_source_text(source: str, suffix: str | None) -> str:
     if path.is_dir():
         return f"the folder {path} (searched recursively, hidden files skipped)"
     return f"the file {path}" if path.exists() else str(path)
+
+
+def _previous_version(source: str, previous: str, db: str | None) -> str:
+    """The sha256 ``--previous`` names (a file, whose bytes are hashed, or a sha256), when SOURCE is
+    one local file and that document was reviewed before; else the command ends with exit 2."""
+    import hashlib
+    import re
+
+    from sqlmodel import Session, select
+
+    from cli.checks import missing_database
+    from schemas.settings import Settings
+    from schemas.tables import DocumentRow
+
+    if source.startswith("s3://") or not _local_path(source).is_file():
+        err.print("[red]error:[/] --previous names the earlier version of one document: give SOURCE as one file")
+        raise typer.Exit(2)
+    path = Path(previous)
+    if path.is_file():
+        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    elif re.fullmatch(r"[0-9a-f]{64}", previous):
+        sha = previous
+    else:
+        err.print(f"[red]error:[/] --previous {escape(previous)}: no such file (or a sha256 of 64 hex digits)")
+        raise typer.Exit(2)
+    url = db or Settings().database_url
+    problem = missing_database(url)
+    found = None
+    if not problem:
+        from tasks.store.persist import get_engine
+
+        with Session(get_engine(url)) as session:
+            found = session.exec(select(DocumentRow.file_name).where(DocumentRow.sha256 == sha)).first()
+    if found is None:
+        err.print(f"[red]error:[/] --previous {escape(previous)} was never reviewed in this database: review it first")
+        raise typer.Exit(2)
+    return sha
 
 
 #: Seconds Prefect may take to record an interrupted run before the process ends anyway (exit 130).
@@ -681,15 +728,18 @@ def eval_filings(
     console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
-from cli import db, deploy, doctor, monitor, queue, report, server, watch  # noqa: E402 - the other command groups
+from cli import audit, db, deploy, doctor, export, monitor, queue, report, server, users, watch  # noqa: E402 - the other command groups
 
 monitor.register(app)  # runs, metrics show|serve
 app.command("queue")(queue.queue)  # the review queue
 app.command("decide")(queue.decide)
+audit.register(app)  # audit verify|show: the decisions' hash chain
+app.command("export")(export.export)  # a run as XLSX, CSV or .ics
 watch.register(app)  # bucket/folder -> Prefect events
 deploy.register(app)  # serve, deployments check
 db.register(app)  # db upgrade|check|revision|current
 report.register(app)  # report serve
+users.register(app)  # users add|list|passwd|unlock|disable|enable: who may decide in report serve
 server.register(app)  # server start|stop|status: the local Prefect server runs share
 doctor.register(app)  # doctor: what a run would find missing, before it starts
 

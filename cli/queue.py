@@ -2,9 +2,12 @@
 
 The queue holds every stored finding whose verdict is ``unsupported``, ``contradicted`` or
 ``needs_review``, and every recorded absence of a high-risk clause (``absences`` table). A
-reviewer approves or rejects an item; each decision is a new :class:`ReviewerDecision` row
-(history kept), the latest per item wins, and repeating the latest decision with the same note
-adds nothing (idempotent). Decided items form a gold set (``docreview queue --gold FILE``).
+reviewer approves or rejects an item, or reclassifies a finding as another category
+(``reclassify --as CATEGORY``); each decision is a new :class:`ReviewerDecision` row appended to
+the decision chain (:mod:`tasks.store.decisions`: history kept, tamper-evident) with the reviewer's
+name and the time, the latest per item wins, and repeating the latest decision by the same
+reviewer with the same note adds nothing (idempotent). Decided items form a gold set
+(``docreview queue --gold FILE``).
 
 Item ids: findings by their ``findings.id`` (the ``id`` in ``report.json``); absences as
 ``A<absences.id>``.
@@ -16,6 +19,7 @@ decided by their ids.
 
 from __future__ import annotations
 
+import getpass
 import json
 from pathlib import Path
 from typing import Any
@@ -28,11 +32,12 @@ from sqlalchemy import ColumnElement, or_
 from sqlmodel import Session, col, select
 
 from cli.common import stored_database, table_console
-from schemas.tables import AbsenceRow, CheckRow, DocumentRow, FindingRow, ReviewerDecision, utcnow
+from schemas.decisions import MAX_REVIEWER_CHARS, Decision
+from schemas.tables import AbsenceRow, CheckRow, DocumentRow, FindingRow, ReviewerDecision
 
 #: Verdicts that put a finding in the review queue.
 QUEUE_VERDICTS = ("unsupported", "contradicted", "needs_review")
-DECISIONS = ("approve", "reject")
+DECISIONS = tuple(d.value for d in Decision)
 
 console = table_console()
 err = Console(stderr=True, soft_wrap=True)
@@ -169,12 +174,48 @@ def _decision_dict(row: ReviewerDecision | None) -> dict[str, Any] | None:
 
 
 def _decision_fields(row: ReviewerDecision) -> dict[str, Any]:
-    return dict(
-        decision=row.decision,
-        note=row.note,
-        seq=row.seq,
-        decided_at=row.decided_at.isoformat() if row.decided_at else None,
-    )
+    from tasks.store.decisions import decision_fields
+
+    return decision_fields(row)
+
+
+def os_reviewer() -> str:
+    """The reviewer ``docreview decide`` records when ``--reviewer`` is not given: the operating
+    system's user name (``getpass.getuser``: ``LOGNAME``, ``USER``, ``LNAME``, ``USERNAME``, else the
+    password database), or ``"unknown"`` when none can be read."""
+    try:
+        return clean_reviewer(getpass.getuser()) or "unknown"
+    except (OSError, KeyError):
+        return "unknown"
+
+
+def clean_reviewer(raw: str) -> str:
+    """A reviewer's name on one line: control characters dropped, spaces collapsed, at most
+    :data:`schemas.decisions.MAX_REVIEWER_CHARS` characters (``""`` when nothing is left)."""
+    text = "".join(ch if ch.isprintable() else " " for ch in raw)
+    return " ".join(text.split())[:MAX_REVIEWER_CHARS]
+
+
+def category_of(raw: str, current: str) -> str:
+    """The category a ``reclassify`` names, as a clause type value of the same taxonomy as the
+    finding's ``current`` one (CUAD categories for a contract finding, filing topics for a filing's):
+    the value (``non_compete``) or the label (``Non-Compete``), any case. Raises ``ValueError``
+    naming the choices for anything else or for the finding's own category."""
+    from schemas.filings import FILING_LABELS, FilingTopic
+    from schemas.taxonomy import ClauseType, label
+
+    names: dict[str, str]
+    if current in {t.value for t in FilingTopic}:
+        names = {t.value: FILING_LABELS[t] for t in FilingTopic}
+    else:
+        names = {c.value: label(c) for c in ClauseType}
+    wanted = " ".join(raw.replace("_", " ").split()).casefold()
+    for value, shown in names.items():
+        if wanted in (value.replace("_", " ").casefold(), shown.casefold()):
+            if value == current:
+                raise ValueError(f"the finding already is {shown}: approve it instead")
+            return value
+    raise ValueError(f"not a category: {raw!r} (one of {', '.join(sorted(names.values()))})")
 
 
 def _resolve(session: Session, item_id: str) -> tuple[str, str]:
@@ -194,64 +235,68 @@ def _resolve(session: Session, item_id: str) -> tuple[str, str]:
 
 
 def record_decision(
-    database_url: str, item_id: str, decision: str, note: str | None = None
+    database_url: str,
+    item_id: str,
+    decision: str,
+    note: str | None = None,
+    reviewer: str | None = None,
+    category: str | None = None,
 ) -> tuple[ReviewerDecision, bool]:
-    """Record ``decision`` (approve|reject) on a queue item; returns ``(latest row, created)``.
+    """Record ``decision`` (approve | reject | reclassify) by ``reviewer`` on a queue item; returns
+    ``(latest row, created)``.
 
-    ``created`` is False when the latest decision on the item already is the same decision with
-    the same note (nothing is written). Raises ``ValueError`` for an unknown decision and
-    ``KeyError`` for an unknown item id.
-    """
-    from tasks.store.persist import get_engine, upsert
+    ``reviewer`` defaults to the OS user (:func:`os_reviewer`). ``category`` (a clause type value or
+    label, :func:`category_of`) is the new category of a ``reclassify``, which only a finding takes.
+    ``created`` is False when the latest decision on the item already is the same decision by the
+    same reviewer with the same note (nothing is written). Raises ``ValueError`` for an unknown
+    decision, a missing or unknown category, a reclassified absence or an empty reviewer name,
+    ``KeyError`` for an unknown item id, :class:`tasks.store.decisions.ChainBusy` when other writers
+    kept the chain busy."""
+    from tasks.store.decisions import append_decision
+    from tasks.store.persist import get_engine
 
     if decision not in DECISIONS:
         raise ValueError(f"decision must be one of {', '.join(DECISIONS)}")
-    note = note.strip() if note and note.strip() else None
-    engine = get_engine(database_url)
-    with Session(engine) as session:
+    who = clean_reviewer(reviewer) if reviewer is not None else os_reviewer()
+    if not who:
+        raise ValueError("the reviewer's name is empty")
+    with Session(get_engine(database_url)) as session:
         kind, key = _resolve(session, item_id)
-        history = session.exec(
-            select(ReviewerDecision).where(ReviewerDecision.target_key == key).order_by(col(ReviewerDecision.seq))
-        ).all()
-        last = history[-1] if history else None
-        if last is not None and last.decision == decision and last.note == note:
-            return last, False
-        seq = (last.seq if last else 0) + 1
-        upsert(
+        new_category = None
+        if decision == Decision.reclassify.value:
+            if kind != "finding":
+                raise ValueError("only a finding can be reclassified (an absence is approved or rejected)")
+            if not category:
+                raise ValueError("reclassify needs the new category (--as CATEGORY)")
+            finding = session.exec(select(FindingRow).where(FindingRow.finding_key == key)).one()
+            new_category = category_of(category, finding.clause_type)
+        elif category:
+            raise ValueError("only reclassify takes a category")
+        return append_decision(
             session,
-            ReviewerDecision,
-            [dict(target_kind=kind, target_key=key, seq=seq, decision=decision, note=note, decided_at=utcnow())],
-            keys=["target_key", "seq"],
+            target_kind=kind,
+            target_key=key,
+            decision=Decision(decision),
+            reviewer=who,
+            note=note,
+            category=new_category,
         )
-        session.commit()
-        row = session.exec(
-            select(ReviewerDecision).where(ReviewerDecision.target_key == key, ReviewerDecision.seq == seq)
-        ).one()
-        session.expunge(row)
-        return row, True
 
 
 def gold_set(database_url: str) -> list[dict[str, Any]]:
     """Every decided item — queued findings and absences, and findings decided although they were
     not queued (a verified finding a reviewer rejected) — with its latest decision and full history
-    (JSON-safe)."""
+    (JSON-safe; each decision with its reviewer, category and hash)."""
+    from tasks.store.decisions import histories
     from tasks.store.persist import get_engine
 
     with Session(get_engine(database_url)) as session:
         decided_keys = list(session.exec(select(ReviewerDecision.target_key).distinct()).all())
     items = [i for i in queue_items(database_url, include=decided_keys) if i["decision"] is not None]
-    keys = [i["key"] for i in items]
-    history: dict[str, list[dict[str, Any]]] = {}
     with Session(get_engine(database_url)) as session:
-        for k in range(0, len(keys), 500):
-            for row in session.exec(
-                select(ReviewerDecision)
-                .where(col(ReviewerDecision.target_key).in_(keys[k : k + 500]))
-                .order_by(col(ReviewerDecision.seq))
-            ).all():
-                history.setdefault(row.target_key, []).append(_decision_fields(row))
+        history = histories(session, [i["key"] for i in items])
     for item in items:
-        item["history"] = history.get(item["key"], [])
+        item["history"] = [_decision_fields(row) for row in history.get(item["key"], [])]
     return items
 
 
@@ -322,20 +367,43 @@ def queue(
 
 def decide(
     finding_id: str = typer.Argument(..., help="Finding id from the queue or report (A<n> for an absence)."),
-    decision: str = typer.Argument(..., help="approve | reject"),
+    decision: str = typer.Argument(..., help="approve | reject | reclassify (with --as CATEGORY)"),
+    category: str | None = typer.Option(
+        None, "--as", help="reclassify: the finding's category, e.g. 'Non-Compete' or non_compete."
+    ),
     note: str | None = typer.Option(None, "--note", help="Reviewer's note."),
+    reviewer: str | None = typer.Option(
+        None, "--reviewer", help="Who decides (default: your operating-system user name)."
+    ),
     db: str | None = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
 ) -> None:
-    """Record a reviewer's decision on a queued finding (the latest decision wins; history is kept)."""
+    """Record a reviewer's decision on a finding or absence (the latest decision wins; the history is kept)."""
+    from tasks.store.decisions import ChainBusy
+
     if decision not in DECISIONS:
-        err.print(f"[red]error:[/] decision must be approve or reject, not {decision!r}")
+        err.print(f"[red]error:[/] decision must be approve, reject or reclassify, not {escape(repr(decision))}")
+        raise typer.Exit(2)
+    who = clean_reviewer(reviewer) if reviewer is not None else os_reviewer()
+    if not who:
+        err.print("[red]error:[/] --reviewer is empty: give the reviewer's name")
         raise typer.Exit(2)
     try:
-        row, created = record_decision(_db(db), finding_id, decision, note)
-    except KeyError as exc:
-        err.print(f"[red]error:[/] {exc.args[0]}")
+        row, created = record_decision(_db(db), finding_id, decision, note, reviewer=who, category=category)
+    except (KeyError, ValueError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc.args[0]))}: nothing recorded")
         raise typer.Exit(2) from None
+    except ChainBusy as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    by = f"by {escape(who)}" + ("" if reviewer is not None else " (your OS user name; --reviewer names another)")
+    what = row.decision + (f" as {_category_label(row.category)}" if row.category else "")
     if created:
-        console.print(f"Recorded {row.decision} on {finding_id} (decision #{row.seq})")
+        console.print(f"Recorded {what} on {finding_id} {by} (decision #{row.seq})", highlight=False)
     else:
-        console.print(f"{finding_id} already has this decision (#{row.seq}); nothing recorded")
+        console.print(f"{finding_id} already has this decision by {escape(who)} (#{row.seq}); nothing recorded")
+
+
+def _category_label(value: str) -> str:
+    from tasks.observe.report import finding_label
+
+    return finding_label(value)

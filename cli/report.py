@@ -9,11 +9,12 @@ Only files inside the folder are served (the standard library's ``SimpleHTTPRequ
 resolves paths below its ``directory``).
 
 With a review database (``--db``, or the configured one when it exists) the reports are served
-live from it with approve / reject on each finding, absence and playbook result: POST ``/decide``
-records a decision as ``docreview decide`` does, and ``/source/<run id>/<sha256>`` serves a run's
-own source file (a PDF opens at ``#page=N``). The rules — CSRF token, password off the loopback
-address, what is served — are in :mod:`cli.report_server`. Without a database the folder is served
-read-only as before: only GET and HEAD are answered.
+live from it with approve / reject / reclassify on each finding, absence and playbook result:
+reviewers log in (``/login``, accounts of ``docreview users add``) or a trusted proxy names them,
+POST ``/decide`` records a decision as ``docreview decide`` does with that reviewer, and
+``/source/<run id>/<sha256>`` serves a run's own source file (a PDF opens at ``#page=N``). The rules
+— identity, sessions, CSRF token, what is served — are in :mod:`cli.report_server`. Without a
+database the folder is served read-only: only GET and HEAD are answered.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ import os
 import shutil
 import threading
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
-from pydantic import SecretStr
+from rich.markup import escape
 
 from cli import report_server as rs
 from cli.common import console, err, serve_until_interrupted
@@ -40,20 +42,13 @@ report_app = typer.Typer(no_args_is_help=True, help="The HTML/JSON reports: serv
 
 class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
     """Serves one report folder: ``/`` redirects (302) to ``/report.html``; ``/runs/`` is a table
-    of the kept runs, newest first (:func:`runs_index`); a path that resolves outside the folder
-    (``..``, or a symbolic link pointing out) is 404; no request logging on the console (an
-    operator sees one line when the server starts)."""
+    of the kept runs, newest first (:func:`runs_index`); ``/login`` and ``/logout`` start and end a
+    reviewer's session; a path that resolves outside the folder (``..``, or a symbolic link
+    pointing out) is 404; no request logging on the console (an operator sees one line when the
+    server starts)."""
 
     #: Shared by the server's threads; set by :func:`make_report_server` (read-only without a database).
     state: rs.DecideState | None = None
-
-    def _authorised(self) -> bool:
-        """HTTP Basic auth when the server has a password (401 with a challenge otherwise)."""
-        if self.state is None or rs.authorised(self.state, self.headers.get("Authorization")):
-            return True
-        body = rs.message_page("Password needed", "This report server asks for its password (any user name).")
-        self._send(401, body, {"WWW-Authenticate": 'Basic realm="docreview report", charset="UTF-8"'})
-        return False
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None, head: bool = False) -> None:
         self.send_response(status)
@@ -65,33 +60,72 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
         if not head:
             self.wfile.write(body)
 
-    def _live(self, head: bool = False) -> bool:
-        """Serve a report page rendered from the database with the decision forms; False when this
-        path is not a report page or the report cannot be rendered (the static file is served)."""
+    def _session_id(self) -> str:
+        return rs.cookies(self.headers.get("Cookie")).get(rs.SESSION_COOKIE, "")
+
+    def _who(self, head: bool = False) -> rs.Who | None:
+        """Who sent this request (:func:`cli.report_server.identify`); None after refusing it (403: the
+        identity header from an address that is no trusted proxy)."""
+        state = self.state
+        if state is None:
+            return rs.Who()
+        header = state.identity.header
+        try:
+            return rs.identify(state, self.client_address[0], self.headers.get(header), self._session_id())
+        except rs.ForgedIdentity:
+            body = rs.message_page(
+                "Refused",
+                f"This request names its reviewer in the {header} header but does not come from a trusted proxy "
+                f"({rs.PROXIES_SETTING}): refused, nothing recorded.",
+            )
+            self._send(403, body, head=head)
+            return None
+
+    def _admit(self, head: bool = False) -> rs.Who | None:
+        """Who sent a GET or HEAD; when the server needs an identity (:func:`cli.report_server.needs_identity`)
+        and there is none, the browser is sent to ``/login`` (303) and None is returned."""
+        who = self._who(head)
+        state = self.state
+        if who is None or who.user is not None or state is None or not rs.needs_identity(state):
+            return who
+        path = urllib.parse.urlsplit(self.path).path
+        query = urllib.parse.urlencode({"next": rs.safe_back(path), **({"expired": "1"} if who.expired else {})})
+        self.send_response(303)
+        self.send_header("Location", f"/login?{query}")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return None
+
+    def _cookie(self, session: str) -> str:
+        return f"{rs.SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict"
+
+    def _live(self, who: rs.Who, head: bool = False) -> bool:
+        """Serve a report page rendered from the database, with the decision forms when the request
+        names a reviewer; False when this path is not a report page or the report cannot be rendered
+        (the static file is served)."""
         state = self.state
         path = urllib.parse.urlsplit(self.path).path
         report_dir = rs.report_dir_of(Path(self.directory), path) if state is not None else None
         if state is None or report_dir is None:
             return False
+        forms = who.user is not None
         try:
-            page = rs.live_page(state, report_dir, path)
+            page = rs.live_page(state, report_dir, path, forms=forms)
         except Exception as exc:  # a database that cannot be read: say so, no traceback
             body = rs.message_page("Review database unavailable", f"{type(exc).__name__}: {str(exc)[:300]}")
             self._send(503, body, head=head)
             return True
         if page is None:
             return False
-        jar = rs.cookies(self.headers.get("Cookie"))
-        session = jar.get(rs.SESSION_COOKIE) or ""
-        headers = {
-            "Content-Security-Policy": rs.PAGE_CSP,
-            "Referrer-Policy": "same-origin",
-        }
-        if len(session) < 32:
-            session = rs.new_session()
-            headers["Set-Cookie"] = f"{rs.SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict"
-        reviewer = rs.clean_reviewer(jar.get(rs.REVIEWER_COOKIE, ""))
-        body = rs.fill(page, state, rs.csrf_token(state.secret, session), reviewer).encode("utf-8")
+        headers = {"Content-Security-Policy": rs.PAGE_CSP, "Referrer-Policy": "same-origin"}
+        session = self._session_id()
+        if who.via != "login":  # a proxy's reviewer, or a reader: the CSRF token binds to an anonymous session
+            fresh = rs.anonymous_session(state, session)
+            if fresh != session:
+                session = fresh
+                headers["Set-Cookie"] = self._cookie(session)
+        token = rs.csrf_token(state.secret, session)
+        body = rs.fill(page, state, token, who.user or "", logout=who.via == "login").encode("utf-8")
         self._send(200, body, headers, head=head)
         return True
 
@@ -124,13 +158,55 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
             shutil.copyfileobj(fh, self.wfile)
         return True
 
-    def do_POST(self) -> None:
-        """``POST /decide``: a decision from a report page's form (see :mod:`cli.report_server`)."""
+    def _login_form(self, message: str = "", status: int = 200, target: str | None = None) -> None:
+        """``GET /login``: the login form, its CSRF token bound to the browser's anonymous session."""
         state = self.state
-        if state is None or state.database_url is None or urllib.parse.urlsplit(self.path).path != "/decide":
-            self.send_error(501, "Unsupported method ('POST')")
+        if state is None or state.database_url is None:
+            self._send(404, rs.message_page("No logins here", "This server shows a report folder read-only."))
             return
-        if not self._authorised():
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        target = target or rs.safe_back((query.get("next") or [""])[0])
+        if not message and (query.get("expired") or [""])[0] == "1":
+            message = "Your session ended (too long without a request, or too long since you logged in): log in again."
+        old = self._session_id()
+        session = rs.anonymous_session(state, old)
+        headers = {"Content-Security-Policy": rs.PAGE_CSP}
+        if session != old:
+            headers["Set-Cookie"] = self._cookie(session)
+        self._send(status, rs.login_page(state, rs.csrf_token(state.secret, session), target, message), headers)
+
+    def _login(self, form: dict[str, list[str]], session: str) -> None:
+        """``POST /login``: check the name and password; a good login gets a new session (303 to the
+        report it came from), a bad one the form again with why (401, or 403 when locked or disabled)."""
+        assert self.state is not None
+
+        def one(name: str) -> str:
+            return (form.get(name) or [""])[0]
+
+        target = rs.safe_back(one("next"))
+        try:
+            outcome = rs.login(self.state, one("name"), one("password"))
+        except Exception as exc:  # the database failed: say so, no traceback
+            self._send(503, rs.message_page("Not logged in", f"the review database failed ({type(exc).__name__})"))
+            return
+        if not outcome.ok:
+            status, message = rs.login_refusal(outcome)
+            self._login_form(message, status, target)
+            return
+        fresh = rs.start_login_session(self.state, session, outcome.name)
+        self.send_response(303)
+        self.send_header("Location", target)
+        self.send_header("Set-Cookie", self._cookie(fresh))
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        """``POST /decide`` (a decision from a report page's form), ``/login`` and ``/logout`` (see
+        :mod:`cli.report_server`)."""
+        state = self.state
+        path = urllib.parse.urlsplit(self.path).path
+        if state is None or state.database_url is None or path not in ("/decide", "/login", "/logout"):
+            self.send_error(501, "Unsupported method ('POST')")
             return
         try:
             length = int(self.headers.get("Content-Length") or 0)
@@ -148,8 +224,7 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
             return (form.get(name) or [""])[0]
 
         back = rs.safe_back(one("back"))
-        jar = rs.cookies(self.headers.get("Cookie"))
-        session = jar.get(rs.SESSION_COOKIE, "")
+        session = self._session_id()
         token = one("csrf")
         if not rs.same_origin(self.headers.get("Origin"), self.headers.get("Host")):
             self._send(403, rs.message_page("Refused", "This form was sent from another site: nothing recorded.", back))
@@ -163,16 +238,41 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
                 403,
                 rs.message_page(
                     "Form out of date",
-                    "The form's security token is missing or stale (the report server restarted, or the page "
-                    "belongs to another browser session): nothing recorded. Reload the report and decide again.",
+                    "The form's security token is missing or stale (the report server restarted, you logged in or "
+                    "out since, or the page belongs to another browser session): nothing recorded. Reload the "
+                    "report and decide again.",
                     back,
                 ),
             )
             return
-        reviewer = rs.clean_reviewer(one("reviewer"))
+        if path == "/login":
+            self._login(form, session)
+            return
+        if path == "/logout":
+            rs.end_session(state, session)
+            self.send_response(303)
+            self.send_header("Location", "/login")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        who = self._who()
+        if who is None:
+            return
+        if who.user is None:
+            message = (
+                "Your session ended (too long without a request, or too long since you logged in): log in again. "
+                "Nothing recorded."
+                if who.expired
+                else "Log in to decide: nothing recorded."
+            )
+            self._send(
+                401,
+                rs.message_page("Decision not recorded", message, "/login?" + urllib.parse.urlencode({"next": back})),
+            )
+            return
         try:
             ids = rs.parse_ids(one("id"))
-            done = rs.record(state, ids, one("decision"), reviewer, one("note"))
+            done = rs.record(state, ids, one("decision"), who.user, one("note"), one("category"))
         except rs.DecisionError as exc:
             self._send(exc.status, rs.message_page("Decision not recorded", exc.message, back))
             return
@@ -183,10 +283,6 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
         first = done[0][0]
         self.send_response(303)
         self.send_header("Location", back + (f"#f-{first}" if first.isdigit() else ""))
-        self.send_header(
-            "Set-Cookie",
-            f"{rs.REVIEWER_COOKIE}={urllib.parse.quote(reviewer)}; Path=/; Max-Age=31536000; SameSite=Strict",
-        )
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -199,7 +295,12 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
         return False
 
     def do_GET(self) -> None:
-        if not self._authorised() or self._redirected() or self._live() or self._source():
+        if urllib.parse.urlsplit(self.path).path == "/login":
+            if self._who() is not None:
+                self._login_form()
+            return
+        who = self._admit()
+        if who is None or self._redirected() or self._live(who) or self._source():
             return
         if self.path.split("?", 1)[0] in ("/runs", "/runs/"):
             body = runs_index(Path(self.directory)).encode("utf-8")
@@ -212,7 +313,8 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
         super().do_GET()
 
     def do_HEAD(self) -> None:
-        if self._authorised() and not self._redirected() and not self._live(head=True):
+        who = self._admit(head=True)
+        if who is not None and not self._redirected() and not self._live(who, head=True):
             super().do_HEAD()
 
     def translate_path(self, path: str) -> str:
@@ -274,19 +376,26 @@ def make_report_server(
     host: str,
     port: int,
     database_url: str | None = None,
-    password: SecretStr | None = None,
+    identity: rs.IdentityPolicy | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> http.server.ThreadingHTTPServer:
     """An HTTP server (not yet serving) for the report folder ``folder`` on ``host:port``
     (port 0: any free port; read it from ``server.server_address``).
 
     ``database_url``: the review database; with it, report pages are rendered live with the
-    decision forms and ``POST /decide`` records decisions (:mod:`cli.report_server`); without it
-    the folder is served read-only. ``password``: every request then needs HTTP Basic auth. This
-    function does not check the bind address: :func:`serve` refuses a non-loopback one without a
-    password. The server's ``state`` attribute is its :class:`cli.report_server.DecideState`.
+    decision forms for a reviewer who logged in or whom a trusted proxy names, and ``POST /decide``
+    records decisions (:mod:`cli.report_server`); without it the folder is served read-only.
+    ``identity``: the :class:`cli.report_server.IdentityPolicy` (default: logins only, the default
+    session lifetimes and lockout, ``loopback`` from ``host``); ``clock``: seconds, for sessions
+    (default ``time.time``). This function does not check the bind address: :func:`serve` refuses a
+    non-loopback one without accounts or a proxy. The server's ``state`` attribute is its
+    :class:`cli.report_server.DecideState`.
 
     Raises ``OSError`` when the address cannot be bound (in use, not local)."""
-    state = rs.DecideState(folder=folder.resolve(), database_url=database_url, password=password)
+    policy = identity or rs.IdentityPolicy(loopback=rs.is_loopback(host))
+    state = rs.DecideState(folder=folder.resolve(), database_url=database_url, identity=policy)
+    if clock is not None:
+        state.clock = clock
     handler_class = type("BoundReportRequestHandler", (ReportRequestHandler,), {"state": state})
     handler = functools.partial(handler_class, directory=str(folder.resolve()))
     server = http.server.ThreadingHTTPServer((host, port), handler)
@@ -303,12 +412,12 @@ def review_database(db: str | None) -> tuple[str | None, str]:
     from schemas.settings import Settings
 
     if db:
-        return stored_database(db), "Decisions: approve / reject on each report page"
+        return stored_database(db), "Decisions: approve / reject / reclassify on each report page"
     url = Settings().database_url
     problem = missing_database(url)
     if problem:
         return None, f"Read-only (no decisions): {problem}; give --db"
-    return url, "Decisions: approve / reject on each report page"
+    return url, "Decisions: approve / reject / reclassify on each report page"
 
 
 @report_app.command("serve")
@@ -317,7 +426,8 @@ def serve(
     host: str = typer.Option(
         "127.0.0.1",
         "--host",
-        help=f"Address to listen on (0.0.0.0: every interface; anything but loopback needs {rs.PASSWORD_SETTING}).",
+        help="Address to listen on (0.0.0.0: every interface; anything but loopback needs reviewer accounts "
+        f"or {rs.PROXIES_SETTING}).",
     ),
     port: int = typer.Option(8088, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
     db: str | None = typer.Option(
@@ -326,24 +436,35 @@ def serve(
         help="Review database for decisions (default: DATABASE_URL or sqlite:///docreview.db if it exists).",
     ),
 ) -> None:
-    """Serve FOLDER's reports with approve / reject: / is the latest run's report, /runs/<run id>/report.html each kept one."""
-    from schemas.settings import Settings
+    """Serve FOLDER's reports with approve / reject / reclassify: / is the latest run's report, /runs/<run id>/report.html each kept one."""
+    from cli.checks import load_settings
 
     if not (folder / "report.html").is_file():
         err.print(f"[red]error:[/] no report in {folder} (run `docreview review SOURCE --out {folder}` first)")
         raise typer.Exit(2)
-    password = Settings().report_password
-    if password is not None and not password.get_secret_value():
-        password = None
-    if password is None and not rs.is_loopback(host):
+    settings, problem = load_settings({})
+    if settings is None:
+        err.print(f"[red]error:[/] {escape(problem or 'the settings cannot be read')}")
+        raise typer.Exit(2)
+    if settings.report_password is not None:
         err.print(
-            f"[red]error:[/] listening on {host} lets other machines decide on findings: set "
-            f"{rs.PASSWORD_SETTING} (reviewers then log in with it), or keep the default --host 127.0.0.1"
+            f"[red]error:[/] {rs.PASSWORD_SETTING} is no longer used: a shared password does not say who decided. "
+            "Add each reviewer (docreview users add NAME) and unset it"
         )
         raise typer.Exit(2)
     database_url, decisions = review_database(db)
+    policy = rs.IdentityPolicy.from_settings(settings, loopback=rs.is_loopback(host))
+    state_probe = rs.DecideState(folder=folder, database_url=database_url, identity=policy)
+    accounts = rs.accounts_exist(state_probe)
+    if not policy.loopback and not (accounts or policy.proxies):
+        err.print(
+            f"[red]error:[/] listening on {escape(host)} lets other machines read the reports and decide: add reviewer "
+            f"accounts (docreview users add NAME{'' if database_url else ', with --db'}) or set {rs.PROXIES_SETTING} to "
+            "your authenticating proxy's address; or keep the default --host 127.0.0.1"
+        )
+        raise typer.Exit(2)
     try:
-        server = make_report_server(folder, host, port, database_url, password)
+        server = make_report_server(folder, host, port, database_url, policy)
     except OSError as exc:
         err.print(f"[red]error:[/] cannot listen on {host}:{port}: {exc.strerror or exc}")
         raise typer.Exit(2) from None
@@ -352,7 +473,20 @@ def serve(
     base = f"http://{host}:{bound_port}"
     console.print(f"Serving {folder.resolve()} at {base}/", highlight=False)
     console.print(f"Kept runs: {base}/runs/", highlight=False)
-    console.print(decisions + (" (password required)" if password is not None else ""), highlight=False)
+    console.print(decisions, highlight=False)
+    if database_url is not None:
+        who = []
+        if accounts:
+            who.append(f"reviewers log in at {base}/login (docreview users list)")
+        if policy.proxies:
+            who.append(f"a proxy at {', '.join(str(p) for p in policy.proxies)} names them in {policy.header}")
+        console.print(
+            "Who decides: "
+            + (
+                "; ".join(who) if who else "nobody yet: add a reviewer (docreview users add NAME); until then read-only"
+            ),
+            highlight=False,
+        )
     console.print(f"Links in Prefect artifacts: DOCREVIEW_REPORT_URL_BASE={base}   (Ctrl-C stops)", highlight=False)
     if database_url is not None:  # open the database and render the latest report before the first reviewer asks
         warm = functools.partial(rs.warm_up, server.state, folder.resolve())  # type: ignore[attr-defined]

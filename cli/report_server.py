@@ -1,4 +1,4 @@
-"""Deciding in the browser: ``docreview report serve`` with approve / reject on the report.
+"""Deciding in the browser: ``docreview report serve`` with approve / reject / reclassify on the report.
 
 The served report is rendered from the database on each request that follows a new decision
 (:func:`tasks.observe.report.build_report` and :func:`~tasks.observe.report.render_html`, the same
@@ -12,8 +12,9 @@ the trend).
 The server adds to the rendered page, never to the files on disk (``report.html`` stays the
 run's static record):
 
-* under each finding's ``docreview decide <id>`` hint (or its decision line), a form: reviewer's
-  name, an optional note, **Approve** / **Reject**, and a link to the source at its locator;
+* under each finding's ``docreview decide <id>`` hint (or its decision line), a form: an optional
+  note, **Approve** / **Reject**, a category to **Reclassify** it as, and a link to the source at its
+  locator;
 * under each document's heading, a panel with its absences (``A<n>``) and playbook results, each
   with the same form. A playbook result's decision is recorded on the findings it lists — the
   decision store (``reviewer_decisions``) holds findings and absences only, a rule's status is
@@ -21,27 +22,39 @@ run's static record):
   rests on findings, which are decided by their ids". A result with no finding is decided on the
   document's absence of that clause when there is one.
 
-Every decision goes through :func:`cli.queue.record_decision` (the function ``docreview decide``
-calls): same table, same history, the latest decision wins, repeating the latest is a no-op. The
-reviewer's name is kept in the decision's note (``by <name>`` or ``by <name>: <note>``) — the
-table has no reviewer column — and ``decided_at`` is the time. Decisions through one server are
-serialised by a lock: two reviewers deciding the same finding at once get decisions #n and #n+1
-(both kept, the later one wins) rather than one of them silently dropped by the store's
-``ON CONFLICT DO NOTHING`` on ``(target_key, seq)``.
+Who decides is known, never typed: the reviewer is a logged-in account (``docreview users add
+NAME``; :mod:`tasks.store.accounts`) or the identity a trusted reverse proxy puts in its header
+(:class:`IdentityPolicy`). Every decision goes through :func:`cli.queue.record_decision` (the function
+``docreview decide`` calls) with that name: same chain, same history, the latest decision wins,
+repeating the latest is a no-op. Decisions through one server are serialised by a lock.
+
+Identity and sessions (OWASP Session Management and Authentication Cheat Sheets):
+
+* ``POST /login`` checks the name and password (Argon2id); a good login gets a new session id
+  (256 random bits, cookie ``HttpOnly``, ``SameSite=Strict``), kept in the server's memory, which
+  ends after ``report_session_idle_minutes`` without a request or ``report_session_max_hours`` after
+  the login, at ``POST /logout``, when the account is disabled, or when the server stops;
+  ``report_login_attempts`` failures in a row lock the account for ``report_lockout_minutes``. A
+  wrong password and an unknown name get the same answer;
+* a request carrying the identity header (``report_identity_header``) is accepted only from an
+  address of ``report_trusted_proxies``; from any other address it is refused (403) and nothing is
+  written;
+* with a database, every page needs an identity once an account exists or a proxy is configured;
+  on the loopback address with neither, the reports are shown read-only with how to add a reviewer.
 
 Security (OWASP Cross-Site Request Forgery Prevention Cheat Sheet: synchronizer token bound to a
 session; verifying the ``Origin`` header as defence in depth; ``SameSite=Strict`` cookies; OWASP
 Clickjacking Defense Cheat Sheet: ``frame-ancestors 'none'``):
 
 * a per-server secret (32 random bytes, new at every start); the page carries
-  ``HMAC-SHA256(secret, session cookie)`` in each form; a POST whose token is missing, or was made
-  for another session or by an earlier server (stale), is 403 and nothing is written;
+  ``HMAC-SHA256(secret, session cookie)`` in each form (the login form too); a POST whose token is
+  missing, or was made for another session or by an earlier server (stale), is 403 and nothing is
+  written;
 * a POST whose ``Origin`` is not this server is 403;
 * the page is sent with a Content-Security-Policy allowing no script at all (the forms are plain
   HTML) and no framing;
-* with a password (:attr:`schemas.settings.Settings.report_password`), every request needs HTTP
-  Basic auth (RFC 7617; any user name). ``docreview report serve`` refuses to bind to a
-  non-loopback address without one;
+* ``docreview report serve`` refuses to bind to a non-loopback address without reviewer accounts or
+  a trusted proxy;
 * a source file is served only when it is a local file that a document of the run came from and
   its SHA-256 is still the document's; a PDF inline (``#page=N`` opens it at the finding's page),
   anything else as a download in a sandbox. Sources in S3 (or moved since the run) are named,
@@ -50,7 +63,6 @@ Clickjacking Defense Cheat Sheet: ``frame-ancestors 'none'``):
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import html
@@ -61,26 +73,28 @@ import os
 import re
 import secrets
 import threading
+import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
-
+from cli.queue import clean_reviewer
 from schemas.documents import Locator
 
 #: Cookie holding the browser's session id (random; the CSRF token is bound to it).
 SESSION_COOKIE = "docreview_session"
-#: Cookie remembering the reviewer's name between decisions.
-REVIEWER_COOKIE = "docreview_reviewer"
 #: Largest accepted form body, bytes.
 MAX_FORM_BYTES = 64 * 1024
-#: Longest reviewer name and note, characters.
-MAX_REVIEWER_CHARS = 80
+#: Longest note and password, characters.
 MAX_NOTE_CHARS = 2000
-#: Name of the setting that a non-loopback bind needs.
+MAX_PASSWORD_CHARS = 1024
+#: The setting that no longer works (a shared password); ``report serve`` refuses to start with it.
 PASSWORD_SETTING = "DOCREVIEW_REPORT_PASSWORD"
+#: The setting naming trusted proxies.
+PROXIES_SETTING = "DOCREVIEW_REPORT_TRUSTED_PROXIES"
 
 #: Content-Security-Policy of a live report: no script, no plugin, no framing; the report's own
 #: inline styles and data: plot images; forms post only to this server.
@@ -96,9 +110,10 @@ _SOURCE_PATH = re.compile(r"^/source/([A-Za-z0-9._-]+)/([0-9a-f]{64})$")
 _STYLE = """<style>
  form.dr-decide{display:flex;flex-wrap:wrap;gap:4px;align-items:center;margin:6px 0 2px;font-size:12.5px}
  form.dr-decide input{font:inherit;padding:2px 6px;border:1px solid #c9d1dc;border-radius:4px}
- form.dr-decide input[name=reviewer]{width:9em} form.dr-decide input[name=note]{flex:1;min-width:10em}
- form.dr-decide button{font:inherit;padding:2px 10px;border-radius:4px;border:1px solid #9aa5b4;cursor:pointer}
+ form.dr-decide input[name=category]{width:13em} form.dr-decide input[name=note]{flex:1;min-width:10em}
+ form.dr-decide button,form.dr-logout button{font:inherit;padding:2px 10px;border-radius:4px;border:1px solid #9aa5b4;cursor:pointer}
  form.dr-decide button[value=approve]{background:#dff3e4} form.dr-decide button[value=reject]{background:#fde2e1}
+ form.dr-decide button[value=reclassify]{background:#e4e9f7} form.dr-logout{display:inline;margin-left:8px}
  .dr-source{font-size:12px} .dr-panel{background:#f6f7f9;border:1px solid #dde2e8;border-radius:6px;padding:6px 10px;margin:8px 0}
  .dr-panel h3{font-size:13px;margin:2px 0 4px} .dr-item{border-top:1px solid #e3e7ec;padding:4px 0} .dr-item:first-of-type{border-top:0}
  .dr-bar{background:#e4e9f7;border:1px solid #b9c5e6;padding:6px 12px;border-radius:6px;margin-bottom:14px;font-size:13px}
@@ -120,40 +135,81 @@ def is_loopback(host: str) -> bool:
 def csrf_token(secret: bytes, session: str) -> str:
     """The CSRF token of browser session ``session`` on the server holding ``secret``:
     ``HMAC-SHA256(secret, session)`` as 64 hex digits (OWASP CSRF Prevention Cheat Sheet,
-    synchronizer token pattern; an HMAC so the server keeps no per-session state)."""
+    synchronizer token pattern; an HMAC so the server keeps no per-session state for it)."""
     return hmac.new(secret, session.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def reviewer_note(reviewer: str, note: str | None) -> str:
-    """The note stored with a browser decision: ``by <reviewer>`` or ``by <reviewer>: <note>``
-    (``reviewer_decisions`` has no reviewer column; the name travels in the note)."""
-    note = (note or "").strip()
-    return f"by {reviewer}: {note}" if note else f"by {reviewer}"
+@dataclass(frozen=True)
+class IdentityPolicy:
+    """How a report server knows who is deciding.
+
+    ``proxies``: the networks whose requests may name the reviewer in ``header`` (a trusted reverse
+    proxy that authenticated them); ``idle_s``/``max_s``: a login session's idle and absolute
+    lifetime, seconds; ``attempts``/``lockout_s``: failed logins in a row that lock an account, and
+    for how long, seconds; ``loopback``: the server listens on a loopback address only."""
+
+    proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    header: str = "X-Forwarded-User"
+    idle_s: float = 30 * 60.0
+    max_s: float = 8 * 3600.0
+    attempts: int = 5
+    lockout_s: float = 15 * 60.0
+    loopback: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: Any, loopback: bool) -> IdentityPolicy:
+        """The policy of :class:`schemas.settings.Settings` (``report_*`` settings)."""
+        return cls(
+            proxies=tuple(settings.trusted_proxies()),
+            header=settings.report_identity_header,
+            idle_s=settings.report_session_idle_minutes * 60.0,
+            max_s=settings.report_session_max_hours * 3600.0,
+            attempts=settings.report_login_attempts,
+            lockout_s=settings.report_lockout_minutes * 60.0,
+            loopback=loopback,
+        )
+
+    def trusts(self, address: str) -> bool:
+        """Whether a request from ``address`` (the TCP peer) comes from a trusted proxy."""
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return any(ip in net for net in self.proxies)
 
 
-def clean_reviewer(raw: str) -> str:
-    """A reviewer's name as typed, on one line: control characters dropped, spaces collapsed,
-    at most :data:`MAX_REVIEWER_CHARS` characters ("" when nothing is left)."""
-    text = "".join(ch if ch.isprintable() else " " for ch in raw)
-    return " ".join(text.split())[:MAX_REVIEWER_CHARS]
+@dataclass
+class LoginSession:
+    """A browser session: ``user`` (the account's name once logged in, None before), ``created``
+    and ``seen`` (the state's clock, seconds)."""
+
+    user: str | None
+    created: float
+    seen: float
 
 
 @dataclass
 class DecideState:
     """What a deciding report server shares between its request threads.
 
-    ``database_url``: where decisions are written (None: read-only, no forms); ``password``:
-    asked through HTTP Basic auth on every request when set; ``secret``: the per-server CSRF
-    secret (new at every start, so a page from an earlier server is stale)."""
+    ``database_url``: where decisions are written (None: read-only, no forms); ``identity``: who may
+    decide (:class:`IdentityPolicy`); ``secret``: the per-server CSRF secret (new at every start, so
+    a page from an earlier server is stale); ``sessions``: the browser sessions by id; ``clock``:
+    seconds (``time.time``; a test moves it to expire sessions)."""
 
     folder: Path
     database_url: str | None = None
-    password: SecretStr | None = None
+    identity: IdentityPolicy = field(default_factory=IdentityPolicy)
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     placeholder: str = field(default_factory=lambda: "dr-" + secrets.token_hex(16))
+    clock: Callable[[], float] = time.time
+    sessions: dict[str, LoginSession] = field(default_factory=dict)
+    sessions_lock: threading.Lock = field(default_factory=threading.Lock)
     decide_lock: threading.Lock = field(default_factory=threading.Lock)
     render_lock: threading.Lock = field(default_factory=threading.Lock)
-    pages: dict[str, tuple[tuple[Any, ...], str]] = field(default_factory=dict)
+    pages: dict[tuple[str, bool], tuple[tuple[Any, ...], str]] = field(default_factory=dict)
     hashes: dict[tuple[str, int, int], str] = field(default_factory=dict)
 
     # -- placeholders substituted per request (the rendered page is shared between sessions) --
@@ -164,6 +220,183 @@ class DecideState:
     @property
     def reviewer_slot(self) -> str:
         return self.placeholder + "-reviewer"
+
+
+class ForgedIdentity(Exception):
+    """A request naming its reviewer in the identity header from an address that is no trusted proxy."""
+
+
+@dataclass(frozen=True)
+class Who:
+    """Who sent a request: ``user`` (None: nobody known), ``via`` (``login``, ``proxy`` or None) and
+    ``expired`` (the browser's login session ended: idle or too old)."""
+
+    user: str | None = None
+    via: str | None = None
+    expired: bool = False
+
+
+def _account_active(state: DecideState, name: str) -> bool:
+    """Whether the account ``name`` still exists and is not disabled."""
+    from sqlmodel import Session
+
+    from tasks.store.accounts import find_account
+    from tasks.store.persist import get_engine
+
+    if state.database_url is None:
+        return False
+    with Session(get_engine(state.database_url)) as session:
+        row = find_account(session, name)
+        return row is not None and not row.disabled
+
+
+def identify(state: DecideState, peer: str, header_value: str | None, session_id: str) -> Who:
+    """Who sent a request from ``peer`` (its TCP address) with the identity header's value
+    ``header_value`` and the session cookie ``session_id``.
+
+    The header names the reviewer only from a trusted proxy (:meth:`IdentityPolicy.trusts`); from
+    any other address it raises :class:`ForgedIdentity`. Else a logged-in session names them, while
+    it is younger than ``max_s``, was used within ``idle_s`` and its account is active; an ended
+    session is dropped (``expired``)."""
+    named = clean_reviewer(header_value or "")
+    if header_value is not None and not state.identity.trusts(peer):
+        raise ForgedIdentity(peer)
+    if named:
+        return Who(named, "proxy")
+    now = state.clock()
+    with state.sessions_lock:
+        current = state.sessions.get(session_id)
+        if current is None or current.user is None:
+            return Who()
+        if now - current.seen > state.identity.idle_s or now - current.created > state.identity.max_s:
+            del state.sessions[session_id]
+            return Who(expired=True)
+        current.seen = now
+        user = current.user
+    if not _account_active(state, user):
+        with state.sessions_lock:
+            state.sessions.pop(session_id, None)
+        return Who(expired=True)
+    return Who(user, "login")
+
+
+def anonymous_session(state: DecideState, session_id: str) -> str:
+    """``session_id`` when it names a session of this server, else a new anonymous one (its id):
+    the login form's CSRF token binds to it."""
+    now = state.clock()
+    with state.sessions_lock:
+        if session_id in state.sessions:
+            return session_id
+        _forget_old(state, now)
+        sid = new_session()
+        state.sessions[sid] = LoginSession(None, now, now)
+        return sid
+
+
+def _forget_old(state: DecideState, now: float) -> None:
+    """Drop sessions past their lifetime (called under the lock, when a new one starts)."""
+    for sid in [
+        k
+        for k, v in state.sessions.items()
+        if now - v.seen > state.identity.idle_s or now - v.created > state.identity.max_s
+    ]:
+        del state.sessions[sid]
+
+
+def start_login_session(state: DecideState, old_id: str, user: str) -> str:
+    """A new session id for ``user`` after a good login; the old (anonymous) id is dropped (a new id
+    at login: OWASP Session Management Cheat Sheet, "renew the session ID after any privilege
+    level change")."""
+    now = state.clock()
+    with state.sessions_lock:
+        state.sessions.pop(old_id, None)
+        sid = new_session()
+        state.sessions[sid] = LoginSession(user, now, now)
+        return sid
+
+
+def end_session(state: DecideState, session_id: str) -> None:
+    """Log out: the session is forgotten."""
+    with state.sessions_lock:
+        state.sessions.pop(session_id, None)
+
+
+def accounts_exist(state: DecideState) -> bool:
+    """Whether the review database holds an account that may log in."""
+    from sqlmodel import Session
+
+    from tasks.store.accounts import has_accounts
+    from tasks.store.persist import get_engine
+
+    if state.database_url is None:
+        return False
+    with Session(get_engine(state.database_url)) as session:
+        return has_accounts(session)
+
+
+def needs_identity(state: DecideState) -> bool:
+    """Whether every page asks who is there: a review database and an account, a trusted proxy or
+    a non-loopback address. (A loopback server without accounts or proxy shows the reports
+    read-only; a server without a database is a read-only folder on the loopback address.)"""
+    if state.database_url is None:
+        return False
+    return bool(state.identity.proxies) or not state.identity.loopback or accounts_exist(state)
+
+
+def login(state: DecideState, name: str, password: str) -> Any:
+    """Check a login against the accounts (:func:`tasks.store.accounts.check_login`, which records
+    the attempt): returns its :class:`~tasks.store.accounts.LoginOutcome`."""
+    from sqlmodel import Session
+
+    from tasks.store.accounts import check_login
+    from tasks.store.persist import get_engine
+
+    assert state.database_url is not None
+    with Session(get_engine(state.database_url)) as session:
+        return check_login(
+            session, name, password[:MAX_PASSWORD_CHARS], state.identity.attempts, state.identity.lockout_s
+        )
+
+
+def login_page(state: DecideState, token: str, target: str, message: str = "") -> bytes:
+    """The login form (name, password, CSRF token bound to the browser's anonymous session), with
+    ``message`` above it and ``target`` (a report path of this server) to return to."""
+    esc = html.escape
+    body = (
+        "<!doctype html><meta charset='utf-8'><title>docreview: log in</title>"
+        "<style>body{font:15px system-ui,sans-serif;margin:32px;max-width:520px}label{display:block;margin:10px 0 2px}"
+        "input{font:inherit;padding:4px 8px;width:100%;box-sizing:border-box}button{margin-top:14px;font:inherit;"
+        "padding:4px 16px}.msg{background:#fff7e0;border:1px solid #f0d58a;padding:8px 12px;border-radius:6px}</style>"
+        "<h1>Log in to decide</h1>"
+        + (f"<p class='msg'>{esc(message)}</p>" if message else "")
+        + "<form method='post' action='/login'>"
+        f"<input type='hidden' name='csrf' value='{esc(token)}'><input type='hidden' name='next' value='{esc(target)}'>"
+        "<label for='name'>Reviewer</label><input id='name' name='name' autocomplete='username' required>"
+        "<label for='password'>Password</label>"
+        "<input id='password' name='password' type='password' autocomplete='current-password' required>"
+        "<button type='submit'>Log in</button></form>"
+        + (
+            ""
+            if accounts_exist(state)
+            else "<p>No reviewer account exists yet: an administrator adds one with "
+            "<code>docreview users add NAME</code>.</p>"
+        )
+    )
+    return body.encode("utf-8")
+
+
+def login_refusal(outcome: Any) -> tuple[int, str]:
+    """``(HTTP status, message)`` for a failed login (:class:`~tasks.store.accounts.LoginOutcome`):
+    the same answer for an unknown name and a wrong password."""
+    if outcome.reason == "locked":
+        until = outcome.locked_until.astimezone(UTC).strftime("%H:%M UTC") if outcome.locked_until else "later"
+        return 403, (
+            f"Too many failed logins: this account is locked until {until}. "
+            "An administrator can end it sooner (docreview users unlock NAME)."
+        )
+    if outcome.reason == "disabled":
+        return 403, "This account is disabled: ask an administrator (docreview users enable NAME)."
+    return 401, "Name or password not recognised: not logged in."
 
 
 class DecisionError(Exception):
@@ -203,11 +436,11 @@ def decisions_version(database_url: str) -> tuple[int, int]:
     return int(count or 0), int(top or 0)
 
 
-def live_page(state: DecideState, report_dir: Path, back: str) -> str | None:
-    """The report of ``report_dir`` rendered from the database with the decision forms, CSRF and
-    reviewer fields as :class:`DecideState` placeholders; cached until a decision is written or
-    ``report.json`` changes. None when there is no database, no readable ``report.json``, or the
-    database does not hold the run (the caller then serves the static file)."""
+def live_page(state: DecideState, report_dir: Path, back: str, forms: bool = True) -> str | None:
+    """The report of ``report_dir`` rendered from the database, with the decision forms (``forms``)
+    or read-only, its CSRF and reviewer fields as :class:`DecideState` placeholders; cached until a
+    decision is written or ``report.json`` changes. None when there is no database, no readable
+    ``report.json``, or the database does not hold the run (the caller then serves the static file)."""
     if state.database_url is None:
         return None
     run = report_run(report_dir)
@@ -217,7 +450,7 @@ def live_page(state: DecideState, report_dir: Path, back: str) -> str | None:
         stamp = (run["id"], (report_dir / "report.json").stat().st_mtime_ns, decisions_version(state.database_url))
     except OSError:
         return None
-    key = str(report_dir)
+    key = (str(report_dir), forms)
     with state.render_lock:
         cached = state.pages.get(key)
         if cached is not None and cached[0] == stamp:
@@ -232,9 +465,19 @@ def live_page(state: DecideState, report_dir: Path, back: str) -> str | None:
             return None
         page = render_html(report)
         page = _with_static_plots(page, report_dir / "report.html")
-        page = decorate(page, report, run["id"], back, state)
+        page = decorate(page, report, run["id"], back, state) if forms else read_only(page)
         state.pages[key] = (stamp, page)
         return page
+
+
+def read_only(page: str) -> str:
+    """``page`` with a bar saying decisions need a reviewer account (no forms)."""
+    bar = (
+        '<div class="dr-bar">Read-only: deciding here needs a reviewer account. An administrator adds one with '
+        '<code>docreview users add NAME</code>; you then log in at <a href="/login">/login</a>.</div>'
+    )
+    page = page.replace("</head>", _STYLE + "</head>", 1)
+    return re.sub(r"<main>", lambda m: m.group(0) + bar, page, count=1)
 
 
 def warm_up(state: DecideState, report_dir: Path) -> None:
@@ -260,20 +503,44 @@ def _with_static_plots(page: str, static: Path) -> str:
     return page if at < 0 else page[:at] + plots.group(0) + "\n" + page[at:]
 
 
-def _form(state: DecideState, ids: list[str], back: str, label: str) -> str:
-    """One decision form for the items ``ids`` (a finding, an absence, or a playbook result's findings)."""
+def _form(state: DecideState, ids: list[str], back: str, label: str, taxonomy: str | None = None) -> str:
+    """One decision form for the items ``ids`` (a finding, an absence, or a playbook result's
+    findings): a note, Approve, Reject and, for a finding (``taxonomy``: the datalist of its
+    categories, ``dr-cuad`` or ``dr-filing``), a category to reclassify it as."""
     esc = html.escape
+    reclassify = (
+        f'<input name="category" list="{taxonomy}" placeholder="reclassify as…" maxlength="80" '
+        'aria-label="category to reclassify as" title="the category this passage is, e.g. Non-Compete">'
+        '<button type="submit" name="decision" value="reclassify">Reclassify</button>'
+        if taxonomy
+        else ""
+    )
     return (
         f'<form class="dr-decide" method="post" action="/decide" aria-label="{esc(label)}">'
         f'<input type="hidden" name="csrf" value="{state.csrf_slot}">'
         f'<input type="hidden" name="id" value="{esc(",".join(ids))}">'
         f'<input type="hidden" name="back" value="{esc(back)}">'
-        f'<input name="reviewer" value="{state.reviewer_slot}" placeholder="your name" required '
-        f'maxlength="{MAX_REVIEWER_CHARS}" aria-label="reviewer\'s name" title="reviewer\'s name">'
         f'<input name="note" placeholder="note (optional)" maxlength="{MAX_NOTE_CHARS}" aria-label="note">'
         '<button type="submit" name="decision" value="approve">Approve</button>'
-        '<button type="submit" name="decision" value="reject">Reject</button></form>'
+        '<button type="submit" name="decision" value="reject">Reject</button>' + reclassify + "</form>"
     )
+
+
+def _datalists() -> str:
+    """The categories a finding can be reclassified as: CUAD's (``dr-cuad``) and the filing
+    topics (``dr-filing``), each option its label."""
+    from schemas.filings import FILING_LABELS
+    from schemas.taxonomy import ClauseType, label
+
+    cuad = "".join(f'<option value="{html.escape(label(c))}">' for c in ClauseType)
+    filing = "".join(f'<option value="{html.escape(v)}">' for v in FILING_LABELS.values())
+    return f'<datalist id="dr-cuad">{cuad}</datalist><datalist id="dr-filing">{filing}</datalist>'
+
+
+def _taxonomy(clause_type: str) -> str:
+    from schemas.filings import FilingTopic
+
+    return "dr-filing" if clause_type in {t.value for t in FilingTopic} else "dr-cuad"
 
 
 def source_link(run_id: str, document: dict[str, Any], finding: dict[str, Any]) -> str:
@@ -299,8 +566,11 @@ def source_link(run_id: str, document: dict[str, Any], finding: dict[str, Any]) 
 def _decided(decision: dict[str, Any] | None) -> str:
     if not decision:
         return "undecided"
-    done = {"approve": "approved", "reject": "rejected"}.get(decision["decision"], decision["decision"])
-    return done + (f" — {decision['note']}" if decision.get("note") else "")
+    done = {"approve": "approved", "reject": "rejected", "reclassify": "reclassified"}.get(
+        decision["decision"], decision["decision"]
+    )
+    who = f" by {decision['reviewer']}" if decision.get("reviewer") else ""
+    return done + who + (f" — {decision['note']}" if decision.get("note") else "")
 
 
 def decorate(page: str, report: dict[str, Any], run_id: str, back: str, state: DecideState) -> str:
@@ -311,7 +581,8 @@ def decorate(page: str, report: dict[str, Any], run_id: str, back: str, state: D
     for anchor, document in enumerate(report["documents"], 1):
         for f in document.get("findings") or []:
             fid = str(f["id"])
-            extra = _form(state, [fid], back, f"decide finding {fid}") + source_link(run_id, document, f)
+            taxonomy = _taxonomy(str(f.get("claimed_clause_type") or f["clause_type"]))
+            extra = _form(state, [fid], back, f"decide finding {fid}", taxonomy) + source_link(run_id, document, f)
             page = _after_hint(page, fid, extra)
         items: list[str] = []
         absences = document.get("absences") or []
@@ -349,12 +620,26 @@ def decorate(page: str, report: dict[str, Any], run_id: str, back: str, state: D
             )
             page = _after_doc_heading(page, anchor, panel)
     bar = (
-        '<div class="dr-bar">Decide here: approve or reject each finding, missing clause and playbook result. '
-        "Decisions go to the review database with your name and the time (as <code>docreview decide</code>); "
-        "the latest wins and the history is kept (<code>docreview queue --gold FILE</code>).</div>"
+        f'<div class="dr-bar">Deciding as <b>{state.reviewer_slot}</b>: approve, reject or reclassify each finding, '
+        "and approve or reject each missing clause and playbook result. Decisions go to the review database with "
+        "your name and the time (as <code>docreview decide</code>); the latest wins and the history is kept "
+        f"(<code>docreview audit show ID</code>).{_logout_slot(state)}</div>"
     )
     page = page.replace("</head>", _STYLE + "</head>", 1)
-    return re.sub(r"<main>", lambda m: m.group(0) + bar, page, count=1)
+    return re.sub(r"<main>", lambda m: m.group(0) + bar + _datalists(), page, count=1)
+
+
+def _logout_slot(state: DecideState) -> str:
+    """Where a request's logout form goes (empty for a reviewer named by a proxy)."""
+    return state.placeholder + "-logout"
+
+
+def logout_form(token: str) -> str:
+    """The bar's log-out button (a POST with the CSRF token)."""
+    return (
+        '<form class="dr-logout" method="post" action="/logout">'
+        f'<input type="hidden" name="csrf" value="{html.escape(token)}"><button type="submit">Log out</button></form>'
+    )
 
 
 def _after_hint(page: str, fid: str, extra: str) -> str:
@@ -387,8 +672,10 @@ def _after_doc_heading(page: str, anchor: int, panel: str) -> str:
     return page[: head.end()] + panel + page[head.end() :]
 
 
-def fill(page: str, state: DecideState, token: str, reviewer: str) -> str:
-    """The cached page for one request: its CSRF token and the reviewer's name (escaped) in place."""
+def fill(page: str, state: DecideState, token: str, reviewer: str, logout: bool = True) -> str:
+    """The cached page for one request: its CSRF token, the reviewer's name (escaped) and, for a
+    logged-in reviewer (``logout``), the log-out button in place."""
+    page = page.replace(_logout_slot(state), logout_form(token) if logout else "")
     return page.replace(state.csrf_slot, token).replace(state.reviewer_slot, html.escape(reviewer, quote=True))
 
 
@@ -403,36 +690,59 @@ def parse_ids(raw: str) -> list[str]:
     return [i.upper() for i in ids]
 
 
-def record(state: DecideState, ids: list[str], decision: str, reviewer: str, note: str) -> list[tuple[str, int, bool]]:
-    """Record ``decision`` by ``reviewer`` on every item of ``ids`` through
+def record(
+    state: DecideState, ids: list[str], decision: str, reviewer: str, note: str, category: str = ""
+) -> list[tuple[str, int, bool]]:
+    """Record ``decision`` by ``reviewer`` (the request's identity) on every item of ``ids`` through
     :func:`cli.queue.record_decision`; all ids are checked first, so an unknown one writes
-    nothing. Returns ``[(id, decision seq, created)]``.
+    nothing. ``category``: a ``reclassify``'s new category (name or value). Returns ``[(id, decision
+    seq, created)]``.
 
-    Raises :class:`DecisionError`: 503 without a database, 400 for a bad decision or a missing
-    name, 404 for an id the database does not hold."""
-    from sqlmodel import Session
+    Raises :class:`DecisionError`: 503 without a database, 400 for a bad decision, a reclassify
+    without a known category (or of an absence), a missing reviewer or a long note, 404 for an id
+    the database does not hold."""
+    from sqlmodel import Session, select
 
-    from cli.queue import DECISIONS, _resolve, record_decision
+    from cli.queue import DECISIONS, _resolve, category_of, record_decision
+    from schemas.tables import FindingRow
     from tasks.store.persist import get_engine
 
     if state.database_url is None:
         raise DecisionError(503, "this server has no review database (start it with --db): nothing recorded")
     if decision not in DECISIONS:
-        raise DecisionError(400, "decision must be approve or reject: nothing recorded")
+        raise DecisionError(400, "decision must be approve, reject or reclassify: nothing recorded")
     if not reviewer:
-        raise DecisionError(400, "enter your name (the reviewer) with the decision: nothing recorded")
+        raise DecisionError(400, "log in to decide: nothing recorded")
     if len(note) > MAX_NOTE_CHARS:
         raise DecisionError(400, f"the note is longer than {MAX_NOTE_CHARS} characters: nothing recorded")
+    if decision == "reclassify" and not category.strip():
+        raise DecisionError(400, "name the category to reclassify as: nothing recorded")
     with state.decide_lock:
         with Session(get_engine(state.database_url)) as session:
             for item in ids:
                 try:
-                    _resolve(session, item)
+                    kind, key = _resolve(session, item)
                 except KeyError as exc:
                     raise DecisionError(404, f"{exc.args[0]}: nothing recorded") from None
+                if decision != "reclassify":
+                    continue
+                if kind != "finding":
+                    raise DecisionError(400, "only a finding can be reclassified: nothing recorded")
+                current = session.exec(select(FindingRow).where(FindingRow.finding_key == key)).one()
+                try:
+                    category_of(category, current.clause_type)
+                except ValueError as exc:
+                    raise DecisionError(400, f"{exc}: nothing recorded") from None
         out = []
         for item in ids:
-            row, created = record_decision(state.database_url, item, decision, reviewer_note(reviewer, note))
+            row, created = record_decision(
+                state.database_url,
+                item,
+                decision,
+                note,
+                reviewer=reviewer,
+                category=category if decision == "reclassify" else None,
+            )
             out.append((item, row.seq, created))
     return out
 
@@ -467,21 +777,6 @@ def source_file(state: DecideState, run_id: str, sha: str) -> Path | None:
             digest = state.hashes[key] = h.hexdigest()
         return path if hmac.compare_digest(digest, sha) else None
     return None
-
-
-def authorised(state: DecideState, header: str | None) -> bool:
-    """Whether an ``Authorization`` header passes: always without a password; else HTTP Basic
-    (RFC 7617) with any user name and the password (compared in constant time)."""
-    if state.password is None:
-        return True
-    if not header or not header.lower().startswith("basic "):
-        return False
-    try:
-        raw = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return False
-    _, sep, given = raw.partition(":")
-    return bool(sep) and hmac.compare_digest(given.encode("utf-8"), state.password.get_secret_value().encode("utf-8"))
 
 
 def cookies(header: str | None) -> dict[str, str]:

@@ -47,13 +47,15 @@ def write_10k(
     income: list[tuple[str, str, str]] | None = None,
     balance: list[tuple[str, str, str]] | None = None,
     controls_effective: bool = True,
+    amendment: int | None = None,
 ) -> Path:
     """Write a Form 10-K of ``company`` for the fiscal year ended December 31 ``year`` to ``path``.
 
     ``risk_factors``: the Item 1A headings (sentences ending in a full stop), each followed by a
     generated paragraph; ``income``/``balance``: statement lines ``(label, current, prior)`` (USD
     millions; defaults :data:`INCOME_LINES`, :data:`BALANCE_LINES`); ``controls_effective`` False
-    writes an Item 9A that reports a material weakness. Text is Latin-1 (core PDF fonts). Returns ``path``.
+    writes an Item 9A that reports a material weakness; ``amendment`` N makes it a Form 10-K/A
+    ("Amendment No. N") of that year's 10-K. Text is Latin-1 (core PDF fonts). Returns ``path``.
     """
     pdf = FPDF(format="letter")
     pdf.set_auto_page_break(auto=True, margin=18)
@@ -68,7 +70,8 @@ def write_10k(
         "UNITED STATES",
         "SECURITIES AND EXCHANGE COMMISSION",
         "Washington, D.C. 20549",
-        "FORM 10-K",
+        "FORM 10-K" if amendment is None else "FORM 10-K/A",
+        *([] if amendment is None else [f"(Amendment No. {amendment})"]),
         "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934",
         f"For the fiscal year ended December 31, {year}",
         "Commission file number 1-0000",

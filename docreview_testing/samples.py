@@ -1251,6 +1251,30 @@ def generate_samples(out_dir: Path, count: int = 4, seed: int = SAMPLE_SEED) -> 
     return samples
 
 
+def generate_revision(
+    out_dir: Path, index: int, count: int = 4, seed: int = SAMPLE_SEED, suffix: str = "_v2", **changes: str
+) -> SampleContract:
+    """Write a new version of sample ``index`` (0-based) of ``generate_samples(…, count, seed)``: the
+    same contract with ``changes`` applied to its terms (``cap="$500,000"``: the liability cap, as
+    printed; ``term``, ``renewal``, ``governing_law``, ``effective_date``, ``agreement_date``), as
+    ``<the sample's name><suffix>.pdf`` — what a counter-party's second draft looks like. Returns its
+    ground truth. Raises ``ValueError`` for a field that cannot be changed."""
+    allowed = {"cap", "term", "renewal", "governing_law", "effective_date", "agreement_date"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValueError(f"cannot change {', '.join(sorted(unknown))} (one of {', '.join(sorted(allowed))})")
+    rng = random.Random(f"docreview-samples:{seed}")
+    stems = list(_COMPANY_STEMS)
+    rng.shuffle(stems)
+    pair = [stems[(2 * index) % len(stems)], stems[(2 * index + 1) % len(stems)]]
+    spec = _make_spec(random.Random(f"{seed}:{index}:spec"), index, pair).model_copy(update=changes)
+    data, sample = _build(spec, seed)
+    name = sample.file_name.removesuffix(".pdf") + suffix + ".pdf"
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / name).write_bytes(data)
+    return sample.model_copy(update={"file_name": name})
+
+
 def generate_other_formats(out_dir: Path, samples: list[SampleContract], seed: int = SAMPLE_SEED) -> list[Path]:
     """Write the sample contracts in the other forms a compliance team receives, next to the PDFs:
 

@@ -166,6 +166,7 @@ class Run:
     playbook: LoadedPlaybook | None = None  # the team's rules, checked on every reviewed document
     held_elsewhere: set[str] = field(default_factory=set)  # deferred: another live run holds their claim
     flow_run_id: str = ""  # the Prefect flow run's id ("" outside a flow run); usually ``id`` itself
+    previous: str | None = None  # sha256 of the previous version of the run's contract (review --previous)
 
     @property
     def label(self) -> str:
@@ -242,11 +243,14 @@ def open_run(
     batch: tuple[float, float] | None = None,
     playbook: str | None = None,
     profile: str = "auto",
+    previous: str | None = None,
 ) -> Run:
     """Settings, backend and policy for a new run, its ``runs`` row and its concurrency bounds.
     ``batch``: ``(poll interval, timeout)`` in seconds for Message Batches mode, None otherwise.
     ``playbook``: a playbook file (else ``DOCREVIEW_PLAYBOOK``, else none).
     ``profile``: ``auto`` (classify each document), ``contract`` or ``filing`` (force one).
+    ``previous``: the sha256 of the document the run's contract is a new version of (else found by
+    title and parties, :mod:`tasks.observe.versions`).
 
     Raises ``ValueError`` for an unknown ``routing``, for ``batch`` without the anthropic backend,
     :class:`tasks.check.playbook.PlaybookError` for a playbook that cannot be used, and
@@ -288,6 +292,7 @@ def open_run(
         budget=TokenBudget(settings.limits.max_run_tokens or None),
         playbook=rules,
         profile=profile,
+        previous=previous,
     )
     if run.uses_model:
         ensure_concurrency_limit(policy)

@@ -46,6 +46,7 @@ from schemas.policy import ResiliencePolicy
 from tasks.ingest.sources import list_source_objects
 from tasks.ingest.submission import split_submissions
 from tasks.observe.changes import compare_filings
+from tasks.observe.deadlines import emit_deadline_events
 from tasks.observe.events import emit_document_events, emit_filing_change_events
 from tasks.observe.metrics import run_outcome_text
 from tasks.observe.playbook import publish_deviations
@@ -56,6 +57,7 @@ from tasks.observe.report import (
     warm_plots_in_background,
     write_report,
 )
+from tasks.observe.versions import link_versions
 
 heartbeat.install()  # the flow run's heartbeat thread ends with the run (flows/heartbeat.py)
 
@@ -109,6 +111,7 @@ def review_documents(
     suffix: str | None = None,
     playbook: str | None = None,
     profile: str = "auto",
+    previous: str | None = None,
 ) -> dict[str, Any]:
     """Review every document in ``source`` and write a report into ``out_dir``.
 
@@ -122,7 +125,9 @@ def review_documents(
     ``playbook``: a playbook file (YAML, :mod:`schemas.playbook`; default ``DOCREVIEW_PLAYBOOK``)
     every reviewed document is checked against. ``profile``: ``auto`` classifies each document as
     a contract or an SEC filing (:mod:`tasks.ingest.classify`); ``contract`` or ``filing`` forces
-    that review profile.
+    that review profile. ``previous``: the sha256 of the earlier version of the run's contract
+    (``docreview review --previous``); without it each contract is linked to the earlier one with its
+    title and parties (:mod:`tasks.observe.versions`).
 
     Returns ``{"run_id", "flow_run_id", "source", "report_json", "report_html", "backend", "model", "offline",
     "endpoint", "geography", "metrics", "documents", "report_url"}`` (``run_id``: the flow run's id, see
@@ -147,6 +152,7 @@ def review_documents(
         batch=(batch_poll_s, batch_timeout_s) if batch else None,
         playbook=playbook,
         profile=profile,
+        previous=previous,
     )
     warm_plots_in_background()  # the report's matplotlib, imported while extraction children run (after open_run)
     objects = list_source_objects(run.source, endpoint_url=endpoint_url or None, suffix=suffix, exclude=run.own_files)
@@ -224,15 +230,17 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     events, and return the flow's result (see :func:`review_documents`)."""
     offline = run.reviewer.name == "rules"
     compare_filings(run.db, run.id)  # each filing of the run against the previous one of its company and form
+    link_versions(run.db, run.id, run.prompt_version, run.reviewer.model, run.previous)  # each contract's last version
     playbook = {"name": run.playbook.name, "source": run.playbook.source} if run.playbook else None
     endpoint = run.settings.model_endpoint(run.reviewer.name)
-    report = write_report(run.db, run.id, run.out_dir, offline, playbook, endpoint)
-    report_html = str(Path(run.out_dir) / "report.html")
     url_base = run.settings.report_url_base  # where OUT is published: the report is shown by its URL then
+    report = write_report(run.db, run.id, run.out_dir, offline, playbook, endpoint, url_base)
+    report_html = str(Path(run.out_dir) / "report.html")
     publish_artifacts(quote(report), report_link(run.out_dir, run.id, url_base))
     publish_deviations(report)  # the playbook's deviations table artifact
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     emit_filing_change_events(quote(report))  # docreview.filing.change
+    emit_deadline_events(report, run.settings.deadline_alert_days)  # docreview.deadline.upcoming
     get_run_logger().info("Run %s finished: %s", run.label, run_outcome_text(report["run"]["metrics"]))
     return {
         "run_id": run.id,

@@ -170,7 +170,9 @@ class DocumentKind(BaseModel):
     ``company``: the registrant's name from the cover page (None when not found); ``period``: the
     fiscal period the filing reports on, ISO date ``YYYY-MM-DD`` of its end (None when not found);
     ``file_number``: the registrant's SEC Commission file number from the cover page (e.g.
-    ``"1-3285"``; one per registrant, so it identifies the company across filings; None when absent).
+    ``"1-3285"``; one per registrant, so it identifies the company across filings; None when absent);
+    ``amendment``: the cover page reads "FORM 10-K/A" or "FORM 10-Q/A" (an amendment of the filing of
+    the same form and period, Exchange Act Rule 12b-15).
     """
 
     profile: Profile
@@ -179,6 +181,7 @@ class DocumentKind(BaseModel):
     company: str | None = None
     period: str | None = None
     file_number: str | None = None
+    amendment: bool = False
 
 
 #: Units a key figure's amount is stated in by a PDF statement's heading, with their power of ten: the

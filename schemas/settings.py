@@ -7,6 +7,7 @@ value never appears in ``repr``, logs, reports or the database.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Literal
@@ -204,9 +205,51 @@ class Settings(BaseSettings):
     )
     report_password: SecretStr | None = Field(
         None,
-        description="Password of `docreview report serve` (HTTP Basic auth, any user name): required to bind to an "
-        "address other than the loopback one (127.0.0.1, ::1), where reviewers decide in the browser; asked on "
-        "every request when set. Never logged or shown.",
+        description="No longer used: `docreview report serve` refuses to start while it is set. Reviewers log in "
+        "with their own accounts (`docreview users add NAME`), or a trusted proxy names them "
+        "(DOCREVIEW_REPORT_TRUSTED_PROXIES). Never logged or shown.",
+    )
+    report_trusted_proxies: str | None = Field(
+        None,
+        description="Addresses (IP or CIDR, comma-separated) of the reverse proxies whose identity header "
+        "`docreview report serve` accepts (DOCREVIEW_REPORT_IDENTITY_HEADER names the reviewer); the header from "
+        "any other address is refused (403). Unset: no header is trusted, reviewers log in with their accounts.",
+    )
+    report_identity_header: str = Field(
+        "X-Forwarded-User",
+        pattern=r"^[A-Za-z0-9-]{1,64}$",
+        description="The request header a trusted proxy (DOCREVIEW_REPORT_TRUSTED_PROXIES) names the "
+        "authenticated reviewer in.",
+    )
+    report_session_idle_minutes: float = Field(
+        30.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="A report-server login session ends after this long without a request, minutes.",
+    )
+    report_session_max_hours: float = Field(
+        8.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="A report-server login session ends this long after the login, hours.",
+    )
+    report_login_attempts: int = Field(
+        5, ge=1, description="Failed logins in a row after which a reviewer account is locked."
+    )
+    report_lockout_minutes: float = Field(
+        15.0, gt=0, allow_inf_nan=False, description="How long a locked reviewer account stays locked, minutes."
+    )
+    deadline_holidays: str = Field(
+        "US",
+        description="Public holidays that are no business day when a contract's notice deadline is computed "
+        "(the holidays package): a country code (US, GB, DE), a country and subdivision (US-NY, GB-ENG), or none "
+        "(weekends only). See docs/deadlines.md.",
+    )
+    deadline_alert_days: int = Field(
+        30,
+        ge=0,
+        description="A run emits a docreview.deadline.upcoming Prefect event for each contract deadline at most this "
+        "many days ahead, days.",
     )
     review_party: str | None = Field(
         None,
@@ -277,6 +320,45 @@ class Settings(BaseSettings):
         if self.verifier_enabled is not None:
             return self.verifier_enabled
         return backend != "rules"
+
+    def trusted_proxies(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        """:attr:`report_trusted_proxies` read as networks (a single address is a /32 or /128)."""
+        return [
+            ipaddress.ip_network(p.strip(), strict=False)
+            for p in (self.report_trusted_proxies or "").split(",")
+            if p.strip()
+        ]
+
+    @model_validator(mode="after")
+    def _holidays_are_known(self) -> Settings:
+        """DOCREVIEW_DEADLINE_HOLIDAYS names a country (and subdivision) the holidays package knows, or none."""
+        import holidays
+
+        text = self.deadline_holidays.strip()
+        if text.lower() in ("", "none"):
+            return self
+        country, _, subdivision = text.partition("-")
+        supported = holidays.list_supported_countries()
+        if country.upper() not in supported or (subdivision and subdivision.upper() not in supported[country.upper()]):
+            raise ValueError(
+                f"DOCREVIEW_DEADLINE_HOLIDAYS: {text!r} is no country (or country-subdivision) the holidays package "
+                "knows (e.g. US, US-NY, GB-ENG, or none)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _proxies_are_addresses(self) -> Settings:
+        """Every entry of DOCREVIEW_REPORT_TRUSTED_PROXIES is an IP address or network."""
+        for part in (self.report_trusted_proxies or "").split(","):
+            try:
+                if part.strip():
+                    ipaddress.ip_network(part.strip(), strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"DOCREVIEW_REPORT_TRUSTED_PROXIES: {part.strip()!r} is not an IP address or network "
+                    "(e.g. 10.0.0.5 or 10.0.0.0/24)"
+                ) from None
+        return self
 
     @model_validator(mode="after")
     def _overlap_below_half_a_chunk(self) -> Settings:

@@ -232,11 +232,21 @@ class ReviewerDecision(SQLModel, table=True):
 
     ``target_kind`` is ``finding`` or ``absence``; ``target_key`` its ``finding_key`` or
     ``absence_key``; ``seq`` numbers the decisions on one target from 1. ``decision`` is
-    ``approve`` or ``reject``.
+    ``approve``, ``reject`` or ``reclassify`` (:class:`schemas.decisions.Decision`); ``category`` the
+    clause type a ``reclassify`` gives the finding (None otherwise); ``reviewer`` who decided (an
+    account name, a proxy's identity, ``docreview decide --reviewer``; None for decisions recorded
+    before reviewers were kept whose note named nobody); ``decided_at`` when (UTC).
+
+    Append-only (the database refuses UPDATE and DELETE on the table) and hash-chained:
+    ``row_hash`` is :func:`schemas.decisions.decision_hash` of the row's content and ``prev_hash``,
+    the previous row's ``row_hash`` (unique: the chain cannot fork).
     """
 
     __tablename__ = "reviewer_decisions"
-    __table_args__ = (UniqueConstraint("target_key", "seq", name="uq_reviewer_decisions_key"),)
+    __table_args__ = (
+        UniqueConstraint("target_key", "seq", name="uq_reviewer_decisions_key"),
+        UniqueConstraint("prev_hash", name="uq_reviewer_decisions_prev_hash"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     target_kind: str
@@ -245,6 +255,33 @@ class ReviewerDecision(SQLModel, table=True):
     decision: str
     note: str | None = Field(default=None, sa_column=Column(Text))
     decided_at: datetime = Field(default_factory=utcnow)
+    reviewer: str | None = Field(default=None, max_length=80)
+    category: str | None = Field(default=None, max_length=64)
+    prev_hash: str = Field(max_length=64)
+    row_hash: str = Field(max_length=64)
+
+
+class ReviewerAccount(SQLModel, table=True):
+    """A reviewer who may log in to ``docreview report serve`` (``docreview users add NAME``).
+
+    ``name`` as given (shown on decisions), ``name_key`` its case-folded form (unique: ``Alice``
+    and ``alice`` are one account); ``password_hash`` an Argon2id hash in PHC string format
+    (argon2-cffi); ``failed_logins`` counts failed logins since the last good one, and at
+    ``Settings.report_login_attempts`` the account is locked until ``locked_until`` (UTC);
+    ``disabled`` accounts cannot log in (``docreview users disable``).
+    """
+
+    __tablename__ = "reviewer_accounts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=80)
+    name_key: str = Field(index=True, unique=True, max_length=80)
+    password_hash: str = Field(sa_column=Column(Text, nullable=False))
+    disabled: bool = False
+    failed_logins: int = 0
+    locked_until: datetime | None = None
+    last_login_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class DocumentFlagRow(SQLModel, table=True):
@@ -499,4 +536,30 @@ class DocumentProfileRow(SQLModel, table=True):
     summary: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     previous_sha256: str | None = Field(default=None, max_length=64)
     changes: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    updated_at: datetime = Field(default_factory=utcnow)
+    #: A Form 10-K/A or 10-Q/A: ``previous_sha256`` is then the filing it amends (same company, form, period).
+    amendment: bool = False
+
+
+class DocumentVersionRow(SQLModel, table=True):
+    """Which earlier document a contract (or an amended filing) is a new version of.
+
+    One row per document (sha256). ``title`` (as read: the Document Name finding, else the first
+    line of its text) and ``parties`` (JSON list of the party names its Parties findings state) with
+    their match forms ``title_key`` and ``parties_key`` (upper case, punctuation and legal suffixes
+    dropped; parties sorted and joined by ``|``): a contract with the same keys first seen earlier
+    is its previous version. ``previous_sha256`` that version (None: none found), ``linked_by`` how
+    (``title and parties``, ``named`` for ``docreview review --previous``, ``amends`` for an
+    amended filing). Times are UTC.
+    """
+
+    __tablename__ = "document_versions"
+
+    sha256: str = Field(primary_key=True, max_length=64)
+    title: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    title_key: str = Field(default="", index=True, max_length=200)
+    parties: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    parties_key: str = Field(default="", index=True, max_length=500)
+    previous_sha256: str | None = Field(default=None, max_length=64)
+    linked_by: str | None = Field(default=None, max_length=40)
     updated_at: datetime = Field(default_factory=utcnow)

@@ -12,7 +12,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, func, inspect, select, text
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+    create_engine,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.pool import NullPool
 from sqlmodel import SQLModel
 
@@ -31,7 +43,16 @@ from tasks.store.persist import dispose_engines, get_engine
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Tables that came after the baseline revision (0001); a pre-migration database lacks them.
-NEWER_THAN_BASELINE = {"document_claims", "source_objects", "watched_objects", "extraction_backoff"}
+NEWER_THAN_BASELINE = {
+    "document_claims",
+    "source_objects",
+    "watched_objects",
+    "extraction_backoff",
+    "reviewer_accounts",
+    "document_versions",
+}
+#: Columns of reviewer_decisions that came with revision 0009 (the reviewer and the hash chain).
+DECISION_CHAIN_COLUMNS = {"reviewer", "category", "prev_hash", "row_hash"}
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])
@@ -119,7 +140,14 @@ def _create_pre_migration_database(url: str) -> None:
     chunk routing columns (added to existing databases by hand back then), with some data."""
     metadata = MetaData()
     for name, table in SQLModel.metadata.tables.items():
-        if name not in NEWER_THAN_BASELINE:
+        if name == "reviewer_decisions":  # as the baseline made it: no reviewer, no chain (revision 0009)
+            Table(
+                name,
+                metadata,
+                *[c._copy() for c in table.columns if c.name not in DECISION_CHAIN_COLUMNS],
+                UniqueConstraint("target_key", "seq", name="uq_reviewer_decisions_key"),
+            )
+        elif name not in NEWER_THAN_BASELINE:
             table.to_metadata(metadata)
     engine = create_engine(url, poolclass=NullPool)
     try:
@@ -131,6 +159,7 @@ def _create_pre_migration_database(url: str) -> None:
             conn.execute(text("ALTER TABLE documents DROP COLUMN kind"))  # revision 0008
             conn.execute(text("ALTER TABLE documents DROP COLUMN structure"))
             conn.execute(text("ALTER TABLE findings DROP COLUMN locator"))
+            conn.execute(text("ALTER TABLE document_profiles DROP COLUMN amendment"))  # revision 0010
             conn.execute(
                 metadata.tables["runs"]
                 .insert()

@@ -216,3 +216,36 @@ def test_a_command_log_never_overwrites_its_own_output():
 
     assert log_beside(Path("eval-cuad.json")) == Path("eval-cuad.log")
     assert log_beside(Path("/tmp/x.log")) == Path("/tmp/x.log.prefect.log")
+
+
+def test_decide_records_the_reviewer_the_os_user_by_default_and_a_reclassification(stored, monkeypatch):
+    from cli.app import app
+
+    monkeypatch.setenv("LOGNAME", "jdoe")  # getpass.getuser reads LOGNAME first
+    runner = CliRunner()
+    item = next(i for i in queue_items(stored) if i["verdict"] == "needs_review")  # an Agreement Date finding
+    res = runner.invoke(app, ["decide", item["id"], "approve", "--db", stored])
+    assert res.exit_code == 0, res.output
+    assert "by jdoe (your OS user name; --reviewer names another)" in res.output
+    res = runner.invoke(
+        app, ["decide", item["id"], "reclassify", "--as", "Effective Date", "--db", stored, "--reviewer", "Ann Lee"]
+    )
+    assert res.exit_code == 0 and "Recorded reclassify as Effective Date" in res.output and "by Ann Lee" in res.output
+    history = next(g for g in gold_set(stored) if g["id"] == item["id"])["history"]
+    assert [(h["decision"], h["category"], h["reviewer"]) for h in history] == [
+        ("approve", None, "jdoe"),
+        ("reclassify", "effective_date", "Ann Lee"),
+    ]
+    # Refused, nothing written: no category, an unknown one, the finding's own, an absence, an empty name.
+    absence = next(i for i in queue_items(stored) if i["kind"] == "absence")
+    for args, why in (
+        ([item["id"], "reclassify"], "needs the new category"),
+        ([item["id"], "reclassify", "--as", "Nonsense"], "not a category"),
+        ([item["id"], "reclassify", "--as", "agreement_date"], "already is Agreement Date"),
+        ([absence["id"], "reclassify", "--as", "Non-Compete"], "only a finding"),
+        ([item["id"], "approve", "--as", "Non-Compete"], "only reclassify takes a category"),
+        ([item["id"], "approve", "--reviewer", " \t"], "--reviewer is empty"),
+    ):
+        res = runner.invoke(app, ["decide", *args, "--db", stored])
+        assert res.exit_code == 2 and why in res.output, res.output
+    assert len(next(g for g in gold_set(stored) if g["id"] == item["id"])["history"]) == 2

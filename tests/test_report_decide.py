@@ -1,13 +1,15 @@
 """Deciding in the browser (``docreview report serve`` with a review database, cli/report_server.py).
 
 One small run (rules backend, two generated sample contracts, the sample playbook) is shared by the
-module; each test serves it on a free port. The browser test uses the Debian ``chromium`` package
-through Playwright's Python client like tests/test_report_browser.py (skips when Chromium is
-missing); the other tests speak HTTP.
+module, with three reviewer accounts (Alice Example, Bob, Carol); each test serves it on a free port.
+The browser test uses the Debian ``chromium`` package through Playwright's Python client like
+tests/test_report_browser.py (skips when Chromium is missing); the other tests speak HTTP and log in
+through the login form.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -24,13 +26,21 @@ from typer.testing import CliRunner
 
 from cli.app import app
 from cli.report import make_report_server
-from cli.report_server import PASSWORD_SETTING, csrf_token
+from cli.report_server import PASSWORD_SETTING, PROXIES_SETTING, IdentityPolicy, csrf_token
 from schemas.tables import ReviewerDecision
+from tasks.store.accounts import add_account
 from tasks.store.persist import dispose_engines, get_engine
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: The module's reviewer accounts and their passwords.
+PASSWORDS = {
+    "Alice Example": "alice's long passphrase",
+    "Bob": "bob's long passphrase",
+    "Carol": "carol's long passphrase",
+}
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +60,9 @@ def run(tmp_path_factory) -> dict[str, Any]:
         backend="rules",
         playbook=str(ROOT / "deployments" / "playbook.yaml"),
     )
+    with Session(get_engine(db)) as session:
+        for name, password in PASSWORDS.items():
+            add_account(session, name, password)
     dispose_engines()
     return dict(out=base / "out", db=db, report=json.loads((base / "out" / "report.json").read_text()))
 
@@ -81,9 +94,28 @@ def count(db: str) -> int:
 
 
 def token_of(page: str) -> str:
-    match = re.search(r'name="csrf" value="([0-9a-f]{64})"', page)
+    match = re.search(r'name=["\']csrf["\'] value=["\']([0-9a-f]{64})["\']', page)
     assert match, "the page carries a CSRF token in its forms"
     return match.group(1)
+
+
+def login(client: httpx.Client, name: str, password: str | None = None) -> httpx.Response:
+    """Log ``client`` in through the login form (``password``: the account's, from :data:`PASSWORDS`)."""
+    form = client.get("/login")
+    assert form.status_code == 200
+    return client.post(
+        "/login",
+        data=dict(name=name, password=password if password is not None else PASSWORDS[name], csrf=token_of(form.text)),
+    )
+
+
+@contextlib.contextmanager
+def logged_in(base: str, name: str) -> Iterator[httpx.Client]:
+    """An HTTP client logged in as ``name``."""
+    with httpx.Client(base_url=base, timeout=30) as client:
+        answer = login(client, name)
+        assert answer.status_code == 303, answer.text
+        yield client
 
 
 def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -95,10 +127,17 @@ def test_a_reviewer_approves_a_finding_in_the_browser_and_sees_it_after_reload(b
     before = count(run["db"])
     page = browser.new_page(viewport={"width": 1300, "height": 1400})
     page.goto(f"{served}/report.html")
+    assert "/login" in page.url  # accounts exist: a reviewer logs in first
+    page.fill("#name", "alice example")  # the name in any case
+    page.fill("#password", PASSWORDS["Alice Example"])
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    assert page.url.endswith("/report.html")
+    assert "Deciding as Alice Example" in page.locator(".dr-bar").inner_text()
     row = page.locator(f"#f-{finding['id']}")
     assert f"docreview decide {finding['id']} approve|reject" in row.inner_text()  # the static report's hint stays
     form = row.locator("form.dr-decide")
-    form.locator("input[name=reviewer]").fill("Alice Example")
+    assert form.locator("input[name=reviewer]").count() == 0  # who decides is the login, never typed
     form.locator("input[name=note]").fill("clause read in full")
     with page.expect_navigation():
         form.locator("button[value=approve]").click()
@@ -106,10 +145,8 @@ def test_a_reviewer_approves_a_finding_in_the_browser_and_sees_it_after_reload(b
     page.reload()
     row = page.locator(f"#f-{finding['id']}")
     text = row.inner_text()
-    assert "Reviewer: approved — by Alice Example: clause read in full" in text
+    assert "Reviewer: approved by Alice Example (" in text and "UTC) — clause read in full" in text
     assert f"docreview decide {finding['id']}" not in text  # decided: the hint gave way to the decision
-    # The name is remembered (cookie) in every form of the page.
-    assert page.locator("form.dr-decide input[name=reviewer]").first.input_value() == "Alice Example"
     # The decided finding left the triage's "Findings to look at", as in the next run's report.
     assert str(finding["id"]) not in [c.strip() for c in page.locator("section.triage td code").all_inner_texts()]
     # Its source opens at its page.
@@ -122,14 +159,15 @@ def test_a_reviewer_approves_a_finding_in_the_browser_and_sees_it_after_reload(b
     page.close()
     rows = decisions(run["db"])
     assert len(rows) == before + 1
-    assert rows[-1].decision == "approve" and rows[-1].note == "by Alice Example: clause read in full"
+    assert rows[-1].decision == "approve" and rows[-1].note == "clause read in full"
+    assert rows[-1].reviewer == "Alice Example"  # the account's name as added
     assert rows[-1].decided_at is not None
     # The static report on disk is untouched: the server adds the controls to the page it serves.
     assert "dr-decide" not in (run["out"] / "report.html").read_text()
 
 
 def test_the_page_runs_no_script_and_links_each_finding_to_its_source(run, served):
-    with httpx.Client(base_url=served, timeout=30) as client:
+    with logged_in(served, "Bob") as client:
         page = client.get("/report.html")
         assert page.status_code == 200
         assert "script-src" not in page.headers["content-security-policy"]  # default-src 'none': no script
@@ -153,9 +191,9 @@ def test_the_page_runs_no_script_and_links_each_finding_to_its_source(run, serve
 def test_a_missing_or_stale_csrf_token_is_403_and_nothing_is_written(run, served):
     finding = findings(run["report"])[0]
     before = count(run["db"])
-    form = dict(id=str(finding["id"]), decision="reject", reviewer="Mallory", back="/report.html")
-    with httpx.Client(base_url=served, timeout=30) as client:
-        token = token_of(client.get("/report.html").text)  # the client now holds a session cookie
+    form = dict(id=str(finding["id"]), decision="reject", back="/report.html")
+    with logged_in(served, "Carol") as client:
+        token = token_of(client.get("/report.html").text)  # the client holds its login session's cookie
         missing = client.post("/decide", data=form)
         assert missing.status_code == 403 and "missing or stale" in missing.text and "nothing recorded" in missing.text
         stale = client.post("/decide", data={**form, "csrf": csrf_token(b"an earlier server's secret", "s" * 43)})
@@ -176,7 +214,7 @@ def test_a_page_from_a_restarted_server_is_stale(run):
     finding = findings(run["report"])[0]
     first = _serve(run["out"], run["db"])
     base = next(first)
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with logged_in(base, "Bob") as client:
         token = token_of(client.get("/report.html").text)
         session = client.cookies.get("docreview_session")
     first.close()
@@ -184,7 +222,7 @@ def test_a_page_from_a_restarted_server_is_stale(run):
     second = _serve(run["out"], run["db"])
     base = next(second)
     with httpx.Client(base_url=base, timeout=30, cookies={"docreview_session": session or ""}) as client:
-        form = dict(id=str(finding["id"]), decision="approve", reviewer="Bob", csrf=token)
+        form = dict(id=str(finding["id"]), decision="approve", csrf=token)
         answer = client.post("/decide", data=form)
         assert answer.status_code == 403 and "restarted" in answer.text
     second.close()
@@ -193,9 +231,9 @@ def test_a_page_from_a_restarted_server_is_stale(run):
 
 def test_an_unknown_or_malformed_id_is_refused_and_nothing_is_written(run, served):
     before = count(run["db"])
-    with httpx.Client(base_url=served, timeout=30) as client:
+    with logged_in(served, "Alice Example") as client:
         token = token_of(client.get("/report.html").text)
-        base = dict(decision="approve", reviewer="Alice", csrf=token)
+        base = dict(decision="approve", csrf=token)
         unknown = client.post("/decide", data={**base, "id": "999999"})
         assert unknown.status_code == 404 and "no finding 999999" in unknown.text
         absent = client.post("/decide", data={**base, "id": "A999999"})
@@ -205,9 +243,20 @@ def test_an_unknown_or_malformed_id_is_refused_and_nothing_is_written(run, serve
         assert mixed.status_code == 404
         for bad in ("", "12; DROP TABLE", "../3"):
             assert client.post("/decide", data={**base, "id": bad}).status_code == 400
-        nameless = client.post("/decide", data={**base, "id": real, "reviewer": "  "})
-        assert nameless.status_code == 400 and "your name" in nameless.text
         assert client.post("/decide", data={**base, "id": real, "decision": "maybe"}).status_code == 400
+        nameless = client.post("/decide", data={**base, "id": real, "decision": "reclassify"})
+        assert nameless.status_code == 400 and "name the category" in nameless.text
+        unknown_category = client.post(
+            "/decide", data={**base, "id": real, "decision": "reclassify", "category": "Foo"}
+        )
+        assert unknown_category.status_code == 400 and "not a category" in unknown_category.text
+    assert count(run["db"]) == before
+    with logged_in(served, "Alice Example") as client:  # a reviewer name in the form is ignored: the login decides
+        token = token_of(client.get("/report.html").text)
+        typed = client.post("/decide", data=dict(id=real, decision="reject", csrf=token, reviewer="Mallory"))
+        assert typed.status_code == 303
+    assert decisions(run["db"])[-1].reviewer == "Alice Example"
+    before += 1
     assert count(run["db"]) == before
 
 
@@ -219,30 +268,30 @@ def test_two_reviewers_deciding_one_finding_at_once_are_both_kept_and_the_last_w
     statuses: list[int] = []
 
     def decide(reviewer: str, decision: str) -> None:
-        with httpx.Client(base_url=served, timeout=30) as client:
+        with logged_in(served, reviewer) as client:
             token = token_of(client.get("/report.html").text)
             barrier.wait()
-            form = dict(id=str(finding["id"]), decision=decision, reviewer=reviewer, csrf=token)
+            form = dict(id=str(finding["id"]), decision=decision, csrf=token)
             statuses.append(client.post("/decide", data=form).status_code)
 
-    threads = [threading.Thread(target=decide, args=a) for a in (("Alice", "approve"), ("Bob", "reject"))]
+    threads = [threading.Thread(target=decide, args=a) for a in (("Alice Example", "approve"), ("Bob", "reject"))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert statuses == [303, 303]
     item = next(i for i in gold_set(run["db"]) if i["id"] == str(finding["id"]))
-    notes = [h["note"] for h in item["history"]]
-    assert sorted(notes[-2:]) == ["by Alice", "by Bob"] and [h["seq"] for h in item["history"]][-2:] == [
-        len(notes) - 1,
-        len(notes),
+    names = [h["reviewer"] for h in item["history"]]
+    assert sorted(names[-2:]) == ["Alice Example", "Bob"] and [h["seq"] for h in item["history"]][-2:] == [
+        len(names) - 1,
+        len(names),
     ]
-    assert item["decision"]["note"] == notes[-1]  # the later one is the decision
-    with httpx.Client(base_url=served, timeout=30) as client:
+    assert item["decision"]["reviewer"] == names[-1]  # the later one is the decision
+    with logged_in(served, "Carol") as client:
         page = client.get("/report.html").text
     row = page[page.index(f'<tr id="f-{finding["id"]}"') :]
     shown = {"approve": "approved", "reject": "rejected"}[item["decision"]["decision"]]
-    assert f"{shown}</b> — {notes[-1]}" in row[: row.index("</tr>")]
+    assert f"{shown}</b> by {names[-1]}" in row[: row.index("</tr>")]
 
 
 def test_absences_and_playbook_results_are_decided_from_the_page(run, served):
@@ -251,26 +300,27 @@ def test_absences_and_playbook_results_are_decided_from_the_page(run, served):
     docs = run["report"]["documents"]
     absence = next(a for d in docs for a in d["absences"])
     result = next(r for d in docs for r in d.get("playbook") or [] if r["finding_ids"])
-    with httpx.Client(base_url=served, timeout=30) as client:
+    with logged_in(served, "Carol") as client:
         page = client.get("/report.html").text
         assert f'aria-label="decide absence {absence["id"]}"' in page
         assert f'aria-label="decide playbook rule {result["rule"]}"' in page
         token = token_of(page)
-        base = dict(decision="reject", reviewer="Carol", csrf=token, back="/report.html")
+        base = dict(decision="reject", csrf=token, back="/report.html")
         assert client.post("/decide", data={**base, "id": absence["id"]}).status_code == 303
         ids = ",".join(str(i) for i in result["finding_ids"])  # the playbook result's form posts its findings
         assert client.post("/decide", data={**base, "id": ids, "note": "not our position"}).status_code == 303
         page = client.get("/report.html").text
-    assert f"<code>{absence['id']}</code> · rejected — by Carol" in page  # shown in the document's panel
+    assert f"<code>{absence['id']}</code> · rejected by Carol" in page  # shown in the document's panel
     latest = {i["id"]: i for i in gold_set(run["db"])}
     assert latest[absence["id"]]["decision"]["decision"] == "reject"
     for i in result["finding_ids"]:
-        assert latest[str(i)]["decision"]["note"] == "by Carol: not our position"
+        assert latest[str(i)]["decision"]["note"] == "not our position"
+        assert latest[str(i)]["decision"]["reviewer"] == "Carol"
 
 
 def test_a_kept_run_is_served_live_too_and_a_report_without_its_run_is_static(run, served, tmp_path):
     run_id = run["report"]["run"]["id"]
-    with httpx.Client(base_url=served, timeout=30) as client:
+    with logged_in(served, "Bob") as client:
         kept = client.get(f"/runs/{run_id}/report.html")
         assert kept.status_code == 200 and f'name="back" value="/runs/{run_id}/report.html"' in kept.text
     # A folder whose run is not in the database: the static report, read-only.
@@ -281,32 +331,215 @@ def test_a_kept_run_is_served_live_too_and_a_report_without_its_run_is_static(ru
     (other / "report.json").write_text(json.dumps(data))
     gen = _serve(other, run["db"])
     base = next(gen)
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with logged_in(base, "Bob") as client:
         page = client.get("/report.html")
         assert page.status_code == 200 and "dr-decide" not in page.text
     gen.close()
 
 
-def test_a_password_is_asked_when_set(run):
-    from pydantic import SecretStr
+def test_an_unknown_user_a_wrong_password_and_a_locked_account_are_refused_and_nothing_is_written(run, tmp_path):
+    from schemas.tables import ReviewerAccount
 
-    gen = _serve(run["out"], run["db"], password=SecretStr("correct horse"))
+    gen = _serve(run["out"], run["db"], identity=IdentityPolicy(attempts=3, lockout_s=600))
+    base = next(gen)
+    before = count(run["db"])
+    with httpx.Client(base_url=base, timeout=30) as client:
+        assert client.get("/report.html").status_code == 303  # no page without a login
+        unknown = login(client, "Mallory", "a long guessed password")
+        assert unknown.status_code == 401 and "Name or password not recognised" in unknown.text
+        assert "docreview_session" in client.cookies  # only the anonymous session of the login form
+        assert client.get("/report.html").headers["location"].startswith("/login")
+        token = token_of(client.get("/login").text)
+        refused = client.post(
+            "/decide", data=dict(id=str(findings(run["report"])[0]["id"]), decision="approve", csrf=token)
+        )
+        assert refused.status_code == 401 and "Log in to decide: nothing recorded" in refused.text
+        for _ in range(2):
+            wrong = login(client, "Carol", "not carol's password")
+            assert wrong.status_code == 401 and "Name or password not recognised" in wrong.text  # same as unknown
+        locked = login(client, "Carol", "not carol's password either")
+        assert locked.status_code == 403 and "locked until" in locked.text and "docreview users unlock" in locked.text
+        assert login(client, "Carol").status_code == 403  # even the right password, while locked
+    gen.close()
+    assert count(run["db"]) == before
+    with Session(get_engine(run["db"])) as session:
+        assert session.exec(select(func.count()).select_from(ReviewerAccount)).one() == len(PASSWORDS)
+    assert CliRunner().invoke(app, ["users", "unlock", "Carol", "--db", run["db"]]).exit_code == 0
+
+
+def test_an_expired_session_is_refused_and_logout_ends_one(run):
+    now = [1_000_000.0]
+    gen = _serve(run["out"], run["db"], identity=IdentityPolicy(idle_s=60, max_s=3600), clock=lambda: now[0])
+    base = next(gen)
+    finding = str(findings(run["report"])[0]["id"])
+    before = count(run["db"])
+    with logged_in(base, "Bob") as client:
+        token = token_of(client.get("/report.html").text)
+        now[0] += 61  # a minute without a request
+        late = client.post("/decide", data=dict(id=finding, decision="reject", csrf=token))
+        assert late.status_code == 401 and "Your session ended" in late.text and "Nothing recorded" in late.text
+        again = client.get("/report.html")
+        assert again.status_code == 303 and again.headers["location"] == "/login?next=%2Freport.html"
+        assert login(client, "Bob").status_code == 303
+        for _ in range(70):  # in use, but past the absolute lifetime
+            now[0] += 59
+            client.get("/runs/")
+        assert client.get("/report.html").status_code == 303
+        assert login(client, "Bob").status_code == 303
+        token = token_of(client.get("/report.html").text)
+        assert client.post("/logout", data={"csrf": token}).status_code == 303
+        assert client.get("/report.html").status_code == 303  # logged out
+        assert client.post("/decide", data=dict(id=finding, decision="reject", csrf=token)).status_code == 401
+    gen.close()
+    assert count(run["db"]) == before
+
+
+def test_a_trusted_proxy_names_the_reviewer_and_a_forged_header_is_refused(run):
+    import ipaddress
+
+    finding = str(findings(run["report"])[1]["id"])
+    before = count(run["db"])
+    elsewhere = IdentityPolicy(proxies=(ipaddress.ip_network("10.9.9.9/32"),))
+    gen = _serve(run["out"], run["db"], identity=elsewhere)
+    base = next(gen)
+    with httpx.Client(base_url=base, timeout=30, headers={"X-Forwarded-User": "Eve"}) as client:
+        page = client.get("/report.html")  # 127.0.0.1 is not the proxy: the header is a forgery
+        assert page.status_code == 403 and "does not come from a trusted proxy" in page.text
+        token = csrf_token(b"guess", "s" * 43)
+        assert client.post("/decide", data=dict(id=finding, decision="approve", csrf=token)).status_code == 403
+    with logged_in(base, "Bob") as client:  # a login with a forged header beside it is refused too
+        token = token_of(client.get("/report.html").text)
+        forged = client.post(
+            "/decide", data=dict(id=finding, decision="approve", csrf=token), headers={"X-Forwarded-User": "Eve"}
+        )
+        assert forged.status_code == 403 and "nothing recorded" in forged.text
+    gen.close()
+    assert count(run["db"]) == before
+    trusted = IdentityPolicy(proxies=(ipaddress.ip_network("127.0.0.1/32"),), header="X-Remote-User")
+    gen = _serve(run["out"], run["db"], identity=trusted)
+    base = next(gen)
+    with httpx.Client(base_url=base, timeout=30, headers={"X-Remote-User": "dana.proxy"}) as client:
+        page = client.get("/report.html")
+        assert page.status_code == 200 and "Deciding as <b>dana.proxy</b>" in page.text and "Log out" not in page.text
+        done = client.post("/decide", data=dict(id=finding, decision="approve", csrf=token_of(page.text)))
+        assert done.status_code == 303
+    gen.close()
+    assert decisions(run["db"])[-1].reviewer == "dana.proxy"
+
+
+def test_a_finding_is_reclassified_from_the_page(run, served):
+    finding = next(f for f in findings(run["report"]) if f["clause_type"] == "expiration_date")
+    with logged_in(served, "Alice Example") as client:
+        page = client.get("/report.html").text
+        assert 'list="dr-cuad"' in page and '<option value="Non-Compete">' in page
+        done = client.post(
+            "/decide",
+            data=dict(id=str(finding["id"]), decision="reclassify", category="Renewal Term", csrf=token_of(page)),
+        )
+        assert done.status_code == 303
+        page = client.get("/report.html").text
+    row = page[page.index(f'<tr id="f-{finding["id"]}"') :]
+    row = row[: row.index("</tr>")]
+    assert "Renewal Term<br><small>claimed as Expiration Date</small>" in row
+    assert "reclassified</b> as Renewal Term by Alice Example" in row
+    last = decisions(run["db"])[-1]
+    assert (last.decision, last.category, last.reviewer) == ("reclassify", "renewal_term", "Alice Example")
+
+
+def test_without_accounts_the_loopback_server_is_read_only(run, tmp_path):
+    """A database with no reviewer account (the run's copy without them): pages are shown, no forms,
+    and a decision is refused."""
+    import sqlite3
+
+    path = tmp_path / "no-accounts.db"
+    shutil.copyfile(run["db"].removeprefix("sqlite:///"), path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM reviewer_accounts")
+    gen = _serve(run["out"], f"sqlite:///{path}")
     base = next(gen)
     with httpx.Client(base_url=base, timeout=30) as client:
-        assert client.get("/report.html").status_code == 401
-        assert client.get("/report.html", auth=("anyone", "wrong")).status_code == 401
-        assert client.post("/decide", data={"id": "1"}).status_code == 401
-        page = client.get("/report.html", auth=("anyone", "correct horse"))
-        assert page.status_code == 200 and "dr-decide" in page.text
+        page = client.get("/report.html")
+        assert (
+            page.status_code == 200 and 'class="dr-decide"' not in page.text and "docreview users add NAME" in page.text
+        )
+        token = token_of(client.get("/login").text)
+        answer = client.post(
+            "/decide", data=dict(id=str(findings(run["report"])[0]["id"]), decision="approve", csrf=token)
+        )
+        assert answer.status_code == 401
     gen.close()
 
 
-def test_binding_beyond_loopback_without_a_password_is_exit_2_naming_the_setting(run, monkeypatch):
+def test_binding_beyond_loopback_needs_accounts_or_a_proxy_and_the_old_password_is_refused(run, tmp_path, monkeypatch):
     monkeypatch.delenv(PASSWORD_SETTING, raising=False)
-    result = CliRunner().invoke(app, ["report", "serve", str(run["out"]), "--host", "0.0.0.0", "--db", run["db"]])
+    monkeypatch.delenv(PROXIES_SETTING, raising=False)
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    get_engine(empty)
+    dispose_engines()
+    result = CliRunner().invoke(app, ["report", "serve", str(run["out"]), "--host", "0.0.0.0", "--db", empty])
     assert result.exit_code == 2
-    assert PASSWORD_SETTING in result.output and "Traceback" not in result.output
+    assert "docreview users add NAME" in result.output and PROXIES_SETTING in result.output
+    assert "Traceback" not in result.output
+    monkeypatch.setenv(PROXIES_SETTING, "10.0.0.5, not-an-address")
+    result = CliRunner().invoke(app, ["report", "serve", str(run["out"]), "--db", run["db"]])
+    assert result.exit_code == 2 and PROXIES_SETTING in result.output and "not-an-address" in result.output
+    monkeypatch.delenv(PROXIES_SETTING)
     monkeypatch.setenv(PASSWORD_SETTING, "s3cret-value")
-    # With the password set the command would serve; its refusal message never shows the value.
-    result = CliRunner().invoke(app, ["report", "serve", "/nonexistent-report-folder", "--host", "0.0.0.0"])
-    assert result.exit_code == 2 and "s3cret-value" not in result.output
+    result = CliRunner().invoke(app, ["report", "serve", str(run["out"]), "--db", run["db"]])
+    assert result.exit_code == 2 and "no longer used" in result.output and "s3cret-value" not in result.output
+
+
+def test_two_reviewers_in_two_browsers_decide_one_finding_the_later_wins_and_a_tampered_row_fails_the_audit(
+    browser, run, tmp_path
+):
+    """Alice approves a finding in her browser, Bob rejects it in his; the page shows Bob's decision,
+    `docreview audit show` lists both with who and when, and once someone hand-edits Alice's row in
+    the database `docreview audit verify` fails naming it."""
+    import sqlite3
+
+    path = tmp_path / "audit.db"
+    shutil.copyfile(run["db"].removeprefix("sqlite:///"), path)  # this test's own copy: it tampers with it
+    db = f"sqlite:///{path}"
+    finding = next(f for f in findings(run["report"]) if f["clause_type"] == "uncapped_liability")
+    fid = str(finding["id"])
+    gen = _serve(run["out"], db)
+    base = next(gen)
+    try:
+        for name, button in (("Alice Example", "approve"), ("Bob", "reject")):
+            context = browser.new_context(viewport={"width": 1300, "height": 1400})  # a browser of their own
+            page = context.new_page()
+            page.goto(f"{base}/report.html")
+            page.fill("#name", name)
+            page.fill("#password", PASSWORDS[name])
+            with page.expect_navigation():
+                page.click("button[type=submit]")
+            form = page.locator(f"#f-{fid} form.dr-decide")
+            form.locator("input[name=note]").fill(f"{name} read it")
+            with page.expect_navigation():
+                form.locator(f"button[value={button}]").click()
+            page.reload()
+            text = page.locator(f"#f-{fid}").inner_text()
+            verb = "approved" if button == "approve" else "rejected"
+            assert f"Reviewer: {verb} by {name} (" in text
+            context.close()
+    finally:
+        gen.close()
+    dispose_engines()
+    runner = CliRunner()
+    shown = runner.invoke(app, ["audit", "show", fid, "--db", db, "--json"])
+    assert shown.exit_code == 0, shown.output
+    record = json.loads(shown.output)
+    assert [(h["reviewer"], h["decision"]) for h in record["history"]][-2:] == [
+        ("Alice Example", "approve"),
+        ("Bob", "reject"),
+    ]
+    assert record["decision"]["reviewer"] == "Bob" and record["decision"]["decision"] == "reject"  # the later wins
+    assert runner.invoke(app, ["audit", "verify", "--db", db]).exit_code == 0
+    alice = record["history"][-2]["id"]
+    with sqlite3.connect(path) as conn:  # someone with the database file rewrites who approved
+        conn.execute("DROP TRIGGER reviewer_decisions_no_update")
+        conn.execute("UPDATE reviewer_decisions SET reviewer = 'Carol' WHERE id = ?", (alice,))
+    dispose_engines()
+    failed = runner.invoke(app, ["audit", "verify", "--db", db])
+    assert failed.exit_code == 1 and f"Decision chain broken at decision #{alice}" in failed.output
+    dispose_engines()

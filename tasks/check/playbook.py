@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from schemas.decisions import affirms, rejects
 from schemas.playbook import Expectation, Playbook, PlaybookRule, RuleStatus
 from schemas.taxonomy import ClauseType, label
 from tasks.check.redactions import REDACTED_REASON, is_redacted
@@ -609,7 +610,7 @@ def supported(finding: dict[str, Any]) -> bool:
 
 
 def _rejected_by_reviewer(finding: dict[str, Any]) -> bool:
-    return str((finding.get("decision") or {}).get("decision", "")).startswith("reject")
+    return rejects(finding.get("decision"))
 
 
 def _dismissed_by_fact_check(finding: dict[str, Any]) -> bool:
@@ -621,7 +622,9 @@ def _dismissed_by_fact_check(finding: dict[str, Any]) -> bool:
 
 
 def _approved_by_reviewer(finding: dict[str, Any]) -> bool:
-    return str((finding.get("decision") or {}).get("decision", "")).startswith("approve")
+    """A reviewer approved the finding, or reclassified it into the category it now has (the
+    reviewer's reading: :func:`tasks.observe.report.reclassify`)."""
+    return affirms(finding.get("decision"))
 
 
 def _text_of(finding: dict[str, Any], names: tuple[str, ...]) -> str:
@@ -633,6 +636,12 @@ def _text_of(finding: dict[str, Any], names: tuple[str, ...]) -> str:
 
 _NOTICE_AFTER = re.compile(r"^[^.;]{0,12}?\b(?:prior|before|in\s+advance|preceding|notice)\b", re.I)
 _NOTICE_BEFORE = re.compile(r"\b(?:notice|at\s+least|(?:less|fewer)\s+than)\b[^.;]{0,14}$", re.I)
+
+
+def durations_of(finding: dict[str, Any]) -> list[Value]:
+    """The durations a rule reads in a finding (:func:`_durations`): its ``duration`` value, else the
+    quote's durations next to "notice"/"prior", else all of the quote's."""
+    return _durations(finding)
 
 
 def _durations(finding: dict[str, Any]) -> list[Value]:

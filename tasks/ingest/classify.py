@@ -44,6 +44,8 @@ _FORMS: list[tuple[FilingForm, re.Pattern[str], re.Pattern[str]]] = [
     ),
     (FilingForm.form_8k, re.compile(r"\bFORM\s+8-?K\b", _I), re.compile(r"CURRENT\s+REPORT", _I)),
 ]
+#: A Form 10-K/A or 10-Q/A cover page (Exchange Act Rule 12b-15: an amendment names its form with "/A").
+_AMENDED = re.compile(r"\bFORM\s+10-?[KQ]\s*/\s*A\b", _I)
 _8K_ITEM = re.compile(r"^\s*Item\s+[1-9]\.0\d\b", _I | re.M)
 _RELEASE = re.compile(
     r"\b(?:reports?|announces?)\b[^•.]{0,100}?\bresults\b|FOR\s+IMMEDIATE\s+RELEASE|"
@@ -177,13 +179,15 @@ def classify_text(text: str, override: str | None = None) -> DocumentKind:
             file_number=file_number,
         )
     if form is not None:
+        amended = form in (FilingForm.form_10k, FilingForm.form_10q) and _AMENDED.search(cover) is not None
         return DocumentKind(
             profile=Profile.filing,
             document_type=form.value,
-            reason=why,
+            reason=why + ("; an amendment (Form " + form.value + "/A)" if amended else ""),
             company=company,
             period=period,
             file_number=file_number,
+            amendment=amended,
         )
     if _SEC.search(cover):
         return DocumentKind(

@@ -74,7 +74,7 @@ def figure_basis(fig: KeyFigure, form: str | None) -> FigureBasis:
     return FigureBasis(False, months, year, "statement")
 
 
-def not_comparable(before: FigureBasis, after: FigureBasis) -> str | None:
+def not_comparable(before: FigureBasis, after: FigureBasis, same_period: bool = False) -> str | None:
     """Why two figures of one name are not the same measure a period apart, or None when they are:
     a balance against a flow; two durations of different or unknown length when either comes from XBRL
     (two PDF statements of one company and form keep the same column layout, so an unknown span on both
@@ -88,6 +88,10 @@ def not_comparable(before: FigureBasis, after: FigureBasis) -> str | None:
             return f"{before.label()} against {after.label()}: the span of one is not stated"
     old_end, new_end = before.end or "", after.end or ""
     known = old_end[:4].isdigit() and new_end[:4].isdigit()
+    if same_period:  # an amendment against the filing it amends: the same period, restated
+        if known and old_end[: len(new_end)] != new_end[: len(old_end)]:
+            return f"{before.label()} against {after.label()}: not the same period"
+        return None
     if known and old_end[: len(new_end)] >= new_end[: len(old_end)]:
         return f"{before.label()} against {after.label()}: the previous figure does not end earlier"
     return None
@@ -105,7 +109,9 @@ def in_millions(fig: KeyFigure) -> float | None:
     return float(fig.value) * factor if factor is not None and fig.value is not None else None
 
 
-def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | None = None) -> list[FilingChange]:
+def compare_summaries(
+    before: FilingSummary, after: FilingSummary, form: str | None = None, same_period: bool = False
+) -> list[FilingChange]:
     """The changes from ``before`` (the previous filing) to ``after``, both of ``form``: risk-factor
     headings added and removed, key figures whose value moved by at least :data:`MIN_FIGURE_CHANGE`
     (same name, compared in USD millions whatever unit each statement used, over the same span of
@@ -116,7 +122,8 @@ def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | N
     to case, punctuation and small rewording
     (:func:`_has_heading`); when only one filing's Item 1A headings could be read, one
     ``risk_factors_not_compared`` change says so instead of listing every heading. Order:
-    high-risk changes first, then by kind."""
+    high-risk changes first, then by kind. ``same_period``: ``after`` amends ``before`` (Form 10-K/A,
+    10-Q/A), so figures of the same period are compared (a restatement) and others are not."""
     out: list[FilingChange] = []
     if before.risk_headings and after.risk_headings:
         out += [
@@ -146,7 +153,7 @@ def compare_summaries(before: FilingSummary, after: FilingSummary, form: str | N
         if (prev.value, prev.unit, prev.period) == (fig.value, fig.unit, fig.period):
             continue
         old_basis, new_basis = figure_basis(prev, form), figure_basis(fig, form)
-        why = not_comparable(old_basis, new_basis)
+        why = not_comparable(old_basis, new_basis, same_period)
         if why is not None:
             out.append(
                 FilingChange(
@@ -221,8 +228,9 @@ def _has_heading(headings: list[str], heading: str) -> bool:
 @task(name="compare-with-previous-filing", task_run_name=for_document("compare-filing"), cache_policy=NO_CACHE)
 def record_filing_changes(session: Session, sha256: str) -> list[FilingChange]:
     """Prefect task: compare the filing ``sha256`` with the previous filing of the same company
-    and form (:func:`tasks.store.profiles.previous_filing`) and store the changes in ``session`` (the
-    caller commits); ``[]`` (stored) when there is no previous filing. A contract has none."""
+    and form, or for an amendment with the filing it amends (:func:`tasks.store.profiles.previous_filing`),
+    and store the changes in ``session`` (the caller commits); ``[]`` (stored) when there is no such
+    filing. A contract has none."""
     from tasks.store.profiles import load_profiles, previous_filing, save_filing_changes
 
     prev = previous_filing(session, sha256)
@@ -234,6 +242,7 @@ def record_filing_changes(session: Session, sha256: str) -> list[FilingChange]:
         FilingSummary.model_validate(prev.summary),
         FilingSummary.model_validate(current.summary),
         current.document_type,
+        same_period=bool(current.amendment),
     )
     save_filing_changes(session, sha256, prev.sha256, changes)
     return changes

@@ -13,6 +13,7 @@ import json
 import re
 import threading
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from prefect.artifacts import create_link_artifact, create_markdown_artifact, cr
 from prefect.cache_policies import NO_CACHE
 from sqlmodel import Session, col, select
 
+from schemas.decisions import affirms, rejects
 from schemas.documents import Locator
 from schemas.filings import FilingSummary, topic_label
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
@@ -34,8 +36,16 @@ from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, r
 from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
 from tasks.observe.monitoring import document_drift, observed_keys
+from tasks.observe.versions import compare_clauses, load_links, playbook_moves
 from tasks.review.backends.rules import MUTUAL_LIABILITY
-from tasks.store.persist import get_engine, load_checks, load_findings, load_playbook_results, unit_of_work
+from tasks.store.persist import (
+    get_engine,
+    load_checks,
+    load_document,
+    load_findings,
+    load_playbook_results,
+    unit_of_work,
+)
 from tasks.store.profiles import load_profiles, profile_fields
 
 #: Artifact keys (lowercase, digits and dashes, as Prefect requires) so they show on the
@@ -93,10 +103,16 @@ def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
         wanted = {t.value for t in types}
         seen: list[str] = []
         for f in findings:
-            if f["clause_type"] not in wanted or not supported(f) or not _values_verified(f):
+            if f["clause_type"] not in wanted or rejects(f.get("decision")):
+                continue
+            if reclassified(f):  # the reviewer's reading: its values are read from the quote
+                stated = quote_values(f, names)
+            elif supported(f) and _values_verified(f):
+                stated = {name: f["values"].get(name) for name in names}
+            else:
                 continue
             for name in names:
-                raw = f["values"].get(name)
+                raw = stated.get(name)
                 for value in raw.split("; ") if isinstance(raw, str) else []:
                     if value and value not in seen:
                         seen.append(value)
@@ -123,18 +139,18 @@ def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
     for f in findings:
         if f["clause_type"] != ClauseType.cap_on_liability.value or f["verdict"] in ("unsupported", "contradicted"):
             continue
-        decision = str((f.get("decision") or {}).get("decision", ""))
         checks = {c["name"]: c["verdict"] for c in f.get("checks") or []}
-        if decision.startswith("reject") or checks.get("grounding", "verified") != "verified":
+        if rejects(f.get("decision")) or checks.get("grounding", "verified") != "verified":
             continue
-        if not _values_verified(f):
+        if not reclassified(f) and not _values_verified(f):
             continue
-        sure = supported(f) or decision.startswith("approve")
+        sure = supported(f) or affirms(f.get("decision"))
         where = str(f.get("locator") or f"page {f.get('page')}")  # a report finding always has its locator
         whose = str((f.get("values") or {}).get("liability_of") or "")
         if whose:  # a cap on one party's liability leaves the other's uncapped: say whose
             where += "; each party's liability" if MUTUAL_LIABILITY.fullmatch(whose) else f"; {whose}'s liability only"
-        for name, raw in (f.get("values") or {}).items():
+        values = quote_values(f, ("amount",)) if reclassified(f) else (f.get("values") or {})
+        for name, raw in values.items():
             if not _CAP_NAMES.search(str(name)):
                 continue
             for value in str(raw).split("; "):
@@ -155,6 +171,60 @@ def _values_verified(finding: dict[str, Any]) -> bool:
     return all(c["verdict"] == "verified" for c in finding.get("checks") or [] if c["name"] == "values")
 
 
+def reclassified(finding: dict[str, Any]) -> bool:
+    """Whether a reviewer's latest decision on the finding reclassified it (:func:`reclassify`)."""
+    return bool(finding.get("claimed_clause_type"))
+
+
+def reclassify(finding: dict[str, Any]) -> None:
+    """Apply a reviewer's reclassification to a report finding, in place: when its latest decision is
+    ``reclassify``, its ``clause_type`` and ``clause_label`` become the category the reviewer named,
+    so key terms, counts, triage and the playbook read it as that clause; the review's claim is kept
+    in ``claimed_clause_type``, ``claimed_clause_label`` and ``claimed_values``. Its ``values`` (and
+    ``read_values``) are emptied: they were stated for the claimed category (an Expiration Date's
+    "two (2) years" is no Non-Compete's term), so the quote is read instead (:func:`quote_values`,
+    and the playbook reads quotes of findings without values)."""
+    decision = finding.get("decision") or {}
+    if decision.get("decision") != "reclassify" or not decision.get("category"):
+        return
+    finding["claimed_clause_type"] = finding["clause_type"]
+    finding["claimed_clause_label"] = finding["clause_label"]
+    finding["claimed_values"] = finding.get("values") or {}
+    finding["clause_type"] = decision["category"]
+    finding["clause_label"] = finding_label(decision["category"])
+    finding["values"], finding["read_values"] = {}, {}
+
+
+def quote_values(finding: dict[str, Any], names: Any) -> dict[str, str]:
+    """The values of ``names`` read from a finding's quote (for a finding whose stated values are not
+    its category's, :func:`reclassify`): ``date`` the quote's dates, ``duration``/``term`` its
+    durations (those next to "notice" for a notice period, :func:`tasks.check.playbook.durations_of`),
+    ``amount`` its money amounts, ``percentage`` its percentages, ``jurisdiction`` the governing law it
+    names; each as ``"; "``-joined text as printed. Other names are not read."""
+    from tasks.check.playbook import durations_of, governing_jurisdiction
+    from tasks.check.values import Kind, extract_values
+
+    quote = str(finding.get("evidence") or "")
+    found = [v for v in extract_values(quote) if v.kind is not Kind.redacted]
+    out: dict[str, str] = {}
+    for name in names:
+        if name == "date":
+            picked = [v.raw.strip() for v in found if v.kind is Kind.date]
+        elif name in ("duration", "term"):
+            picked = [v.raw.strip() for v in durations_of(dict(finding, values={}))]
+        elif name == "amount":
+            picked = [v.raw.strip() for v in found if v.kind is Kind.money]
+        elif name == "percentage":
+            picked = [v.raw.strip() for v in found if v.kind is Kind.percent]
+        elif name == "jurisdiction":
+            picked = [j for j in [governing_jurisdiction(quote)] if j]
+        else:
+            picked = []
+        if picked:
+            out[name] = "; ".join(dict.fromkeys(picked))
+    return out
+
+
 def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Typed readings of a finding's values, next to their raw text (:mod:`tasks.check.values`):
     ``{name: [{kind, raw, amount, unit, iso, problem}]}``; amounts as decimal text with their ISO
@@ -171,11 +241,16 @@ def read_values(values: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def build_report(
-    database_url: str, run_id: str, offline: bool, playbook: dict[str, Any] | None = None, endpoint: str | None = None
+    database_url: str,
+    run_id: str,
+    offline: bool,
+    playbook: dict[str, Any] | None = None,
+    endpoint: str | None = None,
+    as_of: date | None = None,
 ) -> dict[str, Any]:
     """The report of run ``run_id`` as a JSON-safe dict (see :func:`_report`), read in one session."""
     with unit_of_work(database_url) as store:
-        return _report(store, database_url, run_id, offline, playbook, endpoint)
+        return _report(store, database_url, run_id, offline, playbook, endpoint, as_of)
 
 
 def _report(
@@ -185,9 +260,13 @@ def _report(
     offline: bool,
     playbook: dict[str, Any] | None = None,
     endpoint: str | None = None,
+    as_of: date | None = None,
 ) -> dict[str, Any]:
     """The report of run ``run_id`` as a JSON-safe dict (shape documented in docs/report-json.md),
     its stored rows read through ``store``.
+
+    ``as_of``: the date contract deadlines are computed for (:mod:`tasks.observe.deadlines`; default
+    today, UTC), with the business days of ``DOCREVIEW_DEADLINE_HOLIDAYS``.
 
     ``endpoint``: where the model calls went when that is not the vendor's own API
     (:meth:`schemas.settings.Settings.model_endpoint`), reported as ``run.endpoint``.
@@ -211,6 +290,7 @@ def _report(
     drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.observe.monitoring)
     rules = load_playbook_results(store, run_id) if playbook else {}
     profiles = load_profiles(store, [d.sha256 for d in docs if d.sha256])
+    links = load_links(store, [d.sha256 for d in docs if d.sha256])  # previous versions
     for d in docs:
         profile = profiles.get(d.sha256) if d.sha256 else None
         summary = FilingSummary.model_validate(profile.summary) if profile is not None and profile.summary else None
@@ -255,6 +335,8 @@ def _report(
                         locator=located.label(),
                     )
                 )
+        for f in findings:
+            reclassify(f)  # a reviewer's "this is a Non-Compete, not a License Grant"
         redline, comments = list(structure.get("changes") or []), list(structure.get("comments") or [])
         for f in findings:
             f["redline"] = [{**c, "note": redline_note(c)} for c in redline_of(f, redline)]
@@ -271,6 +353,11 @@ def _report(
         doc_checks += page_checks(pages_flagged)
         results = playbook_results(rules.get(d.sha256 or "", [])) if playbook else None
         findings = triage(findings, results or [])
+        version = (
+            version_fields(store, links[d.sha256], findings, results or [])
+            if d.sha256 and d.status == "reviewed" and d.sha256 in links and links[d.sha256].previous_sha256
+            else None
+        )
         documents.append(
             dict(
                 source=d.source,
@@ -287,6 +374,7 @@ def _report(
                 key_terms=key_terms(findings),
                 findings=findings,
                 counts=finding_counts(findings),
+                categories=category_counts(findings),
                 absences=absences,
                 flags=flags,
                 checks=doc_checks,
@@ -294,18 +382,22 @@ def _report(
                 drift=located_drift(drift.get(d.sha256), where) if d.sha256 and d.status == "reviewed" else None,
                 **filing_fields(profile, summary, d.status),
                 **({"playbook": results} if playbook else {}),
+                **({"version": version} if version else {}),
                 edgar=structure.get("edgar") or None,
                 exhibit_links=list(structure.get("exhibit_links") or []),
                 submission_parts=list(structure.get("parts") or []),
             )
         )
+        if documents[-1].get("previous_sha256"):  # a filing's previous filing, or the one an amendment amends
+            earlier = load_document(store, documents[-1]["previous_sha256"])
+            documents[-1]["previous_file_name"] = earlier.file_name if earlier is not None else None
         wanted_absent(documents[-1])
         absence_alarms(documents[-1])
         for figure in [*(documents[-1].get("key_figures") or []), *(documents[-1].get("red_flags") or [])]:
             locate(figure, where)  # an HTML filing's unit 69 → page 54, "page 54, Part IV > Item 15. …"
         locate_changes(engine, documents[-1], where)
     link_exhibits(documents)
-    return dict(
+    report = dict(
         run=dict(
             id=run.id,
             source=run.source,
@@ -319,8 +411,109 @@ def _report(
             started_at=run.started_at.isoformat() if run.started_at else None,
             finished_at=run.finished_at.isoformat() if run.finished_at else None,
             metrics=_metrics_out(metrics),
+            decisions=_decisions_seen(engine),
         ),
         documents=documents,
+    )
+    _add_deadlines(report, as_of)
+    return report
+
+
+def _add_deadlines(report: dict[str, Any], as_of: date | None) -> None:
+    """The contracts' deadlines (:func:`tasks.observe.deadlines.add_deadlines`), as of ``as_of``
+    (default today, UTC), counting business days by ``DOCREVIEW_DEADLINE_HOLIDAYS``."""
+    from schemas.settings import Settings
+    from tasks.observe.deadlines import BusinessCalendar, add_deadlines, today_utc
+
+    add_deadlines(report, as_of or today_utc(), BusinessCalendar.parse(Settings().deadline_holidays))
+
+
+def _decisions_seen(engine: Any) -> dict[str, Any]:
+    """The reviewer decisions' chain as this report saw it: ``{count, head}``
+    (:func:`tasks.store.decisions.chain_position`), for ``docreview audit verify --reports``."""
+    from tasks.store.decisions import chain_position
+
+    with Session(engine) as session:
+        count, head = chain_position(session)
+    return {"count": count, "head": head}
+
+
+def _stands(finding: dict[str, Any]) -> bool:
+    """A finding a version comparison reads: not rejected by a reviewer, not rejected or dismissed by
+    the fact-check (unless a reviewer approved it)."""
+    if rejects(finding.get("decision")) or finding["verdict"] not in ("verified", "needs_review"):
+        return False
+    return affirms(finding.get("decision")) or not fact_check_dismissed(finding)
+
+
+def previous_findings(store: Session, sha256: str) -> list[dict[str, Any]]:
+    """A document's findings from its latest review (the newest ``document_reviews`` row), as report
+    findings (``{id, clause_type, clause_label, evidence, values, verdict, checks, decision?,
+    locator, page}``) with reviewer decisions and reclassifications applied."""
+    from schemas.tables import DocumentReviewRow
+
+    latest = store.exec(
+        select(DocumentReviewRow)
+        .where(DocumentReviewRow.sha256 == sha256)
+        .order_by(col(DocumentReviewRow.reviewed_at).desc())
+    ).first()
+    if latest is None:
+        return []
+    prompt_version = latest.prompt_version.split("; checks ", 1)[0]  # the ledger's key also names the checks
+    rows = load_findings(store, sha256, prompt_version, latest.model)
+    checks = load_checks(store, [r.finding_key for r in rows])
+    decisions = _decisions(store, [r.finding_key for r in rows])
+    out = []
+    for r in rows:
+        f = dict(
+            id=r.id,
+            clause_type=r.clause_type,
+            clause_label=finding_label(r.clause_type),
+            evidence=r.evidence,
+            values=dict(r.values),
+            verdict=r.verdict,
+            checks=[dict(name=c.name, verdict=c.verdict, reason=c.reason) for c in checks.get(r.finding_key, [])],
+            locator=r.locator or f"page {r.page}",
+            page=r.page,
+            **({"decision": decisions[r.finding_key]} if r.finding_key in decisions else {}),
+        )
+        reclassify(f)
+        out.append(f)
+    return out
+
+
+def latest_playbook_results(store: Session, sha256: str) -> list[dict[str, Any]]:
+    """A document's playbook results from the latest run that applied a playbook to it
+    (:func:`playbook_results` shape), ``[]`` when none did."""
+    from schemas.tables import PlaybookResultRow
+
+    rows = store.exec(
+        select(PlaybookResultRow)
+        .where(PlaybookResultRow.sha256 == sha256)
+        .order_by(col(PlaybookResultRow.created_at), col(PlaybookResultRow.id))
+    ).all()
+    last = rows[-1].run_id if rows else None
+    return playbook_results([r for r in rows if r.run_id == last])
+
+
+def version_fields(
+    store: Session, link: Any, findings: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What changed since a contract's previous version (``link``: its
+    :class:`schemas.tables.DocumentVersionRow`): ``{previous: {sha256, file_name}, linked_by, changes
+    (:func:`tasks.observe.versions.compare_clauses` of the findings that stand), playbook_moves
+    (:func:`tasks.observe.versions.playbook_moves`, against the previous version's latest results)}``."""
+    from tasks.store.persist import load_document
+
+    prev = link.previous_sha256
+    row = load_document(store, prev)
+    before = [f for f in previous_findings(store, prev) if _stands(f)]
+    after = [f for f in findings if _stands(f)]
+    return dict(
+        previous=dict(sha256=prev, file_name=row.file_name if row is not None else None),
+        linked_by=link.linked_by,
+        changes=compare_clauses(before, after),
+        playbook_moves=playbook_moves(latest_playbook_results(store, prev), results),
     )
 
 
@@ -632,7 +825,10 @@ def triage_tier(finding: dict[str, Any]) -> str:
 
 
 def _decided(finding: dict[str, Any], decision: str) -> bool:
-    """Whether a reviewer's latest decision on ``finding`` is ``decision`` (``approve``/``reject``)."""
+    """Whether a reviewer's latest decision on ``finding`` is ``decision`` (``approve``/``reject``); a
+    reclassification counts as an approval of the finding in the category it now has."""
+    if decision == "approve":
+        return affirms(finding.get("decision"))
     return str((finding.get("decision") or {}).get("decision", "")).startswith(decision)
 
 
@@ -809,6 +1005,17 @@ def finding_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
+def category_counts(findings: list[dict[str, Any]]) -> dict[str, int]:
+    """Per document: how many findings each category has, as decided (a reclassified finding counts
+    in the category a reviewer gave it), leaving out findings a reviewer rejected; ``{clause_type: n}``
+    by category value."""
+    out: dict[str, int] = {}
+    for f in findings:
+        if not rejects(f.get("decision")):
+            out[f["clause_type"]] = out.get(f["clause_type"], 0) + 1
+    return dict(sorted(out.items()))
+
+
 def needs_attention(finding: dict[str, Any]) -> bool:
     """True for a finding a reviewer should look at: a playbook deviation rests on it, or it is high
     risk and verified, or the fact-check could not confirm it and it puts its category's question
@@ -940,13 +1147,12 @@ def page_checks(pages_flagged: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _decisions(store: Session, keys: list[str]) -> dict[str, dict[str, Any]]:
-    """Latest reviewer decision per finding key: ``{key: {decision, note, decided_at}}``."""
+    """Latest reviewer decision per finding or absence key: ``{key: {decision, category, reviewer,
+    note, seq, decided_at, hash}}`` (:func:`tasks.store.decisions.decision_fields`)."""
+    from tasks.store.decisions import decision_fields
     from tasks.store.persist import latest_decisions
 
-    return {
-        k: dict(decision=d.decision, note=d.note, decided_at=d.decided_at.isoformat() if d.decided_at else None)
-        for k, d in latest_decisions(store, keys).items()
-    }
+    return {k: decision_fields(d) for k, d in latest_decisions(store, keys).items()}
 
 
 _INT_METRICS = {
@@ -1010,7 +1216,8 @@ _HTML = """<!doctype html>
  .plots figcaption{font-size:12.5px;color:#5b6675;margin-bottom:6px} .plots img{width:100%;height:auto}
  .drift.moved{color:#9b1c1c;font-weight:600}
  .checks{font-size:12px;color:#5b6675;margin:2px 0 0;padding-left:16px}
- section.triage,section.contents{background:#fff;border:1px solid #dde2e8;border-radius:8px;margin:0 0 18px;padding:14px 18px}
+ section.triage,section.contents,section.deadlines{background:#fff;border:1px solid #dde2e8;border-radius:8px;margin:0 0 18px;padding:14px 18px}
+ section.deadlines h2{font-size:17px;margin:0 0 6px} .soon{color:#9b1c1c;font-weight:600}
  section.triage{border-left:4px solid #c2410c} section.triage h2,section.contents h2{font-size:17px;margin:0 0 6px}
  section.triage h3{font-size:14px;margin:14px 0 4px} a{color:#1f4fa3}
  .pb-pass{background:#dff3e4;color:#1e6b34}.pb-deviation{background:#fde2e1;color:#9b1c1c}.pb-unknown{background:#fff0c2;color:#7a5a00}
@@ -1058,6 +1265,12 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <table><tr><th>Document</th><th>Clause</th><th>Meaning</th><th>ID</th></tr>
 {% for m in not_found %}<tr><td><a href="#doc-{{ m.anchor }}">{{ m.document }}</a></td><td>{{ m.clause_label }}</td><td>{{ m.why }}</td><td><code>{{ m.id }}</code></td></tr>{% endfor %}</table></details>{% endif %}
 </section>
+{% if deadlines or undated %}<section class="deadlines" id="deadlines"><h2>Upcoming deadlines</h2>
+<p class="sub">Contract dates from the key terms, as of {{ run.deadlines_as_of }}; a notice deadline is moved to the business day before when it falls on another day (business days: {{ run.business_days }}). Calendar: <a href="deadlines.ics">deadlines.ics</a>.</p>
+{% if deadlines %}<table class="deadlines"><tr><th>Date</th><th>In</th><th>Document</th><th>What</th><th>How it was computed</th><th>Findings</th></tr>
+{% for r in deadlines %}<tr><td>{{ r.date }}</td><td{% if r.days_left <= 30 %} class="soon"{% endif %}>{{ r.days_left }} day(s)</td><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td>{{ r.title }}</td><td>{{ r.basis }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
+{% if undated %}<p class="sub">No deadline computed for {{ undated|length }} contract(s): {% for d in undated %}<a href="#doc-{{ d.anchor }}">{{ d.file_name }}</a> ({{ d.deadlines_note }}){{ "; " if not loop.last }}{% endfor %}.</p>{% endif %}
+</section>{% endif %}
 <section class="contents"><h2>Documents</h2>
 <table><tr><th>Document</th><th>Status</th><th>Findings</th><th>High risk</th><th>To look at</th><th>Missing</th>{% if run.playbook %}<th>Deviations</th>{% endif %}</tr>
 {% for doc in documents %}<tr><td><a href="#doc-{{ doc.anchor }}">{{ doc.file_name }}</a></td><td><span class="badge {{ doc.status }}">{{ doc.status }}</span></td>
@@ -1080,14 +1293,19 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.key_figures %}<table class="terms figures"><tr><th>Key figure</th><th>Value (exact, in its own unit)</th><th>Period</th><th>Where</th></tr>{% for k in doc.key_figures %}
   <tr class="figure"><td>{{ k.title or k.name|replace("_", " ") }}</td><td class="value">{{ k.shown }}{% if k.note %}<br><span class="sub">{{ k.note }}</span>{% endif %}</td><td>{{ k.period_label or k.period or "" }}</td><td class="where">{{ k.locator or k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
  {% if doc.fact_problems %}<details open><summary>XBRL facts not used ({{ doc.fact_problems|length }}): no key figure is taken from them or read around them</summary><ul class="checks">{% for p in doc.fact_problems %}<li>{{ p }}</li>{% endfor %}</ul></details>{% endif %}
- {% if doc.changes %}<details open><summary>Changes since the previous filing ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
+ {% if doc.amendment %}<p class="sub amendment">An amendment (Form {{ doc.document_type }}/A){% if doc.previous_file_name %} of <b>{{ doc.previous_file_name }}</b>, the filing of the same company, form and period: the changes below are against it{% if not doc.changes %}; none found{% endif %}{% else %}: the filing it amends (same company, form and period) is not in the database{% endif %}.</p>{% endif %}
+ {% if doc.changes %}<details open><summary>{% if doc.amendment %}Changes from the filing it amends{% else %}Changes since the previous filing{% endif %} ({{ doc.changes|length }})</summary><ul class="checks">{% for c in doc.changes %}
   <li>{% if c.high_risk %}<b class="risk-high">high risk</b> {% endif %}{{ c.kind|replace("_", " ") }}: {{ c.subject }}{% if c.locator %} ({{ c.locator }}){% endif %}{% if c.before or c.after %} — {{ c.before or "" }} → {{ c.after or "" }}{% endif %}{% if c.change is not none %} ({{ "%+.1f"|format(c.change * 100) }} %){% endif %}{% if c.basis %} · {{ c.basis }}{% endif %}</li>{% endfor %}</ul></details>{% endif %}
+ {% if doc.version %}<details open class="version"><summary>Changes since the previous version, {{ doc.version.previous.file_name or doc.version.previous.sha256[:12] }} (linked by {{ doc.version.linked_by }}): {{ doc.version.changes|length }} clause change(s){% if doc.version.playbook_moves %}, {{ doc.version.playbook_moves|length }} playbook result(s) moved{% endif %}</summary><ul class="checks">
+  {% for m in doc.version.playbook_moves %}<li><b>playbook {{ m.rule }}</b> ({{ m.severity }}): {{ m.before or "not applied" }} → <b>{{ m.after or "not applied" }}</b>{% if m.reason %} — {{ m.reason }}{% endif %}</li>{% endfor %}
+  {% for c in doc.version.changes %}<li><b>{{ c.clause_label }}</b> {{ c.kind }}{% if c.locator %} ({{ c.locator }}){% endif %}{% for v in c["values"] %}; {{ v.kind }} {{ v.before or "none" }} → <b>{{ v.after or "none" }}</b>{% endfor %}{% if c.after_id %} <a href="#f-{{ c.after_id }}"><code>{{ c.after_id }}</code></a>{% endif %}{% if c.before %}<br><small>before: {{ c.before }}</small>{% endif %}{% if c.after %}<br><small>now: {{ c.after }}</small>{% endif %}</li>{% endfor %}
+  {% if not doc.version.changes and not doc.version.playbook_moves %}<li>no clause and no playbook result changed</li>{% endif %}</ul></details>{% endif %}
  {% if doc.checks %}<div class="notice"><b>Needs review.</b>{% for c in doc.checks %} {{ c.reason }}.{% endfor %}
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>{{ fl.locator or ("page " ~ fl.page) }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}
- {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
- {% if info and doc.absences_not_expected %}<p class="sub absent-info"><b>No missing-clause alarm</b>: {{ doc.absences_not_expected }}. Not found, for information:{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}){% if not loop.last %};{% endif %}{% endfor %}.</p>
- {% elif info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
+ {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
+ {% if info and doc.absences_not_expected %}<p class="sub absent-info"><b>No missing-clause alarm</b>: {{ doc.absences_not_expected }}. Not found, for information:{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}){% if not loop.last %};{% endif %}{% endfor %}.</p>
+ {% elif info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
  {% if wanted %}<p class="sub"><b>Not found, as the playbook wants:</b>{% for a in wanted %} {{ a.clause_label }} (rule {{ a.wanted_by }}, <code>{{ a.id }}</code>){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ wanted[0].chunks_examined }} reviewed chunk(s).</p>{% endif %}
  {% if doc.playbook %}<table class="playbook"><tr><th>Playbook rule</th><th>Status</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
  {% for r in doc.playbook %}<tr><td>{{ r.rule }}<br><span class="sub">{{ r.clause_label }} · {{ r.expect|replace("_", " ") }}</span></td><td><span class="badge pb-{{ r.status }}">{{ r.status }}</span></td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
@@ -1106,7 +1324,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  <details {% if documents|length <= 10 %}open{% endif %}><summary>Findings ({{ doc.findings|length }}, in a reviewer's order: deviations, high-risk terms, to decide, the rest, further passages, those the fact-check dismissed)</summary>
  <table><tr><th>Clause</th><th>Finding and evidence</th><th>Where</th><th>Verdict</th></tr>
  {% for f in doc.findings %}
-  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
+  <tr id="f-{{ f.id }}"><td>{{ f.clause_label }}{% if f.claimed_clause_label %}<br><small>claimed as {{ f.claimed_clause_label }}</small>{% endif %}<br><span class="risk-{{ f.risk }}">{{ f.risk }} risk</span><br><code class="fid">{{ f.id }}</code></td>
    <td>{{ f.summary }}<blockquote>{{ f.evidence }}</blockquote>
     {% if f["values"] %}<div class="sub">{% for k, v in f["values"].items() %}{{ k }}: {{ v }}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
     {% if f.read_values %}<div class="sub">read as: {% for k, vs in f.read_values.items() %}{% for v in vs %}{{ v.raw }} = {{ v.iso or ((v.unit ~ " ") if v.unit and v.kind == "money" else "") ~ (v.amount or "") ~ ((" " ~ v.unit) if v.unit and v.kind == "duration" else "") ~ ("%" if v.kind == "percent" else "") }}{% if v.problem %} ({{ v.problem }}){% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if not loop.last %} · {% endif %}{% endfor %}</div>{% endif %}
@@ -1114,7 +1332,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
     {% if f.redline %}<ul class="checks redline">{% for c in f.redline %}<li><b>tracked change</b>: {{ c.note }}</li>{% endfor %}</ul>{% endif %}
     {% if f.comments %}<ul class="checks comments">{% for c in f.comments %}<li><b>comment</b> ({{ c.author or "unknown" }}{% if c.date %}, {{ c.date[:10] }}{% endif %}): {{ c.text }}{% if c.anchor %} — on <q>{{ c.anchor }}</q>{% endif %}</li>{% endfor %}</ul>{% endif %}
     {% if f.secondary %}<div class="sub">Not on the first screen: {{ f.secondary|cite }}.</div>{% endif %}
-    {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision|decided }}</b>{% if f.decision.note %} — {{ f.decision.note }}{% endif %} ({{ f.decision.decided_at|when }})</div>
+    {% if f.decision %}<div class="decision">Reviewer: <b>{{ f.decision.decision|decided }}</b>{% if f.decision.category %} as {{ f.clause_label }}{% endif %} by {{ f.decision.reviewer or "a reviewer not recorded" }} ({{ f.decision.decided_at|when }}){% if f.decision.note %} — {{ f.decision.note }}{% endif %}</div>
     {% else %}<div class="cmd"><code>docreview decide {{ f.id }} approve|reject</code></div>{% endif %}</td>
    <td>{{ f.locator or f.page }}</td><td><span class="badge {{ f.verdict }}">{{ f.verdict|replace("_", " ") }}</span>{% if f.verdict == "verified" and f.weak_support %}<br><span class="weak" title="the support model barely recognises this clause here: confirm it">weak support</span>{% endif %}{% if f.triage == "dismissed" %}<br><span class="weak" title="a heading only, or the support model is confident the quote is not this clause">dismissed by the fact-check</span>{% endif %}{% if f.triage == "secondary" %}<br><span class="weak" title="{{ f.secondary }}">not on the first screen</span>{% endif %}</td></tr>
  {% endfor %}</table></details>
@@ -1144,7 +1362,9 @@ def _cite(reason: str) -> Markup:
 
 
 _env.filters["when"] = _when
-_env.filters["decided"] = lambda d: {"approve": "approved", "reject": "rejected"}.get(str(d), str(d))
+_env.filters["decided"] = lambda d: {"approve": "approved", "reject": "rejected", "reclassify": "reclassified"}.get(
+    str(d), str(d)
+)
 _env.filters["cite"] = _cite
 _template = _env.from_string(_HTML)
 
@@ -1235,7 +1455,12 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
         for d in documents
         if (n := sum(triage_tier(f) == "secondary" and "decision" not in f for f in d["findings"]))
     ]
+    from tasks.observe.deadlines import upcoming_rows
+
+    anchor_of = {d.get("sha256"): d["anchor"] for d in documents}
     return _template.render(
+        deadlines=[dict(r, anchor=anchor_of.get(r["sha256"], "")) for r in upcoming_rows(report)],
+        undated=[d for d in documents if d.get("deadlines_note")],
         run=report["run"],
         documents=documents,
         anchors={d["sha256"]: d["anchor"] for d in documents if d.get("sha256")},
@@ -1262,10 +1487,13 @@ def write_report(
     offline: bool,
     playbook: dict[str, Any] | None = None,
     endpoint: str | None = None,
+    calendar_link: str | None = None,
 ) -> dict[str, Any]:
-    """Prefect task: write the run's ``report.json`` and ``report.html`` into
-    ``out_dir/runs/<run id>/`` (kept: an older run's report is never overwritten) and copy them to
-    ``out_dir/report.json`` / ``out_dir/report.html`` (the latest run's); returns the report."""
+    """Prefect task: write the run's ``report.json``, ``report.html`` and ``deadlines.ics`` (with one
+    ``deadlines/<document>.ics`` per contract that has upcoming deadlines,
+    :func:`tasks.observe.deadlines.write_calendars`; events link the report at ``calendar_link``, the
+    published base URL, else the file) into ``out_dir/runs/<run id>/`` (kept: an older run's report is
+    never overwritten) and copy the first three to ``out_dir/`` (the latest run's); returns the report."""
     import shutil
 
     report = build_report(database_url, run_id, offline, playbook, endpoint)
@@ -1276,7 +1504,10 @@ def write_report(
     from tasks.observe.plots import report_plots  # matplotlib loads only when a report is written
 
     (kept / "report.html").write_text(render_html(report, report_plots(database_url, run_id, report)), encoding="utf-8")
-    for name in ("report.json", "report.html"):
+    from tasks.observe.deadlines import write_calendars
+
+    write_calendars(report, kept, report_link(out_dir, run_id, calendar_link))
+    for name in ("report.json", "report.html", "deadlines.ics"):
         shutil.copyfile(kept / name, out / name)
     return report
 

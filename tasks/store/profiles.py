@@ -30,6 +30,7 @@ def save_document_profile(
     )
     row.profile, row.document_type, row.reason = kind.profile.value, kind.document_type, kind.reason
     row.company, row.company_key, row.period = kind.company, company_key, kind.period
+    row.amendment = kind.amendment
     row.summary = summary.model_dump(mode="json") if summary is not None else {}
     row.updated_at = utcnow()
     session.add(row)
@@ -44,21 +45,27 @@ def load_profiles(session: Session, sha256s: list[str]) -> dict[str, DocumentPro
 
 
 def previous_filing(session: Session, sha256: str) -> DocumentProfileRow | None:
-    """The latest earlier filing of the same company and form as ``sha256`` (by ``period``, ISO
-    dates compare as text); None when ``sha256`` is no filing, has no company or period, or has
-    no predecessor stored."""
+    """The filing ``sha256`` is compared with: for an amendment (Form 10-K/A, 10-Q/A), the filing it
+    amends — the same company, form and period, not itself an amendment; else the latest earlier
+    filing of the same company and form (by ``period``, ISO dates compare as text; an amendment is
+    not the previous filing when its original is stored). None when ``sha256`` is no filing, has no
+    company or period, or has no such filing stored."""
     row = session.get(DocumentProfileRow, sha256)
     if row is None or row.profile != "filing" or not row.company_key or not row.period:
         return None
+    same = select(DocumentProfileRow).where(
+        DocumentProfileRow.company_key == row.company_key,
+        DocumentProfileRow.document_type == row.document_type,
+        DocumentProfileRow.sha256 != sha256,
+    )
+    if row.amendment:
+        return session.exec(
+            same.where(DocumentProfileRow.period == row.period, col(DocumentProfileRow.amendment).is_(False))
+        ).first()
     return session.exec(
-        select(DocumentProfileRow)
-        .where(
-            DocumentProfileRow.company_key == row.company_key,
-            DocumentProfileRow.document_type == row.document_type,
-            col(DocumentProfileRow.period) < row.period,
-            DocumentProfileRow.sha256 != sha256,
+        same.where(col(DocumentProfileRow.period) < row.period).order_by(
+            col(DocumentProfileRow.period).desc(), col(DocumentProfileRow.amendment)
         )
-        .order_by(col(DocumentProfileRow.period).desc())
     ).first()
 
 
@@ -77,7 +84,8 @@ def save_filing_changes(
 
 def profile_fields(row: DocumentProfileRow | None) -> dict[str, Any]:
     """The report fields of a profile row: ``profile``, ``document_type``, ``profile_reason``,
-    ``company``, ``period``; a document without a row is a contract (reviewed before profiles)."""
+    ``company``, ``period`` and ``amendment`` (a Form 10-K/A or 10-Q/A); a document without a row is
+    a contract (reviewed before profiles)."""
     if row is None:
         return {
             "profile": "contract",
@@ -85,8 +93,10 @@ def profile_fields(row: DocumentProfileRow | None) -> dict[str, Any]:
             "profile_reason": "reviewed before document profiles were recorded",
             "company": None,
             "period": None,
+            "amendment": False,
         }
     return {
+        "amendment": bool(row.amendment),
         "profile": row.profile,
         "document_type": row.document_type,
         "profile_reason": row.reason,

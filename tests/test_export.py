@@ -1,0 +1,172 @@
+"""``docreview export RUN``: the report as XLSX (read back with openpyxl and with LibreOffice),
+CSV and .ics; a run that does not exist and a document without dates are refused, nothing written."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+from typer.testing import CliRunner
+
+from cli.app import app
+from cli.queue import record_decision
+from tasks.store.persist import dispose_engines
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> dict:
+    """Two sample contracts and a letter with no dates, reviewed with the sample playbook; one finding
+    approved by a named reviewer, one reclassified."""
+    from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
+
+    base = tmp_path_factory.mktemp("export")
+    generate_samples(base / "inbox", count=2)
+    from fpdf import FPDF
+
+    letter = FPDF(format="A4")
+    letter.add_page()
+    letter.set_font("Helvetica", size=11)
+    letter.multi_cell(170, 6, "Dear Sir or Madam, thank you for your letter. We will write again soon.")
+    letter.output(str(base / "inbox" / "letter.pdf"))
+    db = f"sqlite:///{base / 'review.db'}"
+    kw = dict(source=str(base / "inbox"), out_dir=str(base / "out"), database_url=db, backend="rules")
+    review_documents(**kw, playbook=str(ROOT / "deployments" / "playbook.yaml"))
+    report = json.loads((base / "out" / "report.json").read_text())
+    findings = [f for d in report["documents"] for f in d["findings"]]
+    record_decision(db, str(findings[0]["id"]), "approve", "read in full", reviewer="Alice Example")
+    record_decision(db, str(findings[1]["id"]), "reclassify", reviewer="Bob", category="Non-Compete")
+    result = review_documents(**kw, playbook=str(ROOT / "deployments" / "playbook.yaml"))  # the next run shows them
+    dispose_engines()
+    report = json.loads((base / "out" / "report.json").read_text())
+    return dict(base=base, db=db, run_id=result["run_id"], report=report)
+
+
+def _rows(report: dict) -> list[tuple]:
+    return [(str(f["id"]), d["file_name"], f["clause_label"]) for d in report["documents"] for f in d["findings"]]
+
+
+def test_the_workbook_has_a_sheet_each_frozen_headers_filters_links_and_the_reports_rows(run, tmp_path):
+    out = tmp_path / "run.xlsx"
+    res = CliRunner().invoke(
+        app,
+        [
+            "export",
+            run["run_id"][:8],
+            "--format",
+            "xlsx",
+            "--out",
+            str(out),
+            "--db",
+            run["db"],
+            "--report-url",
+            "http://reports.example:8088",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    book = load_workbook(out)
+    assert book.sheetnames == ["Findings", "Key terms", "Deviations", "Deadlines"]
+    for ws in book.worksheets:
+        assert ws.freeze_panes == "A2" and ws.auto_filter.ref == ws.dimensions
+        assert all(c.font.bold for c in ws[1])
+    ws = book["Findings"]
+    header = [c.value for c in ws[1]]
+    rows = [dict(zip(header, (c.value for c in r))) for r in ws.iter_rows(min_row=2)]
+    assert [(str(r["ID"]), r["Document"], r["Category"]) for r in rows] == _rows(run["report"])
+    by_id = {str(r["ID"]): r for r in rows}
+    findings = [f for d in run["report"]["documents"] for f in d["findings"]]
+    decided = [f for f in findings if f.get("decision")]
+    assert {(by_id[str(f["id"])]["Decision"], by_id[str(f["id"])]["Reviewer"]) for f in decided} == {
+        ("approved", "Alice Example"),
+        ("reclassified", "Bob"),
+    }
+    moved = next(f for f in decided if f["decision"]["decision"] == "reclassify")
+    assert by_id[str(moved["id"])]["Category"] == "Non-Compete" and by_id[str(moved["id"])]["Claimed as"]
+    link = ws.cell(row=2, column=header.index("Link") + 1)
+    assert link.hyperlink.target == f"http://reports.example:8088/runs/{run['run_id']}/report.html#f-{rows[0]['ID']}"
+    terms = [(d["file_name"], t, v) for d in run["report"]["documents"] for t, vs in d["key_terms"].items() for v in vs]
+    assert [tuple(c.value for c in r[:3]) for r in book["Key terms"].iter_rows(min_row=2)] == terms
+    deviations = [
+        r
+        for d in run["report"]["documents"]
+        for r in d.get("playbook") or []
+        if r["status"] in ("deviation", "unknown")
+    ]
+    assert book["Deviations"].max_row - 1 == len(deviations) > 0
+    deadlines = [x for d in run["report"]["documents"] for x in d.get("deadlines") or []]
+    assert book["Deadlines"].max_row - 1 == len(deadlines) > 0
+
+
+def test_libreoffice_reads_the_workbook_with_the_same_rows(run, tmp_path):
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    if soffice is None:
+        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc)")
+    out = tmp_path / "run.xlsx"
+    assert CliRunner().invoke(app, ["export", run["run_id"], "--out", str(out), "--db", run["db"]]).exit_code == 0
+    profile = tmp_path / "lo-profile"
+    # every sheet to its own CSV: the filter's 12th token is the sheet, -1 all of them (LibreOffice 7.2+)
+    done = subprocess.run(
+        [
+            soffice,
+            f"-env:UserInstallation={profile.as_uri()}",
+            "--headless",
+            "--convert-to",
+            "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1",
+            "--outdir",
+            str(tmp_path / "csv"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    findings = tmp_path / "csv" / "run-Findings.csv"
+    assert findings.is_file(), sorted(p.name for p in (tmp_path / "csv").iterdir())
+    rows = list(csv.reader(io.StringIO(findings.read_text(encoding="utf-8"))))
+    assert [(r[0], r[1], r[3]) for r in rows[1:]] == _rows(run["report"])
+    terms = list(csv.reader(io.StringIO((tmp_path / "csv" / "run-Key terms.csv").read_text(encoding="utf-8"))))
+    assert len(terms) - 1 == sum(len(v) for d in run["report"]["documents"] for v in d["key_terms"].values())
+
+
+def test_csv_files_and_an_ics_and_the_refusals(run, tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(
+        app, ["export", run["run_id"], "--format", "csv", "--out", str(tmp_path / "csv"), "--db", run["db"]]
+    )
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in (tmp_path / "csv").iterdir())
+    stem = f"run-{run['run_id'][:8]}"
+    assert names == sorted(f"{stem}-{s}.csv" for s in ("findings", "key-terms", "deviations", "deadlines"))
+    rows = list(csv.reader(io.StringIO((tmp_path / "csv" / f"{stem}-findings.csv").read_text(encoding="utf-8-sig"))))
+    assert [(r[0], r[1], r[3]) for r in rows[1:]] == _rows(run["report"])
+    ics = tmp_path / "all.ics"
+    res = runner.invoke(
+        app, ["export", run["run_id"], "--format", "ics", "--out", str(ics), "--as-of", "2026-01-01", "--db", run["db"]]
+    )
+    assert res.exit_code == 0 and "as of 2026-01-01" in res.output, res.output
+    assert ics.read_bytes().count(b"BEGIN:VEVENT") == sum(
+        1 for d in run["report"]["documents"] for _ in d.get("deadlines") or []
+    )
+    # Refused, nothing written: a run that does not exist, a document with no dates, a bad format.
+    for args, why in (
+        (["zzzz9999", "--format", "xlsx", "--out", str(tmp_path / "none.xlsx")], "no run"),
+        (
+            [run["run_id"], "--format", "ics", "--document", "letter.pdf", "--out", str(tmp_path / "none.ics")],
+            "no deadline",
+        ),
+        ([run["run_id"], "--format", "pdf", "--out", str(tmp_path / "none.pdf")], "--format must be"),
+    ):
+        res = runner.invoke(app, ["export", *args, "--db", run["db"]])
+        assert res.exit_code == 2 and why in res.output, res.output
+    assert not any(p.name.startswith("none") for p in tmp_path.iterdir())

@@ -16,6 +16,10 @@ os.environ.pop("ANTHROPIC_API_KEY", None)  # tests choose their backend explicit
 # The model verifier (on by default for model backends) adds calls to the test double; tests that count
 # or fault review calls run without it. tests/test_support.py unsets this to test the default.
 os.environ.setdefault("DOCREVIEW_VERIFIER_ENABLED", "false")
+# A command without PREFECT_API_URL would start the local Prefect server on first use and leave it running
+# (cli/prefect_server.py); the commands the tests run use a temporary server of their own instead, so a test
+# run leaves no server behind and never reports to a developer's own. Tests of the local server set the mode.
+os.environ["DOCREVIEW_PREFECT_SERVER"] = "temporary"
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not SHARED.exists():  # CI lays shared/ beside the clone; a developer checkout may differ

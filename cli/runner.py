@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import json
 import os
 import selectors
@@ -214,6 +215,11 @@ def serve(home: Path, server_pid: int) -> None:
     _warm()
     if threading.active_count() != 1:
         raise RuntimeError(f"importing started {threading.active_count() - 1} thread(s); a fork would copy them")
+    # Everything loaded so far lives as long as the runner: out of the garbage collector's sight, each
+    # run's collections no longer walk it (a four-10-K run: GC CPU 0.45-0.54 s -> 0.17-0.21 s) nor
+    # write to its pages, which the children then keep sharing with the runner.
+    gc.collect()
+    gc.freeze()
     expected = fingerprint_items(os.environ, api_url, stamp)
     path = socket_path(home)
     with contextlib.suppress(FileNotFoundError):

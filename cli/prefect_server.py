@@ -307,7 +307,7 @@ def use_local_server(say: Callable[[str], None] | None = None) -> dict[str, Any]
     if state is None:
         tell = say or (lambda _text: None)
         tell(
-            f"Starting docreview's local Prefect server in {prefect_home()} (the first run here; 10-30 s, once): "
+            f"Starting docreview's local Prefect server in {prefect_home()} (the first run here; once, 10-30 s on a quiet machine): "
             "later runs reuse it and start at once."
         )
         try:

@@ -4,24 +4,36 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-slow test-all bench install clean docs docs-build lint format test-loaded judge
+.PHONY: run test test-slow test-all bench install install-runtime tesseract clean docs docs-build lint format test-loaded judge
 
+# What a run needs: docreview and its runtime dependencies (pyproject.toml's dependencies, no extra).
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -qq --upgrade pip
+	$(PY) -m pip install -qq -e .
+	touch $@
+
+# What developing needs on top: the dev extra (pytest, Playwright, moto, ruff, mypy, import-linter).
+$(VENV)/.installed-dev: $(VENV)/.installed
 	$(PY) -m pip install -qq -e '.[dev]'
 	touch $@
 
 # OCR (tasks/ingest/ocr.py) runs Debian's Tesseract: installed here when it is missing and apt-get can
 # (quietly); otherwise a note says what to install (scanned pages then stay empty, page images fail).
-install: $(VENV)/.installed
+tesseract:
 	@command -v tesseract >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
 		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng) \
 		>/dev/null 2>&1)) || \
 		echo "tesseract not installed (apt-get install tesseract-ocr tesseract-ocr-eng): no OCR of scanned pages"
 
-run: install
+# `make install-runtime`: the run's environment only (what `make run` uses); `make install`: the
+# developer's, the dev extra added (what `make test`, `make lint` and `make bench` use).
+install-runtime: $(VENV)/.installed tesseract
+
+install: install-runtime $(VENV)/.installed-dev
+
+run: install-runtime
 	$(BIN)/docreview samples inbox
 	$(BIN)/docreview review inbox --out out --playbook deployments/playbook.yaml
 
@@ -90,12 +102,12 @@ judge: install
 # live reload; `make docs-build` builds it into site/ in strict mode (a broken link or a page left out of
 # the nav fails the build), printing mkdocs' output only when it fails (--quiet would hide the warnings
 # that strict mode counts).
-docs: install
-	$(PY) -m pip install -qq -e '.[dev,docs]'
+docs: install-runtime
+	$(PY) -m pip install -qq -e '.[docs]'
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
-docs-build: install
-	@$(PY) -m pip install -qq -e '.[dev,docs]'
+docs-build: install-runtime
+	@$(PY) -m pip install -qq -e '.[docs]'
 	@out=$$(NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site 2>&1) || { echo "$$out"; exit 1; }
 
 clean:

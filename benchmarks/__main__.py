@@ -6,8 +6,9 @@ and document by stage), ``ingestion`` (pypdf / pypdfium2 / pdftotext pages/s on 
 ``extraction`` (pages/s of PDFium, pypdf and docreview's extraction stage on the shared filings
 and CUAD, and the 3M 10-K and CERES timings), ``review_vs_extraction`` (an offline review of four
 10-Ks against plain PDFium extraction of them, target ratio <= 4), ``startup`` (``docreview review``
-wall time for one contract and four 10-Ks, with a temporary Prefect server per run and with the
-local server of ``docreview server start``),
+wall time for one contract and four 10-Ks on a machine where nothing was started before: the first
+run, which starts the local Prefect server, then the runs after it; and with a temporary Prefect
+server per run, and with a local server but no resident runner; targets 3 s and 3 × PDFium),
 ``cost`` (routing and prompt caching vs every chunk uncached), ``router`` (CPU seconds per MB of text of the
 router on CUAD and four 10-Ks), ``memory`` (RSS over 1,000
 documents), ``s3_source`` (listing, streamed download and watcher sweeps against a local S3

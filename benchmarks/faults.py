@@ -121,6 +121,7 @@ def run(documents: int, outage_s: float, p529: float, workdir: Path) -> dict:
     )
     env = {
         **os.environ,
+        "DOCREVIEW_PREFECT_SERVER": "temporary",  # each review process its own Prefect server, none left running
         "ANTHROPIC_BASE_URL": stub_url,
         "ANTHROPIC_API_KEY": "test-key-not-secret",
         "DOCREVIEW_ANTHROPIC_MODEL": "claude-sonnet-4-6",

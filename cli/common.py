@@ -34,11 +34,12 @@ _LOGGING_STALE = False
 
 def prepare_environment(verbose: bool) -> dict[str, Any] | None:
     """Set Prefect's quiet defaults before Prefect is imported (its settings load at import), and
-    choose the Prefect API: without ``PREFECT_API_URL``, the local server of ``docreview server
-    start`` when one is running (:func:`cli.prefect_server.use_local_server`). Returns that
-    server's record (``ui_url``, ``api_url``, ...), or None when Prefect's own choice stands (a
-    configured API, or a temporary server for this command). A bad ``DOCREVIEW_PREFECT_SERVER``,
-    or a ``keep`` server that does not start, ends the command with one line (exit 2)."""
+    choose the Prefect API: without ``PREFECT_API_URL``, the local server, started first when none
+    runs (:func:`cli.prefect_server.use_local_server`; what it does is said on standard error), with
+    its resident runner. Returns that server's record (``ui_url``, ``api_url``, ...), or None when
+    Prefect's own choice stands (a configured API, or a temporary server for this command). A bad
+    ``DOCREVIEW_PREFECT_SERVER``, or a ``keep`` server that does not start, ends the command with
+    one line (exit 2)."""
     from cli import resident
     from cli.prefect_server import prefect_home, quiet_defaults, use_local_server
 
@@ -52,7 +53,7 @@ def prepare_environment(verbose: bool) -> dict[str, Any] | None:
 
     try:
         resident.mode()  # a bad DOCREVIEW_RESIDENT is said here, before the run
-        state = use_local_server()
+        state = use_local_server(say=lambda text: err.print(text, markup=False, highlight=False))
         if state is not None:  # the server's resident runner, started again if it has gone
             resident.ensure(prefect_home(), str(state["api_url"]), int(state["pid"]))
         return state

@@ -1,23 +1,25 @@
-"""The local Prefect server that runs share: ``docreview server start|stop|status``.
+"""The local Prefect server that runs share: started on first use, ``docreview server start|stop|status``.
 
-Without ``PREFECT_API_URL`` Prefect starts a temporary server for every run (its own process: an
-import of the whole server, the database check, about 10 s on two cores) and stops it when the run
-ends; its UI is off. A server started once and kept running instead makes every later run start in
-about a second, and its UI shows every run while it is up. This module starts such a server
-(``prefect server start``, UI on, in its own session so it outlives the command), records it in
-``$PREFECT_HOME/docreview-server.json`` (pid, port, API and UI addresses) and finds it again:
-:func:`use_local_server` is called by every command before Prefect is imported
-(:func:`cli.common.prepare_environment`), so ``docreview review``, ``watch``, ``serve`` and
-``eval`` all report to the same server.
+Without ``PREFECT_API_URL`` Prefect would start a temporary server for every run (its own process:
+an import of the whole server, the database check, 10-20 s on two cores) and stop it when the run
+ends, its UI off. A server started once and kept running instead makes every later run start at
+once (with the resident runner, :mod:`cli.resident`, in about two seconds in all), and its UI shows
+every run while it is up. This module starts such a server (``prefect server start``, UI on, in its
+own session so it outlives the command), records it in ``$PREFECT_HOME/docreview-server.json`` (pid,
+port, API and UI addresses) and finds it again: :func:`use_local_server` is called by every command
+before Prefect is imported (:func:`cli.common.prepare_environment`), so ``docreview review``,
+``watch``, ``serve`` and ``eval`` all report to the same server.
 
 Which API a command uses (``DOCREVIEW_PREFECT_SERVER``, default ``auto``):
 
 - ``PREFECT_API_URL`` set (environment or Prefect profile): that API, always.
-- ``auto``: the recorded local server when it answers ``/api/health``; otherwise Prefect's
-  temporary server for this run only.
-- ``keep``: the same, but when no local server answers one is started and left running for the
-  next runs (``docreview server stop`` stops it).
-- ``temporary``: Prefect's temporary server for this run, even when a local one is running.
+- ``auto``: the recorded local server when it answers ``/api/health``; when none does, the command
+  starts one first and leaves it running for the next commands (the first command on a machine, or
+  the first after ``docreview server stop``, says so and waits for it once; ``docreview server
+  stop`` stops it). When it cannot start, the command says why and uses a temporary server.
+- ``keep``: the same, but a server that cannot start ends the command (exit 2).
+- ``temporary``: Prefect's temporary server for this run, even when a local one is running; nothing
+  is started or left running (tests, CI, a one-off container).
 
 Only the standard library is imported here: finding the server costs milliseconds, and
 nothing of Prefect is loaded before :func:`cli.common.prepare_environment` has set its defaults.
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -281,15 +284,17 @@ def _profile_api_url() -> str | None:
     return get_current_settings().api.url
 
 
-def use_local_server() -> dict[str, Any] | None:
-    """Point this process at the local server (``PREFECT_API_URL``), starting it in ``keep`` mode;
-    returns its record, or None when the command keeps Prefect's own choice (an API configured
-    in the environment or a Prefect profile, mode ``temporary``, or no server running in ``auto``).
+def use_local_server(say: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+    """Point this process at the local server (``PREFECT_API_URL``), starting it when none answers
+    (modes ``auto`` and ``keep``); returns its record, or None when the command keeps Prefect's own
+    choice (an API configured in the environment or a Prefect profile, mode ``temporary``, or in
+    ``auto`` a server that could not start). ``say`` receives what the command should tell its user
+    (plain text, one line each): that the server is being started, once it answers, or why it could
+    not start.
 
-    Called before Prefect is imported, except when a server is found: Prefect is then imported to
-    check that no profile names another API, and its settings are refreshed after the change.
-    Raises ``ValueError`` for a bad ``DOCREVIEW_PREFECT_SERVER`` and ``RuntimeError`` when a
-    ``keep`` server does not start.
+    Called before Prefect is imported, except to check that no Prefect profile names another API;
+    Prefect's settings are refreshed after the change. Raises ``ValueError`` for a bad
+    ``DOCREVIEW_PREFECT_SERVER`` and ``RuntimeError`` when a ``keep`` server does not start.
     """
     if os.environ.get("PREFECT_API_URL"):
         return None
@@ -297,12 +302,25 @@ def use_local_server() -> dict[str, Any] | None:
     if chosen == "temporary":
         return None
     state = running()
-    if state is None and chosen != "keep":
-        return None
     if _profile_api_url():  # a profile or prefect.toml names the API: it wins, as it always has
         return None
     if state is None:
-        state, _ = start()
+        tell = say or (lambda _text: None)
+        tell(
+            f"Starting docreview's local Prefect server in {prefect_home()} (the first run here; once, 10-30 s on a quiet machine): "
+            "later runs reuse it and start at once."
+        )
+        try:
+            state, _ = start()
+        except RuntimeError as exc:
+            if chosen == "keep":
+                raise
+            tell(f"The local Prefect server did not start ({str(exc).splitlines()[0]}); this run uses a temporary one.")
+            return None
+        tell(
+            f"Local Prefect server running: UI {state['ui_url']} (`docreview server status`; "
+            "`docreview server stop` stops it, DOCREVIEW_PREFECT_SERVER=temporary runs without it)."
+        )
     os.environ["PREFECT_API_URL"] = state["api_url"]
     from prefect.context import refresh_global_settings_context
 

@@ -328,6 +328,20 @@ def _write_record(home: Path, record: dict[str, Any]) -> None:
     tmp.replace(record_file(home))
 
 
+def status(home: Path, server_pid: int) -> dict[str, Any] | None:
+    """The runner recorded for the local server ``server_pid`` when its process is alive: its record
+    (``pid``; ``starting`` while it imports, ``socket`` once it serves), else None."""
+    from cli.prefect_server import alive
+
+    try:
+        record = json.loads(record_file(home).read_text(encoding="utf-8"))
+        if int(record["server_pid"]) != server_pid or not alive(int(record["pid"])):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return dict(record)
+
+
 def stop(home: Path) -> None:
     """Stop the recorded runner (SIGTERM) and remove its record and socket."""
     try:

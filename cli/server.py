@@ -26,6 +26,18 @@ def register(app: Any) -> None:
     def describe(state: dict[str, Any]) -> None:
         console.print(f"Prefect UI: [bold]{state['ui_url']}[/]  (API {state['api_url']}, pid {state['pid']})")
         console.print(f"Log: {state['log']}")
+        if "started_at" in state:
+            console.print(f"Started: {state['started_at']}")
+
+    def describe_runner(state: dict[str, Any]) -> None:
+        runner = resident.status(prefect_home(), int(state["pid"]))
+        where = prefect_home() / "docreview-runner.log"
+        if runner is None:
+            console.print("Resident runner: not running (`docreview review` imports and runs itself)")
+        elif runner.get("starting"):
+            console.print(f"Resident runner: starting (pid {runner['pid']}; importing). Log: {where}")
+        else:
+            console.print(f"Resident runner: serving (pid {runner['pid']}). Log: {where}")
 
     @server_app.command("start")
     def start_command(
@@ -69,3 +81,4 @@ def register(app: Any) -> None:
             console.print(f"Not running (no answering server recorded in {state_file()}).")
             raise typer.Exit(1)
         describe(state)
+        describe_runner(state)

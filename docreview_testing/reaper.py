@@ -56,9 +56,16 @@ def reap(owner: int, pgid: int) -> None:
 
 def start_owned(cmd: list[str], **popen_kwargs: Any) -> subprocess.Popen:
     """``subprocess.Popen(cmd, start_new_session=True, **popen_kwargs)`` plus a watchdog that ends
-    the new process group when this process disappears (see the module docstring). The watchdog
-    is started through a shell that exits at once, so no ``Popen`` of it outlives this call."""
+    the new process group when this process disappears (see the module docstring)."""
     proc = subprocess.Popen(cmd, start_new_session=True, **popen_kwargs)
+    own_group(proc.pid)
+    return proc
+
+
+def own_group(pgid: int) -> None:
+    """Start a watchdog that ends process group ``pgid`` (a server some command under test started in
+    its own session, e.g. the local Prefect server) when this process disappears. The watchdog is
+    started through a shell that exits at once, so no ``Popen`` of it outlives this call."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     subprocess.run(
         [
@@ -70,13 +77,12 @@ def start_owned(cmd: list[str], **popen_kwargs: Any) -> subprocess.Popen:
             "-m",
             "docreview_testing.reaper",
             str(os.getpid()),
-            str(proc.pid),
+            str(pgid),
         ],
         cwd=root,
         check=True,
         start_new_session=True,
     )
-    return proc
 
 
 if __name__ == "__main__":  # pragma: no cover - the watchdog process

@@ -19,6 +19,10 @@ os.environ.setdefault("DOCREVIEW_VERIFIER_ENABLED", "false")
 # The support judge (make judge) is not built in CI: tests see the lexical support model unless they
 # hand a judge in themselves (tests/test_judge.py), whatever a developer has built locally.
 os.environ.setdefault("DOCREVIEW_SUPPORT_JUDGE", "false")
+# A command without PREFECT_API_URL would start the local Prefect server on first use and leave it running
+# (cli/prefect_server.py); the commands the tests run use a temporary server of their own instead, so a test
+# run leaves no server behind and never reports to a developer's own. Tests of the local server set the mode.
+os.environ["DOCREVIEW_PREFECT_SERVER"] = "temporary"
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not SHARED.exists():  # CI lays shared/ beside the clone; a developer checkout may differ

@@ -88,13 +88,67 @@ def test_a_configured_api_or_temporary_mode_keeps_prefects_choice(recorded_serve
         prefect_server.use_local_server()
 
 
-def test_a_record_whose_process_is_gone_is_dropped(recorded_server):
+def test_a_record_whose_process_is_gone_is_dropped(recorded_server, monkeypatch):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     path = prefect_server.state_file()
     path.write_text(json.dumps({**recorded_server, "pid": dead.pid}))
     assert prefect_server.running() is None and not path.exists()
+    monkeypatch.setenv(prefect_server.MODE_ENV, "temporary")
     assert prefect_server.use_local_server() is None and "PREFECT_API_URL" not in os.environ
+
+
+@pytest.fixture
+def in_this_process(monkeypatch):
+    """use_local_server called in the test process: it changes neither this process's Prefect settings
+    (no refresh; no profile consulted) nor, after the test, its environment."""
+    monkeypatch.setattr("prefect.context.refresh_global_settings_context", lambda: None)
+    monkeypatch.setattr(prefect_server, "_profile_api_url", lambda: None)
+    yield
+    os.environ.pop("PREFECT_API_URL", None)
+
+
+def test_the_first_command_starts_the_server_and_says_so(recorded_server, in_this_process, monkeypatch):
+    """No server answers (its record is gone): in ``auto`` the command starts one, says that it is
+    starting it and where its UI is, and reports to it; the next command finds it running."""
+    prefect_server.state_file().unlink()
+    started: list[dict] = []
+
+    def start(**_kw):
+        prefect_server.state_file().write_text(json.dumps(recorded_server))  # as start() records it
+        started.append(recorded_server)
+        return recorded_server, True
+
+    monkeypatch.setattr(prefect_server, "start", start)
+    said: list[str] = []
+    assert prefect_server.use_local_server(said.append) == recorded_server
+    assert os.environ["PREFECT_API_URL"] == recorded_server["api_url"] and len(started) == 1
+    assert said[0].startswith("Starting docreview's local Prefect server") and "once" in said[0]
+    assert said[1].startswith("Local Prefect server running: UI u") and "docreview server stop" in said[1]
+    os.environ.pop("PREFECT_API_URL")  # as in the next command's process
+    said.clear()
+    assert prefect_server.use_local_server(said.append) == recorded_server  # found, not started again
+    assert len(started) == 1 and said == []
+
+
+def test_a_server_that_cannot_start_leaves_a_temporary_one_or_stops_a_keep_command(
+    recorded_server, in_this_process, monkeypatch
+):
+    prefect_server.state_file().unlink()
+
+    def start(**_kw):
+        raise RuntimeError("the Prefect server did not start (log x):\naddress in use")
+
+    monkeypatch.setattr(prefect_server, "start", start)
+    said: list[str] = []
+    assert prefect_server.use_local_server(said.append) is None and "PREFECT_API_URL" not in os.environ
+    assert said[-1] == (
+        "The local Prefect server did not start (the Prefect server did not start (log x):); "
+        "this run uses a temporary one."
+    )
+    monkeypatch.setenv(prefect_server.MODE_ENV, "keep")
+    with pytest.raises(RuntimeError, match="did not start"):
+        prefect_server.use_local_server(said.append)
 
 
 @pytest.mark.slow
@@ -138,3 +192,66 @@ def test_reviews_report_to_the_started_local_server(tmp_path):
         stopped = run("server", "stop")
     assert stopped.returncode == 0 and "Stopped." in stopped.stdout
     assert run("server", "status").returncode == 1 and not prefect_server.state_file(home).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_the_first_review_starts_the_server_and_the_next_is_handed_to_its_runner(tmp_path):
+    """Nothing started beforehand (a fresh PREFECT_HOME, no PREFECT_API_URL, the default mode): the
+    first ``docreview review`` says it starts the local server and reports to it; ``docreview server
+    status`` shows it; once the resident runner serves, the next review is handed to it and starts
+    nothing; ``docreview server stop`` ends both. Watchdogs end the server and the runner should the
+    test run itself be killed (docreview_testing.reaper)."""
+    import time
+
+    from cli import resident
+    from docreview_testing.reaper import own_group
+    from docreview_testing.samples import generate_samples
+
+    home = tmp_path / "prefect-home"
+    env = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", prefect_server.MODE_ENV)}
+    env.update(PREFECT_HOME=str(home), PREFECT_SERVER_ALLOW_EPHEMERAL_MODE="false", DOCREVIEW_BACKEND="rules")
+    generate_samples(tmp_path / "inbox", count=1)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "cli", *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
+
+    def review(i: int) -> subprocess.CompletedProcess:
+        return run(
+            "review",
+            str(tmp_path / "inbox"),
+            "--db",
+            f"sqlite:///{tmp_path / 'r.db'}",
+            "--out",
+            str(tmp_path / f"o{i}"),
+        )
+
+    try:
+        first = review(1)
+        for path in (prefect_server.state_file(home), resident.record_file(home)):
+            if path.exists():
+                own_group(int(json.loads(path.read_text())["pid"]))
+        assert first.returncode == 0, first.stderr + first.stdout
+        assert "Starting docreview's local Prefect server" in first.stderr
+        state = json.loads(prefect_server.state_file(home).read_text())
+        assert f"Local Prefect server running: UI {state['ui_url']}" in first.stderr
+        assert f"Prefect UI: {state['ui_url']}" in first.stdout
+        status = run("server", "status")
+        assert status.returncode == 0 and state["ui_url"] in status.stdout
+
+        deadline = time.monotonic() + 300  # hang guard: the runner imports Prefect and docreview first
+        while "socket" not in json.loads(resident.record_file(home).read_text()):
+            assert time.monotonic() < deadline, (home / "docreview-runner.log").read_text()
+            time.sleep(0.2)
+        second = review(2)
+        assert second.returncode == 0, second.stderr + second.stdout
+        assert "Starting" not in second.stderr and f"Prefect UI: {state['ui_url']}" in second.stdout
+        assert "exit 0 after" in (home / "docreview-runner.log").read_text()  # handed to the runner
+        assert json.loads(prefect_server.state_file(home).read_text())["pid"] == state["pid"]  # the same server
+    finally:
+        stopped = run("server", "stop")
+    assert stopped.returncode == 0 and "Stopped." in stopped.stdout
+    assert not prefect_server.alive(int(state["pid"]))
+    assert run("server", "status").returncode == 1

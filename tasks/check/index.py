@@ -57,8 +57,9 @@ _HEADING_LINE = re.compile(
 class DocumentIndex:
     """The matching form of one document, built once and shared by its fact-check tasks.
 
-    ``norm``/``offsets`` come from :func:`match_form` over the document text; ``squeezed``/
-    ``squeezed_offsets`` are the same with spaces removed; ``page_starts`` are page offsets
+    ``norm``/``offsets`` come from :func:`match_form` over the document text; :attr:`squeezed`/
+    :attr:`squeezed_offsets` are the same with spaces removed, made on first use (only a quote not
+    found as written needs them: a 10-K's are about 5 MB); ``page_starts`` are page offsets
     in the document text; ``glued_pages`` are 1-based pages flagged ``glued_words``;
     ``date_order`` is the document's day/month order (:func:`tasks.check.values.decide_date_order`);
     ``heading_offsets``/``heading_numbers`` are the document offsets and section numbers
@@ -78,8 +79,6 @@ class DocumentIndex:
 
     norm: str
     offsets: list[int]
-    squeezed: str
-    squeezed_offsets: list[int]
     page_starts: list[int]
     glued_pages: frozenset[int]
     date_order: DateOrder = DateOrder.unknown
@@ -99,12 +98,29 @@ class DocumentIndex:
         place = self.places.get(unit or 0) or f"page {unit}"
         return f"on {place}" if place.startswith("page ") else f"at {place}"
 
+    _squeezed: tuple[str, list[int]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def squeezed(self) -> str:
+        """:attr:`norm` without its spaces (:func:`tasks.textnorm.squeeze_spaces`), made on first use."""
+        return self._squeeze()[0]
+
+    @property
+    def squeezed_offsets(self) -> list[int]:
+        """The document offset of each character of :attr:`squeezed`, made with it."""
+        return self._squeeze()[1]
+
+    def _squeeze(self) -> tuple[str, list[int]]:
+        # Threads checking the same document at once may each make it: the same value, kept once.
+        if self._squeezed is None:
+            self._squeezed = squeeze_spaces(self.norm, self.offsets)
+        return self._squeezed
+
     @classmethod
     def build(cls, document: ExtractedDocument) -> DocumentIndex:
         """Index ``document`` (one pass over its text)."""
         text = document.text
         norm, offsets = match_form(text)
-        squeezed, sq_offsets = squeeze_spaces(norm, offsets)
         glued = frozenset(p.number for p in document.pages if p.quality.glued_words)
         offs, nums = [], []
         for m in _HEADING_LINE.finditer(text):
@@ -120,8 +136,6 @@ class DocumentIndex:
         return cls(
             norm,
             offsets,
-            squeezed,
-            sq_offsets,
             document.page_starts(),
             glued,
             decide_date_order(text),

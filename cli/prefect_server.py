@@ -160,9 +160,14 @@ def running(home: Path | None = None) -> dict[str, Any] | None:
 
 
 def _free_port(host: str, preferred: int) -> int:
-    """``preferred`` when it can be bound on ``host``, else a port the OS chooses."""
+    """``preferred`` when it can be bound on ``host``, else a port the OS chooses.
+
+    The probe sets ``SO_REUSEADDR`` as the server (uvicorn) does, so a port whose last connections
+    are in TIME_WAIT after ``docreview server stop`` counts as free and a restarted server keeps
+    its address."""
     for port in (preferred, 0):
         with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 sock.bind((host, port))
             except OSError:

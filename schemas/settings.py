@@ -185,8 +185,9 @@ class Settings(BaseSettings):
     verifier_enabled: bool | None = Field(
         None,
         description="Run the model verifier (a second, cheaper call with structured output) on grounded "
-        "findings with high risk, a weak support score or an undecided verdict. None (default): on for the model "
-        "backends (anthropic, bedrock), off for rules; true/false forces it either way.",
+        "findings with high risk, a weak support score or an undecided verdict. It calls the Anthropic API. "
+        "None (default): on for the anthropic backend, off for bedrock (its passages would leave the "
+        "inference profile's geography) and rules; true/false forces it either way.",
     )
     verifier_weak_support: float = Field(
         0.5,
@@ -316,10 +317,12 @@ class Settings(BaseSettings):
 
     def verifier_on(self, backend: str) -> bool:
         """Whether the model verifier runs for a review with ``backend`` (``rules``, ``anthropic``,
-        ``bedrock``): :attr:`verifier_enabled` when set, else on for model backends only."""
+        ``bedrock``): :attr:`verifier_enabled` when set, else on for ``anthropic`` only. The verifier
+        calls the Anthropic API, so under ``bedrock`` it would send passages outside the inference
+        profile's geography (:meth:`data_geography`): there it runs only when forced on."""
         if self.verifier_enabled is not None:
             return self.verifier_enabled
-        return backend != "rules"
+        return backend == "anthropic"
 
     def trusted_proxies(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
         """:attr:`report_trusted_proxies` read as networks (a single address is a /32 or /128)."""
@@ -422,10 +425,14 @@ class Settings(BaseSettings):
                 except ValueError:
                     return None
             if profile == "global":
-                return f"any commercial AWS Region (global cross-Region inference, from {self.bedrock_region})"
-            if profile:
-                return f"AWS Regions of the {profile} geography (geographic cross-Region inference, from {self.bedrock_region})"
-            return f"{self.bedrock_region} only (in-Region inference)"
+                where = f"any commercial AWS Region (global cross-Region inference, from {self.bedrock_region})"
+            elif profile:
+                where = f"AWS Regions of the {profile} geography (geographic cross-Region inference, from {self.bedrock_region})"
+            else:
+                where = f"{self.bedrock_region} only (in-Region inference)"
+            if self.verifier_on(backend):  # forced on: its passages go to Anthropic's API
+                where += f"; verifier passages: Anthropic API ({self.anthropic_base_url or 'https://api.anthropic.com'})"
+            return where
         if backend == "anthropic":
             return f"Anthropic API ({self.anthropic_base_url or 'https://api.anthropic.com'})"
         return None

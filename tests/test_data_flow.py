@@ -70,6 +70,13 @@ def test_an_explicit_model_id_names_its_own_geography():
     assert Settings().data_geography("rules") is None
 
 
+def test_a_verifier_forced_on_under_bedrock_is_named_in_the_data_geography():
+    """The verifier calls Anthropic's API: off by default under bedrock, and named when forced on."""
+    assert "Anthropic API" not in Settings(backend="bedrock").data_geography("bedrock")
+    forced = Settings(backend="bedrock", verifier_enabled=True).data_geography("bedrock")
+    assert forced.startswith("AWS Regions of the") and "verifier passages: Anthropic API" in forced
+
+
 def test_data_flow_page_names_only_real_settings():
     """docs/data-flow.md matches the settings: every DOCREVIEW_ variable it names is a setting."""
     page = (ROOT / "docs" / "data-flow.md").read_text()

@@ -255,3 +255,20 @@ def test_the_first_review_starts_the_server_and_the_next_is_handed_to_its_runner
     assert stopped.returncode == 0 and "Stopped." in stopped.stdout
     assert not prefect_server.alive(int(state["pid"]))
     assert run("server", "status").returncode == 1
+
+
+def test_a_port_left_in_time_wait_by_a_stopped_server_is_still_its_port():
+    """After ``server stop`` the port's closed connections sit in TIME_WAIT; the server (uvicorn, with
+    SO_REUSEADDR) can bind it again, so the probe must say it is free rather than move the server."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = listener.accept()
+        accepted.close()  # the server side closes first: its end of the connection enters TIME_WAIT
+        client.close()
+    assert prefect_server._free_port("127.0.0.1", port) == port

@@ -101,11 +101,11 @@ def test_on_a_held_out_cuad_contract_the_next_runs_report_reads_the_reviewers_ca
     reviewer reclassifies both; the next run's report counts, lists and judges them as reclassified."""
     from cli.queue import record_decision
     from flows.review import review_documents
-    from tasks.observe.evaluate import held_out
+    from tasks.observe.evaluate import split_of
     from tasks.store.persist import dispose_engines
 
     name = "EtonPharmaceuticalsInc_20191114_10-Q_EX-10.1_11893941_EX-10.1_Development Agreement.pdf"
-    assert held_out(name)
+    assert split_of(name) == "test"
     source = shared_data / "cuad" / "pdf" / name
     playbook = tmp_path / "playbook.yaml"
     playbook.write_text(PLAYBOOK)

@@ -359,7 +359,9 @@ def test_verifier_setting_defaults_by_backend(monkeypatch):
 
     monkeypatch.delenv("DOCREVIEW_VERIFIER_ENABLED", raising=False)
     s = Settings()
-    assert not s.verifier_on("rules") and s.verifier_on("anthropic") and s.verifier_on("bedrock")
+    assert not s.verifier_on("rules") and s.verifier_on("anthropic")
+    # Under bedrock the verifier's passages would go to Anthropic's API, outside the profile's geography.
+    assert not s.verifier_on("bedrock")
     monkeypatch.setenv("DOCREVIEW_VERIFIER_ENABLED", "true")
     assert Settings().verifier_on("rules")
     monkeypatch.setenv("DOCREVIEW_VERIFIER_ENABLED", "false")

@@ -431,7 +431,9 @@ class Settings(BaseSettings):
             else:
                 where = f"{self.bedrock_region} only (in-Region inference)"
             if self.verifier_on(backend):  # forced on: its passages go to Anthropic's API
-                where += f"; verifier passages: Anthropic API ({self.anthropic_base_url or 'https://api.anthropic.com'})"
+                where += (
+                    f"; verifier passages: Anthropic API ({self.anthropic_base_url or 'https://api.anthropic.com'})"
+                )
             return where
         if backend == "anthropic":
             return f"Anthropic API ({self.anthropic_base_url or 'https://api.anthropic.com'})"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,12 @@ os.environ.setdefault("DOCREVIEW_SUPPORT_JUDGE", "false")
 # (cli/prefect_server.py); the commands the tests run use a temporary server of their own instead, so a test
 # run leaves no server behind and never reports to a developer's own. Tests of the local server set the mode.
 os.environ["DOCREVIEW_PREFECT_SERVER"] = "temporary"
+# Prefect keeps its database in PREFECT_HOME (~/.prefect unset), and the temporary server a command starts
+# serves that database: the session's commands get a Prefect home of their own, removed at exit, so a test
+# run writes no flow run (nor a killed command's run left "Running") into a developer's own Prefect UI.
+TEST_PREFECT_HOME = tempfile.mkdtemp(prefix="docreview-tests-prefect-")
+os.environ["PREFECT_HOME"] = TEST_PREFECT_HOME
+atexit.register(shutil.rmtree, TEST_PREFECT_HOME, ignore_errors=True)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not SHARED.exists():  # CI lays shared/ beside the clone; a developer checkout may differ

@@ -272,3 +272,19 @@ def test_a_port_left_in_time_wait_by_a_stopped_server_is_still_its_port():
         accepted.close()  # the server side closes first: its end of the connection enters TIME_WAIT
         client.close()
     assert prefect_server._free_port("127.0.0.1", port) == port
+
+
+def test_the_commands_a_test_runs_keep_their_flow_runs_out_of_the_developers_prefect_home():
+    """A command's temporary server serves the database in PREFECT_HOME: the test session's commands
+    read a home of their own (tests/conftest.py), never ``~/.prefect`` where a developer's runs live."""
+    done = subprocess.run(
+        [sys.executable, "-c", "from prefect.settings import get_current_settings as s; print(s().home)"],
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    home = Path(done.stdout.strip()).resolve()
+    assert home != Path("~/.prefect").expanduser().resolve()
+    assert home.name.startswith("docreview-tests-prefect-") and home.is_dir()

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
-from schemas.decisions import GENESIS, Decision, decision_hash, row_hash_of
+from schemas.decisions import GENESIS, Decision, row_hash_of
 from schemas.tables import ReviewerDecision, utcnow
 
 #: Attempts at appending when other writers keep taking the chain's head first.
@@ -108,9 +108,7 @@ def append_decision(
             session.expunge(last)
             return last, False
         head = chain_head(session)
-        prev = head.row_hash if head is not None else GENESIS
         seq = (last.seq if last else 0) + 1
-        at = utcnow()
         row = ReviewerDecision(
             target_kind=target_kind,
             target_key=target_key,
@@ -119,20 +117,11 @@ def append_decision(
             category=category,
             reviewer=reviewer,
             note=note,
-            decided_at=at,
-            prev_hash=prev,
-            row_hash=decision_hash(
-                target_kind=target_kind,
-                target_key=target_key,
-                seq=seq,
-                decision=decision.value,
-                category=category,
-                reviewer=reviewer,
-                note=note,
-                decided_at=at,
-                prev_hash=prev,
-            ),
+            decided_at=utcnow(),
+            prev_hash=head.row_hash if head is not None else GENESIS,
+            row_hash="",
         )
+        row.row_hash = row_hash_of(row)
         session.add(row)
         try:
             session.commit()

@@ -46,7 +46,10 @@ def export(
     out: Path | None = typer.Option(
         None,
         "--out",
-        help="File (xlsx, ics) or folder (csv) to write (default: export-<run>.xlsx, export-<run>/, deadlines-<run>.ics).",
+        help=(
+            "File (xlsx, ics) or folder (csv; ics: written into it as deadlines-<run>.ics) to write "
+            "(default: export-<run>.xlsx, export-<run>/, deadlines-<run>.ics)."
+        ),
     ),
     reports: Path = typer.Option(
         Path("out"), "--reports", help="The report folder the links point at when no URL base is set."
@@ -82,7 +85,8 @@ def export(
     rid = report["run"]["id"]
     page = report_link(str(reports), rid, report_url or Settings().report_url_base)
     if fmt == "ics":
-        _ics(report, out or Path(f"deadlines-{rid[:8]}.ics"), document, page)
+        name = f"deadlines-{rid[:8]}.ics"
+        _ics(report, out / name if out is not None and out.is_dir() else out or Path(name), document, page)
         return
     from tasks.observe.export import export_sheets, write_csv, write_xlsx
 
@@ -126,5 +130,6 @@ def _ics(report: dict, path: Path, document: str | None, link: str) -> None:
         err.print(f"[red]error:[/] no upcoming deadline ({escape(why or 'no document')}): no calendar written")
         raise typer.Exit(2)
     name = docs[0]["file_name"] if document else f"docreview run {report['run']['id'][:8]}"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(calendar_ics(rows, name, link))
     console.print(f"Wrote {path} ({len(rows)} deadline(s) as of {report['run']['deadlines_as_of']})", highlight=False)

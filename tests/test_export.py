@@ -158,6 +158,15 @@ def test_csv_files_and_an_ics_and_the_refusals(run, tmp_path):
     assert ics.read_bytes().count(b"BEGIN:VEVENT") == sum(
         1 for d in run["report"]["documents"] for _ in d.get("deadlines") or []
     )
+    # --out naming a folder writes the calendar into it under the run's name; a missing parent folder is made.
+    nested = tmp_path / "calendars" / "q1.ics"
+    for out, written in ((tmp_path / "csv", tmp_path / "csv" / f"deadlines-{run['run_id'][:8]}.ics"), (nested, nested)):
+        res = runner.invoke(
+            app,
+            ["export", run["run_id"], "--format", "ics", "--out", str(out), "--as-of", "2026-01-01", "--db", run["db"]],
+        )
+        assert res.exit_code == 0, res.output
+        assert written.read_bytes().startswith(b"BEGIN:VCALENDAR")
     # Refused, nothing written: a run that does not exist, a document with no dates, a bad format.
     for args, why in (
         (["zzzz9999", "--format", "xlsx", "--out", str(tmp_path / "none.xlsx")], "no run"),

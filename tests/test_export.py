@@ -105,6 +105,10 @@ def test_the_workbook_has_a_sheet_each_frozen_headers_filters_links_and_the_repo
     assert book["Deviations"].max_row - 1 == len(deviations) > 0
     deadlines = [x for d in run["report"]["documents"] for x in d.get("deadlines") or []]
     assert book["Deadlines"].max_row - 1 == len(deadlines) > 0
+    # the Date column holds dates a spreadsheet sorts and filters as dates, not text
+    dates = [r[1] for r in book["Deadlines"].iter_rows(min_row=2)]
+    assert all(c.is_date for c in dates)
+    assert sorted(c.value.date().isoformat() for c in dates) == sorted(x["date"] for x in deadlines)
 
 
 def test_libreoffice_reads_the_workbook_with_the_same_rows(run, tmp_path):

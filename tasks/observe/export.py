@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,7 @@ def export_sheets(report: dict[str, Any], link: Callable[[str], str]) -> dict[st
         for x in sorted(d.get("deadlines") or [], key=lambda x: x["date"]):
             ids = ", ".join(str(i) for i in x.get("finding_ids") or [])
             deadlines.append(
-                [name, x["date"], x["kind"], x["title"], x["days_left"], x["basis"], ids, link("deadlines")]
+                [name, _date(x["date"]), x["kind"], x["title"], x["days_left"], x["basis"], ids, link("deadlines")]
             )
     return dict(zip(SHEETS, [findings, terms, deviations, deadlines]))
 
@@ -145,6 +146,17 @@ def write_xlsx(sheets: dict[str, list[list[Any]]], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     book.save(path)
     return path
+
+
+def _date(value: Any) -> Any:
+    """An ISO date string (``YYYY-MM-DD``) as a :class:`datetime.date`, so the workbook holds a date a
+    spreadsheet sorts and filters as one (the CSV writes it back as the same ISO text); anything else as is."""
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _cell(value: Any) -> Any:

@@ -35,7 +35,8 @@ def test_audit_show_answers_who_approved_the_uncapped_liability_finding_and_when
         f for d in run["report"]["documents"] for f in d["findings"] if f["clause_type"] == "uncapped_liability"
     )
     fid = str(finding["id"])
-    assert run["report"]["run"]["decisions"] == {"count": 0, "head": "0" * 64}  # the chain as the report saw it
+    # the chain as the report saw it
+    assert run["report"]["run"]["decisions"] == {"count": 0, "head": "0" * 64, "broken": None}
     record_decision(run["db"], fid, "reject", "reads as a carve-out", reviewer="Bob Stone")
     record_decision(run["db"], fid, "approve", "carve-out is uncapped: approved", reviewer="Alice Example")
     dispose_engines()
@@ -78,6 +79,15 @@ def test_audit_verify_passes_untouched_and_fails_on_a_hand_edited_decision(run, 
     assert bad.exit_code == 1
     assert f"Decision chain broken at decision #{victim}" in bad.output and "changed after it was written" in bad.output
     assert "Traceback" not in bad.output
+    # The next report of the run says so above everything else; an intact chain shows no such notice.
+    from tasks.observe.report import build_report, render_html
+
+    run_id = run["report"]["run"]["id"]
+    report = build_report(run["db"], run_id, offline=True)
+    assert f"decision #{victim} does not match its hash" in report["run"]["decisions"]["broken"]
+    html = render_html(report)
+    assert 'id="chain-broken"' in html and f"decision #{victim} does not match its hash" in html
+    assert 'id="chain-broken"' not in render_html(run["report"])
 
 
 def test_a_rewritten_tail_is_caught_by_the_head_a_report_recorded(tmp_path, db_url):

@@ -429,13 +429,16 @@ def _add_deadlines(report: dict[str, Any], as_of: date | None) -> None:
 
 
 def _decisions_seen(engine: Any) -> dict[str, Any]:
-    """The reviewer decisions' chain as this report saw it: ``{count, head}``
-    (:func:`tasks.store.decisions.chain_position`), for ``docreview audit verify --reports``."""
-    from tasks.store.decisions import chain_position
+    """The reviewer decisions' chain as this report saw it: ``{count, head, broken}``
+    (:func:`tasks.store.decisions.chain_position`, for ``docreview audit verify --reports``; ``broken``:
+    None when every link holds (:func:`tasks.store.decisions.verify_chain`), else the first broken
+    link's problem, which the report shows above everything else)."""
+    from tasks.store.decisions import chain_position, verify_chain
 
     with Session(engine) as session:
         count, head = chain_position(session)
-    return {"count": count, "head": head}
+        check = verify_chain(session)
+    return {"count": count, "head": head, "broken": check.broken.problem if check.broken else None}
 
 
 def _stands(finding: dict[str, Any]) -> bool:
@@ -1197,6 +1200,7 @@ _HTML = """<!doctype html>
  .metric{background:#fff;border:1px solid #dde2e8;border-radius:8px;padding:8px 14px;min-width:110px}
  .metric b{display:block;font-size:20px} .metric span{font-size:12px;color:#5b6675}
  .notice{background:#fff7e0;border:1px solid #f0d58a;padding:8px 12px;border-radius:6px;margin-bottom:16px}
+ .notice.broken{background:#fde2e1;border-color:#e8a3a0;color:#9b1c1c}
  section.doc{background:#fff;border:1px solid #dde2e8;border-radius:8px;margin:0 0 18px;padding:14px 18px}
  section.doc h2{font-size:17px;margin:0 0 4px;word-break:break-all}
  .sub{color:#5b6675;font-size:13px;margin-bottom:10px}
@@ -1228,6 +1232,9 @@ _HTML = """<!doctype html>
 <header><h1>docreview — document review report</h1>
 <p>Run {{ run.id }} · source {{ run.source }} · backend {{ run.backend }} ({{ run.model }}) · {{ run.started_at|when }} → {{ run.finished_at|when }}</p></header>
 <main>
+{% if run.decisions and run.decisions.broken %}<div class="notice broken" id="chain-broken"><b>The reviewer decisions' audit
+trail is broken</b>: {{ run.decisions.broken }}. Who decided what cannot be trusted until it is explained
+(<code>docreview audit verify</code>).</div>{% endif %}
 {% if run.offline %}<div class="notice">Reviewed with the offline <b>rules</b> backend (deterministic clause patterns, no language model).
 Set <code>ANTHROPIC_API_KEY</code> to review with Claude.</div>{% endif %}
 {% if run.endpoint %}<div class="notice">Model calls went to <code>{{ run.endpoint }}</code>, not the vendor's own API:

@@ -47,8 +47,8 @@ def export(
         None,
         "--out",
         help=(
-            "File (xlsx, ics) or folder (csv; ics: written into it as deadlines-<run>.ics) to write "
-            "(default: export-<run>.xlsx, export-<run>/, deadlines-<run>.ics)."
+            "File (xlsx, ics) or folder (csv) to write; an existing folder gets export-<run>.xlsx or "
+            "deadlines-<run>.ics inside it (default: export-<run>.xlsx, export-<run>/, deadlines-<run>.ics)."
         ),
     ),
     reports: Path = typer.Option(
@@ -93,10 +93,8 @@ def export(
     sheets = export_sheets(report, lambda anchor: f"{page}#{anchor}")
     counts = ", ".join(f"{len(rows) - 1} {name.lower()}" for name, rows in sheets.items())
     if fmt == "xlsx":
-        path = out or Path(f"export-{rid[:8]}.xlsx")
-        if path.is_dir():
-            err.print(f"[red]error:[/] --out {escape(str(path))} is a folder; give the workbook's file name")
-            raise typer.Exit(2)
+        name = f"export-{rid[:8]}.xlsx"
+        path = out / name if out is not None and out.is_dir() else out or Path(name)
         write_xlsx(sheets, path)
         console.print(f"Wrote {path} ({counts})", highlight=False, soft_wrap=True)
         return

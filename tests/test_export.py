@@ -162,6 +162,10 @@ def test_csv_files_and_an_ics_and_the_refusals(run, tmp_path):
     assert ics.read_bytes().count(b"BEGIN:VEVENT") == sum(
         1 for d in run["report"]["documents"] for _ in d.get("deadlines") or []
     )
+    # An existing folder named by --out gets the workbook under the run's name, as the calendar below.
+    res = runner.invoke(app, ["export", run["run_id"], "--out", str(tmp_path / "csv"), "--db", run["db"]])
+    assert res.exit_code == 0, res.output
+    assert load_workbook(tmp_path / "csv" / f"export-{run['run_id'][:8]}.xlsx").sheetnames[0] == "Findings"
     # --out naming a folder writes the calendar into it under the run's name; a missing parent folder is made.
     nested = tmp_path / "calendars" / "q1.ics"
     for out, written in ((tmp_path / "csv", tmp_path / "csv" / f"deadlines-{run['run_id'][:8]}.ics"), (nested, nested)):

@@ -231,6 +231,14 @@ def test_every_surface_reads_one_locator_and_one_figure(reviewed_inbox) -> None:
     assert counts["word_findings"] > 10 and counts["key_figures"] > 15 and counts["grounding_reasons"] > 50
 
 
+def test_the_runs_page_total_counts_pages_not_a_word_files_paragraphs(reviewed_inbox) -> None:
+    report, _, _ = reviewed_inbox
+    docs = report["documents"]
+    word = [d for d in docs if d["kind"] == "docx"]
+    assert word and all(d["pages"] > 10 for d in word)  # paragraph units, not pages
+    assert report["run"]["metrics"]["pages_total"] == sum(d["pages"] for d in docs if d["kind"] != "docx")
+
+
 def test_report_json_values_are_the_xbrl_facts(reviewed_inbox) -> None:
     from tests.test_figures import ix_values
 

@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 from schemas.documents import DocumentStatus
 from schemas.tables import (
     ChunkRow,
+    DocumentRow,
     FindingRow,
     LLMCallRow,
     RunDocumentRow,
@@ -33,7 +34,8 @@ def compute_run_metrics(
     (documents reviewed in this run, not reused from an earlier one nor copies of another object,
     per minute of wall time), ``findings_total``,
     ``verification_rate`` (verified / findings, 0 when none), ``unsupported``, ``contradicted``,
-    ``needs_review`` (findings with that verdict), ``pages_total``, ``llm_calls``,
+    ``needs_review`` (findings with that verdict), ``pages_total`` (pages of the PDFs, images and
+    HTML filings; a DOCX has paragraph units, not pages, and is left out), ``llm_calls``,
     ``input_tokens``, ``output_tokens``, ``cost_usd`` (USD) and ``wall_s`` (seconds); when the run
     made model calls, ``cache_hit_ratio``, ``latency_ms_p50``/``_p95`` and ``ttft_ms_p50``/``_p95``
     (ms, :func:`_llm_call_metrics`); drift
@@ -77,6 +79,7 @@ def compute_run_metrics(
             if chunker is not None:
                 query = query.where(ChunkRow.chunker == chunker)
             chunk_rows += session.exec(query).all()
+        word = _word_documents(session, [d.sha256 for d in docs if d.sha256])
     status = [d.status for d in docs]
     findings = len(verdicts)
     return {
@@ -100,7 +103,7 @@ def compute_run_metrics(
         "unsupported": verdicts.count("unsupported"),
         "contradicted": verdicts.count("contradicted"),
         "needs_review": verdicts.count("needs_review"),
-        "pages_total": sum(d.pages for d in docs),
+        "pages_total": sum(d.pages for d in docs if d.sha256 not in word),
         "llm_calls": len(calls),
         "input_tokens": sum(c.input_tokens for c in calls),
         "output_tokens": sum(c.output_tokens for c in calls),
@@ -111,6 +114,22 @@ def compute_run_metrics(
         **_routing_metrics(chunk_rows),
         **_playbook_metrics(database_url, run_id),
     }
+
+
+def _word_documents(session: Session, shas: list[str]) -> set[str]:
+    """The sha256s of ``shas`` whose document is a DOCX: its ``pages`` are paragraph units (a Word file
+    has no pages until a printer lays it out), so a run's ``pages_total`` leaves them out."""
+    out: set[str] = set()
+    unique = sorted(set(shas))
+    for i in range(0, len(unique), 500):
+        out |= set(
+            session.exec(
+                select(DocumentRow.sha256).where(
+                    col(DocumentRow.sha256).in_(unique[i : i + 500]), DocumentRow.kind == "docx"
+                )
+            ).all()
+        )
+    return out
 
 
 def _playbook_metrics(database_url: str, run_id: str) -> dict[str, float]:

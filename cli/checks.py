@@ -181,6 +181,9 @@ def check_backend(settings: Settings) -> str | None:
     :meth:`Settings.bedrock_profile`) and AWS credentials from boto3's credential chain (environment,
     shared files, SSO, instance role)."""
     backend = settings.resolved_backend()
+    problem = retired_model_setting(settings, backend)
+    if problem:
+        return problem
     if backend == "anthropic" and (
         settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value()
     ):
@@ -206,6 +209,29 @@ def check_backend(settings: Settings) -> str | None:
             return (
                 "the bedrock backend needs AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
                 "AWS_PROFILE, or an instance role), or use --backend rules"
+            )
+    return None
+
+
+def retired_model_setting(settings: Settings, backend: str) -> str | None:
+    """One line naming the setting when a model the run would call is a retired one (the API answers
+    every request to it with 404; tasks/review/backends/models.py ``RETIRED``, with its source), else
+    None. The review model counts for a model backend; the verifier model where the verifier runs."""
+    from tasks.review.backends.models import DEFAULT_MODEL, retired
+
+    named: list[tuple[str, str]] = []
+    if backend in ("anthropic", "bedrock"):
+        named.append(("DOCREVIEW_ANTHROPIC_MODEL", settings.anthropic_model))
+    if backend == "bedrock" and settings.bedrock_model_id:
+        named.append(("DOCREVIEW_BEDROCK_MODEL_ID", settings.bedrock_model_id))
+    if settings.verifier_on(backend):
+        named.append(("DOCREVIEW_VERIFIER_MODEL", settings.verifier_model))
+    for setting, model in named:
+        name = retired(model)
+        if name is not None:
+            return (
+                f"{setting}: {model!r} is {name}, a retired model (requests to it fail); choose a current model "
+                f"such as {DEFAULT_MODEL} (docs/models.md lists them)"
             )
     return None
 

@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from docreview_testing.api_rules import first_broken
 from tasks.review.backends.prompt import estimate_tokens, min_cacheable_tokens, parse_rendered_chunk
 
 #: Fault names and what they do (Messages API behaviour; Bedrock equivalent in brackets).
@@ -858,16 +859,9 @@ STRICT_STRING_FORMATS = frozenset(
 #: covering every Fable/Mythos 5.x id (stricter than documented for 5.0).
 FORCED_TOOL_REJECTED = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5", "claude-mythos-5")
 
-#: Model families without structured outputs (``output_config.format`` and ``strict`` tools give 400).
-#: Source: structured-outputs page, supported models (Sonnet 4.5, Opus 4.1 and later); Sonnet 4.0,
-#: Opus 4.0 and the Claude 3 models predate it.
-NO_STRUCTURED_OUTPUTS = (
-    "claude-sonnet-4-0",
-    "claude-sonnet-4-2025",
-    "claude-opus-4-0",
-    "claude-opus-4-2025",
-    "claude-3",
-)
+#: No current model lacks structured outputs: the models that did (Sonnet 4.0, Opus 4.0, the Claude 3 models,
+#: structured-outputs page, supported models) are retired, and a request naming one is answered 404 by the
+#: documented rule table (docreview_testing.api_rules, "retired-model").
 
 #: Accepted ``thinking.type`` values per family (longest prefix wins); a family not listed accepts
 #: every type. Sources: Sonnet 5.5 "What's new" (adaptive, between_tools), Opus 5.5 / Fable 5.1
@@ -956,8 +950,6 @@ def check_model_rules(
     """The model-dependent rules shared by the Messages API and Converse sides; raises a 400
     :class:`StubError` for the first broken one. ``strict_schemas`` are ``(where, schema)`` pairs
     sent with ``strict: true`` or as the output format."""
-    if (structured or strict_schemas) and _match(model, NO_STRUCTURED_OUTPUTS):
-        raise _bad(f"structured outputs are not supported by {model}")
     for where, schema in strict_schemas:
         errors = schema_errors(schema, where)
         if errors:
@@ -976,10 +968,6 @@ def check_model_rules(
     if forced_tool and thinks(model, thinking):
         raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
 
-
-#: The models without Citations. Source: platform.claude.com/docs/en/build-with-claude/citations (read
-#: 2026-12-04): "All active models support citations, with the exception of Claude Haiku 3."
-NO_CITATIONS = ("claude-3-haiku",)
 
 #: The 400 for citations with structured outputs. The page gives no verbatim error text; this message is
 #: its sentence: "If you enable citations on any user-provided document (``document`` blocks or
@@ -1074,8 +1062,9 @@ def check_documents(model: str, messages: list[dict[str, Any]], structured: bool
     ``text`` (``media_type: text/plain``, string ``data``), ``base64`` (``media_type: application/pdf``,
     base64 ``data``), ``content`` (a non-empty list of ``text``/``image`` blocks), ``url`` or ``file``;
     optional ``title``/``context`` strings and ``citations: {"enabled": bool}``. Citations: on all
-    documents or none, never with structured outputs (:data:`CITATIONS_WITH_STRUCTURED_OUTPUTS`), never on a
-    model without them (:data:`NO_CITATIONS`). Limits: :data:`MAX_PDF_PAGES`, :data:`MAX_IMAGES`, image size
+    documents or none, never with structured outputs (:data:`CITATIONS_WITH_STRUCTURED_OUTPUTS`); every current
+    model has them (citations page: "All active models support citations, with the exception of Claude Haiku
+    3", and Haiku 3 is retired). Limits: :data:`MAX_PDF_PAGES`, :data:`MAX_IMAGES`, image size
     and dimensions."""
     documents = request_documents(messages)
     pages = 0
@@ -1129,8 +1118,6 @@ def check_documents(model: str, messages: list[dict[str, Any]], structured: bool
             raise _bad(CITATIONS_ALL_OR_NONE)
         if structured:
             raise _bad(CITATIONS_WITH_STRUCTURED_OUTPUTS)
-        if _match(model, NO_CITATIONS):
-            raise _bad(f"Citations are not supported by {model}")
     if pages > MAX_PDF_PAGES:
         raise _bad(f"A maximum of {MAX_PDF_PAGES} PDF pages may be provided (got {pages}).")
     images = _images(messages)
@@ -1154,9 +1141,11 @@ def check_documents(model: str, messages: list[dict[str, Any]], structured: bool
             raise _bad(f"{where}: image dimensions exceed max allowed size: {limit} pixels (got {size[0]}x{size[1]})")
 
 
-def _validate_messages(body: dict[str, Any], count_tokens: bool = False) -> None:
+def _validate_messages(body: dict[str, Any], count_tokens: bool = False, where: str = "messages") -> None:
     """The Messages API's request rules (400 ``invalid_request_error``): required fields,
-    ``max_tokens >= 0`` (0 pre-warms the prompt cache: SDK ``messages.create`` docstring),
+    ``max_tokens >= 0`` (0 pre-warms the prompt cache: SDK ``messages.create`` docstring), the rows of
+    the documented rule table (:data:`docreview_testing.api_rules.RULES`: the pre-warming limitations,
+    retired models; ``where="batch"`` for a request inside a batch),
     ``tool_choice`` naming a present tool, ``cache_control.ttl`` of ``5m``/``1h``,
     ``output_config.format`` of type ``json_schema``, the ``document`` and ``image`` blocks and the
     Citations rules (:func:`check_documents`), and :func:`check_model_rules`. ``count_tokens``: the
@@ -1168,6 +1157,11 @@ def _validate_messages(body: dict[str, Any], count_tokens: bool = False) -> None
         not isinstance(body["max_tokens"], int) or isinstance(body["max_tokens"], bool) or body["max_tokens"] < 0
     ):
         raise _bad("max_tokens: must be a non-negative integer")
+    broken = first_broken(body, where=where)
+    if broken is not None:  # a row of the documented rule table (docreview_testing.api_rules)
+        rule, message = broken
+        aws = "ResourceNotFoundException" if rule.status == 404 else "ValidationException"
+        raise StubError(rule.status, rule.error_type, message, aws, rule=True)
     choice = body.get("tool_choice") or {}
     tools = body.get("tools") or []
     names = [t.get("name") for t in tools]
@@ -1644,8 +1638,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "custom_id must be unique and match ^[a-zA-Z0-9_-]{1,64}$",
                 "ValidationException",
             )
-        for r in requests:
-            _validate_messages(r.get("params") or {})
+        # Each request's params are validated when the batch is processed, not here: an invalid request is
+        # an ``errored`` result (batch-processing page, "Batch validation", read 2026-12-06).
         batch_id = f"msgbatch_stub_{uuid.uuid4().hex[:24]}"
         with stub._lock:
             stub.batches[batch_id] = {"created": time.time(), "requests": requests, "results": None}
@@ -1658,16 +1652,28 @@ class _Handler(BaseHTTPRequestHandler):
         if batch["results"] is None:
             lines = []
             for r in batch["requests"]:
-                params = r["params"]
+                params = r.get("params") or {}
                 faults = stub.active_faults(None)
-                err = _fault_error(faults, False)
+                err = None
+                try:
+                    _validate_messages(params, where="batch")
+                except StubError as refused:
+                    err = refused
+                    if refused.rule:
+                        with stub._lock:
+                            stub.refusals.append(refused.message)
+                err = err or _fault_error(faults, False)
                 if err is not None:
                     lines.append(
                         {
                             "custom_id": r["custom_id"],
                             "result": {
                                 "type": "errored",
-                                "error": {"type": "error", "error": {"type": err.kind, "message": err.message}},
+                                "error": {
+                                    "type": "error",
+                                    "error": {"type": err.kind, "message": err.message},
+                                    "request_id": f"req_stub_{uuid.uuid4().hex[:24]}",
+                                },
                             },
                         }
                     )

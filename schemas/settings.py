@@ -146,7 +146,7 @@ class Settings(BaseSettings):
     llm_prices: dict[str, tuple[float, float, float, float]] = Field(
         default_factory=dict,
         description="Price overrides by model-id prefix, USD per million tokens: "
-        '[input, output, cache write, cache read] (JSON), e.g. {"claude-sonnet-4-5": [3, 15, 3.75, 0.3]}.',
+        '[input, output, cache write, cache read] (JSON), e.g. {"claude-sonnet-4-6": [3, 15, 3.75, 0.3]}.',
     )
     llm_output_mode: Literal["auto", "json_schema", "tool"] = Field(
         "auto",

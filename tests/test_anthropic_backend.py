@@ -20,6 +20,7 @@ from tasks.review.backends.anthropic_backend import (
     AnthropicBackend,
     LLMConfigError,
     cache_prefix_check,
+    cost_usd,
     price_for,
     repair_tool_input,
     split_chunk,
@@ -33,8 +34,7 @@ from tasks.review.backends.prompt import (
 from tasks.review.retry import is_retryable, retry_after_s
 from tests.test_stub_llm import make_chunk
 
-#: Not the settings default: the installed SDK lists claude-sonnet-4-5 as deprecated (a warning,
-#: which the test configuration turns into an error).
+#: Not the settings default: a model with a forced tool_choice (tool mode) as well as structured outputs.
 MODEL = "claude-sonnet-4-6"
 
 
@@ -94,10 +94,13 @@ def test_request_shape_is_forced_strict_and_cache_stable(server, stub):
 
 def test_prefix_reaches_minimum_cacheable_length():
     tokens = prefix_tokens_estimate()
-    assert cache_prefix_check("claude-sonnet-4-5", tokens) == (True, 1024)
-    assert cache_prefix_check("claude-sonnet-4-6", tokens) == (True, 2048)
+    # prompt-caching, "Cache limitations" (read 2026-12-06): 1,024 for Sonnet 4.6, 2,048 for Opus 4.7,
+    # 4,096 for Haiku 4.5, 512 for Sonnet 5.5
+    assert cache_prefix_check("claude-sonnet-4-6", tokens) == (True, 1024)
+    assert cache_prefix_check("claude-opus-4-7", tokens) == (True, 2048)
     assert cache_prefix_check("claude-haiku-4-5", tokens) == (True, 4096)
-    assert cache_prefix_check("claude-sonnet-4-5", 900) == (False, 1024)
+    assert cache_prefix_check("claude-sonnet-5-5", tokens) == (True, 512)
+    assert cache_prefix_check("claude-sonnet-4-6", 900) == (False, 1024)
 
 
 def test_streaming_result_equals_non_streaming(server, stub):
@@ -393,3 +396,29 @@ def test_a_passage_names_the_section_it_starts_under_and_round_trips():
     assert "Section: '" not in render_chunk(chunk.model_copy(update={"heading": None}), "msa.pdf")
     instructions = fixed_instructions("tool")
     assert "introduced by 'Section:'" in instructions and "IN WITNESS WHEREOF" in instructions
+
+
+def test_one_hour_cache_writes_are_priced_at_twice_the_input_price():
+    """prompt-caching, "Pricing": 1-hour writes cost 2x input, 5-minute writes 1.25x (Sonnet 4.6: $3 input)."""
+    usage = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 1_000_000}
+    assert cost_usd(MODEL, usage) == pytest.approx(3.75)
+    assert cost_usd(MODEL, usage, cache_ttl="1h") == pytest.approx(6.0)
+    split = {**usage, "cache_creation": {"ephemeral_5m_input_tokens": 500_000, "ephemeral_1h_input_tokens": 500_000}}
+    assert cost_usd(MODEL, split) == pytest.approx(3.75 / 2 + 6.0 / 2)
+
+
+def test_a_run_that_would_call_a_retired_model_is_refused_naming_the_setting(monkeypatch):
+    from cli.checks import check_backend
+    from schemas.settings import Settings
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("DOCREVIEW_BACKEND", "anthropic")
+    monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-sonnet-4-20250514")
+    assert "DOCREVIEW_ANTHROPIC_MODEL" in (check_backend(Settings()) or "")
+    monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-sonnet-5-5")
+    monkeypatch.setenv("DOCREVIEW_VERIFIER_MODEL", "claude-3-haiku-20240307")
+    monkeypatch.setenv("DOCREVIEW_VERIFIER_ENABLED", "true")
+    assert "DOCREVIEW_VERIFIER_MODEL" in (check_backend(Settings()) or "")
+    monkeypatch.setenv("DOCREVIEW_BACKEND", "rules")  # offline, verifier off: no model is called
+    monkeypatch.setenv("DOCREVIEW_VERIFIER_ENABLED", "false")
+    assert check_backend(Settings()) is None

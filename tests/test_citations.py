@@ -102,8 +102,6 @@ FORMAT = {
             "claude-haiku-4-5",
             CITATIONS_ALL_OR_NONE,
         ),
-        # "All active models support citations, with the exception of Claude Haiku 3"
-        ([_document(), QUESTION], {}, "claude-3-haiku-20240307", "Citations are not supported"),
         # document shapes: a text source is text/plain with string data; custom content is a non-empty list
         (
             [{**_document(), "source": {"type": "text", "media_type": "text/html", "data": "x"}}, QUESTION],
@@ -129,7 +127,6 @@ FORMAT = {
     ids=[
         "with-structured-outputs",
         "not-on-all-documents",
-        "haiku-3",
         "wrong-media-type",
         "empty-content",
         "unknown-source",
@@ -276,19 +273,22 @@ def test_a_citation_outside_the_sent_text_is_a_clear_reason_and_the_finding_is_k
     assert out[0].finding.evidence == QUOTE  # the finding's own quote stays
 
 
-def test_a_model_that_refuses_citations_is_a_clear_reason(stub, client, monkeypatch):
-    # The table says Haiku 3 has no Citations (the uncited path); were it wrong, the 400 is named.
-    uncited = verify(governing_law(), PASSAGE, client, "claude-3-haiku-20240307")
+def test_a_model_the_table_marks_without_citations_takes_the_uncited_path(stub, client, monkeypatch):
+    # Every current model has Citations (Haiku 3, the one without, is retired); the uncited path stays for
+    # a model the table marks so, and says so in its reason.
+    import dataclasses
+
+    cap = CAPABILITIES["claude-haiku-4-5"]
+    monkeypatch.setitem(CAPABILITIES, "claude-haiku-4-5", dataclasses.replace(cap, citations=False))
+    uncited = verify(governing_law(), PASSAGE, client, "claude-haiku-4-5")
     assert uncited.check.verdict is Verdict.verified and "uncited" in uncited.check.reason
-    monkeypatch.setitem(
-        CAPABILITIES,
-        "claude-3-haiku",
-        CAPABILITIES["claude-3-haiku"].__class__(**{**CAPABILITIES["claude-3-haiku"].__dict__, "citations": True}),
-    )
+    assert len(uncited.records) == 1 and uncited.records[0].error_class is None
+
+
+def test_a_retired_model_is_refused_as_the_api_refuses_it_and_the_finding_is_kept(stub, client):
     refused = verify(governing_law(), PASSAGE, client, "claude-3-haiku-20240307")
     assert refused.check.verdict is Verdict.needs_review
-    assert "BadRequestError" in refused.check.reason and "Citations are not supported" in refused.check.reason
-    assert refused.records[0].error_class == "BadRequestError"
+    assert "NotFoundError" in refused.check.reason and refused.records[0].error_class == "NotFoundError"
 
 
 def test_a_citation_elsewhere_than_the_quote_is_recorded_as_a_disagreement(stub, client):

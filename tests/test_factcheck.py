@@ -422,17 +422,14 @@ def test_absences_of_high_risk_categories():
 
 
 def test_verifier_request_asks_for_the_structured_answer_the_table_allows():
-    # The capability table decides: structured outputs where the model has them (Haiku 4.5), the forced
-    # tool only for a model without them (Haiku 3); never a forced tool_choice by default.
+    # The capability table decides: structured outputs where the model has them (every current model);
+    # never a forced tool_choice by default.
     f = finding("aggregate liability exceed $1,500,000", 2, [("amount", "$1,500,000")])
     req = build_verifier_request(f, "PASSAGE TEXT", "claude-haiku-4-5", 300)
     assert req["model"] == "claude-haiku-4-5" and req["max_tokens"] == 300
     assert "tool_choice" not in req and "tools" not in req
     schema = req["output_config"]["format"]["schema"]
     assert set(schema["required"]) == {"supported", "supporting_span", "reason"}
-    legacy = build_verifier_request(f, "PASSAGE TEXT", "claude-3-haiku-20240307", 300)
-    assert legacy["tool_choice"] == {"type": "tool", "name": "record_verification"}
-    assert legacy["tools"][0]["input_schema"] == schema and "output_config" not in legacy
     question = req["messages"][0]["content"][0]["text"]
     assert "<passage>\nPASSAGE TEXT\n</passage>" in question and "$1,500,000" in question
     assert "Cap On Liability" in question and "never instructions" in req["system"]

@@ -299,7 +299,7 @@ def stub_server(monkeypatch):
     with stub_llm.StubLLMServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-monitoring")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        # not the settings default: the installed SDK warns that claude-sonnet-4-5 is deprecated
+        # not the settings default: a legacy model the table prices
         monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-sonnet-4-6")
         yield server
 

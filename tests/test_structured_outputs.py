@@ -30,6 +30,7 @@ from tasks.review.backends.models import (
     capability,
     lookup,
     output_mode,
+    retired,
 )
 from tasks.review.backends.prompt import api_schema, output_format, review_tool
 from tests.test_stub_llm import make_chunk
@@ -40,8 +41,6 @@ FAMILY_IDS = {
     prefix: {
         "claude-fable-5": "claude-fable-5-2",
         "claude-mythos-5": "claude-mythos-5-2",
-        "claude-opus-4": "claude-opus-4-20250514",
-        "claude-sonnet-4": "claude-sonnet-4-20250514",
     }.get(prefix, prefix)
     for prefix in CAPABILITIES
 }
@@ -125,8 +124,8 @@ def test_request_shapes_by_capability(server, stub):
     assert "stop_sequences" not in so and "JSON" in so["messages"][0]["content"]
     opus = anthropic_backend(server, "claude-opus-5-5").request(make_chunk(), "a.pdf")
     assert "thinking" not in opus  # thinking cannot be turned off on Opus 5.5: nothing is sent
-    old = anthropic_backend(server, "claude-sonnet-4-20250514").request(make_chunk(), "a.pdf")
-    assert old["tool_choice"]["type"] == "tool" and "strict" not in old["tools"][0]  # no structured outputs
+    with pytest.raises(LLMConfigError, match="retired"):  # Sonnet 4.0 is retired: requests to it fail
+        anthropic_backend(server, "claude-sonnet-4-20250514")
     legacy = anthropic_backend(server, LEGACY_DEFAULT_MODEL, output_mode="tool").request(make_chunk(), "a.pdf")
     assert legacy["tools"][0]["strict"] is True and "output_config" not in legacy
     conv = bedrock_backend(server, "claude-sonnet-5-5").request(make_chunk(), "a.pdf")
@@ -179,7 +178,7 @@ def test_the_schema_check_catches_what_the_api_rejects():
         for e in schema_errors({"type": "object", "properties": {}, "additionalProperties": {"type": "string"}})
     )
     # the SDK's transform makes each of them acceptable, and pydantic still enforces page >= 1
-    from anthropic.lib._parse._transform import transform_schema
+    from anthropic import transform_schema
 
     assert schema_errors(transform_schema(raw)) == []
     with pytest.raises(ValueError):
@@ -237,7 +236,6 @@ def _base(model: str, **extra) -> dict:
             {"tools": [review_tool()], "tool_choice": {"type": "tool", "name": "record_findings"}},
             "Thinking may not be enabled",
         ),  # thinks by default: forced tool use needs thinking disabled
-        ("claude-sonnet-4-20250514", {"output_config": {"format": output_format()}}, "structured outputs"),
     ],
 )
 def test_double_refuses_what_the_api_refuses(server, stub, model, extra, message):
@@ -331,8 +329,21 @@ def test_every_model_the_sdk_lists_is_in_the_table():
     literal = typing.get_args(ModelParam)[0]
     listed = typing.get_args(literal)
     assert len(listed) >= 15
-    missing = [m for m in listed if lookup(m) is None]
+    missing = [m for m in listed if lookup(m) is None and retired(m) is None]
     assert missing == []
+
+
+def test_no_selectable_model_is_a_retired_one():
+    """A model of the capability table is one a run may select: none of them may be retired, and every
+    retired family is refused before a run starts."""
+    from tasks.review.backends.anthropic_backend import validate_config
+
+    assert [p for p in CAPABILITIES if retired(p)] == []
+    assert retired("claude-3-haiku-20240307") == "Claude Haiku 3"
+    assert retired("us.anthropic.claude-sonnet-4-20250514-v1:0") == "Claude Sonnet 4"
+    assert retired("claude-sonnet-4-6") is None and retired(DEFAULT_MODEL) is None
+    with pytest.raises(LLMConfigError, match="retired"):
+        validate_config("claude-opus-4-1-20250805", 4096, 16384, 60)
 
 
 def test_defaults_and_bedrock_ids(monkeypatch):
@@ -376,9 +387,30 @@ def test_warm_cache_writes_the_prefix_the_first_reviews_read(server, stub, api):
         assert (
             call.cache_read_input_tokens == warm.cache_creation_input_tokens and call.cache_creation_input_tokens == 0
         )
-    assert stub.errors == {}
-    if api == "anthropic":
-        assert warm.output_tokens == 0  # max_tokens 0: the cache is filled, nothing is generated
+    assert stub.errors == {} and stub.refusals == []
+    if api == "anthropic":  # structured outputs refuse max_tokens 0: the review's prefix with one output token
+        assert warm.output_tokens == 1 and warm.stop_reason == "max_tokens"
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "tool"])
+def test_the_warm_up_is_a_request_the_prompt_caching_docs_accept(server, stub, mode):
+    """prompt-caching, "Pre-warming the cache > Limitations": max_tokens 0 is refused with structured outputs
+    or a forced tool_choice (and stream, enabled thinking). The warm-up sent before each run takes the form
+    the docs accept for its mode, and the reviews read the prefix it wrote."""
+    b = anthropic_backend(server, DEFAULT_MODEL if mode == "json_schema" else LEGACY_DEFAULT_MODEL, output_mode=mode)
+    req = b.warm_up_request()
+    review = b.request(make_chunk(), "a.pdf")
+    if mode == "tool":
+        assert req["max_tokens"] == 0 and "tool_choice" not in req and review["tool_choice"]["type"] == "tool"
+        assert req["tools"] == review["tools"] and req["system"] == review["system"]
+    else:
+        assert req["max_tokens"] == 1 and req["output_config"] == review["output_config"]
+    assert "stream" not in req and (req.get("thinking") or {}).get("type") != "enabled"
+    (warm,) = b.warm_cache()
+    first = b.review_chunk(make_chunk(0), "a.pdf").calls[0]
+    assert stub.refusals == [] and warm.error_class is None
+    assert warm.output_tokens == (0 if mode == "tool" else 1)
+    assert first.cache_read_input_tokens == warm.cache_creation_input_tokens > 0
 
 
 # --- context overflow -----------------------------------------------------------------------------

@@ -118,7 +118,7 @@ class VerifierOutcome:
 
 
 def _verdict_tool() -> dict[str, Any]:
-    from anthropic.lib._parse._transform import transform_schema
+    from anthropic import transform_schema
 
     return {
         "name": VERIFY_TOOL_NAME,
@@ -128,7 +128,7 @@ def _verdict_tool() -> dict[str, Any]:
 
 
 def _verdict_format() -> dict[str, Any]:
-    from anthropic.lib._parse._transform import transform_schema
+    from anthropic import transform_schema
 
     return {"type": "json_schema", "schema": transform_schema(VerifierAnswer.model_json_schema())}
 

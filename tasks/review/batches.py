@@ -181,7 +181,6 @@ def fetch_results(
     profile (``contract`` when absent), which chooses the schema the reply is validated with.
     """
     from tasks.review.backends.anthropic_backend import _usage_dict, cost_usd, parse_tool_reply
-    from tasks.review.backends.models import capability
 
     out: dict[str, ChunkReview] = {}
     for line in client.messages.batches.results(batch_id):
@@ -200,12 +199,7 @@ def fetch_results(
             continue
         message = result.message
         usage = _usage_dict(message.usage)
-        cache_prices = prices
-        cap = capability(message.model, warn=False)
-        if cache_ttl == "1h" and cap.prices is not None and cap.cache_write_1h is not None:
-            pin, pout, _, pread = cap.prices
-            cache_prices = {**(prices or {}), message.model: (pin, pout, cap.cache_write_1h, pread)}
-        cost = BATCH_PRICE_FACTOR * cost_usd(message.model, usage, cache_prices)
+        cost = BATCH_PRICE_FACTOR * cost_usd(message.model, message.usage, prices, cache_ttl)
         record = LLMCallRecord(
             backend="anthropic",
             model=message.model,

@@ -23,7 +23,9 @@
 - Prompt caching: the output format or tools and the system prompt (:func:`prompt.system_blocks`)
   form a byte-stable prefix ending in the one ``cache_control`` breakpoint; the passage comes
   after it. :func:`cache_prefix_check` compares the prefix with the model's minimum cacheable
-  length; :meth:`AnthropicBackend.warm_cache` writes it once before the first concurrent calls.
+  length; :meth:`AnthropicBackend.warm_cache` writes it once before the first concurrent calls
+  (``max_tokens=0`` in tool mode; one output token with structured outputs, where the docs refuse
+  ``max_tokens: 0``: :meth:`AnthropicBackend.warm_up_request`).
 - Streaming (default) measures first-token latency; tool input (``input_json_delta``) or JSON
   text (``text_delta``) is accumulated per content block and parsed once at the end. The parsed result
   is identical to the non-streaming call's.
@@ -57,6 +59,7 @@ from tasks.review.backends.models import (
     model_family,
     output_mode,
     price_table,
+    retired,
     structured_call,
 )
 from tasks.review.backends.prompt import (
@@ -117,7 +120,7 @@ def validate_config(
     output mode to use (``mode``, or by capability when None: :func:`models.output_mode`).
 
     Raises :class:`LLMConfigError` for an empty model id, ``max_tokens < 1``, a ceiling below
-    ``max_tokens``, a non-positive timeout, ``mode="tool"`` on a model that rejects forced tool
+    ``max_tokens``, a non-positive timeout, a retired model (:data:`models.RETIRED`), ``mode="tool"`` on a model that rejects forced tool
     use (Sonnet/Opus 5.5, Fable/Mythos 5.x: 400 ``invalid_request_error``), ``mode="json_schema"``
     on a model without structured outputs, or extended thinking (``thinking_budget_tokens > 0``):
     with the forced tool the API rejects it ("Tool use with extended thinking": thinking is not
@@ -127,6 +130,9 @@ def validate_config(
     """
     if not model or not model.strip():
         raise LLMConfigError("no model id configured")
+    gone = retired(model)
+    if gone is not None:
+        raise LLMConfigError(f"model {model!r} is {gone}, a retired model: requests to it fail (docs/models.md)")
     if max_tokens < 1:
         raise LLMConfigError(f"max_tokens must be at least 1 (got {max_tokens})")
     if max_tokens_ceiling < max_tokens:
@@ -173,23 +179,44 @@ def price_for(
     return table[best] if best is not None else None
 
 
-def cost_usd(model: str, usage: Any, prices: dict[str, tuple[float, float, float, float]] | None = None) -> float:
+#: Price of a 1-hour cache write as a multiple of the model's input price. Source:
+#: platform.claude.com/docs/en/build-with-claude/prompt-caching, "Pricing" (read 2026-12-06): "1-hour cache
+#: write tokens are 2 times the base input tokens price" (5-minute writes: 1.25 times).
+ONE_HOUR_WRITE_FACTOR = 2.0
+
+
+def cost_usd(
+    model: str,
+    usage: Any,
+    prices: dict[str, tuple[float, float, float, float]] | None = None,
+    cache_ttl: str | None = None,
+) -> float:
     """Cost of one call in USD from its ``usage`` (an object or dict with ``input_tokens``,
     ``output_tokens``, ``cache_creation_input_tokens``, ``cache_read_input_tokens``) and the
-    price table (0 when the model has no price)."""
+    price table (0 when the model has no price). Cache writes are priced by their lifetime: the tokens
+    the usage reports under ``cache_creation.ephemeral_1h_input_tokens`` (or, when it has no such
+    breakdown, every written token of a request sent with ``cache_ttl == "1h"``) at
+    :data:`ONE_HOUR_WRITE_FACTOR` times the input price, the rest at the 5-minute write price."""
     price = price_for(model, prices)
     if price is None or usage is None:
         return 0.0
 
-    def get(name: str) -> int:
-        value = usage.get(name) if isinstance(usage, dict) else getattr(usage, name, 0)
+    def get(name: str, where: Any = usage) -> int:
+        value = where.get(name) if isinstance(where, dict) else getattr(where, name, 0)
         return int(value or 0)
 
     pin, pout, pwrite, pread = price
+    written = get("cache_creation_input_tokens")
+    breakdown = usage.get("cache_creation") if isinstance(usage, dict) else getattr(usage, "cache_creation", None)
+    if breakdown is not None:
+        one_hour = min(written, get("ephemeral_1h_input_tokens", breakdown))
+    else:
+        one_hour = written if cache_ttl == "1h" else 0
     return (
         get("input_tokens") * pin
         + get("output_tokens") * pout
-        + get("cache_creation_input_tokens") * pwrite
+        + (written - one_hour) * pwrite
+        + one_hour * pin * ONE_HOUR_WRITE_FACTOR
         + get("cache_read_input_tokens") * pread
     ) / 1_000_000
 
@@ -492,6 +519,7 @@ class ToolReviewer:
     name = "llm"
     model = ""
     mode: OutputMode = "tool"
+    cache_ttl: str | None = None  # the prompt-cache lifetime the requests ask for ("1h" prices writes at 2x input)
 
     def __init__(
         self,
@@ -578,7 +606,7 @@ class ToolReviewer:
                 cache_read_input_tokens=reply.usage.get("cache_read_input_tokens", 0),
                 first_token_ms=reply.first_token_ms,
                 latency_ms=reply.latency_ms,
-                cost_usd=cost_usd(self.model, reply.usage, self.prices),
+                cost_usd=cost_usd(self.model, reply.usage, self.prices, self.cache_ttl),
             )
         )
         return reply
@@ -798,21 +826,47 @@ class AnthropicBackend(ToolReviewer):
         )
         return int(counted.input_tokens)
 
+    def warm_up_request(self) -> dict[str, Any]:
+        """Keyword arguments of the warm-up request (:meth:`warm_cache`): the run's cached prefix with a
+        one-word user turn, in the one form the Messages API accepts for each output mode.
+
+        platform.claude.com/docs/en/build-with-claude/prompt-caching, "Pre-warming the cache >
+        Limitations" (read 2026-12-06): "A ``max_tokens: 0`` request is rejected with an
+        ``invalid_request_error`` if any of the following are set: ``stream: true``; Extended thinking
+        (``thinking.type: "enabled"``); Structured outputs (``output_config.format``); ``tool_choice`` of
+        ``{"type": "tool", ...}`` or ``{"type": "any"}``." So:
+
+        - ``tool`` mode: ``max_tokens=0`` with the tools and system, without the forced ``tool_choice``.
+          The cached prefix is tools then system up to the breakpoint; a ``tool_choice`` change
+          invalidates only the message blocks' cache (prompt-caching, "What invalidates the cache"), so
+          the reviews read what this writes. Thinking is sent as the review sends it (never
+          ``enabled``: :func:`validate_config`).
+        - ``json_schema`` mode: ``output_config.format`` cannot go with ``max_tokens: 0``, and it cannot
+          be left out either: the schema is part of the prompt the API caches (structured-outputs page:
+          "Changing the ``output_config.format`` parameter will invalidate any prompt cache for that
+          conversation thread"). The warm-up is then the review's own prefix with ``max_tokens=1``: the
+          same cache write, plus one output token (``stop_reason: max_tokens``).
+
+        Never streamed."""
+        kw = self._prefix_kwargs()
+        if self.mode == "tool":
+            kw.pop("tool_choice", None)
+            return dict(model=self.model, max_tokens=0, messages=[{"role": "user", "content": "."}], **kw)
+        return dict(model=self.model, max_tokens=1, messages=[{"role": "user", "content": "."}], **kw)
+
     def warm_cache(self) -> list[LLMCallRecord]:
         """Write the run's cached prefix into the prompt cache with one request, before the first
         concurrent review calls, so they read the cache instead of each writing it.
 
-        Sends the exact cached prefix of :meth:`request` (system, tool or output format, thinking)
-        with a one-word user turn and ``max_tokens=0``: the Messages API then fills the prompt cache
-        without generating (SDK 2.15 ``messages.create`` docstring for ``max_tokens``: "Set to `0` to
-        populate the prompt cache without generating a response"; docs: prompt-caching, "Pre-warming
-        the cache"). Returns one :class:`LLMCallRecord` (``stop_reason`` as the API gives it,
+        Sends :meth:`warm_up_request`: ``max_tokens=0`` where the docs allow it (tool mode: the API fills
+        the prompt cache without generating), else the exact review prefix with ``max_tokens=1``
+        (structured outputs). Returns one :class:`LLMCallRecord` (``stop_reason`` as the API gives it,
         ``cache_creation_input_tokens`` > 0 when the prefix was written, ``cache_read_input_tokens``
         when it was already warm) for the caller to store with the run's calls
         (``save_llm_calls(db, run_id, "", WARMUP_CHUNK_INDEX, records)``). Raises the SDK's errors
         with ``exc.llm_calls`` set (no retry here: the caller may go on without a warm cache).
         """
-        req = dict(model=self.model, max_tokens=0, messages=[{"role": "user", "content": "."}], **self._prefix_kwargs())
+        req = self.warm_up_request()
         started = time.perf_counter()
         try:
             message = self._client.messages.create(**req)
@@ -842,7 +896,7 @@ class AnthropicBackend(ToolReviewer):
                 cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
                 cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
                 latency_ms=(time.perf_counter() - started) * 1000,
-                cost_usd=cost_usd(self.model, usage, self.prices),
+                cost_usd=cost_usd(self.model, usage, self.prices, self.cache_ttl),
             )
         ]
 

@@ -114,18 +114,25 @@ CAPABILITIES: dict[str, ModelCapability] = {
     # models/fable-5/overview (2026-12-01): $10 / $50, thinking adaptive and always on; Mythos shares
     # Fable's specifications and pricing. Opus 5.5 migration guide: forced tool use is rejected, "the
     # same set [of API changes] that arrived with Fable 5.1"; treated as rejected for every Fable/Mythos
-    # 5.x id (stricter than documented for 5.0). Minimum cacheable prompt not stated: 1024 assumed.
-    "claude-fable-5": _cap(True, False, ("adaptive",), True, 1024, _FABLE_PRICES),
-    "claude-mythos-5": _cap(True, False, ("adaptive",), True, 1024, _FABLE_PRICES),
-    "claude-mythos-preview": _cap(True, False, ("adaptive",), True, 1024, _FABLE_PRICES),
+    # 5.x id (stricter than documented for 5.0). Minimum cacheable prompt 512 (prompt-caching, "Cache
+    # limitations", read 2026-12-06: "512 tokens for Claude Opus 5, Claude Fable 5, and Claude Mythos 5";
+    # Fable/Mythos 5.1 are named with them in the newer wording). Fable/Mythos 5.1 cache reads cost 0.025x
+    # input (pricing footnote: "Cache hits and refreshes on Claude Fable 5.1 and Claude Mythos 5.1 are priced
+    # at 0.025x the base input price"). Fable/Mythos 5.2 (ids in SDK 2.17's model list): no price or cache
+    # minimum found in the docs read; Fable 5's are assumed.
+    "claude-fable-5-1": _cap(True, False, ("adaptive",), True, 512, (10.0, 50.0, 12.50, 20.0, 0.25)),
+    "claude-mythos-5-1": _cap(True, False, ("adaptive",), True, 512, (10.0, 50.0, 12.50, 20.0, 0.25)),
+    "claude-fable-5": _cap(True, False, ("adaptive",), True, 512, _FABLE_PRICES),
+    "claude-mythos-5": _cap(True, False, ("adaptive",), True, 512, _FABLE_PRICES),
     # models/opus-5-5/overview and whats-new-opus-5-5 (2026-12-01): $4 / $20, 5m write $5, 1h write $8,
     # read $0.20; thinking cannot be disabled; forced tool use returns 400. Minimum cacheable prompt
     # not stated: 512 as for Opus 5 (models/opus-5/migration guide).
     "claude-opus-5-5": _cap(True, False, ("adaptive",), True, 512, (4.0, 20.0, 5.0, 8.0, 0.20)),
-    # models/sonnet-5-5/whats-new-sonnet-5-5 (2026-12-01): $2 / $10, 5m write $2.50, 1h write $4, read
-    # $0.20; accepted thinking.type adaptive and between_tools; minimum cacheable prompt 512 tokens;
-    # forced tool_choice returns 400.
-    "claude-sonnet-5-5": _cap(True, False, ("adaptive", "between_tools"), True, 512, (2.0, 10.0, 2.50, 4.0, 0.20)),
+    # models/sonnet-5-5/whats-new-sonnet-5-5 (2026-12-01): $2 / $10, 5m write $2.50, 1h write $4; accepted
+    # thinking.type adaptive and between_tools; minimum cacheable prompt 512 tokens; forced tool_choice returns
+    # 400. Cache reads $0.10 ("except for prompt cache reads, which cost $0.10 USD per million tokens, half
+    # the Claude Sonnet 5 rate", read 2026-12-06; an older copy of the page said Sonnet 5's $0.20).
+    "claude-sonnet-5-5": _cap(True, False, ("adaptive", "between_tools"), True, 512, (2.0, 10.0, 2.50, 4.0, 0.10)),
     # models/haiku-5-5/overview (2026-12-01): prompts up to 100,000 tokens $0.10 / $0.50, 5m write
     # $0.125, 1h write $0.20, read $0.01 (the review's prompts stay under 100k; above it prices are 5x);
     # adaptive thinking on by default, can be turned off. Minimum cacheable prompt not stated: 1024.
@@ -137,30 +144,51 @@ CAPABILITIES: dict[str, ModelCapability] = {
     # thinking on by default, can be disabled at effort high or below; minimum cacheable prompt 512.
     "claude-opus-5": _cap(True, True, ("adaptive", "disabled"), True, 512, (5.0, 25.0, 6.25, 10.0, 0.50)),
     # models overview / pricing pages (2026-12-01): Opus 4.5-4.8 $5 / $25, 5m write $6.25, 1h write $10,
-    # read $0.50; thinking off unless requested. Minimum cacheable prompt 4096 for Opus 4.5/4.6
-    # (prompt-caching "Cache limitations"); 4.7/4.8 not stated: 4096 assumed.
-    "claude-opus-4-8": _cap(True, True, _LEGACY_THINKING, False, 4096, (5.0, 25.0, 6.25, 10.0, 0.50)),
-    "claude-opus-4-7": _cap(True, True, _LEGACY_THINKING, False, 4096, (5.0, 25.0, 6.25, 10.0, 0.50)),
+    # read $0.50; thinking off unless requested. Minimum cacheable prompt (prompt-caching "Cache
+    # limitations", read 2026-12-06): 1,024 for Opus 4.8, 2,048 for Opus 4.7, 4,096 for Opus 4.6 and 4.5.
+    # Opus 4.5 is deprecated (SDK 2.17 DEPRECATED_MODELS: end of life January 22nd, 2027).
+    "claude-opus-4-8": _cap(True, True, _LEGACY_THINKING, False, 1024, (5.0, 25.0, 6.25, 10.0, 0.50)),
+    "claude-opus-4-7": _cap(True, True, _LEGACY_THINKING, False, 2048, (5.0, 25.0, 6.25, 10.0, 0.50)),
     "claude-opus-4-6": _cap(True, True, _LEGACY_THINKING, False, 4096, (5.0, 25.0, 6.25, 10.0, 0.50)),
     "claude-opus-4-5": _cap(True, True, _LEGACY_THINKING, False, 4096, (5.0, 25.0, 6.25, 10.0, 0.50)),
-    # Opus 4.1 / 4 (legacy): $15 / $75, 5m write $18.75, 1h write $30, read $1.50; minimum 1024.
-    # Structured outputs launched for Opus 4.1 (structured-outputs page); Opus 4.0 never had them.
-    "claude-opus-4-1": _cap(True, True, _LEGACY_THINKING, False, 1024, (15.0, 75.0, 18.75, 30.0, 1.50)),
-    "claude-opus-4": _cap(False, True, _LEGACY_THINKING, False, 1024, (15.0, 75.0, 18.75, 30.0, 1.50)),
     # models/sonnet-4-6 and pricing (2026-12-01; legacy): $3 / $15, 5m write $3.75, 1h write $6, read
-    # $0.30; minimum cacheable prompt 2048 (prompt-caching "Cache limitations").
-    "claude-sonnet-4-6": _cap(True, True, _LEGACY_THINKING, False, 2048, (3.0, 15.0, 3.75, 6.0, 0.30)),
-    "claude-sonnet-4-5": _cap(True, True, _LEGACY_THINKING, False, 1024, (3.0, 15.0, 3.75, 6.0, 0.30)),
-    # Sonnet 4.0: no structured outputs (the forced, non-strict tool path).
-    "claude-sonnet-4": _cap(False, True, _LEGACY_THINKING, False, 1024, (3.0, 15.0, 3.75, 6.0, 0.30)),
+    # $0.30; minimum cacheable prompt 1,024 (prompt-caching "Cache limitations", read 2026-12-06).
+    "claude-sonnet-4-6": _cap(True, True, _LEGACY_THINKING, False, 1024, (3.0, 15.0, 3.75, 6.0, 0.30)),
     # models/haiku-4-5 (2026-12-01): $1 / $5, 5m write $1.25, 1h write $2, read $0.10; minimum 4096.
     "claude-haiku-4-5": _cap(True, True, _LEGACY_THINKING, False, 4096, (1.0, 5.0, 1.25, 2.0, 0.10)),
-    # Claude Haiku 3 (legacy; models/overview and pricing, 2026-12-01): $0.25 / $1.25, 5m write $0.30, 1h
-    # write $0.50, read $0.03; no structured outputs, no thinking; minimum cacheable prompt 2048. The
-    # one active model without Citations (build-with-claude/citations: "All active models support
-    # citations, with the exception of Claude Haiku 3").
-    "claude-3-haiku": _cap(False, True, (), False, 2048, (0.25, 1.25, 0.30, 0.50, 0.03), citations=False),
 }
+
+#: Retired models: requests naming one fail (the API answers 404 ``not_found_error``), so a run that
+#: would call one is refused before it starts (:func:`retired`; ``cli.checks.retired_model_setting``).
+#: Source: platform.claude.com/docs/en/about-claude/model-deprecations, "Model status" (read 2026-12-06):
+#: claude-3-haiku-20240307 retired April 20, 2026; claude-3-5-haiku-20241022 and claude-3-7-sonnet-20250219
+#: February 19, 2026; claude-sonnet-4-20250514 and claude-opus-4-20250514 June 15, 2026;
+#: claude-opus-4-1-20250805 August 5, 2026; the older Claude 3 models before them. Claude Sonnet 4.5: its
+#: deprecation entry gives November 30, 2026 (seen quoted, not on a page copy) and SDK 2.17's model list no
+#: longer has it. Claude Mythos Preview: SDK 2.17 ``DEPRECATED_MODELS`` gives end of life June 30th, 2026.
+RETIRED: dict[str, str] = {
+    "claude-mythos-preview": "Claude Mythos Preview",
+    "claude-sonnet-4-5": "Claude Sonnet 4.5",
+    "claude-3-haiku": "Claude Haiku 3",
+    "claude-3-5-haiku": "Claude Haiku 3.5",
+    "claude-3-5-sonnet": "Claude Sonnet 3.5",
+    "claude-3-7-sonnet": "Claude Sonnet 3.7",
+    "claude-3-opus": "Claude Opus 3",
+    "claude-3-sonnet": "Claude Sonnet 3",
+    "claude-opus-4-0": "Claude Opus 4",
+    "claude-opus-4-2025": "Claude Opus 4",
+    "claude-opus-4-1": "Claude Opus 4.1",
+    "claude-sonnet-4-0": "Claude Sonnet 4",
+    "claude-sonnet-4-2025": "Claude Sonnet 4",
+}
+
+
+def retired(model: str) -> str | None:
+    """The name of the retired model ``model`` (an API id, or a Bedrock id with its provider prefix)
+    names, or None when it is not retired (:data:`RETIRED`)."""
+    family = model_family(model)
+    return next((name for prefix, name in RETIRED.items() if family.startswith(prefix)), None)
+
 
 #: Assumed for a model id the table does not know (logged once per id by :func:`capability`):
 #: structured outputs, no forced tool use, no thinking sent, 1024-token cache minimum, no price.

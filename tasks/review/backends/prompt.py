@@ -298,12 +298,12 @@ def estimate_tokens(text: str) -> int:
 def api_schema(profile: str = "contract") -> dict[str, Any]:
     """The findings schema as the API accepts it: :class:`schemas.findings.ReviewToolInput`'s
     pydantic JSON schema passed through the SDK's ``transform_schema``
-    (``anthropic.lib._parse._transform``), the same transform ``messages.parse(output_format=...)``
+    (the public ``anthropic.transform_schema``), the same transform ``messages.parse(output_format=...)``
     applies. Keywords strict schemas do not support (``minimum`` on ``page``, ``default``) move into
     the description; every object gets ``additionalProperties: false``. The pydantic model still
     validates the reply (``page >= 1``). Returns a new dict. ``profile == "filing"``: the schema of
     :class:`schemas.filings.FilingReviewToolInput` (the filing topics), through the same transform."""
-    from anthropic.lib._parse._transform import transform_schema
+    from anthropic import transform_schema
 
     if profile == "filing":
         return transform_schema(FilingReviewToolInput.model_json_schema())

@@ -531,7 +531,13 @@ def document_units(document: dict[str, Any]) -> tuple[str, list[tuple[int, int]]
     source = document.get("source") or {}
     if source.get("type") == "text":
         text = str(source.get("data", ""))
-        return text, split_sentences(text), "char_location"
+        sentences = split_sentences(text)
+        # The API's sentence chunks run on to the next sentence: the citations page's example cites "The grass
+        # is green." at characters 0-20 of "The grass is green. The sky is blue." (the space is inside).
+        spans = [
+            (a, sentences[i + 1][0] if i + 1 < len(sentences) else len(text)) for i, (a, _) in enumerate(sentences)
+        ]
+        return text, spans, "char_location"
     if source.get("type") == "content":
         spans, parts, at = [], [], 0
         for block in source.get("content") or []:
@@ -550,8 +556,11 @@ def cited_answer(
     the units (sentences or content blocks) of the first document that hold the question's quoted evidence,
     as one text block citing them, when the offline support check finds nothing wrong with the quote
     (:func:`verification_answer`'s rules); else :data:`tasks.check.verifier.NOT_STATED` citing nothing.
-    Offsets are exact for the text sent (``cited_text`` is that text's slice). Fault ``bad_citation``: a
-    ``char_location`` whose end lies past the document's end."""
+    Shaped as the citations page prints them (read 2026-12-06): a plain-text document's sentence chunks run
+    on to the next sentence, so a ``char_location``'s indices hold the sentence's trailing whitespace while its
+    ``cited_text`` does not ("The grass is green." at 0-20); one citation per sentence, all on the text block
+    of the claim (several when the quote spans sentences); the block's text is the claim, not the cited text.
+    Fault ``bad_citation``: a ``char_location`` whose end lies past the document's end."""
     from tasks.check.verifier import NOT_STATED
     from tasks.textnorm import match_form
 
@@ -576,24 +585,31 @@ def cited_answer(
             return plain(NOT_STATED)
         start, end = offsets[at], offsets[at + len(q) - 1] + 1
         hit = [i for i, (a, b) in enumerate(spans) if a < end and start < b] or [0]
-        first, last = hit[0], hit[-1]
-        lo, hi = spans[first][0], spans[last][1]
-        citation: dict[str, Any] = {
-            "type": kind,
-            "cited_text": text[lo:hi],
-            "document_index": index,
-            "document_title": document.get("title"),
-        }
-        if kind == "char_location":
-            citation.update(start_char_index=lo, end_char_index=hi)
-            if "bad_citation" in faults:
-                citation["end_char_index"] = len(text) + 40
+        if kind == "char_location":  # one citation per sentence, as the citations page's example has them
+            cited = [(i, i + 1) for i in hit]
         else:
-            citation.update(start_block_index=first, end_block_index=last + 1)
-        said = text[lo:hi]
+            cited = [(hit[0], hit[-1] + 1)]
+        citations: list[dict[str, Any]] = []
+        for first, after in cited:
+            lo, hi = spans[first][0], spans[after - 1][1]
+            citation: dict[str, Any] = {
+                "type": kind,
+                "cited_text": text[lo:hi].strip(),  # the indices may hold trailing whitespace; cited_text not
+                "document_index": index,
+                "document_title": document.get("title"),
+            }
+            if kind == "char_location":
+                citation.update(start_char_index=lo, end_char_index=hi)
+                if "bad_citation" in faults:
+                    citation["end_char_index"] = len(text) + 40
+            else:
+                citation.update(start_block_index=first, end_block_index=after)
+            citations.append(citation)
+        said = " ".join(c["cited_text"] for c in citations)
+        claim = said[:1].lower() + said[1:].rstrip(".")  # the claim in the answer's words, not the cited text
         blocks = [
-            {"type": "text", "text": "The document states it: "},
-            {"type": "text", "text": said, "citations": [citation]},
+            {"type": "text", "text": "According to the document, "},
+            {"type": "text", "text": claim, "citations": citations},
         ]
         return Answer(blocks, "end_turn", estimate_tokens(said) + 8)
     return plain(NOT_STATED)

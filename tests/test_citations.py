@@ -1,13 +1,14 @@
 """Citations and the one capability table, through the real ``anthropic`` SDK against the local test double.
 
 The double enforces what platform.claude.com/docs/en/build-with-claude/citations says (document block
-shapes, citations on all documents or none, never with ``output_config.format``, not on Claude Haiku 3)
-and answers a cited request with ``char_location`` / ``content_block_location`` citations whose offsets
-are those of the text it was sent. It answers from rules, never from a language model: these tests check
+shapes, citations on all documents or none, never with ``output_config.format``) and answers a cited
+request with ``char_location`` / ``content_block_location`` citations shaped as that page prints them. It answers from rules, never from a language model: these tests check
 request shapes, offsets and the verifier's handling, not Claude's judgement.
 """
 
 from __future__ import annotations
+
+import json
 
 import anthropic
 import pytest
@@ -19,9 +20,12 @@ from schemas.taxonomy import ClauseType
 from tasks.check.factcheck import DocumentIndex, fact_check
 from tasks.check.verifier import (
     NOT_STATED,
+    CitedDocument,
+    VerifierAnswer,
     VerifierOutcome,
     build_cited_request,
     build_verdict_request,
+    judge,
     read_citations,
     verify,
 )
@@ -175,10 +179,106 @@ def test_plain_text_citations_point_at_the_text_sent(stub, client):
     assert cited, "the double cites the sentence that holds the quote"
     for c in cited:
         assert c.type == "char_location" and c.document_index == 0 and c.document_title == "Passage"
-        assert PASSAGE[c.start_char_index : c.end_char_index] == c.cited_text
+        assert PASSAGE[c.start_char_index : c.end_char_index].strip() == c.cited_text
         assert QUOTE in c.cited_text
     answer, citations = read_citations(message, PASSAGE)
-    assert [x.problem for x in citations] == [None] and citations[0].text in answer
+    assert [x.problem for x in citations] == [None] and answer.startswith("According to the document")
+
+
+#: The citations page's own example (build-with-claude/citations, read 2026-12-06): the document "The grass is
+#: green. The sky is blue." and the answer's blocks, each claim citing one sentence; the first citation's
+#: indices (0-20) hold the space after the sentence, its cited_text does not.
+DOCS_DOCUMENT = "The grass is green. The sky is blue."
+DOCS_ANSWER = {
+    "id": "msg_docs_example",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-haiku-4-5",
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 40, "output_tokens": 20},
+    "content": [
+        {"type": "text", "text": "According to the document, "},
+        {
+            "type": "text",
+            "text": "the grass is green",
+            "citations": [
+                {
+                    "type": "char_location",
+                    "cited_text": "The grass is green.",
+                    "document_index": 0,
+                    "document_title": "Example Document",
+                    "start_char_index": 0,
+                    "end_char_index": 20,
+                }
+            ],
+        },
+        {"type": "text", "text": " and "},
+        {
+            "type": "text",
+            "text": "the sky is blue",
+            "citations": [
+                {
+                    "type": "char_location",
+                    "cited_text": "The sky is blue.",
+                    "document_index": 0,
+                    "document_title": "Example Document",
+                    "start_char_index": 20,
+                    "end_char_index": 36,
+                }
+            ],
+        },
+    ],
+}
+
+
+def test_citations_shaped_as_the_docs_print_them_are_read_at_their_indices():
+    """Before: cited_text had to equal passage[start:end] character for character, so the docs' own first
+    citation ("The grass is green." at 0-20, the space inside the indices) was refused and voided both."""
+    message = anthropic.types.Message.model_validate(DOCS_ANSWER)
+    answer, citations = read_citations(message, DOCS_DOCUMENT)
+    assert answer == "According to the document, the grass is green and the sky is blue"
+    assert [(c.start, c.end, c.problem) for c in citations] == [(0, 20, None), (20, 36, None)]
+    grass = Finding(
+        clause_type=ClauseType.governing_law, summary="s", risk=Risk.low, evidence="The grass is green", page=1
+    )
+    verdict = VerifierAnswer(supported=True, supporting_span="", reason="stated")
+    check, cited = judge(grass, DOCS_DOCUMENT, citations, verdict)
+    assert check.verdict is Verdict.verified and cited is not None and cited.startswith("The grass is green.")
+
+
+def test_one_unusable_citation_leaves_the_others_usable():
+    data = json.loads(json.dumps(DOCS_ANSWER))
+    data["content"][3]["citations"][0]["end_char_index"] = 99  # outside the document
+    citations = read_citations(anthropic.types.Message.model_validate(data), DOCS_DOCUMENT)[1]
+    assert citations[0].problem is None and "outside the sent text" in (citations[1].problem or "")
+    grass = Finding(
+        clause_type=ClauseType.governing_law, summary="s", risk=Risk.low, evidence="The grass is green", page=1
+    )
+    check, _ = judge(grass, DOCS_DOCUMENT, citations, VerifierAnswer(supported=True, supporting_span="", reason="r"))
+    assert check.verdict is Verdict.verified and "1 citation(s) not used" in check.reason
+    data["content"][1]["citations"][0]["cited_text"] = "The grass is blue."  # other text at those indices
+    only_bad = read_citations(anthropic.types.Message.model_validate(data), DOCS_DOCUMENT)[1]
+    check, cited = judge(grass, DOCS_DOCUMENT, only_bad, VerifierAnswer(supported=True, supporting_span="", reason="r"))
+    assert check.verdict is Verdict.needs_review and cited is None and "not the sent text" in check.reason
+
+
+def test_page_and_content_block_citations_are_placed_in_the_document_sent():
+    doc = CitedDocument("Page one text. Page two text.", blocks=((0, 15), (15, 29)), pages=((0, 15), (15, 29)))
+    blocks = [
+        {"type": "content_block_location", "cited_text": "Page two text.", "document_index": 0,
+         "document_title": None, "start_block_index": 1, "end_block_index": 2},
+        {"type": "page_location", "cited_text": "Page one text.", "document_index": 0,
+         "document_title": None, "start_page_number": 1, "end_page_number": 2},
+        {"type": "page_location", "cited_text": "x", "document_index": 0,
+         "document_title": None, "start_page_number": 3, "end_page_number": 4},
+    ]  # fmt: skip
+    data = {**DOCS_ANSWER, "content": [{"type": "text", "text": "claims", "citations": blocks}]}
+    citations = read_citations(anthropic.types.Message.model_validate(data), doc)[1]
+    assert [(c.start, c.end, c.problem) for c in citations[:2]] == [(15, 29, None), (0, 15, None)]
+    assert "outside the sent pages" in (citations[2].problem or "")
+    plain = read_citations(anthropic.types.Message.model_validate(data), doc.text)[1]
+    assert all("no custom-content document" in (c.problem or "") or "no PDF" in (c.problem or "") for c in plain)
 
 
 def test_custom_content_citations_name_the_blocks_sent(stub, client):

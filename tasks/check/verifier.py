@@ -20,9 +20,11 @@ error." The verifier therefore makes the two calls that page leaves open:
 
 The verdict rests on what the API cited (:func:`judge`): ``verified`` only when the model says the
 finding is supported **and** a well-formed citation covers the finding's quote. Every citation is
-checked against the text sent (document 0, ``start < end <= len(passage)``, ``cited_text ==
-passage[start:end]``); one pointing outside it makes the check ``needs_review`` with a reason naming the
-range, and nothing it cites is used. A citation elsewhere than the quote is a disagreement, recorded in
+placed by its indices (the citations page: "Character indices are 0-indexed with exclusive end indices";
+``content_block_location`` and ``page_location`` are read too, :func:`read_citations`) and its
+``cited_text`` compared with the text there as the page's own example shows it (whitespace at the ends of
+the indexed range is not in ``cited_text``: :func:`_same_text`). A citation pointing outside the text sent,
+or at other text, is not used and is named in the reason; the others still count. A citation elsewhere than the quote is a disagreement, recorded in
 the reason (``needs_review``). The fact-check maps the cited range back to the document's page and
 section (:func:`tasks.check.factcheck.fact_check`).
 
@@ -212,12 +214,65 @@ def build_verdict_request(
     }
 
 
-def read_citations(message: Any, passage: str) -> tuple[str, list[Citation]]:
-    """``(answer text, citations)`` of a cited answer (SDK ``Message`` or the same shape). Each
-    ``char_location`` citation is checked against ``passage`` (:class:`Citation.problem`): it must name
-    document 0, lie within the passage (``0 <= start < end <= len(passage)``) and its ``cited_text`` must
-    be the passage's characters there. Any other citation type is kept with a problem (only a plain-text
-    document was sent)."""
+@dataclass(frozen=True)
+class CitedDocument:
+    """A document as it was sent, in the terms its citations use: ``text`` (what the citation offsets
+    count in), ``blocks`` (character spans of a custom-content document's blocks, for
+    ``content_block_location``) and ``pages`` (character spans of its pages, 1-based page ``n`` at index
+    ``n - 1``, for ``page_location``). A plain-text document has neither."""
+
+    text: str
+    blocks: tuple[tuple[int, int], ...] = ()
+    pages: tuple[tuple[int, int], ...] = ()
+
+
+def _same_text(cited: str, sent: str) -> bool:
+    """Whether the API's ``cited_text`` is the sent text at the citation's indices, compared as the
+    citations page prints them: its example cites "The grass is green." with ``start_char_index`` 0 and
+    ``end_char_index`` 20 over "The grass is green. The sky is blue." (the trailing space is inside the
+    indices, not in ``cited_text``). Both are compared in :func:`match_form` (whitespace runs, quotes,
+    dashes, case), never character for character."""
+    return match_form(cited)[0] == match_form(sent)[0]
+
+
+def _citation_range(c: Any, doc: CitedDocument) -> tuple[int, int] | str:
+    """``(start, end)`` character offsets into ``doc.text`` of one citation, or why it has none.
+
+    Source: platform.claude.com/docs/en/build-with-claude/citations (read 2026-12-06): "Character indices
+    are 0-indexed with exclusive end indices. Page numbers are 1-indexed with exclusive end page numbers.
+    Content block indices are 0-indexed with exclusive end indices from the ``content`` list provided in the
+    custom content document." The indices are the location; ``cited_text`` is checked against them."""
+    kind = getattr(c, "type", None)
+    if kind == "char_location":
+        start, end = int(c.start_char_index), int(c.end_char_index)
+        if not 0 <= start < end <= len(doc.text):
+            return f"points outside the sent text (characters {start}-{end} of {len(doc.text)})"
+        return start, end
+    if kind == "content_block_location":
+        first, last = int(c.start_block_index), int(c.end_block_index)
+        if not doc.blocks:
+            return "is a content_block_location citation, but no custom-content document was sent"
+        if not 0 <= first < last <= len(doc.blocks):
+            return f"points outside the sent blocks (blocks {first}-{last} of {len(doc.blocks)})"
+        return doc.blocks[first][0], doc.blocks[last - 1][1]
+    if kind == "page_location":
+        first, last = int(c.start_page_number), int(c.end_page_number)
+        if not doc.pages:
+            return "is a page_location citation, but no PDF document was sent"
+        if not 1 <= first < last <= len(doc.pages) + 1:
+            return f"points outside the sent pages (pages {first}-{last} of {len(doc.pages)})"
+        return doc.pages[first - 1][0], doc.pages[last - 2][1]
+    return f"is a {kind} citation, which the verifier does not read"
+
+
+def read_citations(message: Any, passage: str | CitedDocument) -> tuple[str, list[Citation]]:
+    """``(answer text, citations)`` of a cited answer (SDK ``Message`` or the same shape), every
+    citation of every text block (a block may carry several) in order. Each is placed in the document
+    sent (``passage``: its text, or a :class:`CitedDocument`) by its indices (:func:`_citation_range`:
+    ``char_location``, ``content_block_location``, ``page_location``) and its ``cited_text`` compared with
+    the text there (:func:`_same_text`). A citation that names another document, lies outside the one sent
+    or cites other text keeps a :attr:`Citation.problem`; it is not used, and it leaves the others usable."""
+    doc = passage if isinstance(passage, CitedDocument) else CitedDocument(passage)
     texts: list[str] = []
     out: list[Citation] = []
     for block in getattr(message, "content", []) or []:
@@ -225,18 +280,19 @@ def read_citations(message: Any, passage: str) -> tuple[str, list[Citation]]:
             continue
         texts.append(getattr(block, "text", "") or "")
         for c in getattr(block, "citations", None) or []:
-            kind = getattr(c, "type", None)
             cited_text = str(getattr(c, "cited_text", "") or "")
-            if kind != "char_location":
-                out.append(Citation(-1, -1, cited_text, f"a {kind} citation, but a plain-text document was sent"))
-                continue
-            start, end = int(c.start_char_index), int(c.end_char_index)
-            problem = None
             if int(getattr(c, "document_index", 0) or 0) != 0:
-                problem = f"cites document {c.document_index}, but one document was sent"
-            elif not 0 <= start < end <= len(passage):
-                problem = f"points outside the sent text (characters {start}-{end} of {len(passage)})"
-            elif passage[start:end] != cited_text:
+                out.append(
+                    Citation(-1, -1, cited_text, f"cites document {c.document_index}, but one document was sent")
+                )
+                continue
+            where = _citation_range(c, doc)
+            if isinstance(where, str):
+                out.append(Citation(-1, -1, cited_text, where))
+                continue
+            start, end = where
+            problem = None
+            if not _same_text(cited_text, doc.text[start:end]):
                 problem = f"cited_text is not the sent text at characters {start}-{end}"
             out.append(Citation(start, end, cited_text, problem))
     return "".join(texts), out
@@ -314,14 +370,16 @@ def judge(
     """The ``verifier`` check of a cited verification and the cited text it rests on.
 
     ``verdict`` is the verdict call's answer (or a ``needs_review`` check when that call gave none).
-    A citation with a problem → ``needs_review`` naming it, nothing cited is used; not supported →
+    Citations with a problem are left out (the reason counts them and names the first); when every
+    citation has one → ``needs_review`` naming it, nothing cited is used; not supported →
     ``needs_review`` with the reason; supported with no usable citation → ``needs_review``; supported
     with citations none of which overlaps the finding's quote in the passage → ``needs_review``
     recording the disagreement (the cited range and where the quote stands); else ``verified``, and the
     returned text is the cited range that covers the quote (consecutive citations joined as the passage
     has them)."""
     bad = [c for c in citations if c.problem]
-    if bad:
+    citations = [c for c in citations if not c.problem]
+    if bad and not citations:
         return CheckResult(
             name="verifier",
             verdict=Verdict.needs_review,
@@ -329,6 +387,7 @@ def judge(
         ), None
     if isinstance(verdict, CheckResult):
         return verdict, None
+    unused = f" ({len(bad)} citation(s) not used: {bad[0].problem})" if bad else ""
     reason = verdict.reason.strip()[:300]
     if not verdict.supported:
         return CheckResult(
@@ -357,7 +416,7 @@ def judge(
     return CheckResult(
         name="verifier",
         verdict=Verdict.verified,
-        reason=f'verifier: cited "{" ".join(cited_text.split())[:160]}" — {reason}',
+        reason=f'verifier: cited "{" ".join(cited_text.split())[:160]}" — {reason}{unused}',
     ), cited_text
 
 
@@ -480,7 +539,7 @@ def verify(
             ),
             records,
         )
-    if any(c.problem for c in citations):
+    if all(c.problem for c in citations):  # nothing usable: no verdict can rest on it, so no second call
         return VerifierOutcome(
             judge(finding, passage, citations, VerifierAnswer(supported=False, supporting_span="", reason=""))[0],
             records,

@@ -293,6 +293,16 @@ class StubLLM:
         with self._lock:
             self.batches_held = False
 
+    def expire_batches(self) -> None:
+        """End every batch not yet ended as its 24-hour expiry would: each of its requests not yet sent to
+        the model is an ``expired`` result (batch-processing page: "Batch reached its 24-hour expiration
+        before this request could be sent to the model")."""
+        with self._lock:
+            for batch in self.batches.values():
+                if batch["results"] is None:
+                    batch["ending"] = "expired"
+            self.batches_held = False
+
     def enqueue(self, spec: str, times: int = 1) -> None:
         """Apply the faults in ``spec`` to each of the next ``times`` requests (any endpoint)."""
         faults = parse_faults(spec)
@@ -786,6 +796,7 @@ def _aws_exception(exc_type: str, message: str) -> bytes:
 
 _CONVERSE_RE = re.compile(r"^/model/([^/]+)/(converse|converse-stream)$")
 _BATCH_RE = re.compile(r"^/v1/messages/batches/([A-Za-z0-9_-]+)(/results)?/?$")
+_CANCEL_RE = re.compile(r"^/v1/messages/batches/([A-Za-z0-9_-]+)/cancel/?$")
 _CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -840,10 +851,11 @@ def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | 
 # open, the stricter reading is taken and said so.
 
 #: Keywords a strict schema (``strict: true`` tool ``input_schema``, ``output_config.format.schema``)
-#: may hold. Source: the SDK's ``anthropic/lib/_parse/_transform.py`` (``transform_schema`` keeps
-#: exactly these and moves every other keyword into the description) and
-#: platform.claude.com/docs/en/build-with-claude/structured-outputs ("JSON Schema limitations":
-#: no numeric bounds, no string lengths, minItems only 0 or 1, additionalProperties must be false).
+#: may hold. Source: platform.claude.com/docs/en/build-with-claude/structured-outputs ("JSON Schema
+#: limitations", read 2026-12-06): supported are the basic types, ``enum``, ``const``, ``anyOf``/``allOf``,
+#: ``$ref``/``$defs``/``definitions``, "``default`` property for all supported types", ``required``,
+#: ``additionalProperties: false``, the listed string formats, ``minItems`` 0 or 1 and simple ``pattern``s;
+#: not supported are numeric bounds, string lengths and other array constraints.
 STRICT_SCHEMA_KEYWORDS = frozenset(
     {
         "$defs",
@@ -861,8 +873,17 @@ STRICT_SCHEMA_KEYWORDS = frozenset(
         "format",
         "items",
         "minItems",
+        "pattern",
+        "default",
+        "definitions",
     }
 )
+
+#: What a strict schema's ``pattern`` may not use. structured-outputs page, "JSON Schema limitations" (read
+#: 2026-12-06): supported are full and partial matching, quantifiers, character classes and groups; "NOT
+#: supported: Backreferences to groups (for example, ``\1``, ``\2``); Lookahead/lookbehind assertions ...; Word
+#: boundaries: ``\b``, ``\B``".
+UNSUPPORTED_PATTERN = re.compile(r"\\[1-9]|\(\?<?[=!]|\\[bB]")
 
 #: String ``format`` values strict schemas support. Source: ``_transform.py`` ``SupportedStringFormats``.
 STRICT_STRING_FORMATS = frozenset(
@@ -933,6 +954,10 @@ def schema_errors(schema: Any, path: str = "schema") -> list[str]:
         errors.append(f"{path}: For '{kind or 'schema'}' type, properties {', '.join(extra)} are not supported")
     if not any(k in schema for k in ("type", "anyOf", "allOf", "enum", "const", "$ref")):
         errors.append(f"{path}: a schema needs type, anyOf, allOf, enum, const or $ref")
+    if "pattern" in schema and (
+        not isinstance(schema["pattern"], str) or UNSUPPORTED_PATTERN.search(schema["pattern"])
+    ):
+        errors.append(f"{path}: pattern {schema.get('pattern')!r} uses a regex feature that is not supported")
     if "minItems" in schema and schema["minItems"] not in (0, 1):
         errors.append(f"{path}: For 'array' type, minItems values other than 0 or 1 are not supported")
     if "format" in schema and (kind != "string" or schema["format"] not in STRICT_STRING_FORMATS):
@@ -971,10 +996,8 @@ def check_model_rules(
         if errors:
             raise _bad(errors[0])
     if forced_tool and _match(model, FORCED_TOOL_REJECTED):
-        raise _bad(
-            "tool_choice: forcing tool use is not supported for this model; use tool_choice auto or "
-            "structured outputs (output_config.format)"
-        )
+        # the Sonnet 5.5 / Opus 5.5 pages' own error text (read 2026-12-06)
+        raise _bad('tool_choice: type "tool" and "any" are not supported for this model.')
     kind = (thinking or {}).get("type")
     accepted = THINKING_TYPES.get(_match(model, THINKING_TYPES) or "")
     if kind is not None and accepted is not None and kind not in accepted:
@@ -1450,6 +1473,9 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/v1/messages/batches":
                 self._require_key()
                 self._batch_create(body, request_id)
+            elif _CANCEL_RE.match(path):
+                self._require_key()
+                self._batch_cancel(_CANCEL_RE.match(path).group(1), request_id)  # type: ignore[union-attr]
             elif aws:
                 with stub.model_call() as self._finish_call:
                     self._converse(m.group(1), body, request_id, streaming=m.group(2) == "converse-stream")
@@ -1619,7 +1645,7 @@ class _Handler(BaseHTTPRequestHandler):
         stub = self.server.stub
         batch = stub.batches[batch_id]
         with stub._lock:
-            ended = not stub.batches_held
+            ended = not stub.batches_held or batch.get("ending") == "canceled"
         n = len(batch["requests"])
         counts = {"processing": 0 if ended else n, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         if ended:
@@ -1637,7 +1663,7 @@ class _Handler(BaseHTTPRequestHandler):
             "expires_at": iso(batch["created"] + 86400),
             "ended_at": iso(time.time()) if ended else None,
             "archived_at": None,
-            "cancel_initiated_at": None,
+            "cancel_initiated_at": iso(batch["canceled_at"]) if batch.get("canceled_at") else None,
             "results_url": f"http://{host}:{port}/v1/messages/batches/{batch_id}/results" if ended else None,
         }
 
@@ -1662,9 +1688,28 @@ class _Handler(BaseHTTPRequestHandler):
             stub.batches_created += 1
         self._send_json(200, self._batch_object(batch_id), {"request-id": request_id})
 
+    def _batch_cancel(self, batch_id: str, request_id: str) -> None:
+        """``POST /v1/messages/batches/{id}/cancel``: requests not yet processed become ``canceled`` results
+        (the batch then ends); a batch that has ended keeps its results; an unknown id is a 404."""
+        stub = self.server.stub
+        with stub._lock:
+            batch = stub.batches.get(batch_id)
+            if batch is None:
+                raise StubError(404, "not_found_error", f"no message batch {batch_id}", "ResourceNotFoundException")
+            if batch["results"] is None and stub.batches_held:
+                batch["ending"] = "canceled"
+            batch["canceled_at"] = time.time()
+        self._send_json(200, self._batch_object(batch_id), {"request-id": request_id})
+
     def _batch_results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
         """One result line per request, computed once (faults are drawn per request)."""
         stub = self.server.stub
+        if batch["results"] is None and batch.get("ending") in ("expired", "canceled"):
+            # batch-processing page, result types: "canceled" (the user canceled the batch before this request
+            # could be sent to the model) and "expired" (the 24-hour expiry came first); no other fields
+            batch["results"] = [
+                {"custom_id": r["custom_id"], "result": {"type": batch["ending"]}} for r in batch["requests"]
+            ]
         if batch["results"] is None:
             lines = []
             for r in batch["requests"]:

@@ -203,7 +203,7 @@ def read_unreadable_pages(run: Run, got: IngestOutcome) -> IngestOutcome:
     numbers = pages_to_read(got, settings.page_images_below_confidence)
     if not numbers:
         return got
-    return read_pages_with_model.submit(quote(got), numbers, settings, run.db, run.id).result()
+    return read_pages_with_model.submit(quote(got), numbers, settings, run.db, run.id, run.policy).result()
 
 
 def claim_and_extract(run: Run, book: RunBook, fp: IngestOutcome) -> IngestOutcome | None:

@@ -65,7 +65,12 @@ def test_custom_ids_stable_unique_and_valid():
     assert ids == [custom_id(chunk(sha, i), PROMPT_VERSION, MODEL) for sha in (a, b) for i in range(3)]
     assert custom_id(chunk(a, 0), PROMPT_VERSION, "claude-haiku-4-5") != ids[0]
     assert custom_id(chunk(a, 0), "review-v0", MODEL) != ids[0]
-    assert batch_key(ids) == batch_key(list(reversed(ids))) != batch_key(ids[:-1])
+    requests = [{"custom_id": i, "params": {"model": MODEL, "max_tokens": 4096}} for i in ids]
+    assert batch_key(requests) == batch_key(list(reversed(requests))) != batch_key(requests[:-1])
+    # the key covers what each request sends, not only its custom_id (before: a changed max_tokens or schema
+    # resumed the stored batch of the old requests)
+    changed = [{**r, "params": {**r["params"], "max_tokens": 8192}} for r in requests]
+    assert batch_key(changed) != batch_key(requests)
 
 
 def test_batch_api_round_trip_with_the_sdk(stub_env):
@@ -215,3 +220,42 @@ def test_a_stored_batch_older_than_29_days_is_submitted_again(db_url):
         s.commit()
     assert find_batch(db_url, "k" * 64) is None  # its results are gone: the caller submits again
     dispose_engines()
+
+
+def test_a_stored_batch_the_api_no_longer_knows_is_submitted_again(stub_env, inbox, tmp_path):
+    """Before: a stored batch answered 404 (say, made under another workspace's key) failed every run for 29
+    days (a 404 is not retried, and the next run resumed the same id)."""
+    db = f"sqlite:///{tmp_path / 'gone.db'}"
+    stub_env.stub.hold_batches()
+    first = review(inbox, tmp_path / "out1", db, batch=True, batch_poll_s=0.1, batch_timeout_s=0.3)
+    assert first["run"]["metrics"]["documents_deferred"] == 2 and stub_env.stub.batches_created == 1
+    stub_env.stub.batches.clear()  # the API forgets it
+    stub_env.stub.release_batches()
+    second = review(inbox, tmp_path / "out2", db, batch=True, batch_poll_s=0.1)
+    assert second["run"]["metrics"]["documents_reviewed"] == 2, second["documents"]
+    assert stub_env.stub.batches_created == 2
+    dispose_engines()
+
+
+def test_expired_and_canceled_requests_end_as_their_result_type_and_are_not_reviewed(stub_env):
+    """batch-processing, result types: a request the 24-hour expiry or a cancel reached before it was sent is
+    an ``expired`` / ``canceled`` result with no message; each becomes the chunk's error outcome, named."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="k", base_url=stub_env.url, max_retries=0)
+    params = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
+    try:
+        for ending in ("expired", "canceled"):
+            stub_env.stub.hold_batches()
+            batch_id = submit_batch(client, [{"custom_id": f"{ending}-0-x", "params": params}])
+            if ending == "expired":
+                stub_env.stub.expire_batches()
+            else:
+                assert client.messages.batches.cancel(batch_id).cancel_initiated_at is not None
+            ended = poll_batch(client, batch_id, interval_s=0.01, timeout_s=5)
+            assert getattr(ended.request_counts, ending) == 1
+            (review_,) = fetch_results(client, batch_id, {f"{ending}-0-x": 0}).values()
+            assert review_.outcome.value == "error" and review_.detail == f"batch request {ending}"
+            stub_env.stub.release_batches()
+    finally:
+        client.close()

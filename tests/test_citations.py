@@ -445,3 +445,28 @@ def test_the_cited_path_benchmark_compares_both_request_shapes(shared_data):
     assert cited["all"]["input_tokens"] > 0 and single["all"]["input_tokens"] > 0
     assert cited["all"]["usd_per_1000"] > 0 and single["all"]["usd_per_1000"] > 0
     assert cited["verified_share"] == single["verified_share"]  # the double answers both from the same rules
+
+
+def test_a_rate_limited_verifier_call_is_retried_and_a_refusal_is_not(stub, client, prefect_harness):
+    """Before: the verifier's client had max_retries=0 and verify swallowed the first APIError, so one 429
+    turned a supported finding into needs_review ("verifier call failed: RateLimitError")."""
+    from prefect import flow
+
+    from schemas.policy import ResiliencePolicy
+    from tasks.review.resilience import model_caller
+
+    policy = ResiliencePolicy(attempts=3, backoff_base_s=0.0, jitter_factor=0.0)
+    send = model_caller(client.messages.create, policy)
+
+    @flow
+    def verify_in_a_run() -> VerifierOutcome:  # the fact-check's calls run inside the review's flow run
+        return verify(governing_law(), PASSAGE, client, "claude-haiku-4-5", send=send)
+
+    stub.enqueue("rate_limit:0", times=2)  # the cited answer's first two attempts
+    outcome = verify_in_a_run()
+    assert outcome.check.verdict is Verdict.verified and stub.requests["/v1/messages"] == 4  # 3 + the verdict
+    before = stub.requests["/v1/messages"]
+    stub.enqueue("unauthorized", times=3)
+    refused = verify_in_a_run()
+    assert refused.check.verdict is Verdict.needs_review and "AuthenticationError" in refused.check.reason
+    assert stub.requests["/v1/messages"] == before + 1  # a 401 is not retried

@@ -19,6 +19,8 @@ from schemas.documents import TESSERACT_MISSING, DocumentKind, FailureKind, Inge
 from schemas.settings import Limits
 from tasks.review.pages import (
     MAX_IMAGE_BYTES,
+    MAX_PDF_BYTES,
+    MAX_REQUEST_BYTES,
     PageTooLarge,
     image_page_block,
     pages_to_read,
@@ -91,8 +93,11 @@ def test_page_blocks_respect_the_documented_limits(tmp_path, scanned):
     from docreview_testing.stub_llm import pdf_pages
 
     assert pdf_pages(base64.b64decode(block["source"]["data"])) == 1  # that page alone
-    with pytest.raises(PageTooLarge, match=r"over the 0\.001 MB limit"):
+    with pytest.raises(PageTooLarge, match=r"over the 0\.001 MB that fits"):
         pdf_page_block(str(scanned[0]), 1, max_bytes=1000)
+    # the 32 MB request limit is on the whole payload, where a PDF travels in base64 (4 bytes for 3): the
+    # largest page sent fits with its encoding (before: 31 MiB raw, 41 MiB once encoded)
+    assert MAX_PDF_BYTES * 4 // 3 + 1_000_000 <= MAX_REQUEST_BYTES == 32_000_000
     from PIL import Image
 
     rng = random.Random(3)
@@ -249,3 +254,22 @@ def test_with_bedrock_the_pages_go_through_converse(no_tesseract, server, scanne
     assert {r[2] for r in rows} == {"eu.anthropic.claude-sonnet-5-5"}  # the region's geographic profile
     assert all(r[3] > 0 and r[4] > 0 for r in rows)
     assert server.stub.refusals == []
+
+
+def test_a_page_read_that_meets_a_429_is_retried(stub_env, scanned, prefect_harness):
+    """Before: read_pages_with_model sent each page once (max_retries=0, nothing retried), so a rate-limit
+    burst left scanned pages unread."""
+    from schemas.policy import ResiliencePolicy
+    from schemas.settings import Settings
+    from tasks.review.pages import read_pages_with_model
+
+    path, texts = scanned
+    outcome = ingest(path).model_copy(update={"failure": FailureKind.unreadable, "reason": TESSERACT_MISSING})
+    stub_env.stub.transcripts[(path.name, 1)] = texts[0]
+    stub_env.stub.enqueue("overloaded", times=2)
+    from prefect import flow
+
+    policy = ResiliencePolicy(attempts=3, backoff_base_s=0.0, jitter_factor=0.0)
+    read = flow(read_pages_with_model.fn)(outcome, [1], Settings(backend="anthropic"), policy=policy)
+    assert read.document is not None and read.document.pages[0].text.strip()
+    assert stub_env.stub.requests["/v1/messages"] == 3

@@ -171,6 +171,11 @@ def test_the_schema_check_catches_what_the_api_rejects():
     assert any("maxLength" in e for e in schema_errors({"type": "string", "maxLength": 3}))
     assert any("minItems" in e for e in schema_errors({"type": "array", "items": {"type": "string"}, "minItems": 2}))
     assert schema_errors({"type": "array", "items": {"type": "string"}, "minItems": 1}) == []
+    # structured-outputs, "JSON Schema limitations": simple patterns and defaults are supported (the double
+    # refused both before); backreferences, lookaround and word boundaries are not
+    assert schema_errors({"type": "string", "pattern": "^[A-Z]{2}-\\d+$", "default": "AB-1"}) == []
+    for bad in ("(a)\\1", "^(?=a)", "(?<!x)y", "\\bword"):
+        assert any("pattern" in e for e in schema_errors({"type": "string", "pattern": bad})), bad
     assert any("format" in e for e in schema_errors({"type": "string", "format": "regex"}))
     assert any("additionalProperties" in e for e in schema_errors({"type": "object", "properties": {}}))
     assert any(
@@ -226,9 +231,13 @@ def _base(model: str, **extra) -> dict:
         (
             "claude-sonnet-5-5",
             {"tools": [review_tool()], "tool_choice": {"type": "tool", "name": "record_findings"}},
-            "forcing tool use",
+            "are not supported for this model",
         ),
-        ("claude-fable-5-2", {"tools": [review_tool()], "tool_choice": {"type": "any"}}, "forcing tool use"),
+        (
+            "claude-fable-5-2",
+            {"tools": [review_tool()], "tool_choice": {"type": "any"}},
+            "are not supported for this model",
+        ),
         ("claude-opus-5-5", {"thinking": {"type": "disabled"}}, "thinking.type"),
         ("claude-sonnet-5", {"thinking": {"type": "enabled", "budget_tokens": 2048}}, "thinking.type"),
         (
@@ -305,7 +314,7 @@ def test_converse_double_refuses_a_forced_tool_where_the_model_rejects_it(server
         )
     client.close()
     assert info.value.response["Error"]["Code"] == "ValidationException"
-    assert "forcing tool use" in info.value.response["Error"]["Message"]
+    assert "are not supported for this model" in info.value.response["Error"]["Message"]
 
 
 # --- unknown models, defaults, ids -------------------------------------------------------------

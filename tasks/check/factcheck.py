@@ -91,7 +91,7 @@ from tasks.check.xbrl import check_xbrl
 if TYPE_CHECKING:
     from schemas.settings import Settings
 from tasks.review.filing import figure_name
-from tasks.review.resilience import llm_slot
+from tasks.review.resilience import llm_slot, model_caller
 from tasks.runnames import for_document
 from tasks.textnorm import match_form, numbers_in
 
@@ -835,11 +835,18 @@ def _configured_verifier(backend: str, settings: Settings, policy: ResiliencePol
         )
     client = make_verifier_client(settings)
     prices = settings.llm_prices or None
+    send = model_caller(client.messages.create, policy)  # 429/529/5xx retried as the review's calls are
 
     def verify_finding(finding: Finding, passage: str) -> VerifierOutcome:
         with llm_slot(policy) if policy is not None else nullcontext():
             return verify(
-                finding, passage, client, settings.verifier_model, settings.verifier_max_tokens, prices=prices
+                finding,
+                passage,
+                client,
+                settings.verifier_model,
+                settings.verifier_max_tokens,
+                prices=prices,
+                send=send,
             )
 
     return verify_finding

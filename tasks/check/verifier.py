@@ -40,6 +40,7 @@ cost from the price table); the fact-check stores them under ``attempt = VERIFIE
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -491,21 +492,25 @@ def verify(
     max_tokens: int = 512,
     attempt: int = VERIFIER_ATTEMPT_BASE + 1,
     prices: dict[str, tuple[float, float, float, float]] | None = None,
+    send: Callable[..., Any] | None = None,
 ) -> VerifierOutcome:
     """Verify ``finding`` against ``passage`` with ``model`` (see the module docstring): cited answer
     then structured verdict where the capability table says the model has Citations, else one uncited
-    structured call. Never raises for an API error (``anthropic.APIError``): the check is
-    ``needs_review`` naming it and the failed call is recorded. ``prices`` overrides the price table (USD
+    structured call. Each call is ``send(**request)``: the run passes one that retries what can succeed
+    (:func:`tasks.review.resilience.model_caller`, the one retry layer); None sends once with
+    ``client.messages.create``. Never raises for an API error (``anthropic.APIError``) that remains: the
+    check is ``needs_review`` naming it and the failed call is recorded. ``prices`` overrides the price table (USD
     per million tokens, as ``DOCREVIEW_LLM_PRICES``); records are numbered from ``attempt``."""
     import anthropic
 
     from tasks.review.backends.models import capability
 
+    send = send or client.messages.create
     records: list[LLMCallRecord] = []
     if not capability(model, warn=False).citations:
         started = time.perf_counter()
         try:
-            message = client.messages.create(**build_verifier_request(finding, passage, model, max_tokens))
+            message = send(**build_verifier_request(finding, passage, model, max_tokens))
         except anthropic.APIError as exc:
             records.append(_record(model, started, attempt, error=exc))
             return VerifierOutcome(_failed(exc), records)
@@ -516,7 +521,7 @@ def verify(
         )
     started = time.perf_counter()
     try:
-        cited_message = client.messages.create(**build_cited_request(finding, passage, model, max_tokens))
+        cited_message = send(**build_cited_request(finding, passage, model, max_tokens))
     except anthropic.APIError as exc:
         records.append(_record(model, started, attempt, error=exc))
         return VerifierOutcome(_failed(exc), records)
@@ -546,7 +551,7 @@ def verify(
         )
     started = time.perf_counter()
     try:
-        verdict_message = client.messages.create(**build_verdict_request(finding, answer, citations, model, max_tokens))
+        verdict_message = send(**build_verdict_request(finding, answer, citations, model, max_tokens))
     except anthropic.APIError as exc:
         records.append(_record(model, started, attempt + 1, error=exc))
         return VerifierOutcome(_failed(exc), records)

@@ -14,10 +14,11 @@ and each reply goes through the same parse as a non-streaming call
   100,000 requests and 256 MB per batch; Anthropic "Batch processing", "Batch limitations"),
   in input order, so the same pending work always gives the same batches.
 - Each batch is stored (``message_batches`` table, :class:`schemas.tables.BatchRow`) under the
-  sha256 of its sorted ``custom_id`` list *before* polling, so a run killed between submit and
-  results resumes the same batch instead of submitting (and paying for) it again — but only
-  while its results can still exist: results are kept 29 days after creation
-  (:data:`RESULTS_KEPT_DAYS`); an older stored batch is submitted again.
+  sha256 of its requests (:func:`batch_key`: every ``custom_id`` with its params) *before* polling,
+  so a run killed between submit and results resumes the same batch instead of submitting (and paying
+  for) it again — but only while its results can still exist: results are kept 29 days after creation
+  (:data:`RESULTS_KEPT_DAYS`); an older stored batch, or one the API answers 404 for
+  (:func:`batch_exists`), is submitted again.
 - The cached prefix is marked with a 1-hour cache TTL (``cache_control.ttl = "1h"``): batch
   requests are processed over minutes to hours, past the default 5-minute lifetime (Anthropic
   "Batch processing": "use the 1-hour cache duration" with batches); 1-hour writes cost 2x input.
@@ -86,9 +87,16 @@ def custom_id(chunk: Chunk, prompt_version: str, model: str) -> str:
     return cid
 
 
-def batch_key(custom_ids: list[str]) -> str:
-    """sha256 (hex, 64 chars) of the sorted ``custom_ids``: the stable key of a set of pending requests."""
-    return hashlib.sha256("\n".join(sorted(custom_ids)).encode()).hexdigest()
+def batch_key(requests: list[dict[str, Any]]) -> str:
+    """sha256 (hex, 64 chars) of the requests (``[{"custom_id", "params"}]``) in ``custom_id`` order, each
+    as canonical JSON: the stable key of a set of pending requests. A change to anything a request sends
+    (model, ``max_tokens``, schema, thinking, cache lifetime) gives another key, so a stored batch is
+    resumed only for exactly the requests it was made of."""
+    digest = hashlib.sha256()
+    for request in sorted(requests, key=lambda r: str(r.get("custom_id"))):
+        digest.update(json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 def split_requests(
@@ -137,6 +145,21 @@ def results_may_exist(created_at: datetime | None, now: datetime | None = None) 
     if created_at.tzinfo is None:
         created_at = created_at.replace(tzinfo=UTC)
     return (now or datetime.now(UTC)) - created_at < timedelta(days=RESULTS_KEPT_DAYS)
+
+
+def batch_exists(client: Any, batch_id: str) -> bool:
+    """Whether the API still knows batch ``batch_id``: False on a 404 ``not_found_error`` (the errors page:
+    "The requested resource was not found. Check the endpoint path and any resource IDs in the request
+    URL"; for example a batch made under another workspace's key), logged; True otherwise. Any other error
+    is raised (the task's retry policy decides)."""
+    import anthropic
+
+    try:
+        client.messages.batches.retrieve(batch_id)
+    except anthropic.NotFoundError:
+        logger.warning("stored message batch %s is not found by the API (404): submitting the requests again", batch_id)
+        return False
+    return True
 
 
 def submit_batch(client: Any, requests: list[dict[str, Any]]) -> str:
@@ -327,8 +350,10 @@ def review_batch(
         submitted: list[tuple[str, str]] = []  # (batch key, batch id): all submitted before any is polled
         for group in split_requests(requests):
             ids = [r["custom_id"] for r in group]
-            key = batch_key(ids)
+            key = batch_key(group)
             stored = find_batch(database_url, key)
+            if stored is not None and not batch_exists(client, stored.batch_id):
+                stored = None  # the API no longer knows it (404): its results cannot come; submit again
             if stored is not None:
                 batch_id = stored.batch_id
                 logger.info("resuming message batch %s (%d request(s)) instead of submitting again", batch_id, len(ids))

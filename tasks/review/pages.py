@@ -32,6 +32,7 @@ import base64
 import io
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from prefect import task
@@ -45,13 +46,20 @@ from schemas.documents import (
     PageQuality,
     PageText,
 )
+from schemas.policy import ResiliencePolicy
 from schemas.review import LLMCallRecord
+from tasks.review.resilience import model_caller
 
 logger = logging.getLogger("docreview.pages")
 
-#: Largest base64-decoded PDF sent for one page, bytes (the API's 32 MB request limit, less 1 MiB for the
-#: rest of the request; pdf-support "Check PDF requirements").
-MAX_PDF_BYTES = 32 * 1024 * 1024 - 1024 * 1024
+#: The Messages API's request limit, bytes: "Maximum request size: 32 MB" and "Both limits are on the entire
+#: request payload" (pdf-support, "Check PDF requirements", read 2026-12-06), read as 32,000,000 bytes (the
+#: smaller reading of "MB").
+MAX_REQUEST_BYTES = 32_000_000
+
+#: Largest one-page PDF sent, bytes: its base64 form (4 characters for every 3 bytes) is what counts against
+#: :data:`MAX_REQUEST_BYTES`, with 1,000,000 bytes kept for the rest of the request.
+MAX_PDF_BYTES = (MAX_REQUEST_BYTES - 1_000_000) * 3 // 4
 
 #: Largest image sent, bytes (vision: "Maximum 5 MB per image" on the API).
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -151,7 +159,8 @@ def pdf_page_bytes(path: str, number: int, max_bytes: int = MAX_PDF_BYTES) -> by
     data = buffer.getvalue()
     if len(data) > max_bytes:
         raise PageTooLarge(
-            f"page {number} is {len(data) / 1e6:.1f} MB as a one-page PDF, over the {_mb(max_bytes)} limit"
+            f"page {number} is {len(data) / 1e6:.1f} MB as a one-page PDF ({len(data) * 4 / 3e6:.1f} MB in base64), "
+            f"over the {_mb(max_bytes)} that fits the API's 32 MB request limit"
         )
     return data
 
@@ -211,10 +220,16 @@ def page_read_request(block: dict[str, Any], number: int, name: str, model: str)
 
 
 def read_page(
-    client: Any, outcome: IngestOutcome, number: int, model: str, prices: dict | None = None
+    client: Any,
+    outcome: IngestOutcome,
+    number: int,
+    model: str,
+    prices: dict | None = None,
+    send: Callable[..., Any] | None = None,
 ) -> tuple[str | None, str | None, LLMCallRecord | None]:
     """Page ``number`` read by ``model``: ``(text, None, record)``, or ``(None, why not, record or None)``
-    (a page over a limit is not sent: no record)."""
+    (a page over a limit is not sent: no record). The call is ``send(**request)`` (the run's retrying
+    caller, :func:`tasks.review.resilience.model_caller`; None: ``client.messages.create`` once)."""
     import anthropic
 
     from tasks.review.backends.anthropic_backend import cost_usd
@@ -228,7 +243,7 @@ def read_page(
         return None, f"page {number} could not be prepared for the model: {type(exc).__name__}: {str(exc)[:160]}", None
     started = time.perf_counter()
     try:
-        message = client.messages.create(**page_read_request(block, number, outcome.source.name, model))
+        message = (send or client.messages.create)(**page_read_request(block, number, outcome.source.name, model))
     except anthropic.APIError as exc:
         record = LLMCallRecord(
             backend="anthropic",
@@ -258,7 +273,12 @@ def read_page(
 
 
 def read_page_converse(
-    client: Any, outcome: IngestOutcome, number: int, model_id: str, prices: dict | None = None
+    client: Any,
+    outcome: IngestOutcome,
+    number: int,
+    model_id: str,
+    prices: dict | None = None,
+    send: Callable[..., Any] | None = None,
 ) -> tuple[str | None, str | None, LLMCallRecord | None]:
     """Page ``number`` read through Bedrock Converse by ``model_id`` (a boto3 ``bedrock-runtime`` client):
     as :func:`read_page`, the page as a ``document`` (``format: pdf``) or ``image`` (``format: png``) block
@@ -294,7 +314,7 @@ def read_page_converse(
         request["additionalModelRequestFields"] = {"thinking": thinking}
     started = time.perf_counter()
     try:
-        response = client.converse(**request)
+        response = (send or client.converse)(**request)
     except (ClientError, BotoCoreError) as exc:
         record = LLMCallRecord(
             backend="bedrock",
@@ -367,11 +387,13 @@ def read_pages_with_model(
     settings: Any,
     database_url: str | None = None,
     run_id: str | None = None,
+    policy: ResiliencePolicy | None = None,
 ) -> IngestOutcome:
     """Prefect task: read pages ``numbers`` (1-based) of ``outcome``'s file with the run's model (see the
     module docstring) and return the outcome with their text. Each call is recorded in ``llm_calls``
     (``database_url``, ``run_id``) under ``chunk_index = -page``. One page's failure never stops the others;
-    nothing is retried here (a page not read keeps its reason). The backend is the run's
+    each call is retried as the run's ``policy`` says (429, 529, 5xx, with ``retry-after``:
+    :func:`tasks.review.resilience.model_caller`), and a page whose call still fails keeps its reason. The backend is the run's
     (``settings.resolved_backend()``): ``anthropic`` (Messages API) or ``bedrock`` (Converse, the run's
     model id and region)."""
     bedrock = settings.resolved_backend() == "bedrock"
@@ -400,10 +422,11 @@ def read_pages_with_model(
             timeout=settings.llm_timeout_s,
         )
     reader = read_page_converse if bedrock else read_page
+    send = model_caller(client.converse if bedrock else client.messages.create, policy)
     read: dict[int, tuple[str | None, str | None]] = {}
     try:
         for number in numbers:
-            text, why, record = reader(client, outcome, number, model, settings.llm_prices or None)
+            text, why, record = reader(client, outcome, number, model, settings.llm_prices or None, send)
             read[number] = (text, why)
             if why:
                 logger.warning("%s: %s", outcome.source.name, why)

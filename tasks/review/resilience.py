@@ -27,6 +27,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pybreaker
+from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from schemas.policy import ResiliencePolicy
 from tasks.review.retry import is_permanent, is_retryable, refusal_cause, retry_after_s
@@ -333,6 +335,34 @@ def retry_options(policy: ResiliencePolicy) -> dict[str, Any]:
         "retry_jitter_factor": policy.jitter_factor,
         "retry_condition_fn": make_retry_condition(policy),
     }
+
+
+@task(name="call-model", cache_policy=NO_CACHE)
+def call_model(send: Callable[..., Any], request: dict[str, Any]) -> Any:
+    """Prefect task: one model API call, ``send(**request)`` (for example an SDK client's
+    ``messages.create`` or boto3's ``converse``), and its result. The one retry layer of the calls made
+    outside the chunk review (the verifier's, the page reads'): :func:`model_caller` gives it the run
+    policy's retries, so a 429, 529 or 5xx is retried with backoff and the ``retry-after`` the API sent,
+    and a refusal (400, 401, 403, 404) is not. The SDK clients it is handed have their own retries off."""
+    return send(**request)
+
+
+def model_caller(send: Callable[..., Any], policy: ResiliencePolicy | None = None) -> Callable[..., Any]:
+    """``send`` wrapped so that each call made inside a Prefect run goes through :func:`call_model` with
+    ``policy``'s retries (:func:`retry_options`; the default :class:`ResiliencePolicy` when None):
+    ``caller(**request)`` returns what ``send(**request)`` returns, or raises the last attempt's error.
+    Outside a flow or task run (a one-off check, a script) the call is sent once: the retry layer is the
+    run's."""
+    from prefect.context import FlowRunContext, TaskRunContext
+
+    retried = call_model.with_options(**retry_options(policy or ResiliencePolicy()))
+
+    def caller(**request: Any) -> Any:
+        if FlowRunContext.get() is None and TaskRunContext.get() is None:
+            return send(**request)
+        return retried(send, request)
+
+    return caller
 
 
 def uses_prefect_limit(policy: ResiliencePolicy) -> bool:

@@ -199,11 +199,12 @@ def check_backend(settings: Settings) -> str | None:
     if backend == "bedrock":
         import boto3
 
-        if not settings.bedrock_model_id:
-            try:
-                settings.bedrock_profile()
-            except ValueError as exc:
-                return str(exc)
+        from tasks.review.reviewer import bedrock_model_for
+
+        try:
+            bedrock_model_for(settings)
+        except ValueError as exc:
+            return str(exc)
 
         if boto3.session.Session().get_credentials() is None:
             return (

@@ -43,7 +43,11 @@ def doctor(
             failed = failed or level == "problem"
             colour = "red" if level == "problem" else "yellow"
             console.print(f"[{colour}]{level:<8}[/] {escape(what)}: {escape(issue)}")
-    geography = settings.data_geography(name) if check_backend(settings) is None else None
+    geography = None
+    if check_backend(settings) is None:
+        from tasks.review.reviewer import bedrock_model_for
+
+        geography = settings.data_geography(name, bedrock_model_for(settings) if name == "bedrock" else None)
     console.print(f"[green]ok[/]       data sent to: {escape(geography or 'nowhere (offline rules backend)')}")
     if failed:
         raise typer.Exit(2)

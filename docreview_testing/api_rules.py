@@ -23,6 +23,7 @@ PROMPT_CACHING = "https://platform.claude.com/docs/en/build-with-claude/prompt-c
 BATCHES = "https://platform.claude.com/docs/en/build-with-claude/batch-processing"
 MODEL_DEPRECATIONS = "https://platform.claude.com/docs/en/about-claude/model-deprecations"
 STRUCTURED_OUTPUTS = "https://platform.claude.com/docs/en/build-with-claude/structured-outputs"
+BEDROCK_MESSAGES = "https://platform.claude.com/docs/en/build-with-claude/claude-in-amazon-bedrock"
 
 #: The pre-warming limitations, as the prompt-caching page lists them (read 2026-12-06).
 _PREWARM = (
@@ -39,7 +40,8 @@ class DocumentedRule:
     ``rule_id`` names it in the double's error messages and tests; ``page``/``section``/``read`` say
     where its ``sentence`` (verbatim) stands and when it was read. ``broken(body)`` returns the error
     message when a request body breaks the rule, else None. ``status``/``error_type`` are the answer
-    (``errored`` result type inside a batch: ``where="batch"``). ``refused`` and ``accepted`` are the
+    (``errored`` result type inside a batch: ``where="batch"``; ``where="bedrock-messages"``: only on Claude
+    in Amazon Bedrock's Messages-API endpoint). ``refused`` and ``accepted`` are the
     two example requests (keys merged over :data:`BASE_REQUEST`; a ``None`` value removes the key)."""
 
     rule_id: str
@@ -119,6 +121,14 @@ def _prewarm_in_batch(body: dict[str, Any]) -> str | None:
     return "max_tokens: 0 is not supported inside a Message Batches request" if _zero(body) else None
 
 
+def _structured_on_bedrock_messages(body: dict[str, Any]) -> str | None:
+    if (body.get("output_config") or {}).get("format") is not None or body.get("output_format") is not None:
+        return "output_config.format: Extra inputs are not permitted"
+    if any(isinstance(t, dict) and t.get("strict") for t in body.get("tools") or []):
+        return "tools.0.strict: Extra inputs are not permitted"
+    return None
+
+
 def _retired_model(body: dict[str, Any]) -> str | None:
     model = body.get("model")
     return f"model: {model}" if model is not None and retired(str(model)) else None
@@ -190,14 +200,31 @@ RULES: tuple[DocumentedRule, ...] = (
     ),
 )
 
+RULES = RULES + (
+    DocumentedRule(
+        "bedrock-messages-structured-outputs",
+        BEDROCK_MESSAGES,
+        "Features not supported",
+        "2026-12-06",
+        "Features not supported - Structured outputs",
+        _structured_on_bedrock_messages,
+        refused={"output_config": {"format": _FORMAT}},
+        accepted={"tools": [_TOOL], "tool_choice": {"type": "auto"}},
+        where="bedrock-messages",
+        notes="The page gives no error text; the message is one seen quoted from the endpoint. Strict tool use is "
+        "structured outputs' other half (structured-outputs page), so strict tools are refused with it.",
+    ),
+)
+
 RULES_BY_ID: dict[str, DocumentedRule] = {r.rule_id: r for r in RULES}
 
 
 def first_broken(body: dict[str, Any], where: str = "messages") -> tuple[DocumentedRule, str] | None:
     """The first rule of :data:`RULES` that ``body`` breaks, with its error message, or None. ``where``
-    ``"batch"`` checks a request inside a batch (the batch-only rows as well as every other one)."""
+    ``"batch"`` checks a request inside a batch, ``"bedrock-messages"`` one sent to Claude in Amazon Bedrock
+    (that place's rows as well as every general one)."""
     for rule in RULES:
-        if rule.where == "batch" and where != "batch":
+        if rule.where != "messages" and rule.where != where:
             continue
         message = rule.broken(body)
         if message is not None:

@@ -10,6 +10,9 @@ Claude's quality. What it does reproduce is the protocol the real SDK and boto3 
   ``input_json_delta``/``text_delta``, ``content_block_stop``, ``message_delta``,
   ``message_stop``; ``error`` events mid-stream);
 - ``POST /v1/messages/count_tokens`` — ``{"input_tokens": n}``;
+- ``POST /anthropic/v1/messages`` (and its ``count_tokens``) — Claude in Amazon Bedrock's Messages-API
+  endpoint, as ``AnthropicBedrockMantle`` calls it: the same wire format, with that endpoint's rows of the
+  documented rule table (no structured outputs) and no Message Batches;
 - Message Batches: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}`` (``ended``
   at once, or, after :meth:`StubLLM.hold_batches`, not before :meth:`StubLLM.release_batches`) and
   ``GET /v1/messages/batches/{id}/results`` (JSONL, ``succeeded`` or ``errored`` per request),
@@ -1227,6 +1230,12 @@ def _validate_messages(body: dict[str, Any], count_tokens: bool = False, where: 
     )
 
 
+def _where(path: str) -> str:
+    """Which API a Messages-API path belongs to: ``bedrock-messages`` for Claude in Amazon Bedrock's
+    ``/anthropic/v1/messages`` (the endpoint the SDK's ``AnthropicBedrockMantle`` posts to), else ``messages``."""
+    return "bedrock-messages" if path.startswith("/anthropic/") else "messages"
+
+
 def _validate_converse(model_id: str, body: dict[str, Any]) -> None:
     """Bedrock Converse's rules for Claude (400 ``ValidationException``): ``maxTokens >= 1``
     (botocore service model), ``cachePoint.ttl`` of ``5m``/``1h`` (CacheTTL), ``outputConfig.textFormat``
@@ -1305,6 +1314,42 @@ def transcription(stub: StubLLM, asked: re.Match[str]) -> Answer:
     in :attr:`StubLLM.transcripts` for ``(name, N)``, or nothing (the double reads no image)."""
     text = stub.transcripts.get((asked.group(2), int(asked.group(1))), "")
     return Answer([{"type": "text", "text": text}] if text else [], "end_turn", estimate_tokens(text) + 1)
+
+
+def converse_transcription(stub: StubLLM, asked: re.Match[str], messages: list[dict[str, Any]]) -> Answer:
+    """Converse's answer to a page transcription. pdf-support (read 2026-12-06): "Converse API: Visual PDF
+    analysis requires citations to be enabled. There is currently no option to use visual analysis without
+    citations"; without them a PDF is read as its extracted text only, which a scanned page does not have: the
+    answer is then empty. With citations on, the registered transcript comes back as a ``citationsContent``
+    block citing the page (Converse's ``CitationsContentBlock``: ``content`` texts and ``citations`` with a
+    ``documentPage`` location). An image page is read as for the Messages API (:func:`transcription`)."""
+    documents = [
+        block["document"]
+        for msg in messages
+        for block in msg.get("content") or []
+        if isinstance(block, dict) and isinstance(block.get("document"), dict)
+    ]
+    if not documents:
+        return transcription(stub, asked)
+    if not (documents[0].get("citations") or {}).get("enabled"):
+        return Answer([], "end_turn", 1)  # text extraction only: a scan has no text to extract
+    text = stub.transcripts.get((asked.group(2), int(asked.group(1))), "")
+    if not text:
+        return Answer([], "end_turn", 1)
+    block = {
+        "type": "citations",
+        "citationsContent": {
+            "content": [{"text": text}],
+            "citations": [
+                {
+                    "title": documents[0].get("name"),
+                    "sourceContent": [{"text": text[:200]}],
+                    "location": {"documentPage": {"documentIndex": 0, "start": 1, "end": 2}},
+                }
+            ],
+        },
+    }
+    return Answer([block], "end_turn", estimate_tokens(text) + 1)
 
 
 def request_profile(system: Any) -> str:
@@ -1453,12 +1498,12 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/stub/reset":
                 stub.reset()
                 self._send_json(200, {"reset": True})
-            elif path == "/v1/messages/count_tokens":
+            elif path in ("/v1/messages/count_tokens", "/anthropic/v1/messages/count_tokens"):
                 self._require_key()
-                _validate_messages(body, count_tokens=True)
+                _validate_messages(body, count_tokens=True, where=_where(path))
                 total = sum(s.tokens for s in messages_segments(body))
                 self._send_json(200, {"input_tokens": total}, {"request-id": request_id})
-            elif path == "/v1/messages":
+            elif path in ("/v1/messages", "/anthropic/v1/messages"):
                 self._require_key()
                 system = body.get("system")
                 text = (
@@ -1469,7 +1514,7 @@ class _Handler(BaseHTTPRequestHandler):
                 with stub._lock:
                     stub.system_prompts[text] += 1
                 with stub.model_call() as self._finish_call:
-                    self._messages(body, request_id)
+                    self._messages(body, request_id, _where(path))
             elif path == "/v1/messages/batches":
                 self._require_key()
                 self._batch_create(body, request_id)
@@ -1492,9 +1537,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # Messages API ------------------------------------------------------------------------
 
-    def _messages(self, body: dict[str, Any], request_id: str) -> None:
+    def _messages(self, body: dict[str, Any], request_id: str, where: str = "messages") -> None:
         stub = self.server.stub
-        _validate_messages(body)
+        _validate_messages(body, where=where)
         streaming = bool(body.get("stream"))
         faults = stub.active_faults(self.headers.get("x-stub-fault"))
         if "spike" in faults:
@@ -1806,7 +1851,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage = stub.cache_usage(model_id, converse_segments(body), self._latency()[0])
         asked = re.fullmatch(r"Transcribe page (\d+) of '(.*)'\.", first_user_text(body["messages"]).strip(), re.S)
         answer = (
-            transcription(stub, asked)
+            converse_transcription(stub, asked, body["messages"])
             if asked is not None
             else stub.answer(
                 first_user_text(body["messages"]),
@@ -1839,6 +1884,8 @@ class _Handler(BaseHTTPRequestHandler):
                     content.append(
                         {"reasoningContent": {"reasoningText": {"text": b["thinking"], "signature": b["signature"]}}}
                     )
+                elif b["type"] == "citations":
+                    content.append({"citationsContent": b["citationsContent"]})
                 else:
                     content.append({"text": b["text"]})
             self._send_json(

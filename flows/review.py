@@ -254,7 +254,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
         "model": run.reviewer.model,
         "offline": offline,
         "endpoint": endpoint,
-        "geography": run.settings.data_geography(run.reviewer.name),
+        "geography": run.settings.data_geography(run.reviewer.name, run.reviewer.model),
         "metrics": report["run"]["metrics"],
         "documents": [{k: d[k] for k in ("file_name", "status", "reason")} for d in report["documents"]],
     }

@@ -26,18 +26,22 @@ DEFAULT_DATABASE_URL = "sqlite:///docreview.db"
 #: selection" lists Canada cross-Region inference (ca). A region not listed here has no geographic profile
 #: known to docreview: ``auto`` then refuses to start rather than fall back to ``global``.
 GEOGRAPHIC_PROFILES: dict[str, str] = {
-    "us-gov-": "us-gov",
+    "us-gov-": "",  # no documented profile: GovCloud is served in-Region (longest prefix wins over "us-")
     "us-": "us",
     "eu-": "eu",
+    "ap-northeast-1": "jp",
+    "ap-northeast-3": "jp",
     "ap-": "apac",
-    "ca-": "ca",
 }
 
 
 def geographic_profile(region: str) -> str | None:
-    """The geographic inference-profile prefix for AWS ``region`` (``eu-west-1`` -> ``eu``), or None."""
+    """The geographic inference-profile prefix for AWS ``region`` (``eu-west-1`` -> ``eu``,
+    ``ap-northeast-1`` -> ``jp``), or None. The prefixes are the columns of Anthropic's Bedrock model table
+    (claude-on-amazon-bedrock-legacy, read 2026-12-06: ``global``, ``us``, ``eu``, ``jp``, ``apac``); a
+    region none of them covers (Canada, South America, GovCloud) has none."""
     best = max((p for p in GEOGRAPHIC_PROFILES if region.startswith(p)), key=len, default=None)
-    return GEOGRAPHIC_PROFILES[best] if best is not None else None
+    return (GEOGRAPHIC_PROFILES[best] or None) if best is not None else None
 
 
 class Limits(BaseSettings):
@@ -126,7 +130,7 @@ class Settings(BaseSettings):
     bedrock_inference_profile: str = Field(
         "auto",
         description="Cross-region inference-profile prefix for the derived Bedrock id. auto (default): the "
-        "geographic profile of bedrock_region (us, eu, apac, ca, us-gov; GEOGRAPHIC_PROFILES), which keeps "
+        "geographic profile of bedrock_region (us, eu, jp, apac; GEOGRAPHIC_PROFILES), which keeps "
         "processing in that geography, and a refusal to start for a region with none; us, eu, apac, ...: that "
         "geography; global: any commercial AWS Region; empty: the on-demand base id anthropic.<model>, "
         "processed in bedrock_region only.",
@@ -408,15 +412,17 @@ class Settings(BaseSettings):
             )
         return geography
 
-    def data_geography(self, backend: str) -> str | None:
+    def data_geography(self, backend: str, model_id: str | None = None) -> str | None:
         """Where the ``backend``'s model calls are processed, for the run summary and report: for
         ``bedrock`` the inference profile's geography (``us``: "AWS Regions in the us geography (from
         us-east-1)"; ``global``: any commercial AWS Region; in-Region); for ``anthropic`` the API's
         endpoint; None for ``rules`` (nothing leaves the machine). Sources: AWS Bedrock user guide,
         "Geographic cross-Region inference" ("requests ... stay within that geography") and
-        "cross-Region inference" (a global profile "selects a commercial AWS Region")."""
+        "cross-Region inference" (a global profile "selects a commercial AWS Region"). ``model_id``: the
+        Bedrock id the run calls (``tasks.review.reviewer.bedrock_model_for``), whose prefix names the
+        profile; a Messages-API endpoint id (``anthropic.claude-sonnet-5-5``) has none: in-Region."""
         if backend == "bedrock":
-            model_id = self.bedrock_model_id or ""
+            model_id = model_id or self.bedrock_model_id or ""
             if model_id:  # "us.anthropic.claude-…" -> "us"; "anthropic.claude-…" -> "" (in-Region)
                 profile = model_id.split("anthropic.", 1)[0].rstrip(".").rsplit("/", 1)[-1]
             else:

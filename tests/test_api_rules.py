@@ -43,6 +43,16 @@ def _batch_result(server: object, body: dict) -> dict:
     return json.loads(lines[0])["result"]
 
 
+def _path(rule: DocumentedRule) -> str:
+    return "/anthropic/v1/messages" if rule.where == "bedrock-messages" else "/v1/messages"
+
+
+def test_a_bedrock_messages_row_holds_only_there(server, stub):
+    (rule,) = [r for r in RULES if r.where == "bedrock-messages"]
+    resp = httpx.post(f"{server.url}/v1/messages", json=rule.example("refused"), headers=HEADERS, timeout=20)
+    assert resp.status_code == 200  # Anthropic's own API offers structured outputs
+
+
 @pytest.mark.parametrize("rule", RULES, ids=[r.rule_id for r in RULES])
 def test_the_double_refuses_what_the_sentence_refuses(server, stub, rule: DocumentedRule):
     body = rule.example("refused")
@@ -50,7 +60,7 @@ def test_the_double_refuses_what_the_sentence_refuses(server, stub, rule: Docume
         result = _batch_result(server, body)
         assert result["type"] == "errored" and result["error"]["error"]["type"] == rule.error_type
         return
-    resp = httpx.post(f"{server.url}/v1/messages", json=body, headers=HEADERS, timeout=20)
+    resp = httpx.post(f"{server.url}{_path(rule)}", json=body, headers=HEADERS, timeout=20)
     assert resp.status_code == rule.status, resp.text
     error = resp.json()
     assert error["type"] == "error" and error["error"]["type"] == rule.error_type
@@ -63,6 +73,6 @@ def test_the_double_accepts_the_close_request_the_sentence_allows(server, stub, 
     if rule.where == "batch":
         assert _batch_result(server, body)["type"] == "succeeded"
         return
-    resp = httpx.post(f"{server.url}/v1/messages", json=body, headers=HEADERS, timeout=20)
+    resp = httpx.post(f"{server.url}{_path(rule)}", json=body, headers=HEADERS, timeout=20)
     assert resp.status_code == 200, resp.text
     assert stub.refusals == []

@@ -37,31 +37,47 @@ def _clean(monkeypatch):
         ("eu-west-1", "eu"),
         ("eu-central-1", "eu"),
         ("ap-southeast-2", "apac"),
-        ("ca-central-1", "ca"),
-        ("us-gov-west-1", "us-gov"),
+        ("ap-northeast-1", "jp"),
     ],
 )
-def test_the_default_profile_is_the_regions_geography(region, profile, monkeypatch):
+def test_a_converse_models_default_profile_is_the_regions_geography(region, profile, monkeypatch):
+    """Claude Opus 4.6 is on Bedrock's Converse integration with the profiles global, us, eu, jp and apac
+    (claude-on-amazon-bedrock-legacy's table)."""
     monkeypatch.setenv("DOCREVIEW_BEDROCK_REGION", region)
+    monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-opus-4-6")
     settings = Settings(backend="bedrock")
     assert settings.bedrock_inference_profile == "auto" and settings.bedrock_profile() == profile
-    assert bedrock_model_for(settings) == f"{profile}.anthropic.claude-sonnet-5-5"
-    assert f"{profile} geography" in (settings.data_geography("bedrock") or "")
+    model_id = bedrock_model_for(settings)
+    assert model_id == f"{profile}.anthropic.claude-opus-4-6-v1"
+    assert f"{profile} geography" in (settings.data_geography("bedrock", model_id) or "")
     assert check_backend(settings) is None
+
+
+def test_the_default_model_is_served_by_claude_in_amazon_bedrock_in_the_region_itself(monkeypatch):
+    """Sonnet 5.5 is on the Messages-API endpoint of the configured region: its id carries no profile, so its
+    data stays in that region, whatever geography the region has (or lacks)."""
+    for region in ("eu-west-1", "sa-east-1", "ca-central-1"):
+        monkeypatch.setenv("DOCREVIEW_BEDROCK_REGION", region)
+        settings = Settings(backend="bedrock")
+        model_id = bedrock_model_for(settings)
+        assert model_id == "anthropic.claude-sonnet-5-5" and check_backend(settings) is None
+        assert settings.data_geography("bedrock", model_id) == f"{region} only (in-Region inference)"
 
 
 def test_a_region_without_a_geographic_profile_refuses_to_start_until_one_is_chosen(monkeypatch):
     monkeypatch.setenv("DOCREVIEW_BEDROCK_REGION", "sa-east-1")
+    monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-opus-4-6")
     settings = Settings(backend="bedrock")
-    assert geographic_profile("sa-east-1") is None
+    for region in ("sa-east-1", "ca-central-1", "us-gov-west-1"):  # no documented profile covers them
+        assert geographic_profile(region) is None
     problem = check_backend(settings)
     assert problem and problem.startswith("DOCREVIEW_BEDROCK_INFERENCE_PROFILE") and "sa-east-1" in problem
     chosen = Settings(backend="bedrock", bedrock_inference_profile="global")
     assert check_backend(chosen) is None and bedrock_model_for(chosen).startswith("global.")
-    assert chosen.data_geography("bedrock").startswith("any commercial AWS Region")
+    assert chosen.data_geography("bedrock", bedrock_model_for(chosen)).startswith("any commercial AWS Region")
     in_region = Settings(backend="bedrock", bedrock_inference_profile="")
-    assert bedrock_model_for(in_region) == "anthropic.claude-sonnet-5-5"
-    assert in_region.data_geography("bedrock") == "sa-east-1 only (in-Region inference)"
+    assert bedrock_model_for(in_region) == "anthropic.claude-opus-4-6-v1"
+    assert in_region.data_geography("bedrock", bedrock_model_for(in_region)) == "sa-east-1 only (in-Region inference)"
 
 
 def test_an_explicit_model_id_names_its_own_geography():
@@ -72,9 +88,11 @@ def test_an_explicit_model_id_names_its_own_geography():
 
 def test_a_verifier_forced_on_under_bedrock_is_named_in_the_data_geography():
     """The verifier calls Anthropic's API: off by default under bedrock, and named when forced on."""
-    assert "Anthropic API" not in Settings(backend="bedrock").data_geography("bedrock")
-    forced = Settings(backend="bedrock", verifier_enabled=True).data_geography("bedrock")
-    assert forced.startswith("AWS Regions of the") and "verifier passages: Anthropic API" in forced
+    settings = Settings(backend="bedrock")
+    assert "Anthropic API" not in settings.data_geography("bedrock", bedrock_model_for(settings))
+    forced = Settings(backend="bedrock", verifier_enabled=True)
+    where = forced.data_geography("bedrock", bedrock_model_for(forced))
+    assert where.startswith("us-east-1 only") and "verifier passages: Anthropic API" in where
 
 
 def test_data_flow_page_names_only_real_settings():

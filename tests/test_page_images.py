@@ -220,9 +220,19 @@ def test_doctor_and_the_start_up_check_warn_that_ocr_is_unavailable(no_tesseract
     assert "fails" in check_ocr(Settings(backend="rules"))
 
 
-def test_with_bedrock_the_pages_go_through_converse(no_tesseract, server, scanned, monkeypatch, tmp_path):
-    """The same pages read through Bedrock Converse (document blocks, format pdf) by the run's model id,
-    each call recorded with its tokens and cost."""
+@pytest.mark.parametrize(
+    ("model", "model_id"),
+    [
+        ("claude-opus-4-6", "eu.anthropic.claude-opus-4-6-v1"),  # Converse, the region's geographic profile
+        ("claude-sonnet-5-5", "anthropic.claude-sonnet-5-5"),  # Claude in Amazon Bedrock's Messages API
+    ],
+)
+def test_with_bedrock_the_pages_go_where_the_model_is_served(
+    no_tesseract, server, scanned, monkeypatch, tmp_path, model, model_id
+):
+    """The same pages read on Bedrock by the run's model id, each call recorded with its tokens and cost:
+    through Converse with citations on (before: off, so a scanned page read as its empty text layer), or
+    through the Messages-API endpoint for a model served there."""
     import sqlite3
 
     from schemas.settings import Settings
@@ -239,10 +249,13 @@ def test_with_bedrock_the_pages_go_through_converse(no_tesseract, server, scanne
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("DOCREVIEW_BEDROCK_ENDPOINT_URL", server.url)
     monkeypatch.setenv("DOCREVIEW_BEDROCK_REGION", "eu-west-1")
+    monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", model)
     db = f"sqlite:///{tmp_path / 'b.db'}"
     get_engine(db)  # creates the tables
     try:
         got = read_pages_with_model.fn(failed, [1, 2], Settings(backend="bedrock"), db, "run-b")
+        converse = server.stub.requests["converse"]
+        assert converse == (2 if model_id.startswith("eu.") else 0)
     finally:
         dispose_engines()
     query = "select chunk_index, backend, model, input_tokens, cost_usd from llm_calls order by chunk_index"
@@ -251,7 +264,7 @@ def test_with_bedrock_the_pages_go_through_converse(no_tesseract, server, scanne
     assert got.ok and [p.quality.extractor for p in got.document.pages] == ["claude", "claude"]
     assert "CONSULTING AGREEMENT" in got.document.pages[0].text
     assert [r[0] for r in rows] == [-2, -1] and {r[1] for r in rows} == {"bedrock"}
-    assert {r[2] for r in rows} == {"eu.anthropic.claude-sonnet-5-5"}  # the region's geographic profile
+    assert {r[2] for r in rows} == {model_id}
     assert all(r[3] > 0 and r[4] > 0 for r in rows)
     assert server.stub.refusals == []
 

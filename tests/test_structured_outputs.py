@@ -20,13 +20,14 @@ from docreview_testing.stub_llm import schema_errors
 from schemas.findings import ReviewToolInput
 from schemas.review import ReviewOutcome
 from tasks.review.backends.anthropic_backend import AnthropicBackend, LLMConfigError, is_context_overflow
-from tasks.review.backends.bedrock_backend import BedrockBackend
+from tasks.review.backends.bedrock_backend import BedrockBackend, BedrockMessagesBackend, bedrock_backend_for
 from tasks.review.backends.models import (
     CAPABILITIES,
     DEFAULT_MODEL,
     LEGACY_DEFAULT_MODEL,
     UNKNOWN_MODEL,
     bedrock_model_id,
+    bedrock_route,
     capability,
     lookup,
     output_mode,
@@ -75,8 +76,10 @@ def anthropic_backend(server, model: str, **kw) -> AnthropicBackend:
     return made
 
 
-def bedrock_backend(server, model: str, **kw) -> BedrockBackend:
-    made = BedrockBackend(bedrock_model_id(model), region="us-east-1", endpoint_url=server.url, timeout_s=20, **kw)
+def bedrock_backend(server, model: str, **kw) -> BedrockBackend | BedrockMessagesBackend:
+    """The Bedrock backend the product builds for ``model``: Claude in Amazon Bedrock's Messages API for Opus
+    4.7 and later, Converse for the legacy integration's models."""
+    made = bedrock_backend_for(bedrock_model_id(model), region="us-east-1", endpoint_url=server.url, timeout_s=20, **kw)
     _opened.append(made)
     return made
 
@@ -93,7 +96,9 @@ def _deprecated(model: str) -> bool:
 def test_every_family_reviews_through_the_double_with_zero_400s(server, stub, model, api, stream):
     make = anthropic_backend if api == "anthropic" else bedrock_backend
     b = make(server, model, stream=stream)
-    assert b.mode == output_mode(model)
+    # Claude in Amazon Bedrock offers no structured outputs: the tool there (forced where the model takes it)
+    on_bedrock_messages = api == "bedrock" and bedrock_route(model).api == "messages"
+    assert b.mode == ("tool" if on_bedrock_messages else output_mode(model))
     if api == "anthropic" and _deprecated(model):
         with pytest.warns(DeprecationWarning, match="deprecated"):  # the SDK's own warning, asserted
             review = b.review_chunk(make_chunk(), "a.pdf")
@@ -128,11 +133,19 @@ def test_request_shapes_by_capability(server, stub):
         anthropic_backend(server, "claude-sonnet-4-20250514")
     legacy = anthropic_backend(server, LEGACY_DEFAULT_MODEL, output_mode="tool").request(make_chunk(), "a.pdf")
     assert legacy["tools"][0]["strict"] is True and "output_config" not in legacy
-    conv = bedrock_backend(server, "claude-sonnet-5-5").request(make_chunk(), "a.pdf")
+    conv = bedrock_backend(server, LEGACY_DEFAULT_MODEL).request(make_chunk(), "a.pdf")  # Converse
     fmt = conv["outputConfig"]["textFormat"]
     assert fmt["type"] == "json_schema" and json.loads(fmt["structure"]["jsonSchema"]["schema"]) == api_schema()
     assert "toolConfig" not in conv and conv["system"][-1] == {"cachePoint": {"type": "default"}}
-    assert conv["modelId"] == "global.anthropic.claude-sonnet-5-5"
+    assert conv["modelId"] == "global.anthropic.claude-sonnet-4-6"
+    # Claude in Amazon Bedrock: no structured outputs, and Sonnet 5.5 takes no forced tool: the tool, offered
+    mantle = bedrock_backend(server, "claude-sonnet-5-5")
+    assert isinstance(mantle, BedrockMessagesBackend) and mantle.model == "anthropic.claude-sonnet-5-5"
+    offered = mantle.request(make_chunk(), "a.pdf")
+    assert "output_config" not in offered and offered["tool_choice"]["type"] == "auto"
+    assert "strict" not in offered["tools"][0] and offered["thinking"] == {"type": "between_tools"}
+    forced = bedrock_backend(server, "claude-opus-4-8").request(make_chunk(), "a.pdf")
+    assert forced["tool_choice"] == {"type": "tool", "name": "record_findings", "disable_parallel_tool_use": True}
 
 
 # --- the schemas sent are ones the API accepts -------------------------------------------------
@@ -369,8 +382,18 @@ def test_defaults_and_bedrock_ids(monkeypatch):
         monkeypatch.delenv(key, raising=False)
     settings = Settings()
     assert settings.anthropic_model == DEFAULT_MODEL == "claude-sonnet-5-5"
-    # the default profile is the region's geography (us-east-1: us), never global
-    assert bedrock_model_for(settings) == "us.anthropic.claude-sonnet-5-5"
+    # the default model is on Claude in Amazon Bedrock's Messages API: its id carries no profile (the
+    # endpoint's region serves it); a Converse model's default profile is the region's geography, never global
+    assert bedrock_model_for(settings) == "anthropic.claude-sonnet-5-5"
+    monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", LEGACY_DEFAULT_MODEL)
+    assert bedrock_model_for(Settings()) == "us.anthropic.claude-sonnet-4-6"
+    monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-opus-4-6")
+    assert bedrock_model_for(Settings()) == "us.anthropic.claude-opus-4-6-v1"  # the documented id, with -v1
+    monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", "claude-haiku-4-5")
+    assert bedrock_model_for(Settings()) == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    monkeypatch.setenv("DOCREVIEW_BEDROCK_INFERENCE_PROFILE", "apac")  # the table has no apac column for it
+    with pytest.raises(ValueError, match="global, us, eu"):
+        bedrock_model_for(Settings())
     monkeypatch.setenv("DOCREVIEW_BEDROCK_INFERENCE_PROFILE", "eu")
     monkeypatch.setenv("DOCREVIEW_ANTHROPIC_MODEL", LEGACY_DEFAULT_MODEL)
     assert bedrock_model_for(Settings()) == "eu.anthropic.claude-sonnet-4-6"

@@ -12,9 +12,12 @@ word confidence below ``DOCREVIEW_PAGE_IMAGES_BELOW_CONFIDENCE``, the page goes 
   :data:`MAX_LONG_EDGE_PX` (build-with-claude/vision: a larger image is scaled down by the API anyway, an
   image over 8000x8000 px is rejected, at most 5 MB per image).
 
-With the ``bedrock`` backend the same page goes through Converse as a ``document`` (``format: pdf``) or
-``image`` (``format: png``) content block, within Converse's own limits (:data:`BEDROCK_MAX_DOCUMENT_BYTES`,
-:data:`BEDROCK_MAX_IMAGE_BYTES`).
+With the ``bedrock`` backend the page goes where the run's model is served: for a model on Claude in
+Amazon Bedrock (Opus 4.7 and later) the same Messages-API request to that endpoint (``AnthropicBedrockMantle``);
+for a Converse model as a ``document`` (``format: pdf``, with ``citations`` on: "Converse API: Visual PDF
+analysis requires citations to be enabled", pdf-support, read 2026-12-06) or ``image`` (``format: png``)
+content block, within Converse's own limits (:data:`BEDROCK_MAX_DOCUMENT_BYTES`,
+:data:`BEDROCK_MAX_IMAGE_BYTES`), the text read from its ``text`` and ``citationsContent`` blocks.
 
 One request per page, so each page's tokens and cost are its own :class:`~schemas.review.LLMCallRecord`
 (stored with the document under ``chunk_index = -page``). The model is asked to transcribe the page; its
@@ -226,8 +229,11 @@ def read_page(
     model: str,
     prices: dict | None = None,
     send: Callable[..., Any] | None = None,
+    backend: str = "anthropic",
 ) -> tuple[str | None, str | None, LLMCallRecord | None]:
-    """Page ``number`` read by ``model``: ``(text, None, record)``, or ``(None, why not, record or None)``
+    """Page ``number`` read by ``model`` through the Messages API (Anthropic's, or Claude in Amazon
+    Bedrock's: ``backend`` names which in the record): ``(text, None, record)``, or ``(None, why not, record
+    or None)``
     (a page over a limit is not sent: no record). The call is ``send(**request)`` (the run's retrying
     caller, :func:`tasks.review.resilience.model_caller`; None: ``client.messages.create`` once)."""
     import anthropic
@@ -246,7 +252,7 @@ def read_page(
         message = (send or client.messages.create)(**page_read_request(block, number, outcome.source.name, model))
     except anthropic.APIError as exc:
         record = LLMCallRecord(
-            backend="anthropic",
+            backend=backend,
             model=model,
             latency_ms=(time.perf_counter() - started) * 1000,
             error_class=type(exc).__name__,
@@ -255,7 +261,7 @@ def read_page(
         return None, f"page {number}: the model call failed: {type(exc).__name__} — {detail}", record
     usage = message.usage
     record = LLMCallRecord(
-        backend="anthropic",
+        backend=backend,
         model=model,
         request_id=message.id,
         stop_reason=message.stop_reason,
@@ -296,7 +302,16 @@ def read_page_converse(
             }
         else:
             data = pdf_page_bytes(path, number, BEDROCK_MAX_DOCUMENT_BYTES)
-            block = {"document": {"format": "pdf", "name": f"page {number}", "source": {"bytes": data}}}
+            # pdf-support (read 2026-12-06): "Converse API: Visual PDF analysis requires citations to be enabled";
+            # without them Converse reads only a PDF's text layer, which a scanned page does not have
+            block = {
+                "document": {
+                    "format": "pdf",
+                    "name": f"page {number}",
+                    "source": {"bytes": data},
+                    "citations": {"enabled": True},
+                }
+            }
     except PageTooLarge as exc:
         return None, str(exc), None
     except Exception as exc:
@@ -342,7 +357,20 @@ def read_page_converse(
     if response.get("stopReason") == "max_tokens":
         return None, f"page {number}: the model's transcription was cut at max_tokens", record
     content = ((response.get("output") or {}).get("message") or {}).get("content") or []
-    return "".join(str(c.get("text", "")) for c in content).strip(), None, record
+    return converse_text(content), None, record
+
+
+def converse_text(content: list[dict[str, Any]]) -> str:
+    """The text of a Converse reply's content blocks, in order: ``text`` blocks and the texts of
+    ``citationsContent`` blocks (a reply to a request with citations on quotes the page through them:
+    botocore's ``CitationsContentBlock``, ``content`` a list of ``{"text": ...}``)."""
+    parts: list[str] = []
+    for block in content:
+        if "text" in block:
+            parts.append(str(block["text"]))
+        for item in (block.get("citationsContent") or {}).get("content") or []:
+            parts.append(str(item.get("text", "")))
+    return "".join(parts).strip()
 
 
 def with_pages_read(
@@ -396,20 +424,35 @@ def read_pages_with_model(
     :func:`tasks.review.resilience.model_caller`), and a page whose call still fails keeps its reason. The backend is the run's
     (``settings.resolved_backend()``): ``anthropic`` (Messages API) or ``bedrock`` (Converse, the run's
     model id and region)."""
-    bedrock = settings.resolved_backend() == "bedrock"
-    if bedrock:
-        import boto3
-        from botocore.config import Config
+    from tasks.review.backends.models import bedrock_route
 
+    bedrock = settings.resolved_backend() == "bedrock"
+    converse = False
+    if bedrock:
         from tasks.review.reviewer import bedrock_model_for
 
         model = bedrock_model_for(settings)
+        converse = bedrock_route(model).api == "converse"
+    if converse:
+        import boto3
+        from botocore.config import Config
+
         config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=settings.llm_timeout_s)
         client: Any = boto3.client(
             "bedrock-runtime",
             region_name=settings.bedrock_region,
             endpoint_url=settings.bedrock_endpoint_url,
             config=config,
+        )
+    elif bedrock:  # Claude in Amazon Bedrock: the Messages API, base64 PDF documents as on Anthropic's API
+        from anthropic import AnthropicBedrockMantle
+
+        endpoint = settings.bedrock_endpoint_url
+        client = AnthropicBedrockMantle(
+            aws_region=settings.bedrock_region,
+            base_url=f"{endpoint.rstrip('/')}/anthropic" if endpoint else None,
+            max_retries=0,
+            timeout=settings.llm_timeout_s,
         )
     else:
         import anthropic
@@ -421,12 +464,19 @@ def read_pages_with_model(
             max_retries=0,
             timeout=settings.llm_timeout_s,
         )
-    reader = read_page_converse if bedrock else read_page
-    send = model_caller(client.converse if bedrock else client.messages.create, policy)
+    send = model_caller(client.converse if converse else client.messages.create, policy)
     read: dict[int, tuple[str | None, str | None]] = {}
     try:
         for number in numbers:
-            text, why, record = reader(client, outcome, number, model, settings.llm_prices or None, send)
+            if converse:
+                text, why, record = read_page_converse(
+                    client, outcome, number, model, settings.llm_prices or None, send
+                )
+            else:
+                backend = "bedrock" if bedrock else "anthropic"
+                text, why, record = read_page(
+                    client, outcome, number, model, settings.llm_prices or None, send, backend
+                )
             read[number] = (text, why)
             if why:
                 logger.warning("%s: %s", outcome.source.name, why)

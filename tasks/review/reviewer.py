@@ -49,13 +49,18 @@ def make_backend(settings: Settings) -> ReviewBackend:
 
 
 def bedrock_model_for(settings: Settings) -> str:
-    """The Bedrock model id of a run: ``DOCREVIEW_BEDROCK_MODEL_ID`` when set, else the
+    """The Bedrock model id of a run: ``DOCREVIEW_BEDROCK_MODEL_ID`` when set; else, for a model served by
+    the Messages-API endpoint (Claude in Amazon Bedrock), its ``anthropic.<model>`` id; else the
     inference-profile id of ``DOCREVIEW_ANTHROPIC_MODEL`` in ``DOCREVIEW_BEDROCK_INFERENCE_PROFILE``
-    (:func:`tasks.review.backends.models.bedrock_model_id`)."""
+    (:func:`tasks.review.backends.models.bedrock_model_id`). Raises ``ValueError`` naming the setting when
+    the profile cannot be derived or the model has no such profile."""
     if settings.bedrock_model_id:
         return settings.bedrock_model_id
-    from tasks.review.backends.models import bedrock_model_id
+    from tasks.review.backends.models import bedrock_model_id, bedrock_route
 
+    route = bedrock_route(settings.anthropic_model)
+    if route.api == "messages":
+        return route.base_id
     return bedrock_model_id(settings.anthropic_model, settings.bedrock_profile())
 
 
@@ -86,9 +91,9 @@ def _make_backend(settings: Settings) -> ReviewBackend:
             party=settings.review_party,
         )
     if name == "bedrock":
-        from tasks.review.backends.bedrock_backend import BedrockBackend
+        from tasks.review.backends.bedrock_backend import bedrock_backend_for
 
-        return BedrockBackend(
+        return bedrock_backend_for(
             bedrock_model_for(settings),
             region=settings.bedrock_region,
             endpoint_url=settings.bedrock_endpoint_url,

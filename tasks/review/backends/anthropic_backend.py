@@ -115,6 +115,7 @@ def validate_config(
     timeout_s: float,
     thinking_budget_tokens: int = 0,
     mode: OutputMode | None = None,
+    structured_outputs_offered: bool = True,
 ) -> OutputMode:
     """Reject configurations the API would refuse or that cannot review a chunk; return the
     output mode to use (``mode``, or by capability when None: :func:`models.output_mode`).
@@ -127,6 +128,8 @@ def validate_config(
     allowed with ``tool_choice`` of type ``tool``/``any``), and the 5.x models reject manual
     thinking budgets (Sonnet 5 "What's new": manual extended thinking returns 400). An unknown
     model id is not an error: :func:`models.capability` warns and assumes structured outputs.
+    ``structured_outputs_offered=False`` (an endpoint without them, Claude in Amazon Bedrock) always gives
+    ``tool``: the caller forces the tool only where the model takes a forced ``tool_choice``.
     """
     if not model or not model.strip():
         raise LLMConfigError("no model id configured")
@@ -145,6 +148,12 @@ def validate_config(
             "rejects it and the current models take only adaptive thinking; set DOCREVIEW_LLM_THINKING_BUDGET_TOKENS=0"
         )
     cap = capability(model)
+    if not structured_outputs_offered:  # the endpoint has none: the tool, forced where the model allows it
+        if mode == "json_schema":
+            raise LLMConfigError(
+                f"structured outputs are not offered for {model!r} on this endpoint; use DOCREVIEW_LLM_OUTPUT_MODE=auto"
+            )
+        return "tool"
     chosen: OutputMode = mode or output_mode(model)
     if chosen == "tool" and not cap.forced_tool_choice:
         raise LLMConfigError(
@@ -721,8 +730,11 @@ class AnthropicBackend(ToolReviewer):
     reaches the model's minimum cacheable length; ``output_mode`` forces ``json_schema`` or
     ``tool`` (None: by the model's capability, :func:`models.output_mode`); ``cache_ttl`` is the
     prompt-cache lifetime (``"5m"`` or ``"1h"``; None sends the API default, 5 minutes); ``party``
-    is the party the review is for (a playbook's, :func:`prompt.party_instructions`). Raises
-    :class:`LLMConfigError` for a configuration the API would reject (:func:`validate_config`).
+    is the party the review is for (a playbook's, :func:`prompt.party_instructions`); ``client`` an SDK
+    client to send with (None: ``anthropic.Anthropic`` with ``max_retries=0``), for example
+    ``AnthropicBedrockMantle``; ``structured_outputs_offered=False`` for an endpoint without structured
+    outputs (the tool, forced only where the model takes it, never strict). Raises :class:`LLMConfigError`
+    for a configuration the API would reject (:func:`validate_config`).
     """
 
     name = "anthropic"
@@ -744,9 +756,17 @@ class AnthropicBackend(ToolReviewer):
         output_mode: OutputMode | None = None,
         cache_ttl: str | None = None,
         party: str | None = None,
+        client: Any = None,
+        structured_outputs_offered: bool = True,
     ) -> None:
         self.mode = validate_config(
-            model, max_tokens, max_tokens_ceiling, timeout_s, thinking_budget_tokens, output_mode
+            model,
+            max_tokens,
+            max_tokens_ceiling,
+            timeout_s,
+            thinking_budget_tokens,
+            output_mode,
+            structured_outputs_offered,
         )
         import anthropic
 
@@ -754,17 +774,19 @@ class AnthropicBackend(ToolReviewer):
         super().__init__(max_tokens=max_tokens, max_tokens_ceiling=max_tokens_ceiling, prices=prices)
         self.stream = stream
         self.cache_ttl = cache_ttl
-        self._client = anthropic.Anthropic(
+        self._client = client or anthropic.Anthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s, default_headers=default_headers
         )
         cap = capability(model, warn=False)
-        self._tool = review_tool(strict=cap.structured_outputs)
+        strict = cap.structured_outputs and structured_outputs_offered
+        self.forced_tool_choice = cap.forced_tool_choice  # False: the tool is offered with tool_choice auto
+        self._tool = review_tool(strict=strict)
         self._format = output_format()
         self.party = party
         self.prompt_version = prompt_version_for(party)  # reviews are stored and reused under it
         self._system = system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, party=party)
         self._filing: dict[str, Any] = {
-            "tool": review_tool(strict=cap.structured_outputs, profile="filing"),
+            "tool": review_tool(strict=strict, profile="filing"),
             "format": output_format("filing"),
             "system": system_blocks(cache=True, mode=self.mode, ttl=cache_ttl, profile="filing"),
         }
@@ -794,6 +816,7 @@ class AnthropicBackend(ToolReviewer):
                 output_format=self._filing["format"] if filing else self._format,
                 mode=self.mode,
                 single_tool_call=True,
+                forced=self.mode == "json_schema" or self.forced_tool_choice,
             )
         )
         return kw

@@ -1,4 +1,20 @@
-"""``bedrock`` backend: Claude on Amazon Bedrock through boto3 ``bedrock-runtime`` Converse.
+"""``bedrock`` backend: Claude on Amazon Bedrock, through the API Anthropic documents for each model.
+
+:func:`bedrock_backend_for` picks it by the model's :class:`tasks.review.backends.models.BedrockRoute`:
+
+- **Claude in Amazon Bedrock** (Opus 4.7 and later, every 5.x model): :class:`BedrockMessagesBackend`, the
+  Messages API at ``https://bedrock-mantle.{region}.api.aws/anthropic/v1/messages`` through the SDK's
+  ``AnthropicBedrockMantle`` (SigV4 from boto3's credential chain, or a Bedrock API key), ids
+  ``anthropic.<model>``. That endpoint offers no structured outputs (claude-in-amazon-bedrock, "Features
+  not supported", read 2026-12-06), so findings come through the ``record_findings`` tool: forced where the
+  model takes a forced ``tool_choice``, offered with ``tool_choice`` ``auto`` where it does not (Sonnet/Opus
+  5.5, Fable/Mythos 5.x), never ``strict``; the reply is validated with the pydantic model and a reply
+  without the call gets the one corrective retry. Same prompt, cache breakpoints and review loop as the
+  ``anthropic`` backend.
+- **Converse** (Opus 4.6, Sonnet 4.6, Opus 4.5, Haiku 4.5: the legacy integration's ARN-versioned ids):
+  :class:`BedrockBackend` below.
+
+The rest of this docstring is the Converse path's.
 
 The same prompt, capability table (:mod:`tasks.review.backends.models`) and review loop as the
 Anthropic backend (:class:`tasks.review.backends.anthropic_backend.ToolReviewer`: truncation →
@@ -38,6 +54,7 @@ from schemas.documents import Chunk
 from schemas.findings import REVIEW_TOOL_NAME
 from schemas.review import LLMCallRecord
 from tasks.review.backends.anthropic_backend import (
+    AnthropicBackend,
     LLMConfigError,
     Reply,
     ToolBlock,
@@ -48,7 +65,7 @@ from tasks.review.backends.anthropic_backend import (
     logger,
     validate_config,
 )
-from tasks.review.backends.models import OutputMode, capability
+from tasks.review.backends.models import OutputMode, bedrock_route, capability
 from tasks.review.backends.prompt import (
     api_schema,
     fixed_instructions,
@@ -363,3 +380,62 @@ def _feedback_turns(reply: Reply, error: str, mode: OutputMode = "tool") -> list
         return [{"role": "assistant", "content": assistant}, {"role": "user", "content": results + [{"text": ask}]}]
     text = "".join(b.text for b in reply.blocks if b.type == "text").strip() or "(no content)"
     return [{"role": "assistant", "content": [{"text": text}]}, {"role": "user", "content": [{"text": ask}]}]
+
+
+class BedrockMessagesBackend(AnthropicBackend):
+    """Reviews chunks with Claude in Amazon Bedrock: the ``anthropic`` backend's requests sent to the
+    Messages-API endpoint of ``region`` by ``AnthropicBedrockMantle`` (``max_retries=0``: the Prefect task
+    is the one retry layer), without structured outputs (see the module docstring). ``model_id`` is the
+    Bedrock id (``anthropic.claude-sonnet-5-5``); ``endpoint_url`` overrides the endpoint's origin (the
+    client posts to ``{endpoint_url}/anthropic/v1/messages``; a local double in tests). Other parameters are
+    :class:`AnthropicBackend`'s. Raises :class:`LLMConfigError` for an impossible configuration (an
+    ``output_mode`` of ``json_schema``, which the endpoint does not offer)."""
+
+    name = "bedrock"
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        region: str,
+        endpoint_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_tokens: int = 4096,
+        max_tokens_ceiling: int = 16_384,
+        stream: bool = True,
+        prices: dict[str, tuple[float, float, float, float]] | None = None,
+        thinking_budget_tokens: int = 0,
+        output_mode: OutputMode | None = None,
+        cache_ttl: str | None = None,
+        party: str | None = None,
+    ) -> None:
+        if not region:
+            raise LLMConfigError("no AWS region configured for the bedrock backend (AWS_REGION)")
+        from anthropic import AnthropicBedrockMantle
+
+        base_url = f"{endpoint_url.rstrip('/')}/anthropic" if endpoint_url else None
+        client = AnthropicBedrockMantle(aws_region=region, base_url=base_url, max_retries=0, timeout=timeout_s)
+        super().__init__(
+            "",
+            model_id,
+            timeout_s=timeout_s,
+            max_tokens=max_tokens,
+            max_tokens_ceiling=max_tokens_ceiling,
+            stream=stream,
+            prices=prices,
+            thinking_budget_tokens=thinking_budget_tokens,
+            output_mode=output_mode,
+            cache_ttl=cache_ttl,
+            party=party,
+            client=client,
+            structured_outputs_offered=False,
+        )
+
+
+def bedrock_backend_for(model_id: str, **options: Any) -> BedrockBackend | BedrockMessagesBackend:
+    """The Bedrock backend for ``model_id`` by its route (:func:`tasks.review.backends.models.bedrock_route`):
+    :class:`BedrockMessagesBackend` on the Messages-API endpoint, else :class:`BedrockBackend` (Converse).
+    ``options`` are the backends' keyword arguments (``region``, ``endpoint_url``, budgets, ...)."""
+    if bedrock_route(model_id).api == "messages":
+        return BedrockMessagesBackend(model_id, **options)
+    return BedrockBackend(model_id, **options)

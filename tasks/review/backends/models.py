@@ -269,6 +269,7 @@ def structured_call(
     output_format: dict[str, Any],
     mode: OutputMode | None = None,
     single_tool_call: bool = False,
+    forced: bool = True,
 ) -> dict[str, Any]:
     """The request fields that make ``model`` answer with one schema, by this table: with structured
     outputs ``{"output_config": {"format": output_format}}``, else ``{"tools": [tool], "tool_choice":
@@ -279,14 +280,17 @@ def structured_call(
     Raises ``ValueError`` for ``mode="tool"`` on a model that rejects a forced ``tool_choice`` (the API
     answers 400: "What's new in Claude Sonnet 5.5", "Forced tool use returns an error") or
     ``mode="json_schema"`` on one without structured outputs (structured-outputs page, supported
-    models). Sources of each entry: :data:`CAPABILITIES`."""
+    models). ``forced=False`` offers the tool with ``tool_choice`` ``auto`` instead (where an API offers
+    neither structured outputs nor, for the model, a forced tool: Sonnet 5.5 on Claude in Amazon Bedrock;
+    its what's-new page: "``tool_choice: {"type": "auto"}`` (the default) and ``{"type": "none"}`` are
+    supported"). Sources of each entry: :data:`CAPABILITIES`."""
     cap = capability(model, warn=False)
     chosen: OutputMode = mode or output_mode(model)
     out: dict[str, Any] = {}
     if chosen == "tool":
-        if not cap.forced_tool_choice:
+        if forced and not cap.forced_tool_choice:
             raise ValueError(f"model {model!r} rejects a forced tool_choice; use structured outputs")
-        choice: dict[str, Any] = {"type": "tool", "name": tool["name"]}
+        choice: dict[str, Any] = {"type": "tool", "name": tool["name"]} if forced else {"type": "auto"}
         if single_tool_call:
             choice["disable_parallel_tool_use"] = True
         out["tools"] = [tool]
@@ -312,12 +316,81 @@ def price_table() -> dict[str, tuple[float, float, float, float]]:
     return {prefix: cap.prices for prefix, cap in CAPABILITIES.items() if cap.prices is not None}
 
 
+BedrockApi = Literal["messages", "converse"]
+
+
+@dataclass(frozen=True)
+class BedrockRoute:
+    """How one model family is called on Amazon Bedrock.
+
+    - ``api``: ``messages`` — "Claude in Amazon Bedrock", the Messages API at
+      ``https://bedrock-mantle.{region}.api.aws/anthropic/v1/messages`` (the SDK's
+      ``AnthropicBedrockMantle``), for Opus 4.7 and later; ``converse`` — the ``bedrock-runtime`` Converse
+      API with ARN-versioned ids, for Opus 4.6 and earlier.
+    - ``base_id``: the documented Bedrock model id (``anthropic.claude-opus-4-6-v1``,
+      ``anthropic.claude-haiku-4-5-20251001-v1:0``, ``anthropic.claude-sonnet-5-5``).
+    - ``profiles``: the cross-Region inference-profile prefixes the docs list for it (``converse`` only:
+      the id is ``{profile}.{base_id}``); empty for ``messages`` (the endpoint's region decides).
+    - ``structured_outputs``: whether ``output_config.format`` / ``outputConfig.textFormat`` and strict
+      tools are offered on that API for that model.
+
+    Sources (read 2026-12-06): platform.claude.com/docs/en/build-with-claude/claude-in-amazon-bedrock
+    ("serves Claude through the Messages API at ``/anthropic/v1/messages``"; "Model IDs in Claude in Amazon
+    Bedrock carry an ``anthropic.`` provider prefix"; "Features not supported: Structured outputs");
+    .../claude-on-amazon-bedrock-legacy (the model table: base ids and the ``global``/``us``/``eu``/``jp``/
+    ``apac`` columns); structured-outputs, footnote 1: "On Amazon Bedrock, structured outputs are
+    available for Claude Opus 4.6, Claude Sonnet 4.6, Claude Sonnet 4.5, Claude Opus 4.5, and Claude
+    Haiku 4.5."
+    """
+
+    api: BedrockApi
+    base_id: str
+    profiles: tuple[str, ...] = ()
+    structured_outputs: bool = False
+
+
+#: The legacy integration's table (claude-on-amazon-bedrock-legacy, read 2026-12-06), for the families that
+#: have an ARN-versioned id; every other family of :data:`CAPABILITIES` is on the Messages-API endpoint.
+BEDROCK_CONVERSE: dict[str, BedrockRoute] = {
+    "claude-opus-4-6": BedrockRoute(
+        "converse", "anthropic.claude-opus-4-6-v1", ("global", "us", "eu", "jp", "apac"), True
+    ),
+    "claude-sonnet-4-6": BedrockRoute("converse", "anthropic.claude-sonnet-4-6", ("global", "us", "eu", "jp"), True),
+    "claude-opus-4-5": BedrockRoute(
+        "converse", "anthropic.claude-opus-4-5-20251101-v1:0", ("global", "us", "eu"), True
+    ),
+    "claude-haiku-4-5": BedrockRoute(
+        "converse", "anthropic.claude-haiku-4-5-20251001-v1:0", ("global", "us", "eu"), True
+    ),
+}
+
+
+def bedrock_route(model: str) -> BedrockRoute:
+    """The :class:`BedrockRoute` of ``model`` (an Anthropic id, or a Bedrock id with its provider and
+    profile prefixes): the legacy table's entry for its family, else the Messages-API endpoint with the id
+    ``anthropic.<model>`` (a dated Anthropic id keeps its date: the docs give the undated ids)."""
+    family = model_family(model)
+    prefix = max((p for p in BEDROCK_CONVERSE if family.startswith(p)), key=len, default=None)
+    if prefix is not None:
+        return BEDROCK_CONVERSE[prefix]
+    return BedrockRoute("messages", f"anthropic.{family.split(':', 1)[0]}")
+
+
 def bedrock_model_id(model: str, profile: str = "global") -> str:
-    """The Bedrock id for an Anthropic model id: ``{profile}.anthropic.{model}`` (a cross-region
-    inference profile: ``global``, ``us``, ``eu``, ``apac``, ...), or ``anthropic.{model}`` (an
-    on-demand base model id) when ``profile`` is empty. An id that already names the provider
-    (contains ``anthropic.``) is returned unchanged. Source: AWS Bedrock user guide, "Supported
-    Regions and models for inference profiles" (Claude 4.x/5.x are invoked through profiles)."""
+    """The Bedrock id for an Anthropic model id, by its :class:`BedrockRoute`: on Converse
+    ``{profile}.{base_id}`` (``global.anthropic.claude-opus-4-6-v1``), or the base id alone when
+    ``profile`` is empty (in-Region); on the Messages-API endpoint ``anthropic.{model}`` (no profile
+    prefix: the endpoint's region serves it). An id that already names the provider (contains
+    ``anthropic.``) is returned unchanged. Raises ``ValueError`` for a Converse model the docs list no such
+    profile for (naming the ones they do)."""
     if "anthropic." in model:
         return model
-    return f"{profile}.anthropic.{model}" if profile else f"anthropic.{model}"
+    route = bedrock_route(model)
+    if route.api == "messages":
+        return route.base_id
+    if profile and profile not in route.profiles:
+        raise ValueError(
+            f"DOCREVIEW_BEDROCK_INFERENCE_PROFILE: {model} has no {profile!r} inference profile on Bedrock "
+            f"(the documented ones: {', '.join(route.profiles)}; or an empty value for in-Region)"
+        )
+    return f"{profile}.{route.base_id}" if profile else route.base_id

@@ -241,8 +241,8 @@ class StubLLM:
         """Hold model answers (Messages and Converse, streamed or not) before their first token
         until :meth:`release_first_token` (or ``hold_limit_s``), after letting ``allow`` more go on:
         a test decides when calls finish (two flow runs kept in flight at once, a run stopped
-        before its last answer) instead of racing an injected latency. A ``max_tokens: 0`` cache
-        pre-warm has no first token and is never held."""
+        before its last answer) instead of racing an injected latency. A cache warm-up
+        (``max_tokens`` 0 or 1) is never held."""
         with self._gate:
             self._passes = allow
 
@@ -1452,10 +1452,11 @@ class _Handler(BaseHTTPRequestHandler):
                 {"request-id": request_id, **err.headers},
             )
 
-    def _hold_first_token(self, answer: Answer) -> None:
-        """Wait while :meth:`StubLLM.hold_first_token` holds answers that have content (a
-        ``max_tokens: 0`` cache pre-warm has no first token and is not held)."""
-        if answer.blocks:
+    def _hold_first_token(self, answer: Answer, max_tokens: int | None = None) -> None:
+        """Wait while :meth:`StubLLM.hold_first_token` holds answers that have content. A cache warm-up is
+        never held: ``max_tokens: 0`` has no first token, and the one-token warm-up a structured-output run
+        sends (``max_tokens: 1``) is a warm-up too (the hold is for review answers)."""
+        if answer.blocks and (max_tokens is None or max_tokens > 1):
             self.server.stub.await_first_token()
 
     def _latency(self) -> tuple[float, float]:
@@ -1551,7 +1552,7 @@ class _Handler(BaseHTTPRequestHandler):
         ttft, per_token = self._latency()
         usage = stub.cache_usage(model, messages_segments(body), ttft)
         answer = _answer_messages(stub, body, faults)
-        self._hold_first_token(answer)
+        self._hold_first_token(answer, body.get("max_tokens"))
         message_id = f"msg_stub_{uuid.uuid4().hex[:24]}"
         if not streaming:
             time.sleep(ttft + per_token * answer.output_tokens)
@@ -1863,7 +1864,7 @@ class _Handler(BaseHTTPRequestHandler):
                 profile=request_profile(body.get("system")),
             )
         )
-        self._hold_first_token(answer)
+        self._hold_first_token(answer, (body.get("inferenceConfig") or {}).get("maxTokens"))
         stop = {"refusal": "content_filtered"}.get(answer.stop_reason, answer.stop_reason)
         aws_usage = {
             "inputTokens": usage["input_tokens"],

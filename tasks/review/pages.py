@@ -408,6 +408,69 @@ def with_pages_read(
     return outcome.model_copy(update={"document": document, "failure": None, "reason": None, "pages": len(pages)})
 
 
+class PageReader:
+    """Reads single pages with the run's model where ``settings`` say it is served: Anthropic's Messages
+    API (``anthropic``), Claude in Amazon Bedrock's Messages API (``bedrock``, a model on that endpoint:
+    ``AnthropicBedrockMantle``) or Bedrock Converse (``bedrock``, a legacy-integration model). Each call
+    goes through ``policy``'s retries (:func:`tasks.review.resilience.model_caller`); the SDK clients
+    have their own off. :meth:`close` closes the client."""
+
+    def __init__(self, settings: Any, policy: ResiliencePolicy | None = None) -> None:
+        from tasks.review.backends.models import bedrock_route
+
+        self.bedrock = settings.resolved_backend() == "bedrock"
+        self.prices = settings.llm_prices or None
+        self.converse = False
+        if self.bedrock:
+            from tasks.review.reviewer import bedrock_model_for
+
+            self.model = bedrock_model_for(settings)
+            self.converse = bedrock_route(self.model).api == "converse"
+        if self.converse:
+            import boto3
+            from botocore.config import Config
+
+            config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=settings.llm_timeout_s)
+            self.client: Any = boto3.client(
+                "bedrock-runtime",
+                region_name=settings.bedrock_region,
+                endpoint_url=settings.bedrock_endpoint_url,
+                config=config,
+            )
+        elif self.bedrock:  # Claude in Amazon Bedrock: the Messages API, base64 PDF documents as on Anthropic's
+            from anthropic import AnthropicBedrockMantle
+
+            endpoint = settings.bedrock_endpoint_url
+            self.client = AnthropicBedrockMantle(
+                aws_region=settings.bedrock_region,
+                base_url=f"{endpoint.rstrip('/')}/anthropic" if endpoint else None,
+                max_retries=0,
+                timeout=settings.llm_timeout_s,
+            )
+        else:
+            import anthropic
+
+            self.model = settings.anthropic_model
+            self.client = anthropic.Anthropic(
+                api_key=settings.anthropic_api_key.get_secret_value(),
+                base_url=settings.anthropic_base_url,
+                max_retries=0,
+                timeout=settings.llm_timeout_s,
+            )
+        self.send = model_caller(self.client.converse if self.converse else self.client.messages.create, policy)
+
+    def read(self, outcome: IngestOutcome, number: int) -> tuple[str | None, str | None, LLMCallRecord | None]:
+        """Page ``number`` (1-based) of ``outcome``'s file: :func:`read_page` or :func:`read_page_converse`."""
+        if self.converse:
+            return read_page_converse(self.client, outcome, number, self.model, self.prices, self.send)
+        backend = "bedrock" if self.bedrock else "anthropic"
+        return read_page(self.client, outcome, number, self.model, self.prices, self.send, backend)
+
+    def close(self) -> None:
+        """Close the client's HTTP connections."""
+        self.client.close()
+
+
 @task(name="read-pages-with-model", cache_policy=NO_CACHE)
 def read_pages_with_model(
     outcome: IngestOutcome,
@@ -421,62 +484,13 @@ def read_pages_with_model(
     module docstring) and return the outcome with their text. Each call is recorded in ``llm_calls``
     (``database_url``, ``run_id``) under ``chunk_index = -page``. One page's failure never stops the others;
     each call is retried as the run's ``policy`` says (429, 529, 5xx, with ``retry-after``:
-    :func:`tasks.review.resilience.model_caller`), and a page whose call still fails keeps its reason. The backend is the run's
-    (``settings.resolved_backend()``): ``anthropic`` (Messages API) or ``bedrock`` (Converse, the run's
-    model id and region)."""
-    from tasks.review.backends.models import bedrock_route
-
-    bedrock = settings.resolved_backend() == "bedrock"
-    converse = False
-    if bedrock:
-        from tasks.review.reviewer import bedrock_model_for
-
-        model = bedrock_model_for(settings)
-        converse = bedrock_route(model).api == "converse"
-    if converse:
-        import boto3
-        from botocore.config import Config
-
-        config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=settings.llm_timeout_s)
-        client: Any = boto3.client(
-            "bedrock-runtime",
-            region_name=settings.bedrock_region,
-            endpoint_url=settings.bedrock_endpoint_url,
-            config=config,
-        )
-    elif bedrock:  # Claude in Amazon Bedrock: the Messages API, base64 PDF documents as on Anthropic's API
-        from anthropic import AnthropicBedrockMantle
-
-        endpoint = settings.bedrock_endpoint_url
-        client = AnthropicBedrockMantle(
-            aws_region=settings.bedrock_region,
-            base_url=f"{endpoint.rstrip('/')}/anthropic" if endpoint else None,
-            max_retries=0,
-            timeout=settings.llm_timeout_s,
-        )
-    else:
-        import anthropic
-
-        model = settings.anthropic_model
-        client = anthropic.Anthropic(
-            api_key=settings.anthropic_api_key.get_secret_value(),
-            base_url=settings.anthropic_base_url,
-            max_retries=0,
-            timeout=settings.llm_timeout_s,
-        )
-    send = model_caller(client.converse if converse else client.messages.create, policy)
+    :func:`tasks.review.resilience.model_caller`), and a page whose call still fails keeps its reason. The
+    model is the run's, where it is served (:class:`PageReader`)."""
+    reader = PageReader(settings, policy)
     read: dict[int, tuple[str | None, str | None]] = {}
     try:
         for number in numbers:
-            if converse:
-                text, why, record = read_page_converse(
-                    client, outcome, number, model, settings.llm_prices or None, send
-                )
-            else:
-                backend = "bedrock" if bedrock else "anthropic"
-                text, why, record = read_page(
-                    client, outcome, number, model, settings.llm_prices or None, send, backend
-                )
+            text, why, record = reader.read(outcome, number)
             read[number] = (text, why)
             if why:
                 logger.warning("%s: %s", outcome.source.name, why)
@@ -486,5 +500,5 @@ def read_pages_with_model(
                 with unit_of_work(database_url) as session:
                     save_llm_calls.fn(session, run_id, outcome.sha256, -number, [record])
     finally:
-        client.close()
+        reader.close()
     return with_pages_read(outcome, numbers, read)

@@ -394,3 +394,65 @@ def bedrock_model_id(model: str, profile: str = "global") -> str:
             f"(the documented ones: {', '.join(route.profiles)}; or an empty value for in-Region)"
         )
     return f"{profile}.{route.base_id}" if profile else route.base_id
+
+
+#: The family's own pages, read 2026-12-06 (prices and cache minimums: the pricing page and prompt-caching,
+#: "Cache limitations"; forced tool use and thinking: the family's overview or what's-new page).
+_DOCS = "https://platform.claude.com/docs/en"
+SOURCES: dict[str, str] = {
+    "claude-fable-5-1": f"{_DOCS}/about-claude/pricing",
+    "claude-mythos-5-1": f"{_DOCS}/about-claude/pricing",
+    "claude-fable-5": f"{_DOCS}/models/fable-5/overview",
+    "claude-mythos-5": f"{_DOCS}/models/fable-5/overview",
+    "claude-opus-5-5": f"{_DOCS}/models/opus-5-5/whats-new-opus-5-5",
+    "claude-sonnet-5-5": f"{_DOCS}/models/sonnet-5-5/whats-new-sonnet-5-5",
+    "claude-haiku-5-5": f"{_DOCS}/models/haiku-5-5/overview",
+    "claude-sonnet-5": f"{_DOCS}/models/sonnet-5/overview",
+    "claude-opus-5": f"{_DOCS}/models/opus-5/overview",
+    "claude-opus-4-8": f"{_DOCS}/about-claude/pricing",
+    "claude-opus-4-7": f"{_DOCS}/about-claude/pricing",
+    "claude-opus-4-6": f"{_DOCS}/about-claude/pricing",
+    "claude-opus-4-5": f"{_DOCS}/about-claude/pricing",
+    "claude-sonnet-4-6": f"{_DOCS}/about-claude/pricing",
+    "claude-haiku-4-5": f"{_DOCS}/about-claude/pricing",
+}
+READ_ON = "2026-12-06"
+
+
+def _usd(value: float | None) -> str:
+    return "—" if value is None else f"${value:g}"
+
+
+def reference_table() -> str:
+    """docs/models.md's model tables (Markdown), written from this file: each family's path on Anthropic's
+    API and on Bedrock, its cache minimum and prices with its page and the date read, then the retired
+    families. ``tests/test_models_doc.py`` checks the page holds exactly this text."""
+    rows = [
+        "| Model id (prefix) | Anthropic API: findings | Bedrock: API and id | Cache minimum | "
+        "Input / output / 5-min write / 1-h write / read, USD per MTok | Page (read) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for prefix, cap in CAPABILITIES.items():
+        anthropic = "structured outputs" if cap.structured_outputs else "forced tool"
+        if not cap.forced_tool_choice:
+            anthropic += " (refuses a forced tool)"
+        route = bedrock_route(prefix)
+        if route.api == "messages":
+            tool = "forced tool" if cap.forced_tool_choice else "tool, `tool_choice` auto"
+            bedrock = f"Messages API (Claude in Amazon Bedrock), `{route.base_id}`: {tool}"
+        else:
+            bedrock = (
+                f"Converse, `<profile>.{route.base_id}` (profiles {', '.join(route.profiles)}): structured outputs"
+            )
+        prices = " / ".join(
+            _usd(v) for v in (cap.input, cap.output, cap.cache_write_5m, cap.cache_write_1h, cap.cache_read)
+        )
+        page = SOURCES.get(prefix, "")
+        rows.append(
+            f"| `{prefix}` | {anthropic} | {bedrock} | {cap.min_cache_tokens:,} | {prices} | "
+            f"[{page.rsplit('/docs/en/', 1)[-1]}]({page}) ({READ_ON}) |"
+        )
+    rows += ["", "Retired (refused before a run starts: requests to them fail):", ""]
+    rows += ["| Model id (prefix) | Model |", "|---|---|"]
+    rows += [f"| `{prefix}` | {name} |" for prefix, name in RETIRED.items()]
+    return "\n".join(rows) + "\n"

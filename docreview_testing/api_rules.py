@@ -24,6 +24,9 @@ BATCHES = "https://platform.claude.com/docs/en/build-with-claude/batch-processin
 MODEL_DEPRECATIONS = "https://platform.claude.com/docs/en/about-claude/model-deprecations"
 STRUCTURED_OUTPUTS = "https://platform.claude.com/docs/en/build-with-claude/structured-outputs"
 BEDROCK_MESSAGES = "https://platform.claude.com/docs/en/build-with-claude/claude-in-amazon-bedrock"
+CITATIONS = "https://platform.claude.com/docs/en/build-with-claude/citations"
+SONNET_5_5 = "https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5"
+EXTENDED_THINKING = "https://platform.claude.com/docs/en/build-with-claude/extended-thinking"
 
 #: The pre-warming limitations, as the prompt-caching page lists them (read 2026-12-06).
 _PREWARM = (
@@ -129,6 +132,63 @@ def _structured_on_bedrock_messages(body: dict[str, Any]) -> str | None:
     return None
 
 
+def _forced(body: dict[str, Any]) -> bool:
+    return (body.get("tool_choice") or {}).get("type") in ("tool", "any")
+
+
+def _strict_schemas(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    tools = body.get("tools") or []
+    out = [(f"tools.{n}.input_schema", t.get("input_schema")) for n, t in enumerate(tools) if t.get("strict")]
+    fmt = (body.get("output_config") or {}).get("format")
+    if isinstance(fmt, dict) and "schema" in fmt:
+        out.append(("output_config.format.schema", fmt["schema"]))
+    return out
+
+
+def _strict_schema(body: dict[str, Any]) -> str | None:
+    from docreview_testing.stub_llm import strict_schema_problem
+
+    return strict_schema_problem(_strict_schemas(body))
+
+
+def _forced_tool(body: dict[str, Any]) -> str | None:
+    from docreview_testing.stub_llm import forced_tool_problem
+
+    return forced_tool_problem(str(body.get("model")), _forced(body))
+
+
+def _thinking_type(body: dict[str, Any]) -> str | None:
+    from docreview_testing.stub_llm import thinking_type_problem
+
+    return thinking_type_problem(str(body.get("model")), body.get("thinking"))
+
+
+def _thinking_with_forced_tool(body: dict[str, Any]) -> str | None:
+    from docreview_testing.stub_llm import thinking_with_forced_tool_problem
+
+    return thinking_with_forced_tool_problem(str(body.get("model")), _forced(body), body.get("thinking"))
+
+
+def _cited(body: dict[str, Any]) -> list[bool]:
+    from docreview_testing.stub_llm import request_documents
+
+    return [bool((d.get("citations") or {}).get("enabled")) for d in request_documents(body.get("messages") or [])]
+
+
+def _citations_all_or_none(body: dict[str, Any]) -> str | None:
+    from docreview_testing.stub_llm import CITATIONS_ALL_OR_NONE
+
+    cited = _cited(body)
+    return CITATIONS_ALL_OR_NONE if any(cited) and not all(cited) else None
+
+
+def _citations_with_structured_outputs(body: dict[str, Any]) -> str | None:
+    from docreview_testing.stub_llm import CITATIONS_WITH_STRUCTURED_OUTPUTS
+
+    structured = (body.get("output_config") or {}).get("format") is not None or "output_format" in body
+    return CITATIONS_WITH_STRUCTURED_OUTPUTS if structured and any(_cited(body)) else None
+
+
 def _retired_model(body: dict[str, Any]) -> str | None:
     model = body.get("model")
     return f"model: {model}" if model is not None and retired(str(model)) else None
@@ -200,7 +260,116 @@ RULES: tuple[DocumentedRule, ...] = (
     ),
 )
 
+_DOC = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "The grass is green."}}
+_CITED = {**_DOC, "citations": {"enabled": True}}
+_ASK = {"type": "text", "text": "What colour is the grass?"}
+
 RULES = RULES + (
+    DocumentedRule(
+        "strict-schema-keywords",
+        STRUCTURED_OUTPUTS,
+        "JSON Schema limitations",
+        "2026-12-06",
+        "Not supported: ... Numerical constraints (such as `minimum`, `maximum`, `multipleOf`); String constraints "
+        "(`minLength`, `maxLength`) ... If you use an unsupported feature, you'll receive a 400 error with details.",
+        _strict_schema,
+        refused={
+            "output_config": {
+                "format": {
+                    "type": "json_schema",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"n": {"type": "integer", "minimum": 1}},
+                        "required": ["n"],
+                        "additionalProperties": False,
+                    },
+                }
+            }
+        },
+        accepted={
+            "output_config": {
+                "format": {
+                    "type": "json_schema",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"n": {"type": "integer", "description": "at least 1"}},
+                        "required": ["n"],
+                        "additionalProperties": False,
+                    },
+                }
+            }
+        },
+    ),
+    DocumentedRule(
+        "forced-tool-choice-refused",
+        SONNET_5_5,
+        "Forced tool use",
+        "2026-12-06",
+        'Claude Sonnet 5.5 doesn\'t support forced tool use. `tool_choice` set to `{"type": "any"}` or `{"type": '
+        '"tool", "name": "..."}` returns a 400 `invalid_request_error`',
+        _forced_tool,
+        refused={"model": "claude-sonnet-5-5", "tools": [_TOOL], "tool_choice": {"type": "any"}},
+        accepted={"model": "claude-sonnet-5-5", "tools": [_TOOL], "tool_choice": {"type": "auto"}},
+    ),
+    DocumentedRule(
+        "thinking-type",
+        SONNET_5_5,
+        "Thinking",
+        "2026-12-06",
+        'On Claude Sonnet 5.5, a request that sends `thinking: {"type": "disabled"}` returns a 400 '
+        "`invalid_request_error` whose message points to `between_tools`.",
+        _thinking_type,
+        refused={"model": "claude-sonnet-5-5", "thinking": {"type": "disabled"}},
+        accepted={"model": "claude-sonnet-5-5", "thinking": {"type": "between_tools"}},
+    ),
+    DocumentedRule(
+        "thinking-with-forced-tool",
+        EXTENDED_THINKING,
+        "Extended thinking with tool use",
+        "2026-12-06",
+        'Tool use with thinking only supports `tool_choice: {"type": "auto"}` (the default) or `tool_choice: '
+        '{"type": "none"}`. Using `tool_choice: {"type": "any"}` or `tool_choice: {"type": "tool", "name": "..."}` '
+        "will result in an error because these options force tool use, which is incompatible with extended thinking.",
+        _thinking_with_forced_tool,
+        refused={
+            "max_tokens": 2048,
+            "thinking": {"type": "enabled", "budget_tokens": 1024},
+            "tools": [_TOOL],
+            "tool_choice": {"type": "tool", "name": "record"},
+        },
+        accepted={
+            "max_tokens": 2048,
+            "thinking": {"type": "enabled", "budget_tokens": 1024},
+            "tools": [_TOOL],
+            "tool_choice": {"type": "auto"},
+        },
+        notes="The sentence is the extended-thinking page's as recalled, not re-read from a stored copy on the date "
+        "given (notes citing that page agree: auto or none only). A model that thinks by default (adaptive, 5.x) "
+        "counts as thinking: the stricter reading where the pages are silent; docreview always sends thinking off "
+        "with a forced tool.",
+    ),
+    DocumentedRule(
+        "citations-all-or-none",
+        CITATIONS,
+        "How to use citations",
+        "2026-12-06",
+        "Currently, citations must be enabled on all or none of the documents within a request.",
+        _citations_all_or_none,
+        refused={"messages": [{"role": "user", "content": [_CITED, _DOC, _ASK]}]},
+        accepted={"messages": [{"role": "user", "content": [_CITED, _CITED, _ASK]}]},
+    ),
+    DocumentedRule(
+        "citations-with-structured-outputs",
+        CITATIONS,
+        "Citations and structured outputs are incompatible",
+        "2026-12-06",
+        "If you enable citations on any user-provided document (`document` blocks or `search_result` blocks) and "
+        "also include the `output_config.format` parameter (or the deprecated `output_format` parameter), the API "
+        "returns a 400 error.",
+        _citations_with_structured_outputs,
+        refused={"messages": [{"role": "user", "content": [_CITED, _ASK]}], "output_config": {"format": _FORMAT}},
+        accepted={"messages": [{"role": "user", "content": [_DOC, _ASK]}], "output_config": {"format": _FORMAT}},
+    ),
     DocumentedRule(
         "bedrock-messages-structured-outputs",
         BEDROCK_MESSAGES,

@@ -983,6 +983,41 @@ def _bad(message: str) -> StubError:
     return StubError(400, "invalid_request_error", message, "ValidationException", rule=True)
 
 
+def strict_schema_problem(strict_schemas: list[tuple[str, Any]]) -> str | None:
+    """Why the first of ``strict_schemas`` (``(where, schema)`` pairs sent with ``strict: true`` or as the
+    output format) would be refused (:func:`schema_errors`), or None."""
+    for where, schema in strict_schemas:
+        errors = schema_errors(schema, where)
+        if errors:
+            return errors[0]
+    return None
+
+
+def forced_tool_problem(model: str, forced_tool: bool) -> str | None:
+    """The 400 a forced ``tool_choice`` gets from a model that refuses it (:data:`FORCED_TOOL_REJECTED`), in
+    the Sonnet 5.5 / Opus 5.5 pages' own words (read 2026-12-06), or None."""
+    if forced_tool and _match(model, FORCED_TOOL_REJECTED):
+        return 'tool_choice: type "tool" and "any" are not supported for this model.'
+    return None
+
+
+def thinking_type_problem(model: str, thinking: dict[str, Any] | None) -> str | None:
+    """The 400 for a ``thinking.type`` the model does not take (:data:`THINKING_TYPES`), or None."""
+    kind = (thinking or {}).get("type")
+    accepted = THINKING_TYPES.get(_match(model, THINKING_TYPES) or "")
+    if kind is not None and accepted is not None and kind not in accepted:
+        return f"thinking.type {kind!r} is not supported for this model (accepted: {', '.join(sorted(accepted))})"
+    return None
+
+
+def thinking_with_forced_tool_problem(model: str, forced_tool: bool, thinking: dict[str, Any] | None) -> str | None:
+    """The 400 for thinking with a forced ``tool_choice`` ("Tool use with extended thinking"); a model that
+    thinks by default counts as thinking (the stricter reading where the pages are silent), or None."""
+    if forced_tool and thinks(model, thinking):
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    return None
+
+
 def check_model_rules(
     model: str,
     *,
@@ -991,24 +1026,16 @@ def check_model_rules(
     strict_schemas: list[tuple[str, Any]],
     structured: bool,
 ) -> None:
-    """The model-dependent rules shared by the Messages API and Converse sides; raises a 400
-    :class:`StubError` for the first broken one. ``strict_schemas`` are ``(where, schema)`` pairs
-    sent with ``strict: true`` or as the output format."""
-    for where, schema in strict_schemas:
-        errors = schema_errors(schema, where)
-        if errors:
-            raise _bad(errors[0])
-    if forced_tool and _match(model, FORCED_TOOL_REJECTED):
-        # the Sonnet 5.5 / Opus 5.5 pages' own error text (read 2026-12-06)
-        raise _bad('tool_choice: type "tool" and "any" are not supported for this model.')
-    kind = (thinking or {}).get("type")
-    accepted = THINKING_TYPES.get(_match(model, THINKING_TYPES) or "")
-    if kind is not None and accepted is not None and kind not in accepted:
-        raise _bad(f"thinking.type {kind!r} is not supported for this model (accepted: {', '.join(sorted(accepted))})")
-    # "Tool use with extended thinking": thinking is incompatible with tool_choice type tool/any; a model
-    # that thinks by default counts as thinking (stricter reading where the pages are silent).
-    if forced_tool and thinks(model, thinking):
-        raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
+    """The model-dependent rules as Bedrock Converse meets them (the Messages API holds them as rows of
+    :data:`docreview_testing.api_rules.RULES`); raises a 400 :class:`StubError` for the first broken one."""
+    for problem in (
+        strict_schema_problem(strict_schemas),
+        forced_tool_problem(model, forced_tool),
+        thinking_type_problem(model, thinking),
+        thinking_with_forced_tool_problem(model, forced_tool, thinking),
+    ):
+        if problem is not None:
+            raise _bad(problem)
 
 
 #: The 400 for citations with structured outputs. The page gives no verbatim error text; this message is
@@ -1103,10 +1130,8 @@ def check_documents(model: str, messages: list[dict[str, Any]], structured: bool
     one. Document shapes (build-with-claude/citations, "Document types"; pdf-support): ``source.type``
     ``text`` (``media_type: text/plain``, string ``data``), ``base64`` (``media_type: application/pdf``,
     base64 ``data``), ``content`` (a non-empty list of ``text``/``image`` blocks), ``url`` or ``file``;
-    optional ``title``/``context`` strings and ``citations: {"enabled": bool}``. Citations: on all
-    documents or none, never with structured outputs (:data:`CITATIONS_WITH_STRUCTURED_OUTPUTS`); every current
-    model has them (citations page: "All active models support citations, with the exception of Claude Haiku
-    3", and Haiku 3 is retired). Limits: :data:`MAX_PDF_PAGES`, :data:`MAX_IMAGES`, image size
+    optional ``title``/``context`` strings and ``citations: {"enabled": bool}``. The Citations rules (on all
+    documents or none, never with structured outputs) are rows of :data:`docreview_testing.api_rules.RULES`. Limits: :data:`MAX_PDF_PAGES`, :data:`MAX_IMAGES`, image size
     and dimensions."""
     documents = request_documents(messages)
     pages = 0
@@ -1154,12 +1179,6 @@ def check_documents(model: str, messages: list[dict[str, Any]], structured: bool
         citations = doc.get("citations")
         if citations is not None and not (isinstance(citations, dict) and isinstance(citations.get("enabled"), bool)):
             raise _bad(f"{where}.citations.enabled: Input should be a valid boolean")
-    enabled = [bool((doc.get("citations") or {}).get("enabled")) for doc in documents]
-    if any(enabled):
-        if not all(enabled):
-            raise _bad(CITATIONS_ALL_OR_NONE)
-        if structured:
-            raise _bad(CITATIONS_WITH_STRUCTURED_OUTPUTS)
     if pages > MAX_PDF_PAGES:
         raise _bad(f"A maximum of {MAX_PDF_PAGES} PDF pages may be provided (got {pages}).")
     images = _images(messages)
@@ -1217,17 +1236,7 @@ def _validate_messages(body: dict[str, Any], count_tokens: bool = False, where: 
     fmt = (body.get("output_config") or {}).get("format")
     if fmt is not None and (not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or "schema" not in fmt):
         raise _bad("output_config.format: type must be 'json_schema' with a schema")
-    strict = [(f"tools.{n}.input_schema", t.get("input_schema")) for n, t in enumerate(tools) if t.get("strict")]
-    if fmt is not None:
-        strict.append(("output_config.format.schema", fmt["schema"]))
     check_documents(body["model"], body["messages"], structured=fmt is not None or "output_format" in body)
-    check_model_rules(
-        body["model"],
-        forced_tool=choice.get("type") in ("tool", "any"),
-        thinking=body.get("thinking"),
-        strict_schemas=strict,
-        structured=fmt is not None,
-    )
 
 
 def _where(path: str) -> str:

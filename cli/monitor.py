@@ -5,8 +5,9 @@
   ratio, drift and whether the drift baseline used another model or prompt version).
 - ``docreview metrics show RUN_ID [--db URL]``: every metric of one run (RUN_ID may be a unique
   prefix of at least 4 characters, e.g. the 8 shown by ``runs``), then its drifted documents.
-- ``docreview metrics serve [--port 9464] [--addr 0.0.0.0] [--db URL]``: a Prometheus exporter
-  that reads the database on every scrape (:class:`tasks.observe.monitoring.DocreviewCollector`).
+- ``docreview metrics serve [--port 9464] [--addr 127.0.0.1] [--db URL]``: a Prometheus exporter
+  that reads the database on every scrape (:class:`tasks.observe.monitoring.DocreviewCollector`), on
+  loopback unless ``--addr`` says otherwise, with a bearer token when ``DOCREVIEW_METRICS_TOKEN`` is set.
 
 ``metrics`` is a command group rather than a command taking RUN_ID so that ``serve`` and
 ``show`` cannot be confused with a run id. Everything reads the database only; the commands
@@ -159,18 +160,36 @@ def show(
 @metrics_app.command("serve")
 def serve(
     port: int = typer.Option(9464, "--port", min=0, max=65535, help="TCP port for /metrics (0 = any free port)."),
-    addr: str = typer.Option("0.0.0.0", "--addr", help="Address to listen on."),
+    addr: str = typer.Option(
+        "127.0.0.1",
+        "--addr",
+        help="Address to listen on (default: this machine only; 0.0.0.0 = every interface, said at start-up).",
+    ),
     db: str | None = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
-    """Serve Prometheus metrics read from the database on every scrape, until interrupted."""
+    """Serve Prometheus metrics read from the database on every scrape, until interrupted. Listens on
+    127.0.0.1 unless ``--addr`` says otherwise; with ``DOCREVIEW_METRICS_TOKEN`` set every scrape must
+    send ``Authorization: Bearer <token>``."""
+    from schemas.settings import Settings
     from tasks.observe.monitoring import start_exporter
 
+    secret = Settings().metrics_token
+    token = secret.get_secret_value() if secret is not None and secret.get_secret_value() else None
     try:
-        server, _thread = start_exporter(_database_url(db, must_exist=False), port, addr)
+        server, _thread = start_exporter(_database_url(db, must_exist=False), port, addr, token)
     except OSError as exc:
         err.print(f"[red]error:[/] cannot listen on {addr}:{port}: {exc}")
         raise typer.Exit(2) from None
-    console.print(f"Serving Prometheus metrics on http://{addr}:{server.server_port}/metrics (Ctrl-C stops)")
+    scope = "this machine only" if addr in ("127.0.0.1", "localhost", "::1") else f"every host that reaches {addr}"
+    guard = "a bearer token is required (DOCREVIEW_METRICS_TOKEN)" if token else "no authentication"
+    console.print(
+        f"Serving Prometheus metrics on http://{addr}:{server.server_port}/metrics to {scope}, {guard} (Ctrl-C stops)"
+    )
+    if scope != "this machine only" and not token:
+        err.print(
+            "[yellow]warning:[/] the metrics name documents, costs and failure reasons; set DOCREVIEW_METRICS_TOKEN "
+            "before listening beyond this machine"
+        )
     try:
         while True:
             time.sleep(3600)

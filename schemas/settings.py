@@ -208,6 +208,11 @@ class Settings(BaseSettings):
         "the Prefect artifacts and the review summary then show <base>/runs/<run id>/report.html, which opens on "
         "any machine (unset: the file's path).",
     )
+    metrics_token: SecretStr | None = Field(
+        None,
+        description="Bearer token `docreview metrics serve` requires on every scrape (Authorization: Bearer "
+        "<token>; unset: none). Set it whenever the exporter listens beyond 127.0.0.1. Never logged or shown.",
+    )
     report_password: SecretStr | None = Field(
         None,
         description="No longer used: `docreview report serve` refuses to start while it is set. Reviewers log in "

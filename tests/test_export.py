@@ -187,3 +187,19 @@ def test_csv_files_and_an_ics_and_the_refusals(run, tmp_path):
         res = runner.invoke(app, ["export", *args, "--db", run["db"]])
         assert res.exit_code == 2 and why in res.output, res.output
     assert not any(p.name.startswith("none") for p in tmp_path.iterdir())
+
+
+def test_formula_like_text_keeps_its_value_in_the_workbook_and_the_csv_keeps_the_guard(tmp_path):
+    """Before: the workbook got the CSV's guard, so "-5 days" showed as "'-5 days". Now a text cell holds it
+    exactly (quote-prefix style, never evaluated); the CSV, which has no cell types, keeps the apostrophe."""
+    from tasks.observe.export import write_csv, write_xlsx
+
+    sheets = {"Deadlines": [["Document", "Note"], ["a.pdf", "-5 days"], ["b.pdf", '=HYPERLINK("x")'], ["c.pdf", 3]]}
+    book = load_workbook(write_xlsx(sheets, tmp_path / "x.xlsx"))
+    cells = {row[0].value: row[1] for row in book["Deadlines"].iter_rows(min_row=2)}
+    assert cells["a.pdf"].value == "-5 days" and cells["a.pdf"].data_type == "s" and cells["a.pdf"].quotePrefix
+    assert cells["b.pdf"].value == '=HYPERLINK("x")' and cells["b.pdf"].data_type == "s"
+    assert cells["c.pdf"].value == 3 and cells["c.pdf"].data_type == "n"
+    (path,) = write_csv(sheets, tmp_path, "x")
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
+    assert rows[1] == ["a.pdf", "'-5 days"] and rows[2][1].startswith("'=")

@@ -216,9 +216,8 @@ def test_flags_survive_a_rerun_that_reuses_the_reviews(hostile_corpus, tmp_path,
 @pytest.mark.slow  # every hostile PDF reviewed end to end through the SDK: about 30 s
 @pytest.mark.usefixtures("prefect_harness")
 def test_planted_injections_through_the_messages_api_test_server(hostile_corpus, tmp_path, db_url, monkeypatch):
-    stub_llm = pytest.importorskip(
-        "docreview_testing.stub_llm", reason="the local Messages-API test server is not in this build"
-    )
+    from docreview_testing import stub_llm  # the project's own double: a broken import fails, never skips
+
     inbox, docs, clean = hostile_corpus
     with stub_llm.StubLLMServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-injection")

@@ -293,9 +293,8 @@ def inbox(tmp_path_factory):
 
 @pytest.fixture
 def stub_server(monkeypatch):
-    stub_llm = pytest.importorskip(
-        "docreview_testing.stub_llm", reason="the local Messages-API test server is not in this build"
-    )
+    from docreview_testing import stub_llm  # the project's own double: a broken import fails, never skips
+
     with stub_llm.StubLLMServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-monitoring")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
@@ -634,4 +633,39 @@ def test_find_run_takes_a_literal_prefix_of_at_least_four_characters(db_url):
         with pytest.raises(KeyError, match="at least 4 characters"):
             find_run(db_url, "0e2")
     finally:
+        dispose_engines()
+
+
+def test_the_exporter_listens_on_loopback_by_default_and_a_token_guards_it(tmp_path):
+    """Before: `metrics serve` listened on 0.0.0.0 with no authentication, so document names, costs and
+    failure reasons were open to the whole network."""
+    import inspect
+    import urllib.error
+
+    from cli.monitor import serve
+    from tasks.observe.monitoring import start_exporter
+
+    db_url = f"sqlite:///{tmp_path / 'm.db'}"
+    assert inspect.signature(serve).parameters["addr"].default.default == "127.0.0.1"
+    assert inspect.signature(start_exporter).parameters["addr"].default == "127.0.0.1"
+    server, _ = start_exporter(db_url, 0)
+    try:
+        assert server.server_address[0] == "127.0.0.1"  # bound to loopback: no other interface answers
+    finally:
+        server.shutdown()
+        server.server_close()
+    guarded, _ = start_exporter(db_url, 0, "127.0.0.1", token="s3cret-token")
+    url = f"http://127.0.0.1:{guarded.server_port}/metrics"
+    try:
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30)
+            assert refused.value.code == 401
+            refused.value.close()
+        ok = urllib.request.Request(url, headers={"Authorization": "Bearer s3cret-token"})
+        with urllib.request.urlopen(ok, timeout=30) as resp:
+            assert resp.status == 200 and b"docreview_runs_total" in resp.read()
+    finally:
+        guarded.shutdown()
+        guarded.server_close()
         dispose_engines()

@@ -383,8 +383,10 @@ def test_renewal_term_is_not_the_notice_period_in_the_same_sentence():
 
 def test_a_rate_change_notice_gives_no_renewal_value():
     text = "Supplier will give at least thirty (30) days' prior notice of any rate change during any Renewal Term."
-    for f in by_type(review(text, index=3, page_start=3), ClauseType.renewal_term):
-        assert "duration" not in f.values_dict()
+    found = by_type(review(text, index=3, page_start=3), ClauseType.renewal_term)
+    assert found, "the sentence names a Renewal Term: the loop below must have a finding to check"
+    for f in found:
+        assert "duration" not in f.values_dict()  # thirty days is the rate-change notice, not a renewal length
 
 
 def test_hyphenated_durations():

@@ -117,7 +117,9 @@ MAX_WIDTH = 80
 def write_xlsx(sheets: dict[str, list[list[Any]]], path: Path) -> Path:
     """Write ``sheets`` as an XLSX workbook at ``path``: per sheet a bold header row frozen in place,
     an auto-filter over the used range, columns as wide as their longest value up to
-    :data:`MAX_WIDTH` characters, and a ``Link`` column's URLs as hyperlinks."""
+    :data:`MAX_WIDTH` characters, and a ``Link`` column's URLs as hyperlinks. Text a spreadsheet would
+    run as a formula (:func:`_formula_like`) is written as a text cell with Excel's quote-prefix style:
+    shown and read back exactly as it is, never evaluated, with no apostrophe added to the value."""
     from openpyxl import Workbook
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
@@ -127,7 +129,12 @@ def write_xlsx(sheets: dict[str, list[list[Any]]], path: Path) -> Path:
     for title, rows in sheets.items():
         ws = book.create_sheet(title)
         for row in rows:
-            ws.append([_cell(v) for v in row])
+            ws.append(row)
+        for cells in ws.iter_rows():
+            for cell in cells:
+                if _formula_like(cell.value):  # kept as the text it is: a text cell, shown without a quote
+                    cell.data_type = "s"
+                    cell.quotePrefix = True
         for cell in ws[1]:
             cell.font = Font(bold=True)
         ws.freeze_panes = "A2"
@@ -159,11 +166,17 @@ def _date(value: Any) -> Any:
     return value
 
 
+def _formula_like(value: Any) -> bool:
+    """Whether ``value`` is text a spreadsheet would run as a formula: it starts with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return (OWASP, "CSV Injection")."""
+    return isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> Any:
-    """A value as a cell takes it: text a spreadsheet would run as a formula (starting with ``=``,
-    ``+``, ``-``, ``@``, a tab or a carriage return: OWASP "CSV Injection") gets a leading ``'``, so
-    it stays text; numbers stay numbers."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    """A value as a CSV field: formula-like text (:func:`_formula_like`) gets a leading ``'`` (OWASP "CSV
+    Injection": a CSV has no cell types, so the quote is the only way to keep it text); numbers stay
+    numbers. The workbook needs no quote: :func:`write_xlsx` writes such text as a text cell."""
+    if _formula_like(value):
         return "'" + value
     return value
 

@@ -877,15 +877,44 @@ def _le(bound: float) -> str:
     return repr(float(bound))
 
 
-def start_exporter(database_url: str, port: int, addr: str = "0.0.0.0") -> tuple[Any, Any]:
+def start_exporter(database_url: str, port: int, addr: str = "127.0.0.1", token: str | None = None) -> tuple[Any, Any]:
     """Serve ``/metrics`` from the database on ``addr:port`` in a daemon thread.
 
-    Returns prometheus-client's ``(server, thread)``; ``server.server_port`` is the bound port
-    (useful with ``port=0``); stop with ``server.shutdown(); server.server_close()``. Raises
-    ``OSError`` when the port is taken.
-    """
-    from prometheus_client import CollectorRegistry, start_http_server
+    ``addr`` defaults to loopback: the metrics name documents, costs and failure reasons, so listening on
+    another interface is the caller's explicit choice. With ``token`` every request must carry
+    ``Authorization: Bearer <token>`` (compared in constant time; RFC 6750), else it is answered 401.
+    The app is prometheus-client's ``make_wsgi_app`` served by the standard library's WSGI server, one
+    thread per request. Returns ``(server, thread)``; ``server.server_port`` is the bound port (useful with
+    ``port=0``); stop with ``server.shutdown(); server.server_close()``. Raises ``OSError`` when the
+    port is taken."""
+    import hmac
+    import socketserver
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    from prometheus_client import CollectorRegistry, make_wsgi_app
 
     registry = CollectorRegistry(auto_describe=False)
     registry.register(DocreviewCollector(database_url))
-    return start_http_server(port, addr=addr, registry=registry)
+    metrics = make_wsgi_app(registry)
+
+    def guarded(environ: dict[str, Any], start_response: Any) -> Any:
+        sent = str(environ.get("HTTP_AUTHORIZATION", "")).encode()
+        if not hmac.compare_digest(sent, f"Bearer {token}".encode()):
+            start_response(
+                "401 Unauthorized",
+                [("WWW-Authenticate", 'Bearer realm="docreview metrics"'), ("Content-Type", "text/plain")],
+            )
+            return [b"a bearer token is required (DOCREVIEW_METRICS_TOKEN)\n"]
+        return metrics(environ, start_response)
+
+    class Server(socketserver.ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+    class QuietHandler(WSGIRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # scrapes are not news
+            pass
+
+    server = make_server(addr, port, guarded if token else metrics, Server, handler_class=QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, name="docreview-metrics", daemon=True)
+    thread.start()
+    return server, thread

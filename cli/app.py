@@ -41,6 +41,7 @@ from cli.checks import (
     load_settings,
 )
 from cli.common import console, err, log_beside, prepare_environment, route_prefect_logs, serve_until_interrupted
+from schemas.settings import database_url_parameter, masked_database_url
 from tasks.ingest.kinds import DEFAULT_SUFFIXES, SUPPORTED
 
 app = typer.Typer(
@@ -189,6 +190,8 @@ def review(
         )
         raise typer.Exit(2) from None
     local_server = prepare_environment(verbose)
+    if db and masked_database_url(db) != db:  # a password reaches the flow through the environment, never a parameter
+        os.environ["DOCREVIEW_DATABASE_URL"] = db
 
     from flows import progress
     from flows.pipeline import NothingReviewed
@@ -230,7 +233,7 @@ def review(
             result = flow_fn(
                 source=source,
                 out_dir=str(out),
-                database_url=db,
+                database_url=database_url_parameter(db),
                 backend=backend,
                 rereview=rereview,
                 routing=routing,
@@ -449,6 +452,8 @@ def _print_summary(result: dict) -> None:
         else "no documents found in the source"
     )
     table.add_row("Findings", f"{m['findings_total']}  ({verified})")
+    if result.get("database"):
+        table.add_row("Database", str(result["database"]))
     if "playbook_deviations" in m:
         table.add_row(
             "Playbook",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from cli.common import console, err, prepare_environment
@@ -16,11 +17,11 @@ from flows.deploy import (
     check_deployments,
     serve,
 )
+from schemas.settings import masked_database_url
 
 
 def register(app: Any) -> None:
     """Add ``serve`` and ``deployments check`` to the ``docreview`` Typer app."""
-    import os
 
     import typer
     from rich.markup import escape
@@ -84,6 +85,8 @@ def register(app: Any) -> None:
         """Serve the review-on-upload and nightly-review deployments from this process (Ctrl-C stops)."""
         prepare_environment(verbose)
         need_api()
+        if db and masked_database_url(db) != db:  # the served runs (this process) read the password from here
+            os.environ["DOCREVIEW_DATABASE_URL"] = db
         overrides: dict[str, Any] = {}
         if nightly_source:
             overrides["nightly_source"] = nightly_source

@@ -47,6 +47,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.policy import ResiliencePolicy
+from schemas.settings import database_url_parameter
 
 #: The watcher's event (:data:`tasks.observe.events.DOCUMENT_RECEIVED`; spelled out here so the CLI starts
 #: without importing Prefect).
@@ -153,9 +154,9 @@ def build_deployments(
     :func:`serve` or ``.apply()``), with tags ``docreview`` and
     ``upload`` / ``nightly`` (each run adds ``trigger:<kind>``, :func:`tasks.observe.events.tag_flow_run`).
 
-    ``endpoint_url`` (S3-compatible endpoint) and ``database_url`` become parameters when given;
-    prefer ``DATABASE_URL`` in the serving process's environment for URLs with a password, since
-    parameters are stored by Prefect.
+    ``endpoint_url`` (S3-compatible endpoint) and ``database_url`` become parameters when given; a
+    ``database_url`` password is masked there (:func:`schemas.settings.database_url_parameter`), and the
+    runs find the URL in ``DOCREVIEW_DATABASE_URL`` of the process that runs them.
     """
     from prefect.client.schemas.schedules import CronSchedule
     from prefect.deployments.runner import EntrypointType
@@ -166,8 +167,8 @@ def build_deployments(
     common: dict[str, Any] = {"out_dir": s.out_dir, "backend": s.backend}
     if endpoint_url:
         common["endpoint_url"] = endpoint_url
-    if database_url:
-        common["database_url"] = database_url
+    if database_url:  # a password stays out of the stored parameters: masked, completed from the environment
+        common["database_url"] = database_url_parameter(database_url)
     if s.playbook:
         common["playbook"] = s.playbook
     upload = review_documents.to_deployment(

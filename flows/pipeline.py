@@ -43,7 +43,7 @@ from flows.quoting import quote
 from schemas.documents import DocumentStatus, FailureKind, IngestOutcome, SourceObject
 from schemas.findings import PROMPT_VERSION
 from schemas.policy import ResiliencePolicy
-from schemas.settings import Settings
+from schemas.settings import Settings, resolve_database_url
 from schemas.tables import utcnow
 from tasks.check.injection import TokenBudget
 from tasks.check.playbook import LoadedPlaybook, load_playbook
@@ -252,7 +252,11 @@ def open_run(
     ``previous``: the sha256 of the document the run's contract is a new version of (else found by
     title and parties, :mod:`tasks.observe.versions`).
 
-    Raises ``ValueError`` for an unknown ``routing``, for ``batch`` without the anthropic backend,
+    ``database_url``: the parameter as :func:`schemas.settings.resolve_database_url` reads it (a password is
+    never a parameter: masked as ``***``, completed from ``DOCREVIEW_DATABASE_URL``).
+
+    Raises ``ValueError`` for an unknown ``routing``, for ``batch`` without the anthropic backend, for a
+    ``database_url`` holding a password or masking one the environment cannot complete,
     :class:`tasks.check.playbook.PlaybookError` for a playbook that cannot be used, and
     :class:`tasks.review.reviewer.BackendConfigError` when the backend cannot be built, and
     ``ValueError`` naming the support model's file when it is missing or unreadable.
@@ -261,6 +265,7 @@ def open_run(
         raise ValueError(f"unknown profile {profile!r} (choose auto, contract or filing)")
     require_support_model()  # a missing or broken model file fails the run at once, not every document
     overrides: dict[str, Any] = {"backend": backend} if backend else {}  # None: DOCREVIEW_BACKEND
+    database_url = resolve_database_url(database_url)  # a masked password is completed from the environment
     if database_url:
         overrides["database_url"] = database_url
     settings = Settings(**overrides)

@@ -43,6 +43,7 @@ from flows.pipeline import (
 )
 from flows.quoting import quote
 from schemas.policy import ResiliencePolicy
+from schemas.settings import masked_database_url
 from tasks.ingest.sources import list_source_objects
 from tasks.ingest.submission import split_submissions
 from tasks.observe.changes import compare_filings
@@ -130,7 +131,8 @@ def review_documents(
     title and parties (:mod:`tasks.observe.versions`).
 
     Returns ``{"run_id", "flow_run_id", "source", "report_json", "report_html", "backend", "model", "offline",
-    "endpoint", "geography", "metrics", "documents", "report_url"}`` (``run_id``: the flow run's id, see
+    "endpoint", "geography", "database", "metrics", "documents", "report_url"}`` (``database``: the URL with its
+    password masked) (``run_id``: the flow run's id, see
     :func:`flows.pipeline.new_run_id`; ``report_url``: the kept report's URL when
     ``DOCREVIEW_REPORT_URL_BASE`` is set, else None; ``endpoint``: where the model calls went when not the vendor's own
     API, else None; ``geography``: where the model calls are processed,
@@ -255,6 +257,7 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
         "offline": offline,
         "endpoint": endpoint,
         "geography": run.settings.data_geography(run.reviewer.name, run.reviewer.model),
+        "database": masked_database_url(run.db),  # its password, if any, as ***
         "metrics": report["run"]["metrics"],
         "documents": [{k: d[k] for k in ("file_name", "status", "reason")} for d in report["documents"]],
     }

@@ -44,6 +44,61 @@ def geographic_profile(region: str) -> str | None:
     return (GEOGRAPHIC_PROFILES[best] or None) if best is not None else None
 
 
+#: What a database URL's password reads as wherever the URL is shown or stored as a flow parameter.
+MASKED_PASSWORD = "***"
+
+
+def masked_database_url(url: str) -> str:
+    """``url`` with its password, if any, shown as ``***`` (SQLAlchemy's ``render_as_string(hide_password=True)``);
+    a URL SQLAlchemy cannot read is returned unchanged (it has no password to hide that SQLAlchemy would use)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url
+    return parsed.render_as_string(hide_password=True) if parsed.password is not None else url
+
+
+def database_url_parameter(url: str | None) -> str | None:
+    """The form of a database URL a flow run may take as a parameter: Prefect stores parameters and shows
+    them in its UI, so a password is masked (:func:`masked_database_url`); the flow finds the URL itself in
+    ``DOCREVIEW_DATABASE_URL`` / ``DATABASE_URL`` (:func:`resolve_database_url`). None stays None."""
+    return masked_database_url(url) if url else url
+
+
+def resolve_database_url(parameter: str | None) -> str | None:
+    """The database URL a flow run uses for its ``database_url`` parameter: the parameter itself when it holds
+    no password; for one whose password is masked (``***``), the URL in ``DOCREVIEW_DATABASE_URL`` (else
+    ``DATABASE_URL``) whose masked form it is; None for None (the settings' own). Raises ``ValueError`` naming
+    the setting for a parameter holding a real password (it would sit in Prefect's database and UI) or a
+    masked one the environment cannot complete."""
+    if not parameter:
+        return parameter
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        password = make_url(parameter).password
+    except ArgumentError:
+        return parameter
+    if password is None:
+        return parameter
+    if password != MASKED_PASSWORD:
+        raise ValueError(
+            "database_url: a flow parameter never holds a password (Prefect stores parameters and shows them in its "
+            "UI); set DOCREVIEW_DATABASE_URL in the flow run's environment and pass the URL with the password as ***"
+        )
+    held = os.environ.get("DOCREVIEW_DATABASE_URL") or os.environ.get("DATABASE_URL")
+    if held and masked_database_url(held) == parameter:
+        return held
+    raise ValueError(
+        f"database_url: {parameter} has its password masked and DOCREVIEW_DATABASE_URL in this environment does not "
+        "hold that database's URL: set it where the flow runs (the shell, the worker or the deployment's job variables)"
+    )
+
+
 class Limits(BaseSettings):
     """Resource limits applied to each document. Units are in the field names."""
 

@@ -181,7 +181,7 @@ def check_backend(settings: Settings) -> str | None:
     :meth:`Settings.bedrock_profile`) and AWS credentials from boto3's credential chain (environment,
     shared files, SSO, instance role)."""
     backend = settings.resolved_backend()
-    problem = retired_model_setting(settings, backend)
+    problem = retired_model_setting(settings, backend) or output_mode_setting(settings, backend)
     if problem:
         return problem
     if backend == "anthropic" and (
@@ -234,6 +234,49 @@ def retired_model_setting(settings: Settings, backend: str) -> str | None:
                 f"{setting}: {model!r} is {name}, a retired model (requests to it fail); choose a current model "
                 f"such as {DEFAULT_MODEL} (docs/models.md lists them)"
             )
+    return None
+
+
+def output_mode_setting(settings: Settings, backend: str) -> str | None:
+    """One line naming the setting when the run's model cannot answer in the configured output mode, or
+    the inference profile cannot apply to it, else None: the checks the backend makes when it is built
+    (``tasks.review.backends.anthropic_backend.validate_config``), made before the run starts."""
+    if backend not in ("anthropic", "bedrock"):
+        return None
+    from tasks.review.backends.anthropic_backend import LLMConfigError, validate_config
+    from tasks.review.backends.models import bedrock_route
+
+    mode = None if settings.llm_output_mode == "auto" else settings.llm_output_mode
+    model, offered = settings.anthropic_model, True
+    if backend == "bedrock":
+        from tasks.review.reviewer import bedrock_model_for
+
+        try:
+            model = bedrock_model_for(settings)
+        except ValueError as exc:
+            return str(exc)
+        route = bedrock_route(model)
+        offered = route.api == "converse"
+        profile = settings.bedrock_inference_profile.strip()
+        if route.api == "messages" and not settings.bedrock_model_id and profile not in ("auto", ""):
+            return (
+                f"DOCREVIEW_BEDROCK_INFERENCE_PROFILE: {profile!r} does not apply to {settings.anthropic_model}, which "
+                f"Claude in Amazon Bedrock serves at the regional endpoint of DOCREVIEW_BEDROCK_REGION "
+                f"({settings.bedrock_region}): its requests are processed there. Choose a region in the geography "
+                "you need, or unset the profile"
+            )
+    try:
+        validate_config(
+            model,
+            settings.llm_max_tokens,
+            settings.llm_max_tokens_ceiling,
+            settings.llm_timeout_s,
+            settings.llm_thinking_budget_tokens,
+            mode,
+            offered,
+        )
+    except LLMConfigError as exc:
+        return f"DOCREVIEW_LLM_OUTPUT_MODE / DOCREVIEW_ANTHROPIC_MODEL: {exc}"
     return None
 
 

@@ -54,14 +54,12 @@ def doctor(
             failed = failed or level == "problem"
             colour = "red" if level == "problem" else "yellow"
             console.print(f"[{colour}]{level:<8}[/] {escape(what)}: {escape(issue)}")
-    geography = None
-    if check_backend(settings) is None:
-        from tasks.review.reviewer import bedrock_model_for
-
-        geography = settings.data_geography(name, bedrock_model_for(settings) if name == "bedrock" else None)
-    console.print(f"[green]ok[/]       data sent to: {escape(geography or 'nowhere (offline rules backend)')}")
-    if failed:
+    if failed:  # where data would go is said only of a run that can start
         raise typer.Exit(2)
+    from tasks.review.reviewer import bedrock_model_for
+
+    geography = settings.data_geography(name, bedrock_model_for(settings) if name == "bedrock" else None)
+    console.print(f"[green]ok[/]       data sent to: {escape(geography or 'nowhere (offline rules backend)')}")
     if live:
         _live(settings, name)
 
@@ -88,10 +86,16 @@ def _live(settings: Any, name: str) -> None:
         console.print(f"[red]problem[/]  --live: {escape(str(exc))}")
         raise typer.Exit(2) from None
     for r in results:
-        mark = "[green]pass[/]   " if r.ok else "[red]fail[/]   "
+        mark = "[yellow]busy[/]   " if r.busy else "[green]pass[/]   " if r.ok else "[red]fail[/]   "
         console.print(f"{mark}  {r.site:<13} {r.latency_ms:8.0f} ms  ${r.cost_usd:.4f}  {escape(r.detail)}")
     total = sum(r.cost_usd for r in results)
-    console.print(f"live check: {sum(r.ok for r in results)} of {len(results)} passed, ${total:.4f} in all")
+    passed = sum(r.ok and not r.busy for r in results)
+    busy = sum(r.busy for r in results)
+    console.print(
+        f"live check: {passed} of {len(results)} passed"
+        + (f", {busy} met a busy API (retried by a run; not a configuration problem)" if busy else "")
+        + f", ${total:.4f} in all"
+    )
     if total > BUDGET_USD:
         console.print(f"[yellow]warning[/]  the live check cost more than ${BUDGET_USD:.2f}")
     if not all(r.ok for r in results):

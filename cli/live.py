@@ -7,8 +7,9 @@ them: the prompt-cache warm-up (:meth:`AnthropicBackend.warm_up_request`), one c
 model, output mode and prompt, on a short generated passage), token counting of the cached prefix, the
 cited verifier and its verdict (where the verifier runs), one page read (a one-page PDF made here, where
 the run reads pages with the model) and a Message Batch created and canceled at once (``anthropic``
-backend; Claude in Amazon Bedrock has no batches). Nothing else is sent and no document is read; the
-whole check costs a few cents at most (:data:`BUDGET_USD`: the review's ``max_tokens`` is capped for it).
+backend; Claude in Amazon Bedrock has no batches). Nothing else is sent and no document is read. Most of
+the cost is the one write of the cached prefix: about $0.03 with Sonnet 5.5, up to about $0.08 with an Opus
+4.x model (past :data:`BUDGET_USD` the command warns; the review's ``max_tokens`` is capped for it).
 
 Offline tests run it against the local test double (``ANTHROPIC_BASE_URL``); what it says of the double is
 not a statement about Claude, and the command says whose endpoint answered.
@@ -44,13 +45,15 @@ PASSAGE = (
 class LiveResult:
     """One call site's outcome: ``site`` (its name), ``ok``, ``latency_ms`` (wall time of its calls),
     ``cost_usd`` (from the price table; 0 for an unpriced model), ``detail`` (what came back, or the API's
-    own error text)."""
+    own error text); ``busy`` for an error a run retries (rate limit, overload, server error): not a
+    configuration failure."""
 
     site: str
     ok: bool
     latency_ms: float
     cost_usd: float
     detail: str
+    busy: bool = False  # a 429, 529 or 5xx: the key and request are fine, the API was busy (a run retries it)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -58,8 +61,9 @@ def _error_text(exc: BaseException) -> str:
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        return f"{status} {error.get('type')}: {error.get('message')}"
+    if isinstance(error, dict):  # an error event inside a stream came with the stream's 200: no status to show
+        prefix = f"{status} " if status and status != 200 else ""
+        return f"{prefix}{error.get('type')}: {error.get('message')}"
     response = getattr(exc, "response", None)
     if isinstance(response, dict) and "Error" in response:  # botocore
         err = response["Error"]
@@ -72,7 +76,11 @@ def _timed(site: str, call: Callable[[], tuple[bool, float, str]]) -> LiveResult
     try:
         ok, cost, detail = call()
     except Exception as exc:  # the check reports every failure as the API gave it
-        return LiveResult(site, False, (time.perf_counter() - started) * 1000, 0.0, _error_text(exc))
+        from tasks.review.retry import is_retryable
+
+        busy = is_retryable(exc)
+        detail = _error_text(exc) + (" (the API is busy: a run retries this; try again)" if busy else "")
+        return LiveResult(site, busy, (time.perf_counter() - started) * 1000, 0.0, detail, busy=busy)
     return LiveResult(site, ok, (time.perf_counter() - started) * 1000, cost, detail)
 
 
@@ -123,7 +131,7 @@ def live_checks(settings: Settings) -> list[LiveResult]:
         def warm() -> tuple[bool, float, str]:
             (record,) = backend.warm_cache()
             return (
-                True,
+                record.stop_reason in ("max_tokens", "end_turn"),  # a refusal is no cache written
                 record.cost_usd or 0.0,
                 f"stop_reason {record.stop_reason}, cache write {record.cache_creation_input_tokens} tokens, "
                 f"cache read {record.cache_read_input_tokens}",

@@ -324,13 +324,14 @@ class StubLLM:
             self.refusals.clear()
             self.max_in_flight = self.in_flight
 
-    def active_faults(self, header: str | None) -> dict[str, str | None]:
-        """Faults for one request: queued (one entry consumed), header, and global by probability."""
+    def active_faults(self, header: str | None, queued: bool = True) -> dict[str, str | None]:
+        """Faults for one request: queued (one entry consumed; ``queued=False`` leaves the queue for the model
+        calls it was meant for), header, and global by probability."""
         chosen: dict[str, str | None] = {}
         with self._lock:
             if getattr(self, "outage_start", 0.0) <= time.monotonic() < self.outage_until:
                 chosen["overloaded"] = None
-            if self._queue:
+            if self._queue and queued:
                 for f in self._queue.popleft():
                     chosen[f.name] = f.arg
             for f in self.faults:
@@ -1299,7 +1300,7 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
     if asked is not None:  # a page the text layer and OCR could not read (tasks.review.pages)
         if body["max_tokens"] == 0:
             return Answer([], "max_tokens", 0)
-        return transcription(stub, asked)
+        return transcription(stub, asked, body["messages"])
     documents = request_documents(body["messages"])
     if documents and any((d.get("citations") or {}).get("enabled") for d in documents):
         return cited_answer(documents, first_user_text(body["messages"]), faults, body["max_tokens"])
@@ -1318,11 +1319,35 @@ def _answer_messages(stub: StubLLM, body: dict[str, Any], faults: dict[str, str 
     )
 
 
-def transcription(stub: StubLLM, asked: re.Match[str]) -> Answer:
+def transcription(stub: StubLLM, asked: re.Match[str], messages: list[dict[str, Any]] | None = None) -> Answer:
     """The answer to "Transcribe page N of 'name'." (:mod:`tasks.review.pages`): the text a test registered
-    in :attr:`StubLLM.transcripts` for ``(name, N)``, or nothing (the double reads no image)."""
+    in :attr:`StubLLM.transcripts` for ``(name, N)``; else, for a PDF ``document`` block, the page's text layer
+    (pdf-support: "PDF text is extracted" beside each page's image, so a text PDF reads as its text and a
+    scan, which has none, as nothing: the double reads no image); else nothing."""
     text = stub.transcripts.get((asked.group(2), int(asked.group(1))), "")
+    if not text and messages:
+        text = _pdf_text(request_documents(messages))
     return Answer([{"type": "text", "text": text}] if text else [], "end_turn", estimate_tokens(text) + 1)
+
+
+def _pdf_text(documents: list[dict[str, Any]]) -> str:
+    """The text layer of the base64 PDF ``document`` blocks (pypdf), empty when there is none."""
+    import base64
+    import io
+
+    from pypdf import PdfReader
+
+    parts = []
+    for doc in documents:
+        source = doc.get("source") or {}
+        if source.get("type") != "base64" or source.get("media_type") != "application/pdf":
+            continue
+        try:
+            reader = PdfReader(io.BytesIO(base64.b64decode(source.get("data", ""))))
+            parts += [(page.extract_text() or "").strip() for page in reader.pages]
+        except Exception:
+            continue
+    return "\n".join(p for p in parts if p)
 
 
 def converse_transcription(stub: StubLLM, asked: re.Match[str], messages: list[dict[str, Any]]) -> Answer:
@@ -1510,6 +1535,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, {"reset": True})
             elif path in ("/v1/messages/count_tokens", "/anthropic/v1/messages/count_tokens"):
                 self._require_key()
+                self._standing_faults()
                 _validate_messages(body, count_tokens=True, where=_where(path))
                 total = sum(s.tokens for s in messages_segments(body))
                 self._send_json(200, {"input_tokens": total}, {"request-id": request_id})
@@ -1527,6 +1553,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self._messages(body, request_id, _where(path))
             elif path == "/v1/messages/batches":
                 self._require_key()
+                self._standing_faults()
                 self._batch_create(body, request_id)
             elif _CANCEL_RE.match(path):
                 self._require_key()
@@ -1540,6 +1567,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(err, aws, request_id)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+    def _standing_faults(self) -> None:
+        """Token counting and batch creation meet the faults of the header and of the command line
+        (``--fault``: a refused key or an overloaded API answers every endpoint), not the queued ones, which
+        are kept for the model calls (and batch results) a test queued them for."""
+        err = _fault_error(self.server.stub.active_faults(self.headers.get("x-stub-fault"), queued=False), False)
+        if err is not None:
+            raise err
 
     def _require_key(self) -> None:
         if not (self.headers.get("x-api-key") or self.headers.get("authorization")):

@@ -466,9 +466,9 @@ class Settings(BaseSettings):
         geography = geographic_profile(self.bedrock_region)
         if geography is None:
             raise ValueError(
-                f"DOCREVIEW_BEDROCK_INFERENCE_PROFILE: no geographic inference profile is known for region "
-                f"{self.bedrock_region!r}; choose one (us, eu, apac, ...), global (any commercial AWS Region) or "
-                "an empty value (in-Region only)"
+                f"DOCREVIEW_BEDROCK_INFERENCE_PROFILE: no documented geographic inference profile covers region "
+                f"{self.bedrock_region!r}; choose one the model's row in docs/models.md lists (us, eu, jp, apac, or "
+                "global: any commercial AWS Region) or an empty value (in-Region only)"
             )
         return geography
 

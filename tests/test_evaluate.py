@@ -340,10 +340,12 @@ def test_eval_table_fits_80_columns_and_marks_categories_without_labels():
 
 @pytest.mark.slow
 def test_eval_cuad_command_on_real_contracts(shared_data, tmp_path):
-    """`docreview eval cuad --limit 20` on the shared CUAD set: the command a user runs, end to end.
+    """`docreview eval cuad --split test --limit 20` on the shared CUAD set: the command a user runs, end to end.
 
-    The floors sit below the figures measured on these 20 contracts (see docs/routing.md and
-    docs/evaluation.md); the full 340-contract run is part of `make bench`.
+    The floors sit below the figures measured on these 20 contracts of the frozen test split (2026-12-06:
+    presence macro-F1 0.795, 562 spans located, router recall 0.897 at routing rate 0.476), the split no
+    model is trained on. Before, the command ran on `--split all` (its default), so the floors were checked
+    on contracts the router and the support model had been trained on. The full run is part of `make bench`.
     """
     import subprocess
     import sys
@@ -355,6 +357,8 @@ def test_eval_cuad_command_on_real_contracts(shared_data, tmp_path):
             "eval",
             "cuad",
             str(shared_data / "cuad"),
+            "--split",
+            "test",
             "--limit",
             "20",
             "--out",
@@ -378,5 +382,6 @@ def test_eval_cuad_command_on_real_contracts(shared_data, tmp_path):
         assert {"precision", "recall", "f1", "support"} <= set(scores)
     assert result["presence_macro_f1"] >= 0.65
     assert result["spans_located"] > 300
-    assert result["router_recall"] >= 0.9 and 0 < result["routing_rate"] <= 0.6  # measured: 0.96 at 0.52
+    assert result["router_recall"] >= 0.85 and 0 < result["routing_rate"] <= 0.6  # measured: 0.897 at 0.476
+    assert result["split"] == "test"
     assert 0 < result["evidence_overlap_rate"] <= 1

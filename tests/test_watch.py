@@ -221,13 +221,19 @@ def test_local_folder_watcher_reacts_to_a_new_file(tmp_path, db_url, events):
         deadline = time.monotonic() + 20
         while not seen and time.monotonic() < deadline:
             time.sleep(0.1)
-        time.sleep(1.0)  # nothing more should arrive
+        # A marker written after the first announcement settles later than any announcement the two writes
+        # could still owe: once it is announced, a second event for new.pdf would be in `seen` before it.
+        # (Before, a fixed one-second wait passed on a loaded machine whether or not a second event came.)
+        marker = inbox / "marker.pdf"
+        marker.write_bytes(b"%PDF-1.4 marker")
+        while len(seen) < 2 and time.monotonic() < deadline + 20:
+            time.sleep(0.1)
     finally:
         stop.set()
         thread.join(10)
-    assert seen == [("emitted", file_uri(path.resolve()))]
-    (event,) = events()
-    assert event.resource.id == file_uri(path.resolve()) and event.payload["size_bytes"] == path.stat().st_size
+    assert seen == [("emitted", file_uri(path.resolve())), ("emitted", file_uri(marker.resolve()))]
+    event = next(e for e in events() if e.resource.id == file_uri(path.resolve()))
+    assert event.payload["size_bytes"] == path.stat().st_size
 
 
 def test_watch_cli_once(bucket, s3_url, tmp_path, events):

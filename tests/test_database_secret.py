@@ -37,10 +37,14 @@ def test_the_parameter_form_masks_the_password_and_the_flow_completes_it(monkeyp
 
 def test_a_review_with_a_password_leaves_it_in_no_parameter_log_artifact_or_file(tmp_path, pg_database, monkeypatch):
     """Before: the flow run's database_url parameter held the whole URL, password included, in Prefect's
-    database and UI. Now the CLI's way (the URL in the environment, the masked form as the parameter)."""
+    database and UI. Now the CLI's way (the URL in the environment, the masked form as the parameter): the
+    events the run emits, its flow run, task runs, logs and artifacts read back through Prefect's API, and
+    every file it wrote, hold no password."""
     import anyio
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, LogFilter, LogFilterFlowRunId
+    from prefect.events.clients import AssertingEventsClient
+    from prefect.events.worker import EventsWorker
 
     from flows.review import review_documents
     from tasks.store.persist import dispose_engines
@@ -49,12 +53,17 @@ def test_a_review_with_a_password_leaves_it_in_no_parameter_log_artifact_or_file
     inbox, out = tmp_path / "inbox", tmp_path / "out"
     generate_samples(inbox, count=1)
     monkeypatch.setenv("DOCREVIEW_DATABASE_URL", url)
+    worker = EventsWorker.instance(AssertingEventsClient)  # every event the run emits, as it is sent
+    monkeypatch.setattr(EventsWorker, "instance", lambda *_args, **_kw: worker)
     try:
         result = review_documents(
             source=str(inbox), out_dir=str(out), database_url=database_url_parameter(url), backend="rules"
         )
     finally:
         dispose_engines()
+    worker.drain()
+    emitted = [e.model_dump_json() for e in (worker._client.events if worker._client is not None else [])]
+    assert any('"docreview.' in e for e in emitted) and not [e for e in emitted if PASSWORD in e]
     assert result["metrics"]["documents_reviewed"] >= 1 and PASSWORD not in result["database"]
     flow_run_id = result["flow_run_id"]
 
@@ -80,12 +89,31 @@ def test_a_review_with_a_password_leaves_it_in_no_parameter_log_artifact_or_file
 
 
 def test_deployments_and_their_triggered_runs_take_the_masked_url():
-    from flows.deploy import build_deployments
+    """Registered with `docreview serve --db URL`: the deployments, a run of one and the trigger's
+    automation (what an event-triggered run is made from) read back through Prefect's API hold no password."""
+    from prefect.automations import Automation
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+
+    from flows.deploy import NIGHTLY_DEPLOYMENT, UPLOAD_DEPLOYMENT, DeploySettings, build_deployments
 
     url = with_password("postgresql+psycopg://postgres@127.0.0.1:5432/reviews")
-    for deployment in build_deployments(database_url=url):
-        assert deployment.parameters["database_url"] == "postgresql+psycopg://postgres:***@127.0.0.1:5432/reviews"
-        assert PASSWORD not in deployment.model_dump_json()
+    masked = "postgresql+psycopg://postgres:***@127.0.0.1:5432/reviews"
+    for deployment in build_deployments(DeploySettings(nightly_source="inbox"), database_url=url):
+        assert deployment.parameters["database_url"] == masked
+        deployment.apply()
+    run = run_deployment(f"review-documents/{NIGHTLY_DEPLOYMENT}", timeout=0)  # created, not run: no worker
+    with get_client(sync_client=True) as client:
+        stored = [client.read_flow_run(run.id).model_dump_json()]
+        for name in (UPLOAD_DEPLOYMENT, NIGHTLY_DEPLOYMENT):
+            dep = client.read_deployment_by_name(f"review-documents/{name}")
+            stored.append(dep.model_dump_json())
+            stored += [
+                Automation.read(id=a.id).model_dump_json()
+                for a in client.read_resource_related_automations(f"prefect.deployment.{dep.id}")
+            ]
+        client.delete_flow_run(run.id)
+    assert masked in stored[0] and not [text for text in stored if PASSWORD in text]
 
 
 def test_the_review_command_passes_the_masked_url_and_keeps_the_password_in_its_environment(

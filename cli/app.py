@@ -513,6 +513,12 @@ def _print_summary(result: dict) -> None:
         console.print(f"Report: [bold]{url}[/]  (JSON: {url.removesuffix('report.html')}report.json)", soft_wrap=True)
     else:
         console.print(f"Report: [bold]{result['report_html']}[/]  (JSON: {result['report_json']})", soft_wrap=True)
+    if result.get("published") is False:  # OUT/report.* and the subscribed calendar keep the last good run's
+        console.print(
+            "This run reviewed no document: the published report and calendar (report.html, deadlines.ics in "
+            "the output folder) still show the last run that did.",
+            soft_wrap=True,
+        )
 
 
 @app.command()

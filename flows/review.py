@@ -130,8 +130,10 @@ def review_documents(
     (``docreview review --previous``); without it each contract is linked to the earlier one with its
     title and parties (:mod:`tasks.observe.versions`).
 
-    Returns ``{"run_id", "flow_run_id", "source", "report_json", "report_html", "backend", "model", "offline",
-    "endpoint", "geography", "database", "metrics", "documents", "report_url"}`` (``database``: the URL with its
+    Returns ``{"run_id", "flow_run_id", "source", "report_json", "report_html", "published", "backend",
+    "model", "offline", "endpoint", "geography", "database", "metrics", "documents", "report_url"}``
+    (``published``: whether this run's report became ``out_dir/report.*`` and ``deadlines.ics``, only when it
+    reviewed a document; else ``report_json``/``report_html`` are its own copy in ``out_dir/runs/<run id>/``) (``database``: the URL with its
     password masked) (``run_id``: the flow run's id, see
     :func:`flows.pipeline.new_run_id`; ``report_url``: the kept report's URL when
     ``DOCREVIEW_REPORT_URL_BASE`` is set, else None; ``endpoint``: where the model calls went when not the vendor's own
@@ -237,7 +239,9 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     endpoint = run.settings.model_endpoint(run.reviewer.name)
     url_base = run.settings.report_url_base  # where OUT is published: the report is shown by its URL then
     report = write_report(run.db, run.id, run.out_dir, offline, playbook, endpoint, url_base)
-    report_html = str(Path(run.out_dir) / "report.html")
+    published = bool(report["run"].get("published"))  # else OUT/report.* is still the last run that reviewed
+    folder = Path(run.out_dir) if published else run_report_dir(run.out_dir, run.id)
+    report_html = str(folder / "report.html")
     publish_artifacts(quote(report), report_link(run.out_dir, run.id, url_base))
     publish_deviations(report)  # the playbook's deviations table artifact
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
@@ -248,8 +252,9 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
         "run_id": run.id,
         "flow_run_id": run.flow_run_id or None,
         "source": run.source,
-        "report_json": str(Path(run.out_dir) / "report.json"),
+        "report_json": str(folder / "report.json"),
         "report_html": report_html,
+        "published": published,
         "run_report_html": str(run_report_dir(run.out_dir, run.id) / "report.html"),
         "report_url": report_link(run.out_dir, run.id, url_base) if url_base else None,
         "backend": run.reviewer.name,

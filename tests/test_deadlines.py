@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from datetime import date
+from pathlib import Path
 
 import pytest
 from icalendar import Calendar
@@ -141,3 +142,36 @@ def test_a_sample_contracts_ics_holds_its_90_day_notice_deadline_with_a_fixed_cl
     kept = json.loads((tmp_path / "out" / "report.json").read_text())
     assert {x["kind"] for x in kept["documents"][0]["deadlines"]} == {"notice", "expiration", "renewal"}
     assert "Upcoming deadlines" in (tmp_path / "out" / "report.html").read_text()
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_quiet_night_keeps_the_published_report_and_calendar(tmp_path, db_url):
+    """Before: a run of an empty folder (or one whose documents all failed) replaced OUT/report.* and
+    OUT/deadlines.ics with an empty run: a team subscribed to the calendar lost every deadline. Now they move
+    only when a run reviewed a document; the empty run's own report stays under OUT/runs/<run id>/."""
+    from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
+    from tasks.store.persist import dispose_engines
+
+    generate_samples(tmp_path / "inbox", count=2)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "not-a-pdf.pdf").write_bytes(b"this is no PDF")
+    out = tmp_path / "out"
+    try:
+        good = review_documents(source=str(tmp_path / "inbox"), out_dir=str(out), database_url=db_url, backend="rules")
+        calendar = (out / "deadlines.ics").read_bytes()
+        assert good["published"] and Calendar.from_ical(calendar).walk("VEVENT")
+        quiet = review_documents(source=str(tmp_path / "empty"), out_dir=str(out), database_url=db_url, backend="rules")
+        from flows.pipeline import NothingReviewed
+
+        with pytest.raises(NothingReviewed) as failed:
+            review_documents(source=str(tmp_path / "broken"), out_dir=str(out), database_url=db_url, backend="rules")
+    finally:
+        dispose_engines()
+    for result in (quiet, failed.value.result):
+        assert result["published"] is False
+        assert Path(result["report_json"]).parent == out / "runs" / result["run_id"]
+        assert json.loads(Path(result["report_json"]).read_text())["run"]["id"] == result["run_id"]
+    assert (out / "deadlines.ics").read_bytes() == calendar  # the subscribed calendar is the last good run's
+    assert json.loads((out / "report.json").read_text())["run"]["id"] == good["run_id"]

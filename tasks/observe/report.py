@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -1500,7 +1501,8 @@ def write_report(
     ``deadlines/<document>.ics`` per contract that has upcoming deadlines,
     :func:`tasks.observe.deadlines.write_calendars`; events link the report at ``calendar_link``, the
     published base URL, else the file) into ``out_dir/runs/<run id>/`` (kept: an older run's report is
-    never overwritten) and copy the first three to ``out_dir/`` (the latest run's); returns the report."""
+    never overwritten) and, when the run reviewed a document (:func:`publishes`), replace the first three in
+    ``out_dir/`` with them, each atomically; returns the report, ``run.published`` saying which."""
     import shutil
 
     report = build_report(database_url, run_id, offline, playbook, endpoint)
@@ -1514,9 +1516,21 @@ def write_report(
     from tasks.observe.deadlines import write_calendars
 
     write_calendars(report, kept, report_link(out_dir, run_id, calendar_link))
-    for name in ("report.json", "report.html", "deadlines.ics"):
-        shutil.copyfile(kept / name, out / name)
+    report["run"]["published"] = publishes(report)
+    if report["run"]["published"]:
+        for name in ("report.json", "report.html", "deadlines.ics"):  # each replaced whole: a reader never
+            staged = out / f".{name}.{run_id}.tmp"  # meets half a file (a subscribed calendar, a served page)
+            shutil.copyfile(kept / name, staged)
+            os.replace(staged, out / name)
     return report
+
+
+def publishes(report: dict[str, Any]) -> bool:
+    """Whether a run's report becomes ``OUT/report.*`` and ``OUT/deadlines.ics``: only when it reviewed at least
+    one document (reused unchanged ones count). An empty run (a mistyped folder, a quiet night with
+    ``--allow-empty``) or one whose every document failed or was deferred keeps the last good report and
+    calendar where a team reads and subscribes to them; its own stays in ``OUT/runs/<run id>/``."""
+    return int(report["run"]["metrics"].get("documents_reviewed", 0)) > 0
 
 
 def warm_plots_in_background() -> threading.Thread:

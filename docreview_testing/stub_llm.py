@@ -74,7 +74,15 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from docreview_testing.api_rules import first_broken
+from docreview_testing.api_rules import (  # the documented rules, and what the double's older checks share
+    first_broken,
+    forced_tool_problem,
+    request_documents,
+    strict_schema_problem,
+    thinking_type_problem,
+    thinking_with_forced_tool_problem,
+    thinks,
+)
 from tasks.review.backends.prompt import estimate_tokens, min_cacheable_tokens, parse_rendered_chunk
 
 #: Fault names and what they do (Messages API behaviour; Bedrock equivalent in brackets).
@@ -854,169 +862,9 @@ def _fault_error(faults: dict[str, str | None], streaming: bool) -> StubError | 
 # named next to it. The double must be at least as strict as the service: where a page leaves a case
 # open, the stricter reading is taken and said so.
 
-#: Keywords a strict schema (``strict: true`` tool ``input_schema``, ``output_config.format.schema``)
-#: may hold. Source: platform.claude.com/docs/en/build-with-claude/structured-outputs ("JSON Schema
-#: limitations", read 2026-12-06): supported are the basic types, ``enum``, ``const``, ``anyOf``/``allOf``,
-#: ``$ref``/``$defs``/``definitions``, "``default`` property for all supported types", ``required``,
-#: ``additionalProperties: false``, the listed string formats, ``minItems`` 0 or 1 and simple ``pattern``s;
-#: not supported are numeric bounds, string lengths and other array constraints.
-STRICT_SCHEMA_KEYWORDS = frozenset(
-    {
-        "$defs",
-        "$ref",
-        "type",
-        "anyOf",
-        "allOf",
-        "enum",
-        "const",
-        "description",
-        "title",
-        "properties",
-        "additionalProperties",
-        "required",
-        "format",
-        "items",
-        "minItems",
-        "pattern",
-        "default",
-        "definitions",
-    }
-)
-
-#: What a strict schema's ``pattern`` may not use. structured-outputs page, "JSON Schema limitations" (read
-#: 2026-12-06): supported are full and partial matching, quantifiers, character classes and groups; "NOT
-#: supported: Backreferences to groups (for example, ``\1``, ``\2``); Lookahead/lookbehind assertions ...; Word
-#: boundaries: ``\b``, ``\B``".
-UNSUPPORTED_PATTERN = re.compile(r"\\[1-9]|\(\?<?[=!]|\\[bB]")
-
-#: String ``format`` values strict schemas support. Source: ``_transform.py`` ``SupportedStringFormats``.
-STRICT_STRING_FORMATS = frozenset(
-    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
-)
-
-#: Model families that answer a forced ``tool_choice`` (``tool`` or ``any``) with 400. Sources:
-#: "What's new in Claude Sonnet 5.5" ("Forced tool use returns an error"), "What's new in Claude Opus
-#: 5.5" and its migration guide ("the same set [of changes] that arrived with Fable 5.1"); read as
-#: covering every Fable/Mythos 5.x id (stricter than documented for 5.0).
-FORCED_TOOL_REJECTED = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5", "claude-mythos-5")
-
-#: No current model lacks structured outputs: the models that did (Sonnet 4.0, Opus 4.0, the Claude 3 models,
-#: structured-outputs page, supported models) are retired, and a request naming one is answered 404 by the
-#: documented rule table (docreview_testing.api_rules, "retired-model").
-
-#: Accepted ``thinking.type`` values per family (longest prefix wins); a family not listed accepts
-#: every type. Sources: Sonnet 5.5 "What's new" (adaptive, between_tools), Opus 5.5 / Fable 5.1
-#: migration guides (thinking is always adaptive: disabling or a budget is rejected; the Fable 5 page
-#: says "Adaptive (always on)"), Sonnet 5 "What's new" (manual extended thinking returns 400), Opus 5
-#: and Haiku 5.5 overviews (adaptive, can be disabled).
-THINKING_TYPES: dict[str, frozenset[str]] = {
-    "claude-sonnet-5-5": frozenset({"adaptive", "between_tools"}),
-    "claude-opus-5-5": frozenset({"adaptive"}),
-    "claude-fable-5": frozenset({"adaptive"}),
-    "claude-mythos-5": frozenset({"adaptive"}),
-    "claude-sonnet-5": frozenset({"adaptive", "disabled"}),
-    "claude-opus-5": frozenset({"adaptive", "disabled"}),
-    "claude-haiku-5-5": frozenset({"adaptive", "disabled"}),
-}
-
-#: Families that think when the request has no ``thinking`` field (adaptive thinking on by default).
-#: Source: the 5.x model overviews ("Adaptive thinking is on by default").
-THINKING_DEFAULT_ON = ("claude-sonnet-5", "claude-opus-5", "claude-haiku-5-5", "claude-fable-5", "claude-mythos-5")
-
-
-def _family(model: str) -> str:
-    return str(model).split("anthropic.", 1)[-1]
-
-
-def _match(model: str, prefixes: Any) -> str | None:
-    family = _family(model)
-    return max((p for p in prefixes if family.startswith(p)), key=len, default=None)
-
-
-def thinks(model: str, thinking: dict[str, Any] | None) -> bool:
-    """Whether a request to ``model`` with ``thinking`` runs with thinking on."""
-    kind = (thinking or {}).get("type")
-    if kind in ("enabled", "adaptive"):
-        return True
-    if kind in ("disabled", "between_tools"):
-        return False
-    return _match(model, THINKING_DEFAULT_ON) is not None
-
-
-def schema_errors(schema: Any, path: str = "schema") -> list[str]:
-    """Why a strict schema would be refused (empty when it is accepted): keywords outside
-    :data:`STRICT_SCHEMA_KEYWORDS` (numeric bounds, string lengths, patterns, defaults, ``oneOf``...),
-    ``minItems`` other than 0/1, a string ``format`` outside :data:`STRICT_STRING_FORMATS`, an object
-    without ``additionalProperties: false``, a node with no type. Messages are worded like the API's
-    ("For 'integer' type, properties minimum are not supported")."""
-    if not isinstance(schema, dict):
-        return [f"{path}: must be an object"]
-    errors: list[str] = []
-    kind = schema.get("type")
-    extra = sorted(k for k in schema if k not in STRICT_SCHEMA_KEYWORDS)
-    if extra:
-        errors.append(f"{path}: For '{kind or 'schema'}' type, properties {', '.join(extra)} are not supported")
-    if not any(k in schema for k in ("type", "anyOf", "allOf", "enum", "const", "$ref")):
-        errors.append(f"{path}: a schema needs type, anyOf, allOf, enum, const or $ref")
-    if "pattern" in schema and (
-        not isinstance(schema["pattern"], str) or UNSUPPORTED_PATTERN.search(schema["pattern"])
-    ):
-        errors.append(f"{path}: pattern {schema.get('pattern')!r} uses a regex feature that is not supported")
-    if "minItems" in schema and schema["minItems"] not in (0, 1):
-        errors.append(f"{path}: For 'array' type, minItems values other than 0 or 1 are not supported")
-    if "format" in schema and (kind != "string" or schema["format"] not in STRICT_STRING_FORMATS):
-        errors.append(f"{path}: format {schema['format']!r} is not supported")
-    if kind == "object" and schema.get("additionalProperties") is not False:
-        errors.append(f"{path}: For 'object' type, 'additionalProperties' must be explicitly set to false")
-    for name, sub in (schema.get("$defs") or {}).items():
-        errors += schema_errors(sub, f"{path}.$defs.{name}")
-    for name, sub in (schema.get("properties") or {}).items():
-        errors += schema_errors(sub, f"{path}.properties.{name}")
-    if isinstance(schema.get("items"), dict):
-        errors += schema_errors(schema["items"], f"{path}.items")
-    for key in ("anyOf", "allOf"):
-        for n, sub in enumerate(schema.get(key) or []):
-            errors += schema_errors(sub, f"{path}.{key}.{n}")
-    return errors
-
 
 def _bad(message: str) -> StubError:
     return StubError(400, "invalid_request_error", message, "ValidationException", rule=True)
-
-
-def strict_schema_problem(strict_schemas: list[tuple[str, Any]]) -> str | None:
-    """Why the first of ``strict_schemas`` (``(where, schema)`` pairs sent with ``strict: true`` or as the
-    output format) would be refused (:func:`schema_errors`), or None."""
-    for where, schema in strict_schemas:
-        errors = schema_errors(schema, where)
-        if errors:
-            return errors[0]
-    return None
-
-
-def forced_tool_problem(model: str, forced_tool: bool) -> str | None:
-    """The 400 a forced ``tool_choice`` gets from a model that refuses it (:data:`FORCED_TOOL_REJECTED`), in
-    the Sonnet 5.5 / Opus 5.5 pages' own words (read 2026-12-06), or None."""
-    if forced_tool and _match(model, FORCED_TOOL_REJECTED):
-        return 'tool_choice: type "tool" and "any" are not supported for this model.'
-    return None
-
-
-def thinking_type_problem(model: str, thinking: dict[str, Any] | None) -> str | None:
-    """The 400 for a ``thinking.type`` the model does not take (:data:`THINKING_TYPES`), or None."""
-    kind = (thinking or {}).get("type")
-    accepted = THINKING_TYPES.get(_match(model, THINKING_TYPES) or "")
-    if kind is not None and accepted is not None and kind not in accepted:
-        return f"thinking.type {kind!r} is not supported for this model (accepted: {', '.join(sorted(accepted))})"
-    return None
-
-
-def thinking_with_forced_tool_problem(model: str, forced_tool: bool, thinking: dict[str, Any] | None) -> str | None:
-    """The 400 for thinking with a forced ``tool_choice`` ("Tool use with extended thinking"); a model that
-    thinks by default counts as thinking (the stricter reading where the pages are silent), or None."""
-    if forced_tool and thinks(model, thinking):
-        return "Thinking may not be enabled when tool_choice forces tool use."
-    return None
 
 
 def check_model_rules(
@@ -1039,19 +887,6 @@ def check_model_rules(
             raise _bad(problem)
 
 
-#: The 400 for citations with structured outputs. The page gives no verbatim error text; this message is
-#: its sentence: "If you enable citations on any user-provided document (``document`` blocks or
-#: ``search_result`` blocks) and also include the ``output_config.format`` parameter (or the deprecated
-#: ``output_format`` parameter), the API returns a 400 error." (build-with-claude/citations, "Citations
-#: and structured outputs are incompatible"; structured-outputs, "Feature compatibility").
-CITATIONS_WITH_STRUCTURED_OUTPUTS = (
-    "Citations cannot be used together with structured outputs: citations are enabled on a document and "
-    "output_config.format is set"
-)
-
-#: "Currently, citations must be enabled on all or none of the documents within a request." (citations page).
-CITATIONS_ALL_OR_NONE = "citations must be enabled on all or none of the documents within a request"
-
 #: Documented input limits. PDF support ("Check PDF requirements"): at most 100 pages per request for a
 #: model whose context window is under 1M tokens (600 otherwise; the double applies 100), 32 MB per
 #: request. Vision ("Basics and limits"): at most 100 images per request (600 for 1M-context models; the
@@ -1066,17 +901,6 @@ MAX_IMAGE_BYTES = 5 * 1024 * 1024
 IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 
 _DOCUMENT_KEYS = {"type", "source", "title", "context", "citations", "cache_control"}
-
-
-def request_documents(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every ``document`` block of a request, in order (document indices count across all messages)."""
-    out = []
-    for msg in messages:
-        content = msg.get("content")
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "document":
-                out.append(block)
-    return out
 
 
 def _images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

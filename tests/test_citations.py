@@ -13,7 +13,7 @@ import json
 import anthropic
 import pytest
 
-from docreview_testing.stub_llm import CITATIONS_ALL_OR_NONE, CITATIONS_WITH_STRUCTURED_OUTPUTS
+from docreview_testing.api_rules import CITATIONS_ALL_OR_NONE, CITATIONS_WITH_STRUCTURED_OUTPUTS
 from schemas.documents import ExtractedDocument, PageQuality, PageText, SourceObject
 from schemas.findings import Finding, Risk, Verdict
 from schemas.taxonomy import ClauseType

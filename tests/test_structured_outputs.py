@@ -16,7 +16,7 @@ import warnings
 import httpx
 import pytest
 
-from docreview_testing.stub_llm import schema_errors
+from docreview_testing.api_rules import schema_errors
 from schemas.findings import ReviewToolInput
 from schemas.review import ReviewOutcome
 from tasks.review.backends.anthropic_backend import AnthropicBackend, LLMConfigError, is_context_overflow

@@ -1501,8 +1501,9 @@ def write_report(
     ``deadlines/<document>.ics`` per contract that has upcoming deadlines,
     :func:`tasks.observe.deadlines.write_calendars`; events link the report at ``calendar_link``, the
     published base URL, else the file) into ``out_dir/runs/<run id>/`` (kept: an older run's report is
-    never overwritten) and, when the run reviewed a document (:func:`publishes`), replace the first three in
-    ``out_dir/`` with them, each atomically; returns the report, ``run.published`` saying which."""
+    never overwritten) and, when the run reviewed a document (:func:`publishes`) or ``out_dir`` has no report
+    yet, replace the first three in ``out_dir/`` with them, each atomically; returns the report,
+    ``run.published`` saying which."""
     import shutil
 
     report = build_report(database_url, run_id, offline, playbook, endpoint)
@@ -1516,7 +1517,7 @@ def write_report(
     from tasks.observe.deadlines import write_calendars
 
     write_calendars(report, kept, report_link(out_dir, run_id, calendar_link))
-    report["run"]["published"] = publishes(report)
+    report["run"]["published"] = publishes(report) or not (out / "report.json").exists()  # nothing to keep yet
     if report["run"]["published"]:
         for name in ("report.json", "report.html", "deadlines.ics"):  # each replaced whole: a reader never
             staged = out / f".{name}.{run_id}.tmp"  # meets half a file (a subscribed calendar, a served page)

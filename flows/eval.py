@@ -35,10 +35,12 @@ from tasks.check.playbook import load_playbook
 from tasks.check.support import support_check_name
 from tasks.observe.evaluate import (
     CATEGORIES,
+    KEY_TERM_FIELDS,
     VALUE_CATEGORIES,
     RouterTally,
     evidence_overlaps,
     in_split,
+    key_term_outcome,
     lawyer_playbook_status,
     load_cuad,
     macro_f1,
@@ -101,6 +103,49 @@ def _stored_chunks(db: str, sha256: str) -> list[Chunk]:
         ]
 
 
+#: The report's key-term label each scored field is shown under (``expiration_deadline``: the calendar's).
+KEY_TERM_LABELS = {
+    "parties": "Parties",
+    "agreement_date": "Agreement date",
+    "effective_date": "Effective date",
+    "expiration_date": "Expiration date",
+    "governing_law": "Governing law",
+    "renewal_term": "Renewal",
+    "notice_period": "Notice to terminate renewal",
+}
+
+
+def key_term_outcomes(entry: dict[str, Any], doc: Any) -> dict[str, str]:
+    """``{field: right|wrong|missing}`` for one report document (``report.json``'s entry) against its CUAD
+    answers (:func:`tasks.observe.evaluate.key_term_outcome`). A document the run did not review shows
+    nothing. The calendar's expiration deadline is the initial term's end (before renewals)."""
+    reviewed = entry.get("status") == "reviewed"
+    terms = entry.get("key_terms") or {} if reviewed else {}
+    out = {}
+    for name, category in KEY_TERM_FIELDS.items():
+        if name == "expiration_deadline":
+            shown = [
+                str(d.get("initial_end") or d["date"])
+                for d in (entry.get("deadlines") or [] if reviewed else [])
+                if d["kind"] == "expiration"
+            ]
+        else:
+            shown = list(terms.get(KEY_TERM_LABELS[name]) or [])
+        out[name] = key_term_outcome(name, doc.answers.get(category, ""), shown)
+    return out
+
+
+def key_term_scores(tally: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """Shares ``{field: {right, wrong, missing, n}}`` and ``mean_right`` over the fields."""
+    out: dict[str, Any] = {}
+    for name, counts in tally.items():
+        n = sum(counts.values())
+        out[name] = {k: (v / n if n else None) for k, v in counts.items()} | {"n": n}
+    rights = [v["right"] for v in out.values() if v["right"] is not None]
+    out["mean_right"] = sum(rights) / len(rights) if rights else None
+    return out
+
+
 def evaluate_cuad(
     data_dir: str | Path,
     backend: str = "rules",
@@ -133,6 +178,7 @@ def evaluate_cuad(
          presence_macro_f1, evidence_overlap_rate, findings, router_recall, routing_rate,
          split, router_recall_test, routing_rate_test, spans_located_test,
          spans_located, spans_unlocated, router_missed_by_category, value_accuracy {category: acc},
+         key_terms {field: {right, wrong, missing, n}, mean_right} (:func:`key_term_outcomes`),
          per_category {name: {precision, recall, f1, support, tp, fp, fn, evidence_overlap}},
          verified_findings, verified_evidence_overlap_rate, presence_macro_f1_verified,
          verdicts {verdict: count}, wall_s, review_wall_s}
@@ -203,10 +249,13 @@ def evaluate_cuad(
             r.id: {"agree": 0, "pairs": 0, "unknown": 0, "skipped": 0, "confusion": {}}
             for r in (rules.playbook.rules if rules else [])
         }
+        key_tally: dict[str, dict[str, int]] = {n: {"right": 0, "wrong": 0, "missing": 0} for n in KEY_TERM_FIELDS}
         for entry in report["documents"]:
             doc = by_file.get(entry["file_name"])
             if doc is None:
                 continue
+            for name, outcome in key_term_outcomes(entry, doc).items():
+                key_tally[name][outcome] += 1
             if rules is not None and entry["status"] == "reviewed":
                 got = {r["rule"]: r["status"] for r in entry.get("playbook") or []}
                 for rule in rules.playbook.rules:
@@ -315,6 +364,7 @@ def evaluate_cuad(
         "spans_unlocated": tally.unlocated,
         "router_missed_by_category": dict(sorted(tally.missed_by_category.items(), key=lambda kv: -kv[1])),
         "value_accuracy": {c.value: (ok / n if n else None) for c, (ok, n) in values_ok.items()},
+        "key_terms": key_term_scores(key_tally),
         **triage_tally.scores(),
         "per_category": per_category,
         "support_check": support_check_name(),
@@ -438,6 +488,18 @@ def print_table(result: dict[str, Any], console: Console) -> None:
             "" if va is None else f"{va:.2f}",
         )
     console.print(table)
+    terms = result.get("key_terms") or {}
+    if terms:
+        kt = Table(title="Key terms against the lawyers' answers (share of contracts)", box=box.SIMPLE_HEAD)
+        kt.add_column("field", no_wrap=True)
+        for column in ("right", "wrong", "missing"):
+            kt.add_column(column, justify="right")
+        for name, v in terms.items():
+            if name != "mean_right" and v.get("n"):
+                kt.add_row(name.replace("_", " "), f"{v['right']:.2f}", f"{v['wrong']:.2f}", f"{v['missing']:.2f}")
+        console.print(kt)
+        if terms.get("mean_right") is not None:
+            console.print(f"Key terms: mean share right {terms['mean_right']:.3f} over {len(terms) - 1} fields")
     if result.get("not_reviewed"):
         console.print(
             f"[yellow]Not reviewed:[/] {result['documents_by_status']} (unreviewed contracts count as "

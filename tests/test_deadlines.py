@@ -45,7 +45,7 @@ def doc(**terms: list[str]) -> dict:
 
 def test_the_notice_deadline_counts_back_from_the_end_of_the_current_term_and_skips_holidays():
     d = doc(
-        effective=["December 7, 2024"],
+        effective=["December 6, 2024"],
         term=["twenty-four (24) months"],
         renewal=["successive two (2) year"],
         notice=["ninety (90) days"],
@@ -53,7 +53,7 @@ def test_the_notice_deadline_counts_back_from_the_end_of_the_current_term_and_sk
     found, why = document_deadlines(d, date(2026, 6, 1), US)
     assert why is None
     by_kind = {x["kind"]: x for x in found}
-    assert by_kind["expiration"]["date"] == "2026-12-06"  # the day before the second anniversary
+    assert by_kind["expiration"]["date"] == "2026-12-06"  # the second anniversary
     assert by_kind["renewal"]["date"] == "2026-12-07"
     # 90 days before 2026-12-06 is Monday 2026-09-07, Labor Day: the business day before it
     assert by_kind["notice"]["date"] == "2026-09-04"
@@ -85,7 +85,7 @@ def test_a_document_with_no_dates_has_no_deadline_and_says_why():
 
 def test_events_only_within_the_alert_window_and_the_calendar_holds_all_day_events():
     d = doc(
-        effective=["December 7, 2024"],
+        effective=["December 6, 2024"],
         term=["twenty-four (24) months"],
         renewal=["successive two (2) year"],
         notice=["ninety (90) days"],
@@ -108,7 +108,9 @@ def test_events_only_within_the_alert_window_and_the_calendar_holds_all_day_even
 def test_a_sample_contracts_ics_holds_its_90_day_notice_deadline_with_a_fixed_clock(tmp_path, db_url):
     """The fifth sample contract (effective December 7, 2024; 24 months; renews for two years unless
     notice is given "at least ninety (90) days" before the end of the term), reviewed, reported as of
-    2026-06-01: its calendar's notice event is on 2026-09-04."""
+    2026-06-01: the initial term ends on the second anniversary, 2026-12-07 (the reading of CUAD's lawyers:
+    "four (4) years, commencing on the Effective Date" of 6/15/15 ends 6/15/19), so its calendar's notice event
+    is on 2026-09-08 (90 days before; 2026-09-07 is Labor Day, the event is on a business day either way)."""
     from docreview_testing.samples import generate_samples
     from flows.review import review_documents
     from tasks.observe.deadlines import write_calendars
@@ -135,8 +137,8 @@ def test_a_sample_contracts_ics_holds_its_90_day_notice_deadline_with_a_fixed_cl
     for path in (tmp_path / "cal" / "deadlines.ics", per_doc[0]):
         cal = Calendar.from_ical(path.read_bytes())
         notice = [e for e in cal.walk("VEVENT") if "notice of non-renewal" in str(e.get("summary"))]
-        assert [e.decoded("dtstart") for e in notice] == [date(2026, 9, 4)]
-        assert "ninety (90) days before 2026-12-06" in str(notice[0].get("description"))
+        assert [e.decoded("dtstart") for e in notice] == [date(2026, 9, 8)]
+        assert "90 days before 2026-12-07" in str(notice[0].get("description"))
     # The run itself wrote today's calendar beside its report, and the report lists the deadlines.
     assert (tmp_path / "out" / "deadlines.ics").is_file()
     kept = json.loads((tmp_path / "out" / "report.json").read_text())

@@ -118,7 +118,7 @@ def test_new_checks_recheck_stored_reviews_without_a_model_call(stub_env, inbox,
     with Session(get_engine(db_url)) as session:
         ledger = {r.prompt_version.split("; checks ")[1] for r in session.exec(select(DocumentReviewRow)).all()}
     dispose_engines()
-    assert {v.split("+")[0] for v in ledger} == {"factcheck-v1", "factcheck-next"}
+    assert {v.split("+")[0] for v in ledger} == {"factcheck-v2", "factcheck-next"}
     third = review(inbox, tmp_path / "third", db_url, ResiliencePolicy(**FAST, breaker_name="t-recheck-3"))
     assert third["run"]["metrics"]["documents_skipped"] == 2  # same checks now: reused
 

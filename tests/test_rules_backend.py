@@ -59,7 +59,7 @@ def test_backend_identity_and_protocol():
     be = RulesBackend()
     assert isinstance(be, ReviewBackend)
     assert be.name == "rules"
-    assert be.model == RULES_VERSION == "rules-v6"
+    assert be.model == RULES_VERSION == "rules-v7"
     rv = be.review_chunk(make_chunk(BODY, index=3, page_start=4), "x.pdf")
     assert rv.calls == [] and rv.outcome == ReviewOutcome.ok and rv.chunk_index == 3
 

@@ -4,8 +4,11 @@ non-renewal, from its key terms; in the report, as iCalendar files and as a Pref
 The rules (stated in docs/deadlines.md):
 
 - **Start**: the Effective Date the key terms give, else the Agreement Date.
-- **End of the initial term**: the Expiration Date the key terms give; else the start plus the term,
-  less one day (a term of 5 years from 2022-12-03 ends 2027-12-02: the day before the anniversary).
+- **End of the initial term**: the Expiration Date the key terms give (for a contract, computed by
+  :mod:`tasks.check.key_terms` with its basis: "Effective Date 2022-12-03 + 5 years"); else the start plus
+  the term. A term of N years or months ends on the anniversary (5 years from 2022-12-03 ends 2027-12-03),
+  the reading of CUAD's lawyers' Expiration Date answers ("four (4) years, commencing on the Effective Date"
+  of 6/15/15 → 6/15/19); a contract that says "less one day" ends the day before.
   Months and years are calendar months and years (python-dateutil's ``relativedelta``: the 31st plus
   one month is the last day of the next month); weeks are 7 days.
 - **Renewal**: with a Renewal Term the contract renews the day after a term ends, for that period
@@ -192,7 +195,7 @@ def document_deadlines(
     """The deadlines of one reviewed contract of the report (its ``key_terms`` and ``findings``), and
     None; or ``[]`` and why there are none. Each deadline: ``{kind (notice|renewal|expiration), date
     (ISO), title, basis (the rule applied, in words), finding_ids, upcoming (on or after as_of),
-    days_left}``, by date. See the module docstring for the rules."""
+    days_left}``, by date; the expiration's also ``initial_end`` (ISO: the initial term's end, before renewals). See the module docstring for the rules."""
     terms: dict[str, list[str]] = document.get("key_terms") or {}
     got = {k: terms.get(v) for k, v in _TERMS.items()}
     start = _first(got["effective"], "date") or _first(got["agreement"], "date")
@@ -200,19 +203,29 @@ def document_deadlines(
     term = _first(got["term"], "duration")
     renewal = _first(got["renewal"], "duration")
     notice = _first(got["notice"], "duration")
+    read = {
+        b["value"]: b["basis"] for b in document.get("key_term_basis") or [] if b.get("term") == _TERMS["expiration"]
+    }
+    if any("perpetu" in v.lower() for v in got["expiration"] or []):
+        return [], "no deadline: the term runs until the agreement is terminated (perpetual)"
     if stated_end is not None:
         end: date = stated_end[0]
-        how = f"the expiration date {stated_end[1]}"
+        basis = read.get(stated_end[1])
+        how = f"the expiration date {stated_end[1]}" + (f" ({basis})" if basis else "")
     elif start is not None and term is not None:
-        end = term[0].after(start[0]) - timedelta(days=1)
-        how = f"{start[1]} + the term {term[0].raw}, less one day"
+        end = term[0].after(start[0])
+        how = f"{start[1]} + the term {term[0].raw}"
     else:
+        gap = (document.get("key_term_gaps") or {}).get(_TERMS["expiration"])
+        if gap:
+            return [], f"no deadline: {gap}"
         missing = "no expiration date, and " + ("no term" if start is not None else "no effective or agreement date")
         return [], f"no deadline: {missing} in the key terms"
     renews = renewal[0] if renewal is not None else None
+    initial_end = end
     rolled = 0
     while renews is not None and end < as_of and rolled < MAX_RENEWALS:
-        end = renews.after(end + timedelta(days=1)) - timedelta(days=1)
+        end = renews.after(end)
         rolled += 1
     if rolled:
         how += f", renewed {rolled} time(s) for {renews.raw if renews else ''}"
@@ -240,6 +253,7 @@ def document_deadlines(
             f"the term ends {end.isoformat()} ({how})",
         )
     add("expiration", end, "the current term ends", how)
+    out[-1]["initial_end"] = initial_end.isoformat()  # the end of the initial term, before any renewal
     if notice is not None:
         counted = notice[0].before(end, calendar)
         due = calendar.on_or_before(counted)

@@ -557,3 +557,102 @@ def lawyer_playbook_status(rule: PlaybookRule, limit: Limit | None, answer: str)
             return "pass" if max(periods) <= limit.days else "deviation"
         return "pass" if min(periods) >= limit.days else "deviation"
     return None
+
+
+# --- key terms --------------------------------------------------------------------------------
+
+#: The key-term fields scored against CUAD's answer columns: field → category of its ``-Answer`` column.
+#: ``expiration_deadline`` is the calendar's end-of-term deadline, scored against the Expiration Date answer.
+KEY_TERM_FIELDS: dict[str, ClauseType] = {
+    "parties": ClauseType.parties,
+    "agreement_date": ClauseType.agreement_date,
+    "effective_date": ClauseType.effective_date,
+    "expiration_date": ClauseType.expiration_date,
+    "expiration_deadline": ClauseType.expiration_date,
+    "governing_law": ClauseType.governing_law,
+    "renewal_term": ClauseType.renewal_term,
+    "notice_period": ClauseType.notice_period_to_terminate_renewal,
+}
+
+#: A gold party entry that names the parties together ("SutroVax and Sutro (each a "Party" ...)").
+_COLLECTIVE = re.compile(r"\b(?:part(?:y|ies)|collectively|together|each|individually)\b", re.I)
+
+
+def gold_parties(answer: str) -> list[str]:
+    """The party names of a ``Parties-Answer`` cell (``'X ("A"); Y ("B"); X and Y (each a "Party")'``): the
+    names before each defined-name bracket, collective entries left out."""
+    out = []
+    for entry in answer.split(";"):
+        entry = entry.strip()
+        if not entry:
+            continue
+        name, _, rest = entry.partition("(")
+        name = name.strip(' ,"“”')
+        if not name or (_COLLECTIVE.search(rest) and re.search(r"\band\b", name)) or _COLLECTIVE.fullmatch(name):
+            continue
+        out.append(name)
+    return out
+
+
+#: Smallest rapidfuzz ``token_set_ratio`` (0-100) at which two party names with a typo between them
+#: ("Howmedica Ostenonics Corp." in an answer, "Howmedica Osteonics Corp" in the contract) are the same party.
+PARTY_FUZZ = 88
+
+
+#: Share of the longer name's tokens two names must share when one contains the other: "Bunker One" names
+#: "Bunker One (USA) Inc." (2 of 3), "Technology Co., Ltd." does not name "Beijing Baidu Netcom Science and
+#: Technology Co., Ltd." (1 of 5), nor does "PJI are" name "PJI Inc." (1 of 2).
+PARTY_SHARE = 0.6
+
+
+def _party_matches(gold: str, shown: str) -> bool:
+    """Whether a shown party (``Name ("Short")``) names the gold party: one's name tokens contain the
+    other's and share :data:`PARTY_SHARE` of the longer, or the two differ by a typo (rapidfuzz
+    ``token_sort_ratio`` ≥ :data:`PARTY_FUZZ`)."""
+    from rapidfuzz import fuzz
+
+    g, p = _name_tokens(gold), _name_tokens(shown.split(" (")[0])
+    if not g or not p:
+        return False
+    if (g <= p or p <= g) and len(g & p) >= PARTY_SHARE * max(len(g), len(p)):
+        return True
+    return fuzz.token_sort_ratio(" ".join(sorted(g)), " ".join(sorted(p))) >= PARTY_FUZZ
+
+
+def key_term_outcome(name: str, answer: str, shown: list[str]) -> str:
+    """``right``, ``wrong`` or ``missing``: the values a report shows for one key-term field (a key of
+    :data:`KEY_TERM_FIELDS`; ISO dates, periods ``"1 year"``, jurisdictions, parties ``Name ("Short")``)
+    against the lawyers' ``-Answer`` cell.
+
+    - nothing shown: ``right`` when the answer is empty or redacted (``[***]``, ``[]``), else ``missing``;
+    - something shown and the answer empty: ``wrong`` (a value the lawyers did not find);
+    - parties: ``right`` when every gold party is named by a shown one and every shown one names a gold party;
+    - dates: day by day (a redacted ``[]`` part matches any); ``perpetual`` only matches ``perpetual``;
+    - renewal and notice periods: number and unit (12 months = 1 year), any of the answer's ``;``-parts;
+    - governing law: token containment with any of the answer's ``;``-parts.
+
+    Raises ``KeyError`` for another field name."""
+    category = KEY_TERM_FIELDS[name]
+    answer = (answer or "").strip()
+    redacted = bool(re.fullmatch(r"[\[\]\s*]*|\[[^\]]*\]", answer)) if answer else False
+    if not shown:
+        return "right" if not answer or redacted else "missing"
+    if not answer or redacted:
+        return "wrong"
+    if category is ClauseType.parties:
+        golds = gold_parties(answer)
+        if not golds:
+            return "wrong"
+        every_gold = all(any(_party_matches(g, s) for s in shown) for g in golds)
+        every_shown = all(any(_party_matches(g, s) for g in golds) for s in shown)
+        return "right" if every_gold and every_shown else "wrong"
+    first = shown[0]
+    if category in (ClauseType.agreement_date, ClauseType.effective_date, ClauseType.expiration_date):
+        if "perpetu" in answer.lower() or "perpetu" in first.lower():
+            return "right" if "perpetu" in answer.lower() and "perpetu" in first.lower() else "wrong"
+        g, p = parse_gold_date(answer), parse_text_date(first)
+        return "right" if g is not None and p is not None and dates_match(g, p) else "wrong"
+    parts = [p.strip() for p in re.split(r"[;/]", answer) if p.strip()]
+    if category in (ClauseType.renewal_term, ClauseType.notice_period_to_terminate_renewal):
+        return "right" if any(durations_match(p, first) for p in parts) else "wrong"
+    return "right" if any(names_match(p, first) for p in parts) else "wrong"

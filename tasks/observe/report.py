@@ -122,6 +122,71 @@ def key_terms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
+#: The report's key-term label of each field the whole-text reader gives (:mod:`tasks.check.key_terms`).
+READ_TERM_LABELS: dict[str, str] = {
+    "parties": "Parties",
+    "agreement_date": "Agreement date",
+    "effective_date": "Effective date",
+    "expiration_date": "Expiration date",
+    "renewal_term": "Renewal",
+    "notice_period": "Notice to terminate renewal",
+    "governing_law": "Governing law",
+}
+
+
+def stored_text(store: Session, sha256: str) -> tuple[str, list[tuple[int, int, int]]]:
+    """A document's text rebuilt from its stored chunks (one chunker's, the latest stored), with
+    ``[(char_start, char_end, page_start)]`` of each chunk; ``("", [])`` when none is stored.
+    Characters no chunk covers become spaces, so offsets are the chunks' own."""
+    from schemas.tables import ChunkRow
+
+    rows = store.exec(select(ChunkRow).where(ChunkRow.sha256 == sha256).order_by(col(ChunkRow.id).desc())).all()
+    if not rows:
+        return "", []
+    chunker = rows[0].chunker
+    rows = sorted((r for r in rows if r.chunker == chunker), key=lambda r: r.chunk_index)
+    size = max(r.char_start + len(r.text) for r in rows)
+    buf = [" "] * size
+    for r in rows:
+        buf[r.char_start : r.char_start + len(r.text)] = r.text
+    return "".join(buf), [(r.char_start, r.char_end, r.page_start) for r in rows]
+
+
+def read_terms(
+    text: str, spans: list[tuple[int, int, int]], from_findings: dict[str, list[str]]
+) -> tuple[dict[str, list[str]], list[dict[str, Any]], dict[str, str]]:
+    """A contract's key terms with the whole-text reader's fields (:func:`tasks.check.key_terms.read_key_terms`)
+    in place of the ones read from findings: ``(key_terms, basis, gaps)``.
+
+    ``key_terms`` is :func:`key_terms`' dict with Parties, the dates, Renewal, Notice and Governing law as the
+    reader gives them (a field the reader leaves empty is left out: no finding's guess stands in for it) and no
+    ``Term`` (the reader turns the term into the expiration date, with its basis); ``basis`` lists
+    ``{term, value, basis, quote, page}`` for each value; ``gaps`` ``{term: why no value}``."""
+    from tasks.check.key_terms import read_key_terms
+
+    read = read_key_terms(text)
+    out: dict[str, list[str]] = {}
+    for name, shown in READ_TERM_LABELS.items():
+        values = read.values(name)
+        if values:
+            out[shown] = values[:6]
+    for term, values in from_findings.items():
+        if term not in READ_TERM_LABELS.values() and term != "Term":
+            out[term] = values
+    order = {t: i for i, (t, _types, _names) in enumerate(_KEY_TERMS)}
+    out = dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+    def page_at(offset: int) -> int | None:
+        return next((page for a, b, page in spans if a <= offset < b), None)
+
+    basis = [
+        dict(term=READ_TERM_LABELS[t.field], value=t.value, basis=t.basis, quote=t.quote[:300], page=page_at(t.start))
+        for t in read.terms
+    ]
+    gaps = {READ_TERM_LABELS[k]: v for k, v in read.gaps.items()}
+    return out, basis, gaps
+
+
 def cap_terms(findings: list[dict[str, Any]]) -> list[str]:
     """The liability cap amounts a document's Cap On Liability findings state, each with where it is:
     ``["$1,000,000 (page 4)", "$250,000 (§ 7.2 Limitation of Liability, paragraph 3; finding 45 needs review)"]``.
@@ -354,6 +419,13 @@ def _report(
         doc_checks += page_checks(pages_flagged)
         results = playbook_results(rules.get(d.sha256 or "", [])) if playbook else None
         findings = triage(findings, results or [])
+        terms = key_terms(findings)
+        term_basis: list[dict[str, Any]] = []
+        term_gaps: dict[str, str] = {}
+        if d.sha256 and d.status == "reviewed" and (profile is None or profile.profile != "filing"):
+            text, spans = stored_text(store, d.sha256)
+            if text.strip():
+                terms, term_basis, term_gaps = read_terms(text, spans, terms)
         version = (
             version_fields(store, links[d.sha256], findings, results or [])
             if d.sha256 and d.status == "reviewed" and d.sha256 in links and links[d.sha256].previous_sha256
@@ -372,7 +444,9 @@ def _report(
                 kind=stored.get(d.sha256 or "", {}).get("__kind__"),
                 redline=[{**c, "note": redline_note(c)} for c in redline],
                 comments=comments,
-                key_terms=key_terms(findings),
+                key_terms=terms,
+                key_term_basis=term_basis,
+                key_term_gaps=term_gaps,
                 findings=findings,
                 counts=finding_counts(findings),
                 categories=category_counts(findings),
@@ -1325,7 +1399,8 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.page_flags %}<ul class="checks pageflags">{% for pf in doc.page_flags %}<li><b>{{ pf.flag|replace("_", " ") }}</b> on page(s) {{ pf.pages|join(", ") }} — {{ pf.meaning }}{% for pg, note in pf.details.items() %}; page {{ pg }}: {{ note }}{% endfor %}</li>{% endfor %}</ul>{% endif %}
  {% if doc.key_terms %}
  <table class="terms">{% for term, values in doc.key_terms.items() %}
-  <tr><td>{{ term }}</td><td>{{ values|join("; ") }}</td></tr>{% endfor %}
+  <tr><td>{{ term }}</td><td>{{ values|join("; ") }}{% for b in doc.key_term_basis if b.term == term %}<div class="sub">{{ b.value }}: {{ b.basis }}{% if b.page %} (page {{ b.page }}){% endif %}</div>{% endfor %}</td></tr>{% endfor %}
+  {% for term, why in (doc.key_term_gaps or {}).items() %}<tr><td>{{ term }}</td><td class="sub">not shown: {{ why }}</td></tr>{% endfor %}
  </table>
  {% endif %}
  {% if doc.findings %}

@@ -30,7 +30,7 @@ from tasks.review.backends.filing_rules import FilingRules
 from tasks.review.route import UNIT_SEPARATOR
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
-RULES_VERSION = "rules-v6"
+RULES_VERSION = "rules-v7"
 
 #: Longest evidence quote emitted (characters).
 MAX_EVIDENCE_CHARS = 600
@@ -1694,7 +1694,7 @@ def _inside_run(text: str, start: int, end: int, anchor: int, seam: str) -> tupl
 class RulesBackend:
     """Offline, deterministic :class:`~tasks.review.backends.base.ReviewBackend` built from regex rules.
 
-    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v6"``), part of the
+    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v7"``), part of the
     review idempotency key. Thread-safe and stateless: all patterns are compiled at import.
     """
 

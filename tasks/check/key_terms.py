@@ -208,6 +208,22 @@ def _dates(text: str, a: int, b: int) -> list[tuple[int, int, Value]]:
     return out
 
 
+#: A date whose day and month are left blank in the filed copy: "[ ] day of [ ], 2020", "[·], 2019", "____, 2020".
+_BLANK_DATE = re.compile(
+    r"(?:\[\s*[^\]\d\w]{0,3}\s*\]|_{2,})\s*(?:(?:st|nd|rd|th)\s+)?(?:day\s+of\s+(?:\[\s*[^\]\d\w]{0,3}\s*\]|_{2,}))?"
+    r"\s*,?\s+(?P<y>(?:19|20)\d{2})\b",
+    _I,
+)
+
+
+def _candidates(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
+    """Dates in ``text[a:b]`` a key term can show, in order: ``(start, end, iso)``; ``iso`` is a full date
+    (``2020-03-01``) or, for a date whose day and month are left blank, its year (``2020``)."""
+    out = [(s, e, d.isoformat()) for s, e, v in _dates(text, a, b) if (d := _day(v)) is not None]
+    out += [(a + m.start(), a + m.end(), m.group("y")) for m in _BLANK_DATE.finditer(text[a:b])]
+    return sorted(out)
+
+
 _AGREEMENT_CUE = re.compile(
     r"(?:dated|made|entered\s+into|executed|signed|concluded|effective)\s*(?:and\s+(?:entered\s+into|effective)\s*)?"
     r"(?:as\s+of|on|this|at|effective|,)?\s*(?:the\s+date\s+of\s*)?"
@@ -258,7 +274,7 @@ _BETWEEN = re.compile(r"\b(?:by\s+and\s+(?:between|among(?:st)?)|between|among(?
 #: Where a preamble's sentence ends: a full stop before the words that open the next one.
 _PREAMBLE_END = re.compile(
     r"\.\s+(?=(?:The|This|Each|In|Both|Whereas|WHEREAS|NOW|Now|Article|ARTICLE|Section|SECTION|Background|BACKGROUND|"
-    r"Recitals|RECITALS|It\s+is|All|Capitalized|For|As|Unless|Definitions|DEFINITIONS|\d+(?:\.\d+)*\.?\s|[A-Z]\.\s|"
+    r"Recitals|RECITALS|It\s+is|All|Capitalized|For|As|Unless|Definitions|DEFINITIONS|\d{1,2}(?:\.\d+)*\.?\s+[A-Z]|[A-Z]\.\s|"
     r"(?:[A-Z][\w'’.-]*\s+){1,4}(?:and|is|are|has|have|shall|will|desires?|wish(?:es)?|owns?|agrees?|hereby|may)\b))"
     r"|\s(?:Dated|Date|Address|Effective\s+Date)\s*:"
 )
@@ -284,7 +300,8 @@ _NOT_A_NAME = re.compile(
 
 def _clean_name(raw: str) -> str:
     name = raw.strip(" ,;:.-–—\"“”'")
-    name = re.sub(r"^(?:and|AND|And)\s+", "", name)
+    name = re.sub(r"^(?:and|AND|And|between|BETWEEN|Between)\s+", "", name)
+    name = re.sub(r"^the\s+(?=[A-Z])", "", name)  # "the TOWN OF VINTON, VIRGINIA"
     name = re.sub(r"^(?:(?:1|2|3|4|\(?[a-d]\)|\(?[ivx]+\))[.)]?\s+)", "", name)
     # descriptions after the name: ", a Delaware corporation", "having its office", "with offices"
     name = re.split(
@@ -292,9 +309,9 @@ def _clean_name(raw: str) -> str:
         r"individual|bank|association|trust|society|state|national|agency|body|enterprise|firm|business|"
         r"institution|university|subsidiary|division|citizen|resident|person)\b"
         r"|,?\s+(?:having|with|whose|located|organi[sz]ed|incorporated|existing|duly|registered|acting|residing|"
-        r"domiciled|an?\s+individual|of\s+\d|at\s+\d|address|doing\s+business|d/b/a|on\s+behalf|its\s+principal|"
+        r"domiciled|an?\s+individual|of\s+\d|at\s+\d|address|doing\s+business|d/b/a|dba|on\s+behalf|its\s+principal|"
         r"which|who|through|by\s+its)\b"
-        r"|,\s*(?:a|an)\s+(?=[A-Z])|\s+\(|\s*[\"“]",
+        r"|,\s*(?:a|an)\s+(?=[A-Z])|\s*\((?!\s*[A-Z][\w.& -]{0,30}\))|\s*[\"“]",
         name,
         maxsplit=1,
     )[0]
@@ -304,12 +321,21 @@ def _clean_name(raw: str) -> str:
         name,
         maxsplit=1,
     )[0]  # address, date, mark
-    tail = list(re.finditer(r"[\s,]" + _ENTITY, name))
-    if tail and re.search(r"\d", name[tail[-1].end() :]):
-        name = name[: tail[-1].end()]
+    tail = list(re.finditer(r"[\s,]" + _ENTITY, name, _I))
+    if tail and (
+        re.search(r"\d", name[tail[-1].end() :])
+        or re.match(r"\s+(?:Dated|DATED|Effective|EFFECTIVE|Service|SERVICE|Date|DATE|[a-z])", name[tail[-1].end() :])
+    ):
+        name = name[: tail[-1].end()]  # "GARRETT MOTION INC. Dated as of", "VITALIBIS INC a Nevada C"
     bare = name.strip(" ,;:.-–—\"“”'")
     dotted = re.search(r"\b(?:Inc|Co|Corp|Ltd|L\.P|S\.A|N\.V|B\.V|L\.L\.C)\.$", name.strip(" ,;:-–—\"“”'"))
     return bare + ("." if dotted else "")
+
+
+#: Lower-case words a party's name may hold ("Centre for Probe Development and Commercialization").
+_NAME_LOWER = frozenset(
+    "of and the for de du la le des von van der den y et e da di do dos del in on at to with & a inc llc ltd corp co".split()
+)
 
 
 def _good_name(name: str, defined: bool = False) -> bool:
@@ -324,7 +350,7 @@ def _good_name(name: str, defined: bool = False) -> bool:
         re.match(r"[A-Z0-9]", name)
         or re.match(r"[a-z][\w-]*(?:\.com|[A-Z])", name)
         or re.search(_ENTITY + r"\s*$", name)
-        or (defined and re.match(r"[a-z]", name) and len(words) <= 4)
+        or (defined and re.match(r"[a-z][\w]*[-\d.]", name) and len(words) <= 4)  # "i-on interactive", "i3 ICS"
     ):
         return False
     if re.match(r"\d[\d:.,]*\s", name) or re.search(r"\b[ap]\.m\b", name):
@@ -335,7 +361,17 @@ def _good_name(name: str, defined: bool = False) -> bool:
         name,
     ):
         return False
-    return not re.search(r"\b(?:is|are|was|were|shall|will|agree[sd]?|hereby|on\s+the|dated|made)\b", name)
+    if re.search(r"\b(?:is|are|was|were|shall|will|agree[sd]?|hereby|on\s+the|dated|made)\b", name):
+        return False
+    if re.match(r"(?:Whereas|WHEREAS|As\s+of|AS\s+OF|Dated|DATED|Name|NAME|Address)\b", name):
+        return False
+    # words of a sentence, not of a name: a lower-case word other than "of", "and", "the", "for" ...
+    lower = [
+        w
+        for w in words[1:]
+        if re.fullmatch(r"[a-z][a-z-]*", w.strip(",.;:()")) and w.strip(",.;:()") not in _NAME_LOWER
+    ]
+    return not lower or (defined and len(words) <= 3)
 
 
 #: A table of contents' entry: section numbers and page numbers ("Payment Terms 3 3.8 Delay in Payment").
@@ -357,16 +393,31 @@ def _split_parties(region: str) -> list[tuple[int, int]]:
     defined name's closing bracket."""
     cuts = [0]
     for m in re.finditer(
-        r"(?:(?<=[)”\"])\s*,?\s*|,\s+|;\s*|\s+)(?:[-–—]+\s*)?(?:and|AND|And)(?:\s*[-–—]+)?\s*:?\s+(?=[\"“(]?[A-Za-z0-9])"
+        r"(?:(?<=[)”\"])\s*,?\s*|,\s+|;\s*|\s+)(?:[-–—]+\s*)?(?:and|AND|And)(?:\s*[-–—]+)?\s*[,:]?\s+(?=[\"“(]?[A-Za-z0-9])"
         r"|,\s+as\s+(?:[A-Z][\w-]*\s*){1,3}(?:,\s*(?=[A-Z])|\s+(?=and\b))"
         r"|(?<=[)”\"])\s*[,;]\s*(?=[\"“]?[A-Z0-9])"
         r"|(?<=[)”\"])\s+(?=[A-Z][A-Za-z]+\s)",
         region,
     ):
+        piece = region[cuts[-1] : m.start()]
+        if re.fullmatch(r"\s+(?:and|AND|And)\s+", m.group(0)) and _inside_a_name(piece, region[m.end() : m.end() + 80]):
+            continue
         cuts.append(m.start())
         cuts.append(m.end())
     cuts.append(len(region))
     return [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2)]
+
+
+def _inside_a_name(before: str, after: str) -> bool:
+    """Whether a bare "and" (no comma, bracket or quote before it) joins words of one name or place rather
+    than two parties: "a company incorporated in England and Wales", "NEW YORK LIFE INSURANCE and ANNUITY
+    CORPORATION" (the words before it name nothing yet; the words after it end in an entity suffix)."""
+    if re.search(r"\b(?:in|of|under)\s+(?:the\s+)?[A-Z][\w.'’-]*$", before):
+        return True
+    if re.search(r"[,(\"“”)]|" + _ENTITY, before, _I) or len(before.split()) > 6:
+        return False
+    head = re.split(r"[,(]", after, maxsplit=1)[0]
+    return bool(re.search(r"(?:\s|^)" + _ENTITY + r"\s*$", head.strip(), _I)) and len(head.split()) <= 4
 
 
 #: "Party A (Shipper): ZTO Express Co., Ltd. Address: …" — the labelled parties of a contract drafted in China.
@@ -427,6 +478,16 @@ def _between_parties(flat: str, head: str) -> tuple[list[_Party], tuple[int, int
     return [], None
 
 
+def _name_words(name: str) -> set[str]:
+    return set(re.findall(r"[0-9a-z]+", name.lower())) - {"inc", "llc", "ltd", "corp", "co", "the", "and", "of"}
+
+
+def _same_party(a: str, b: str) -> bool:
+    """Two mentions of one party ("FIBROGEN, INC." on the cover, "FibroGen, Inc." in the preamble)."""
+    wa, wb = _name_words(a), _name_words(b)
+    return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
 def _parties_in(region: str, offset: int) -> list[_Party]:
     """The parties of a preamble's party list ``region`` (at ``offset`` of the flat text)."""
     parties: list[_Party] = []
@@ -437,7 +498,10 @@ def _parties_in(region: str, offset: int) -> list[_Party]:
         name = _clean_name(piece)
         defined = _DEFINED.search(piece)
         short = defined.group("d").strip() if defined else None
-        if short and short.lower() in ("party", "parties"):
+        if short and (
+            short.lower() in ("party", "parties", "we,", "we")
+            or re.search(r"\b(?:Agreement|Date|Order|Note|Plan|Merger|Term|Stock|Effective)\b", short)
+        ):
             short = None
         if _TOC.search(piece):  # a table of contents follows the cover page's "between": the list has ended
             break
@@ -451,7 +515,7 @@ def _parties_in(region: str, offset: int) -> list[_Party]:
             break
     unique: list[_Party] = []
     for p in parties:  # a cover page and its preamble name the same party twice: keep one, with its defined name
-        twin = next((u for u in unique if u.name.lower().replace(".", "") == p.name.lower().replace(".", "")), None)
+        twin = next((u for u in unique if _same_party(u.name, p.name)), None)
         if twin is None:
             unique.append(p)
         elif twin.defined is None:
@@ -531,8 +595,9 @@ def _add(start: date, n: int, unit: str) -> date:
 
 _LAW_CUE = re.compile(
     r"\b(?:govern\w*|constru\w+|interpret\w*|enforced|subject\s+to|in\s+accordance\s+with)\b[^.]{0,160}?"
-    r"\blaws?\s+(?:in\s+force\s+in\s+|prevailing\s+in\s+|applicable\s+in\s+|of\s+|in\s+)(?:the\s+)?"
-    r"(?:(?:State|Commonwealth|Province|Republic|Kingdom|Government|Federal\s+Republic|Hong\s+Kong\s+Special\s+"
+    r"\b[Ll]aws?\s+(?:and\s+(?:judicial\s+)?decisions\s+|(?:as\s+)?(?:in\s+force|prevailing|applicable)\s+in\s+)?"
+    r"(?:of\s+|in\s+)(?:the\s+)?"
+    r"(?:(?i:State|Commonwealth|Province|Republic|Kingdom|Government|Federal\s+Republic|Hong\s+Kong\s+Special\s+"
     r"Administrative\s+Region)\s+of\s+(?:the\s+)?)?"
     r"(?P<j>People['’]s\s+Republic\s+of\s+China|P\.\s?R\.\s?C\.?|PRC|Hong\s+Kong|"
     r"[A-Z][\w.'’-]+(?:\s+(?:of\s+|and\s+)?[A-Z][\w.'’-]+){0,3})",
@@ -548,6 +613,23 @@ _LAW_STOP = re.compile(
 _LAW_TAIL = re.compile(r"(?:\s+(?:and|of|without|excluding|applicable|as|in|to|that|which|for))+$|[.,'’;:]+$")
 
 
+_STATE_OF = re.compile(r"\b(?i:State|Commonwealth)\s+of\s+(?P<j>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
+#: A law named by its adjective ("English law") → the jurisdiction.
+_ADJECTIVE_LAW = {
+    "English": "England",
+    "Swiss": "Switzerland",
+    "German": "Germany",
+    "French": "France",
+    "Dutch": "Netherlands",
+    "Irish": "Ireland",
+    "Scottish": "Scotland",
+    "Israeli": "Israel",
+    "Chinese": "People's Republic of China",
+    "Japanese": "Japan",
+    "Canadian": "Canada",
+}
+
+
 def _jurisdiction(raw: str) -> str | None:
     j = re.split(r"\s+(?:without|excluding|applicable|and\s+the\s+|as\s+|including|except|in\s+effect|with\s+)", raw)[0]
     j = _LAW_TAIL.sub("", j).strip()
@@ -556,7 +638,7 @@ def _jurisdiction(raw: str) -> str | None:
         return None
     if re.fullmatch(r"P\.?\s?R\.?\s?C\.?|PRC", j):
         return "People's Republic of China"
-    return j
+    return _ADJECTIVE_LAW.get(j, j)
 
 
 # --------------------------------------------------------------------------------------------
@@ -586,23 +668,25 @@ def read_key_terms(text: str) -> KeyTerms:
     agreement = _agreement_date(f, span, head_end)
     effective = _effective_date(f, head_end)
     if agreement is not None:
-        a, b, d, how = agreement
-        add("agreement_date", _iso(d), how, a, b)
+        a, b, iso, how = agreement
+        add("agreement_date", iso, how, a, b)
     if effective is not None:
-        a, b, d, how = effective
-        add("effective_date", _iso(d), how, a, b)
+        a, b, iso, how = effective
+        add("effective_date", iso, how, a, b)
     elif agreement is not None and (m := _DATE_OF_AGREEMENT_EFFECTIVE.search(f) or _EFFECTIVE_ON_SIGNING.search(f)):
         add(
             "effective_date",
-            _iso(agreement[2]),
-            f"the Effective Date is the date of the agreement ({_iso(agreement[2])})",
+            agreement[2],
+            f"the Effective Date is the date of the agreement ({agreement[2]})",
             m.start(),
             m.end(),
         )
 
     # --- term and expiration
     start_term = out.first("effective_date") or out.first("agreement_date")
-    start_day = date.fromisoformat(start_term.value) if start_term else None
+    start_day: date | int | None = None
+    if start_term is not None:
+        start_day = date.fromisoformat(start_term.value) if len(start_term.value) == 10 else int(start_term.value)
     _term(f, start_day, start_term.field if start_term else None, add, out)
 
     # --- renewal and notice
@@ -616,10 +700,25 @@ def read_key_terms(text: str) -> KeyTerms:
     return out
 
 
+#: Words before the date a preamble's party clause dates the agreement by ("made and entered into this", "dated").
+_PARTY_CLAUSE_CUE = re.compile(
+    r"(?:dated|made|entered\s+into|executed|as\s+of|this|on|(?<!Effective\s)Date[d]?\s*:)\W*(?:the\s+)?(?:\w+\W+){0,2}$",
+    _I,
+)
+#: The same on a cover page, where a bare "on" dates anything: only "dated", "made", "as of", "Date:".
+_COVER_CUE = re.compile(
+    r"(?:dated|made|entered\s+into|executed|as\s+of|(?<!Effective\s)Date[d]?\s*:)\W*(?:the\s+)?(?:\w+\W+){0,2}$", _I
+)
 _FULL_STOP = re.compile(r"(?<![A-Z])(?<!\bInc)(?<!\bCo)(?<!\bNo)\.\s+(?=[A-Z])")
 
 
-def _agreement_date(f: str, span: tuple[int, int] | None, head_end: int) -> tuple[int, int, date, str] | None:
+def _stated(f: str, a: int, b: int, iso: str) -> str:
+    """The basis of a stated date: its words, and that day and month are blank when they are."""
+    blank = " (day and month left blank)" if len(iso) == 4 else ""
+    return f"stated{blank}: '{f[a:b].strip()}'"
+
+
+def _agreement_date(f: str, span: tuple[int, int] | None, head_end: int) -> tuple[int, int, str, str] | None:
     """The date the agreement is dated, read where a preamble states it: in the sentence that names the
     parties (before "between" or after the party list: "made as of", "dated", "this 8th day of"), else on a
     "Dated:" line of the cover page. A date the preamble gives another document ("the Plan, dated as of …")
@@ -632,15 +731,14 @@ def _agreement_date(f: str, span: tuple[int, int] | None, head_end: int) -> tupl
     # a date the preamble says the agreement is made on wins over the one it takes effect on
     passes = [(a0, b0, signed) for signed in (True, False) for a0, b0 in regions]
     for a0, b0, signed in passes:
-        for s, e, v in _dates(f, a0, b0):
+        for s, e, iso in _candidates(f, a0, b0):
             before = f[max(a0, s - 80) : s]
             if signed and re.search(r"effective\s+(?:as\s+of|on|from|this)?\s*(?:the\s+)?$", before, _I):
                 continue
-            if not re.search(
-                r"(?:dated|made|entered\s+into|executed|as\s+of|this|on|(?<!Effective\s)Date[d]?\s*:)\W*(?:the\s+)?(?:\w+\W+){0,2}$",
-                before,
-                _I,
-            ):
+            cue = _PARTY_CLAUSE_CUE if span is not None and (a0, b0) == regions[0] else _COVER_CUE
+            if not cue.search(before):
+                continue
+            if re.search(r"terminat|expir|until|through|before|begin|commenc|scheduled|Source\s*:", before[-50:], _I):
                 continue
             if re.search(r"(?:Effective|Commencement)\s+Date\s*:?\s*$", before, _I):
                 continue
@@ -648,57 +746,107 @@ def _agreement_date(f: str, span: tuple[int, int] | None, head_end: int) -> tupl
                 r"(?:Agreement|Plan|Lease|Note|Indenture|Contract)[\"”)]*,?\s+(?:dated|entered\s+into|made)", before
             ) and not re.search(r"\b(?:This|this|THIS)\s+(?:[\w-]+\s+){0,6}(?:Agreement|AGREEMENT|Contract)", before):
                 continue  # a date of another agreement the preamble names
-            d = _day(v)
-            assert d is not None
-            return s, e, d, f"stated: '{f[max(a0, s - 30) : e].strip()}'"
+            return s, e, iso, _stated(f, max(a0, s - 30), e, iso)
     return None
 
 
-def _effective_date(f: str, head_end: int) -> tuple[int, int, date, str] | None:
+def _effective_date(f: str, head_end: int) -> tuple[int, int, str, str] | None:
     """A date the contract names as its Effective (or Commencement) Date: '... 2020 (the "Effective Date")',
     '"Effective Date" means March 1, 2020', "effective as of March 1, 2020"."""
-    for s, e, v in _dates(f, 0, min(len(f), 60000)):
+    for s, e, iso in _candidates(f, 0, min(len(f), 60000)):
         after = f[e : e + 60]
         before = f[max(0, s - 80) : s]
         if _EFFECTIVE_DEF_AFTER.search(after) or _EFFECTIVE_BEFORE.search(before):
-            d = _day(v)
-            assert d is not None
-            return s, e, d, f"stated: '{f[max(0, s - 40) : min(len(f), e + 30)].strip()}'"
+            return s, e, iso, _stated(f, max(0, s - 40), min(len(f), e + 30), iso)
     return None
 
 
-def _term(f: str, start: date | None, start_field: str | None, add, out: KeyTerms) -> None:  # type: ignore[no-untyped-def]
-    """The expiration date from the term clause: stated, computed from the start and the term, or perpetual."""
+#: Ordinal anniversaries: "the fifth (5th) anniversary of the Effective Date" → 5 years.
+_ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "fifteenth": 15,
+    "twentieth": 20,
+}
+_ANNIVERSARY = re.compile(
+    r"\b(?P<o>" + "|".join(_ORDINALS) + r"|\d{1,2}(?:st|nd|rd|th))\s*(?:\(\s*\d{1,2}(?:st|nd|rd|th)?\s*\)\s*)?"
+    r"anniversary\s+of\s+(?:the\s+)?(?P<of>Effective\s+Date|Commencement\s+Date|date\s+(?:of\s+this\s+Agreement|hereof)|"
+    r"execution|signing|[A-Z][\w ]{0,30}?Date)",
+    _I,
+)
+#: A term that starts at an event the key terms do not date: launch, delivery, first sale, an in-service date.
+_EVENT_START = re.compile(
+    r"(?:from|after|following|commencing\s+(?:on|upon|with))\s+(?:the\s+)?(?:[\w'’-]+\s+){0,3}?"
+    r"(?:Launch|launch|delivery|Delivery|first\s+(?:commercial\s+)?sale|First\s+Commercial\s+Sale|in-service|"
+    r"acceptance|Acceptance|approval|Approval|opening|Opening|Supply\s+Commencement|expiration\s+of\s+the\s+initial|"
+    r"completion|Completion|installation|Installation|receipt)",
+)
+#: Words of a sentence that sets the term (its start and how long it runs).
+_TERM_SHAPE = re.compile(
+    r"\b(?:continue|remain|until|through|expire|terminate|end|for\s+(?:a|an)\s+(?:initial\s+)?(?:period|term)|"
+    r"anniversary|initial\s+term|term\s+of|period\s+of)\b",
+    _I,
+)
+
+
+def _term(f: str, start: date | int | None, start_field: str | None, add, out: KeyTerms) -> None:  # type: ignore[no-untyped-def]
+    """The expiration date from the term clause: stated, computed from the start and the term, or perpetual.
+
+    The term clause is the first sentence that names the agreement's term and how long it runs (a duration, an
+    end date, an anniversary, "until terminated"); a sentence about renewal terms is not it. ``start`` is a day,
+    or a year when the contract leaves the day and month blank (a term in years then gives a year; one in months
+    or days gives none)."""
     start_name = "Effective Date" if start_field == "effective_date" else "Agreement Date"
+    seen: set[int] = set()
     for m in _TERM_CUE.finditer(f):
         a, b = _sentence(f, m.start())
-        sent = f[a:b]
-        if re.search(r"\b(?:Renewal\s+Term|renew)", sent[: max(0, m.start() - a)], _I):
+        if a in seen:
             continue
-        if _PERPETUAL.search(sent) and not find_durations(sent):
+        seen.add(a)
+        sent = f[a:b]
+        if re.search(r"\b(?:Renewal\s+Term|renew)", sent[: max(0, m.start() - a)], _I) or not _TERM_SHAPE.search(sent):
+            continue
+        # the term clause is about the term: its subject opens the sentence ("2. Term. The term of this Agreement
+        # shall ..."), not a survival or a during-the-term clause ("during the term of this Agreement and for ...")
+        lead = f[a : m.start()]
+        if len(lead) > 90 or re.search(
+            r"\b(?:during|after|following|throughout|within|beyond|upon|for|prior\s+to|before)\s*(?:the\s+)?$", lead, _I
+        ):
+            continue
+        if _PERPETUAL.search(sent) and not find_durations(sent) and not _ANNIVERSARY.search(sent):
             add("expiration_date", "perpetual", "the term runs until the agreement is terminated", a, b)
             return
-        # a stated end date
+        event = _EVENT_TERM.search(sent)
         ends = [
             (s, e, v)
             for s, e, v in _dates(f, a, b)
             if re.search(
-                r"(?:until|through|expire\w*\s+on|terminate\w*\s+on|end\w*\s+on|end\s+of|to\s+and\s+including|ends?\s+at|to)\W*(?:the\s+)?(?:\w+\W+){0,1}$",
+                r"(?:until|through|expire\w*|terminat\w*|end\w*|end\s+of|to\s+and\s+including|ends?\s+at|to)\s*(?:on\s+)?"
+                r"\W*(?:the\s+)?(?:\w+\W+){0,1}$",
                 f[max(a, s - 40) : s],
                 _I,
             )
         ]
-        if ends and not _EVENT_TERM.search(sent):
+        if ends and not event:
             s, e, v = ends[0]
             d = _day(v)
             assert d is not None
             add("expiration_date", _iso(d), f"stated: '{f[max(a, s - 40) : e].strip()}'", a, b)
             return
-        if _EVENT_TERM.search(sent):
-            out.gaps["expiration_date"] = (
-                f"the term ends on an event, not a date: '{_EVENT_TERM.search(sent).group(0)}'"  # type: ignore[union-attr]
-            )
+        if event:
+            out.gaps["expiration_date"] = f"the term ends on an event, not a date: '{event.group(0)}'"
             return
+        anniversary = _ANNIVERSARY.search(sent)
         durs = [
             (v, p)
             for v in find_durations(sent)
@@ -711,38 +859,48 @@ def _term(f: str, start: date | None, start_field: str | None, add, out: KeyTerm
                 _I,
             )
         ]
-        if durs:
-            v, (n, unit) = durs[0]
-            if start is None:
+        if anniversary is not None:
+            word = anniversary.group("o").lower()
+            n, unit = _ORDINALS.get(word) or int(re.match(r"\d+", word).group(0)), "year"  # type: ignore[union-attr]
+            if not re.match(
+                r"Effective|Commencement|date\s+(?:of\s+this|hereof)|execution|signing", anniversary.group("of"), _I
+            ):
                 out.gaps["expiration_date"] = (
-                    f"term of {_show_period(n, unit)} but no effective or agreement date to count from"
+                    f"the term ends on the {word} anniversary of an event the key terms do not date"
                 )
                 return
-            if not re.search(
-                r"Effective\s+Date|Commencement\s+Date|date\s+(?:of\s+this\s+Agreement|hereof|first)|execution|commence|thereafter|hereafter|from|as\s+of",
-                sent,
-                _I,
-            ):
-                out.gaps["expiration_date"] = f"term of {_show_period(n, unit)} from an event the key terms do not date"
-                return
-            if re.search(
-                r"Supply\s+Commencement|first\s+(?:commercial\s+)?sale|launch|delivery|acceptance|approval|opening",
-                sent,
-                _I,
-            ):
-                out.gaps["expiration_date"] = f"term of {_show_period(n, unit)} from an event the key terms do not date"
-                return
-            end = _add(start, n, unit)
-            how = f"{start_name} {_iso(start)} + {_show_period(n, unit)}"
-            if re.search(
-                r"less\s+one\s+day|minus\s+one\s+day|day\s+(?:immediately\s+)?(?:before|preceding)\s+the\s+\w+\s+anniversary",
-                sent,
-                _I,
-            ):
-                end -= relativedelta(days=1)
-                how += " less one day"
-            add("expiration_date", _iso(end), how, a, b)
+        elif durs:
+            n, unit = durs[0][1]
+        else:
+            continue
+        if start is None:
+            out.gaps["expiration_date"] = (
+                f"term of {_show_period(n, unit)} but no effective or agreement date to count from"
+            )
             return
+        if _EVENT_START.search(sent):
+            out.gaps["expiration_date"] = f"term of {_show_period(n, unit)} from an event the key terms do not date"
+            return
+        if isinstance(start, int):
+            if unit != "year":
+                out.gaps["expiration_date"] = (
+                    f"term of {_show_period(n, unit)} from a {start_name} whose day and month are left blank"
+                )
+                return
+            how = f"{start_name} {start} (day and month left blank) + {_show_period(n, unit)}"
+            add("expiration_date", str(start + n), how, a, b)
+            return
+        end = _add(start, n, unit)
+        how = f"{start_name} {_iso(start)} + {_show_period(n, unit)}"
+        if re.search(
+            r"less\s+one\s+day|minus\s+one\s+day|day\s+(?:immediately\s+)?(?:before|preceding)\s+the\s+\w+\s+anniversary",
+            sent,
+            _I,
+        ):
+            end -= relativedelta(days=1)
+            how += " less one day"
+        add("expiration_date", _iso(end), how, a, b)
+        return
 
 
 def _renewal(f: str, add, out: KeyTerms) -> None:  # type: ignore[no-untyped-def]
@@ -838,11 +996,27 @@ def _renewal(f: str, add, out: KeyTerms) -> None:  # type: ignore[no-untyped-def
 
 
 def _governing_law(f: str) -> tuple[int, int, str] | None:
+    """The jurisdiction whose law governs: "governed by the laws of the State of New York", "English law",
+    "the laws thereof" after "in the State of Nevada"; a federal law named before a state's gives the state's."""
     for rx in (_LAW_CUE, _LAW_PLAIN):
         for m in rx.finditer(f):
             if not re.search(r"govern|constru|interpret", f[max(0, m.start() - 200) : m.end()], _I):
                 continue
             j = _jurisdiction(m.group("j"))
-            if j:
-                return m.start("j"), m.start("j") + len(j), j
+            if not j:
+                continue
+            if j.startswith("United States"):
+                state = _STATE_OF.search(f, m.end("j"), min(len(f), m.end("j") + 120))
+                if state:
+                    return state.start("j"), state.end("j"), state.group("j")
+            end = m.start("j") + len(j) if m.group("j").startswith(j) else m.end("j")
+            return m.start("j"), end, j
+    for m in re.finditer(
+        r"governed\s+by\s+(?:and\s+\w+\s+(?:in\s+accordance\s+with|under)\s+)?the\s+laws\s+thereof", f, _I
+    ):
+        state = None
+        for state in _STATE_OF.finditer(f, max(0, m.start() - 250), m.start()):
+            pass
+        if state is not None:
+            return state.start("j"), state.end("j"), state.group("j")
     return None

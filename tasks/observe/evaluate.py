@@ -580,13 +580,29 @@ _COLLECTIVE = re.compile(r"\b(?:part(?:y|ies)|collectively|together|each|individ
 
 def gold_parties(answer: str) -> list[str]:
     """The party names of a ``Parties-Answer`` cell (``'X ("A"); Y ("B"); X and Y (each a "Party")'``): the
-    names before each defined-name bracket, collective entries left out."""
+    names before each defined-name bracket, collective entries left out (those opening with "individually",
+    "collectively", "each", and those naming only other entries' short names: "ChipMOS and Tsinghua Unigroup")."""
     out = []
+    shorts: set[str] = set()
     for entry in answer.split(";"):
+        shorts |= {w for q in re.findall(r"[\"“”]([^\"“”]{1,40})[\"“”]", entry) for w in _TOKEN.findall(q.lower())}
+        shorts |= set(_TOKEN.findall(entry.partition("(")[0].lower())[:1])  # "SIGA" of "SIGA TECHNOLOGIES"
+    for entry in answer.split(";"):
+        head = entry.strip().strip("(").lower()
+        if re.match(r"(?:individually|collectively|each|together|both|and\b|[\"“”])", head):
+            continue
+        words = set(_TOKEN.findall(entry.partition("(")[0].lower()))
+        if " and " in f" {entry.partition('(')[0].lower()} " and words - {"and", "shall", "the"} <= shorts:
+            continue
         entry = entry.strip()
         if not entry:
             continue
         name, _, rest = entry.partition("(")
+        name = re.split(r"[\"“”]", name)[0]  # 'Excite, Inc."Excite"'
+        # what follows the name is no part of it: "… and its affiliates", "… d/b/a Pro Football Hall of Fame"
+        name = re.split(
+            r"\s+(?:and\s+(?:all\s+of\s+)?its\b|together\s+with\b|d/b/a\b|dba\b|doing\s+business)|,\s+d/b/a\b", name
+        )[0]
         name = name.strip(' ,"“”')
         if not name or (_COLLECTIVE.search(rest) and re.search(r"\band\b", name)) or _COLLECTIVE.fullmatch(name):
             continue
@@ -611,7 +627,10 @@ def _party_matches(gold: str, shown: str) -> bool:
     ``token_sort_ratio`` ≥ :data:`PARTY_FUZZ`)."""
     from rapidfuzz import fuzz
 
-    g, p = _name_tokens(gold), _name_tokens(shown.split(" (")[0])
+    def tokens_of(name: str) -> set[str]:
+        return _name_tokens(name.replace(".", "").replace("&", " and ")) - {"and"}
+
+    g, p = tokens_of(gold), tokens_of(shown.split(" (")[0])
     if not g or not p:
         return False
     if (g <= p or p <= g) and len(g & p) >= PARTY_SHARE * max(len(g), len(p)):
@@ -650,9 +669,19 @@ def key_term_outcome(name: str, answer: str, shown: list[str]) -> str:
     if category in (ClauseType.agreement_date, ClauseType.effective_date, ClauseType.expiration_date):
         if "perpetu" in answer.lower() or "perpetu" in first.lower():
             return "right" if "perpetu" in answer.lower() and "perpetu" in first.lower() else "wrong"
-        g, p = parse_gold_date(answer), parse_text_date(first)
+        g = parse_gold_date(answer)
+        year = re.fullmatch(r"(\d{4})(?:-(\d{2}))?", first.strip())  # a date shown with its day (and month) blank
+        if year and g is not None and g[2] is not None:
+            return "missing"  # the contract leaves the day blank where the lawyers give one: not a date to file
+        p = (
+            (int(year.group(1)), int(year.group(2)) if year.group(2) else None, None)
+            if year
+            else parse_text_date(first)
+        )
         return "right" if g is not None and p is not None and dates_match(g, p) else "wrong"
     parts = [p.strip() for p in re.split(r"[;/]", answer) if p.strip()]
     if category in (ClauseType.renewal_term, ClauseType.notice_period_to_terminate_renewal):
         return "right" if any(durations_match(p, first) for p in parts) else "wrong"
-    return "right" if any(names_match(p, first) for p in parts) else "wrong"
+    # "England and Wales" against "England, United Kingdom; Wales, United Kingdom": each named law is one of theirs
+    named = [n for n in re.split(r"\s+and\s+|;\s*", first) if n.strip()]
+    return "right" if all(any(names_match(p, n) for p in parts) for n in named) else "wrong"

@@ -739,13 +739,14 @@ def eval_filings(
     console.print(f"Scores: [bold]{out}[/] (log: {log_beside(out)})")
 
 
-from cli import audit, db, deploy, doctor, export, monitor, queue, report, server, users, watch  # noqa: E402 - the other command groups
+from cli import audit, db, deploy, doctor, export, monitor, portfolio, queue, report, server, users, watch  # noqa: E402 - the other command groups
 
 monitor.register(app)  # runs, metrics show|serve
 app.command("queue")(queue.queue)  # the review queue
 app.command("decide")(queue.decide)
 audit.register(app)  # audit verify|show: the decisions' hash chain
-app.command("export")(export.export)  # a run as XLSX, CSV or .ics
+app.command("export")(export.export)  # a run (or the portfolio) as XLSX, CSV or .ics
+app.command("portfolio")(portfolio.portfolio)  # every contract once, at its latest version
 watch.register(app)  # bucket/folder -> Prefect events
 deploy.register(app)  # serve, deployments check
 db.register(app)  # db upgrade|check|revision|current

@@ -6,6 +6,12 @@ per sheet; ``ics`` the run's upcoming deadlines as an iCalendar file, or one doc
 ``--document`` (:mod:`tasks.observe.deadlines`). The report is built from the database as the
 run's own report is, so decisions made since show; ``--as-of`` fixes the deadlines' clock. A run
 that does not exist, or a document without deadlines, is refused (exit 2) before anything is written.
+
+``docreview export portfolio`` (RUN ``portfolio``: no run id, which is hexadecimal, spells it) writes the
+portfolio instead — every contract reviewed in any run, once, at its latest version
+(:mod:`tasks.observe.portfolio`): ``xlsx`` a workbook of two sheets (contracts, deadlines), ``csv`` one
+file each, ``ics`` one calendar of every listed contract's upcoming deadlines. An empty portfolio is
+refused (exit 2), nothing written.
 """
 
 from __future__ import annotations
@@ -41,7 +47,11 @@ def _report(url: str, run_prefix: str, as_of: date | None) -> dict:
 
 
 def export(
-    run_id: str = typer.Argument(..., help="Run id, or a unique prefix of at least 4 characters (docreview runs)."),
+    run_id: str = typer.Argument(
+        ...,
+        help="Run id, or a unique prefix of at least 4 characters (docreview runs); or `portfolio`: every contract "
+        "reviewed in any run, once, at its latest version.",
+    ),
     fmt: str = typer.Option("xlsx", "--format", help="xlsx | csv | ics"),
     out: Path | None = typer.Option(
         None,
@@ -63,9 +73,12 @@ def export(
     as_of: str | None = typer.Option(
         None, "--as-of", help="Deadlines as of this date (YYYY-MM-DD; default today, UTC)."
     ),
-    db: str | None = typer.Option(None, "--db", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."),
+    db: str | None = typer.Option(
+        None, "--db", "--database-url", help="Database URL (default: sqlite:///docreview.db or DATABASE_URL)."
+    ),
 ) -> None:
-    """Export a run's findings, key terms, deviations and deadlines as XLSX or CSV, or its deadlines as .ics."""
+    """Export a run's findings, key terms, deviations and deadlines as XLSX or CSV, or its deadlines as .ics
+    (RUN `portfolio`: every contract once, at its latest version, and one calendar of all their deadlines)."""
     from schemas.settings import Settings
     from tasks.observe.report import report_link
 
@@ -80,6 +93,9 @@ def export(
     except ValueError:
         err.print(f"[red]error:[/] --as-of {escape(as_of or '')}: not a date (YYYY-MM-DD)")
         raise typer.Exit(2) from None
+    if run_id == "portfolio":
+        _portfolio(fmt, out, reports, report_url, document, clock, db)
+        return
     url = stored_database(db)
     report = _report(url, run_id, clock)
     rid = report["run"]["id"]
@@ -131,3 +147,75 @@ def _ics(report: dict, path: Path, document: str | None, link: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(calendar_ics(rows, name, link))
     console.print(f"Wrote {path} ({len(rows)} deadline(s) as of {report['run']['deadlines_as_of']})", highlight=False)
+
+
+def _target(out: Path | None, name: str) -> Path:
+    """``--out`` as the file to write: ``out/name`` for an existing folder, ``name`` without ``--out``."""
+    return out / name if out is not None and out.is_dir() else out or Path(name)
+
+
+def _portfolio(
+    fmt: str,
+    out: Path | None,
+    reports: Path,
+    report_url: str | None,
+    document: str | None,
+    clock: date | None,
+    db: str | None,
+) -> None:
+    """``docreview export portfolio``: the portfolio as a workbook, CSV files or one calendar (exit 2, nothing
+    written, when it is empty, when ``--document`` names none of it, or when no deadline is upcoming)."""
+    from cli.portfolio import load_portfolio, portfolio_database
+    from schemas.settings import Settings
+    from tasks.observe.portfolio import calendar_rows, portfolio_calendar
+    from tasks.observe.report import report_link
+
+    url = portfolio_database(db)
+    data = load_portfolio(url, clock)
+    docs = data["documents"]
+    if not docs:
+        err.print("[red]error:[/] no contract has been reviewed into this database yet: nothing written")
+        raise typer.Exit(2)
+    base = report_url or Settings().report_url_base
+    if fmt == "ics":
+        if document:
+            docs = [d for d in docs if document in (d["file_name"], d["sha256"])]
+            if not docs:
+                err.print(f"[red]error:[/] the portfolio has no document {escape(document)}: nothing written")
+                raise typer.Exit(2)
+        rows = calendar_rows(docs)
+        if not rows:
+            why = "; ".join(f"{d['file_name']}: {d['deadlines_note'] or 'every deadline has passed'}" for d in docs)
+            err.print(f"[red]error:[/] no upcoming deadline ({escape(why)}): no calendar written")
+            raise typer.Exit(2)
+        path = _target(out, "portfolio.ics")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(portfolio_calendar(docs, f"{base.rstrip('/')}/portfolio" if base else None))
+        console.print(
+            f"Wrote {path} ({len(rows)} deadline(s) of {len({d['sha256'] for d, _x in rows})} contract(s) "
+            f"as of {data['as_of']})",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    from tasks.observe.export import portfolio_sheets, write_csv, write_xlsx
+
+    sheets = portfolio_sheets(
+        data, lambda d, anchor: f"{report_link(str(reports), d['run_id'], base)}" + (f"#{anchor}" if anchor else "")
+    )
+    counts = ", ".join(f"{len(rows) - 1} {name.lower()}" for name, rows in sheets.items())
+    if fmt == "xlsx":
+        path = _target(out, "portfolio.xlsx")
+        write_xlsx(sheets, path)
+        console.print(f"Wrote {path} ({counts}; as of {data['as_of']})", highlight=False, soft_wrap=True)
+        return
+    folder = out or Path("portfolio")
+    if folder.exists() and not folder.is_dir():
+        err.print(f"[red]error:[/] --out {escape(str(folder))} is a file; give a folder for the CSV files")
+        raise typer.Exit(2)
+    paths = write_csv(sheets, folder, "portfolio")
+    console.print(
+        f"Wrote {len(paths)} CSV file(s) to {folder}/ ({counts}; as of {data['as_of']})",
+        highlight=False,
+        soft_wrap=True,
+    )

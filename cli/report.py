@@ -12,7 +12,9 @@ With a review database (``--db``, or the configured one when it exists) the repo
 live from it with approve / reject / reclassify on each finding, absence and playbook result:
 reviewers log in (``/login``, accounts of ``docreview users add``) or a trusted proxy names them,
 POST ``/decide`` records a decision as ``docreview decide`` does with that reviewer, and
-``/source/<run id>/<sha256>`` serves a run's own source file (a PDF opens at ``#page=N``). The rules
+``/source/<run id>/<sha256>`` serves a run's own source file (a PDF opens at ``#page=N``);
+``/portfolio`` lists every contract reviewed into the database, once, at its latest version, and
+``/portfolio.ics`` is their calendar (:mod:`tasks.observe.portfolio`). The rules
 — identity, sessions, CSRF token, what is served — are in :mod:`cli.report_server`. Without a
 database the folder is served read-only: only GET and HEAD are answered.
 """
@@ -42,10 +44,11 @@ report_app = typer.Typer(no_args_is_help=True, help="The HTML/JSON reports: serv
 
 class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
     """Serves one report folder: ``/`` redirects (302) to ``/report.html``; ``/runs/`` is a table
-    of the kept runs, newest first (:func:`runs_index`); ``/login`` and ``/logout`` start and end a
-    reviewer's session; a path that resolves outside the folder (``..``, or a symbolic link
-    pointing out) is 404; no request logging on the console (an operator sees one line when the
-    server starts)."""
+        of the kept runs, newest first (:func:`runs_index`); ``/portfolio`` and ``/portfolio.ics`` the portfolio
+    and its calendar (with a database); ``/login`` and ``/logout`` start and end a
+        reviewer's session; a path that resolves outside the folder (``..``, or a symbolic link
+        pointing out) is 404; no request logging on the console (an operator sees one line when the
+        server starts)."""
 
     #: Shared by the server's threads; set by :func:`make_report_server` (read-only without a database).
     state: rs.DecideState | None = None
@@ -156,6 +159,39 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         with path.open("rb") as fh:
             shutil.copyfileobj(fh, self.wfile)
+        return True
+
+    def _portfolio(self, head: bool = False) -> bool:
+        """``/portfolio`` (the page) and ``/portfolio.ics`` (its calendar): every contract reviewed into the
+        review database, once, at its latest version (:func:`cli.report_server.portfolio_page`); False for
+        any other path."""
+        path = urllib.parse.urlsplit(self.path).path
+        if path not in (*rs.PORTFOLIO_PATHS, rs.PORTFOLIO_CALENDAR_PATH):
+            return False
+        state = self.state
+        if state is None or state.database_url is None:
+            body = rs.message_page(
+                "No portfolio here", "The portfolio is read from the review database: start the server with --db."
+            )
+            self._send(404, body, head=head)
+            return True
+        try:
+            if path == rs.PORTFOLIO_CALENDAR_PATH:
+                calendar = rs.portfolio_ics(state) or b""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/calendar; charset=utf-8")
+                self.send_header("Content-Length", str(len(calendar)))
+                self.end_headers()
+                if not head:
+                    self.wfile.write(calendar)
+                return True
+            page = rs.portfolio_page(state) or ""
+        except Exception as exc:  # a database that cannot be read: say so, no traceback
+            body = rs.message_page("Review database unavailable", f"{type(exc).__name__}: {str(exc)[:300]}")
+            self._send(503, body, head=head)
+            return True
+        headers = {"Content-Security-Policy": rs.PAGE_CSP, "Referrer-Policy": "same-origin"}
+        self._send(200, page.encode("utf-8"), headers, head=head)
         return True
 
     def _login_form(self, message: str = "", status: int = 200, target: str | None = None) -> None:
@@ -300,7 +336,7 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
                 self._login_form()
             return
         who = self._admit()
-        if who is None or self._redirected() or self._live(who) or self._source():
+        if who is None or self._redirected() or self._live(who) or self._source() or self._portfolio():
             return
         if self.path.split("?", 1)[0] in ("/runs", "/runs/"):
             body = runs_index(Path(self.directory)).encode("utf-8")
@@ -314,7 +350,12 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
 
     def do_HEAD(self) -> None:
         who = self._admit(head=True)
-        if who is not None and not self._redirected() and not self._live(who, head=True):
+        if (
+            who is not None
+            and not self._redirected()
+            and not self._live(who, head=True)
+            and not self._portfolio(head=True)
+        ):
             super().do_HEAD()
 
     def translate_path(self, path: str) -> str:
@@ -364,7 +405,8 @@ def runs_index(folder: Path, limit: int = 500) -> str:
     return (
         "<!doctype html><meta charset='utf-8'><title>docreview runs</title>"
         "<style>body{font:14px system-ui,sans-serif;margin:24px}td,th{padding:4px 10px;text-align:left}</style>"
-        f"<h1>docreview runs ({len(rows)})</h1><p><a href='/report.html'>latest report</a></p>"
+        f"<h1>docreview runs ({len(rows)})</h1><p><a href='/report.html'>latest report</a> · "
+        "<a href='/portfolio'>portfolio</a></p>"
         "<table><tr><th>run</th><th>started (UTC)</th><th>source</th><th>reviewed / deferred / failed</th></tr>"
         + "".join(rows)
         + "</table>"
@@ -473,6 +515,8 @@ def serve(
     base = f"http://{host}:{bound_port}"
     console.print(f"Serving {folder.resolve()} at {base}/", highlight=False)
     console.print(f"Kept runs: {base}/runs/", highlight=False)
+    if database_url is not None:
+        console.print(f"Portfolio: {base}/portfolio (calendar: {base}/portfolio.ics)", highlight=False)
     console.print(decisions, highlight=False)
     if database_url is not None:
         who = []

@@ -197,7 +197,8 @@ class DecideState:
     ``database_url``: where decisions are written (None: read-only, no forms); ``identity``: who may
     decide (:class:`IdentityPolicy`); ``secret``: the per-server CSRF secret (new at every start, so
     a page from an earlier server is stale); ``sessions``: the browser sessions by id; ``clock``:
-    seconds (``time.time``; a test moves it to expire sessions)."""
+    seconds (``time.time``; a test moves it to expire sessions); ``portfolio``: the last portfolio built
+    (:func:`portfolio_data`) with what it was built from."""
 
     folder: Path
     database_url: str | None = None
@@ -211,6 +212,7 @@ class DecideState:
     render_lock: threading.Lock = field(default_factory=threading.Lock)
     pages: dict[tuple[str, bool], tuple[tuple[Any, ...], str]] = field(default_factory=dict)
     hashes: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    portfolio: tuple[tuple[Any, ...], dict[str, Any]] | None = None
 
     # -- placeholders substituted per request (the rendered page is shared between sessions) --
     @property
@@ -468,6 +470,58 @@ def live_page(state: DecideState, report_dir: Path, back: str, forms: bool = Tru
         page = decorate(page, report, run["id"], back, state) if forms else read_only(page)
         state.pages[key] = (stamp, page)
         return page
+
+
+#: Request paths of the portfolio: its page and its calendar.
+PORTFOLIO_PATHS = ("/portfolio", "/portfolio.html")
+PORTFOLIO_CALENDAR_PATH = "/portfolio.ics"
+
+
+def portfolio_data(state: DecideState) -> dict[str, Any] | None:
+    """The portfolio of the review database (:func:`tasks.observe.portfolio.portfolio`, deadlines as of
+    today, UTC), built again only when a run, a version link or a decision was written since, or the day
+    changed; None without a database."""
+    from tasks.observe.deadlines import today_utc
+    from tasks.observe.portfolio import portfolio, portfolio_stamp
+
+    if state.database_url is None:
+        return None
+    today = today_utc()
+    stamp = (today.isoformat(), *portfolio_stamp(state.database_url))
+    with state.render_lock:
+        if state.portfolio is not None and state.portfolio[0] == stamp:
+            return state.portfolio[1]
+        data = portfolio(state.database_url, today)
+        state.portfolio = (stamp, data)
+        return data
+
+
+def portfolio_page(state: DecideState) -> str | None:
+    """The portfolio page (:func:`tasks.observe.portfolio.render_portfolio_html`): each contract linked to
+    its section in the report of the run that last reviewed it when that report is in the folder, and the
+    portfolio's calendar at :data:`PORTFOLIO_CALENDAR_PATH`; None without a database."""
+    from tasks.observe.portfolio import render_portfolio_html
+
+    data = portfolio_data(state)
+    if data is None:
+        return None
+
+    def link(entry: dict[str, Any]) -> str | None:
+        run_id = str(entry["run_id"])
+        if not (state.folder / "runs" / run_id / "report.html").is_file():
+            return None
+        return f"/runs/{urllib.parse.quote(run_id, safe='')}/report.html#{entry['report_anchor']}"
+
+    return render_portfolio_html(data, link, PORTFOLIO_CALENDAR_PATH)
+
+
+def portfolio_ics(state: DecideState) -> bytes | None:
+    """The portfolio's calendar (:func:`tasks.observe.portfolio.portfolio_calendar`: every upcoming deadline of
+    every listed contract); None without a database."""
+    from tasks.observe.portfolio import portfolio_calendar
+
+    data = portfolio_data(state)
+    return None if data is None else portfolio_calendar(data["documents"])
 
 
 def read_only(page: str) -> str:

@@ -35,7 +35,7 @@ from decimal import Decimal
 
 from dateutil.relativedelta import relativedelta
 
-from tasks.check.values import DateOrder, Kind, Value, find_dates, find_durations
+from tasks.check.values import DateOrder, Kind, Value, decide_date_order, find_dates, find_durations
 
 #: Field names, in report order, with their labels.
 FIELDS: dict[str, str] = {
@@ -186,10 +186,10 @@ _DAY_BEFORE = re.compile(
 )
 
 
-def _dates(text: str, a: int, b: int) -> list[tuple[int, int, Value]]:
+def _dates(text: str, a: int, b: int, order: DateOrder = DateOrder.mdy) -> list[tuple[int, int, Value]]:
     """Full calendar dates (day known, one reading) in ``text[a:b]``: ``(start, end, value)``."""
     out = []
-    for v in find_dates(text[a:b], DateOrder.mdy):
+    for v in find_dates(text[a:b], order):
         if v.kind is Kind.date and len(v.dates) == 1 and v.dates[0][2] is None:
             # "the first (1st) day of January, 1996": the day stands before the month the value starts at
             day = _DAY_BEFORE.search(text[max(0, a + v.start - 40) : a + v.start])
@@ -210,17 +210,18 @@ def _dates(text: str, a: int, b: int) -> list[tuple[int, int, Value]]:
 
 #: A date whose day and month are left blank in the filed copy: "[ ] day of [ ], 2020", "[·], 2019", "____, 2020".
 _BLANK_DATE = re.compile(
-    r"(?:\[\s*[^\]\d\w]{0,3}\s*\]|_{2,})\s*(?:(?:st|nd|rd|th)\s+)?(?:day\s+of\s+(?:\[\s*[^\]\d\w]{0,3}\s*\]|_{2,}))?"
-    r"\s*,?\s+(?P<y>(?:19|20)\d{2})\b",
+    r"(?:\[\s*[^\]\da-zA-Z]{0,6}\s*\]|_{2,})\s*(?:(?:st|nd|rd|th)\s+)?(?:day\s+of\s+(?:\[\s*[^\]\da-zA-Z]{0,6}\s*\]|_{2,}))?"
+    r"\s*,?\s+(?P<y>(?:19|20)\d{2})\b"
+    r"|(?<=\bof)\s+,\s*(?P<y2>(?:19|20)\d{2})\b",  # "effective as of , 2020": the blank is gone
     _I,
 )
 
 
-def _candidates(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
+def _candidates(text: str, a: int, b: int, order: DateOrder = DateOrder.mdy) -> list[tuple[int, int, str]]:
     """Dates in ``text[a:b]`` a key term can show, in order: ``(start, end, iso)``; ``iso`` is a full date
     (``2020-03-01``) or, for a date whose day and month are left blank, its year (``2020``)."""
-    out = [(s, e, d.isoformat()) for s, e, v in _dates(text, a, b) if (d := _day(v)) is not None]
-    out += [(a + m.start(), a + m.end(), m.group("y")) for m in _BLANK_DATE.finditer(text[a:b])]
+    out = [(s, e, d.isoformat()) for s, e, v in _dates(text, a, b, order) if (d := _day(v)) is not None]
+    out += [(a + m.start(), a + m.end(), m.group("y") or m.group("y2")) for m in _BLANK_DATE.finditer(text[a:b])]
     return sorted(out)
 
 
@@ -236,9 +237,17 @@ _EFFECTIVE_DEF_AFTER = re.compile(
     _I,
 )
 _EFFECTIVE_BEFORE = re.compile(
-    rf"(?:{_EFFECTIVE_NAME}\W{{0,3}}(?:\s*(?:means|shall\s+mean|shall\s+be|is|of\s+this\s+Agreement\s+(?:is|shall\s+be)|:))\s*"
-    r"|\beffective\s+(?:as\s+of|on|from|upon|this|the)\s*|(?:commence|begin|start)s?\s+(?:on|as\s+of)\s*)$",
+    rf"{_EFFECTIVE_NAME}\W{{0,3}}(?:\s*(?:means|shall\s+mean|shall\s+be|is|of\s+this\s+Agreement\s+(?:is|shall\s+be)|:))\s*$"
+    r"|effective\s+date\s+of\s+(?:this|the)\s+\w+\s+(?:will|shall)\s+be\s*$",
     _I,
+)
+#: "effective as of", "commences on": an effective date only where the agreement (or its term) is the subject.
+_EFFECTIVE_CUE = re.compile(
+    r"(?:\beffective\s+(?:as\s+of|on|from|upon|this|the)?\s*|(?:commenc(?:e|es|ing)|begin(?:s|ning)?|start(?:s|ing)?)\s+(?:on|as\s+of)\s*)$",
+    _I,
+)
+_AGREEMENT_SUBJECT = re.compile(
+    r"\b(?:this|the)\s+(?:[\w-]+\s+){0,5}(?:Agreement|AGREEMENT|Contract|Amendment|License)\b[^.;]{0,160}$|\bthe\s+(?:initial\s+)?(?i:term)\b[^.;]{0,60}$",
 )
 _DATE_OF_AGREEMENT_EFFECTIVE = re.compile(
     rf"[\"“]?{_EFFECTIVE_NAME}[\"”]?\s*(?:means|shall\s+mean|shall\s+be|is)\s+(?:the\s+date\s+(?:of\s+this\s+Agreement|"
@@ -251,8 +260,9 @@ _DATE_OF_AGREEMENT_EFFECTIVE = re.compile(
 
 #: "This Agreement shall become effective on the date of its execution": the Effective Date is the date it is dated.
 _EFFECTIVE_ON_SIGNING = re.compile(
-    r"(?:become|be|is)\s+effective\s+(?:as\s+of\s+|on\s+|upon\s+)(?:the\s+)?(?:date\s+(?:of\s+)?(?:its\s+)?"
-    r"(?:execution|signature|signing|hereof|of\s+this\s+Agreement)|execution|signature|signing|the\s+date\s+first)",
+    r"(?:(?:become|be|is)\s+effective|commence[sd]?|begin|begins|start|starts)\s+(?:as\s+of\s+|on\s+|upon\s+)(?:the\s+)?"
+    r"(?:date\s+(?:of\s+)?(?:its\s+)?(?:execution|signature|signing|hereof|of\s+this\s+(?:Agreement|document))|"
+    r"execution|signature|signing|(?:the\s+)?(?:first\s+)?date\s+(?:first\s+)?(?:above\s+)?(?:written|set\s+forth))",
     _I,
 )
 
@@ -334,7 +344,8 @@ def _clean_name(raw: str) -> str:
 
 #: Lower-case words a party's name may hold ("Centre for Probe Development and Commercialization").
 _NAME_LOWER = frozenset(
-    "of and the for de du la le des von van der den y et e da di do dos del in on at to with & a inc llc ltd corp co".split()
+    ["of", "and", "the", "for", "de", "du", "la", "le", "des", "von", "van", "der", "den", "y", "et", "e", "da", "di"]
+    + ["do", "dos", "del", "in", "on", "at", "to", "with", "&", "a", "inc", "llc", "ltd", "corp", "co"]
 )
 
 
@@ -665,8 +676,9 @@ def read_key_terms(text: str) -> KeyTerms:
 
     # --- agreement and effective dates
     head_end = min(len(f), PREAMBLE_CHARS)
-    agreement = _agreement_date(f, span, head_end)
-    effective = _effective_date(f, head_end)
+    order = _date_order(f)
+    agreement = _agreement_date(f, span, head_end, order)
+    effective = _effective_date(f, head_end, order)
     if agreement is not None:
         a, b, iso, how = agreement
         add("agreement_date", iso, how, a, b)
@@ -707,7 +719,9 @@ _PARTY_CLAUSE_CUE = re.compile(
 )
 #: The same on a cover page, where a bare "on" dates anything: only "dated", "made", "as of", "Date:".
 _COVER_CUE = re.compile(
-    r"(?:dated|made|entered\s+into|executed|as\s+of|(?<!Effective\s)Date[d]?\s*:)\W*(?:the\s+)?(?:\w+\W+){0,2}$", _I
+    r"(?:dated|made|entered\s+into|executed|as\s+of|(?<!Effective\s)Date[d]?\s*:)\W*(?:the\s+)?(?:\w+\W+){0,2}$"
+    r"|\b(?:inc|llc|corporation|company|ltd|limited|corp|l\.p|ag|gmbh|s\.a|plc|n\.v|b\.v)\.?,?\s*$",  # a cover: "… PFIZER INC. August 21, 2018"
+    _I,
 )
 _FULL_STOP = re.compile(r"(?<![A-Z])(?<!\bInc)(?<!\bCo)(?<!\bNo)\.\s+(?=[A-Z])")
 
@@ -718,7 +732,16 @@ def _stated(f: str, a: int, b: int, iso: str) -> str:
     return f"stated{blank}: '{f[a:b].strip()}'"
 
 
-def _agreement_date(f: str, span: tuple[int, int] | None, head_end: int) -> tuple[int, int, str, str] | None:
+def _date_order(f: str) -> DateOrder:
+    """The document's day/month order for numeric dates (:func:`tasks.check.values.decide_date_order`); month
+    first (the US convention of CUAD's SEC filings) when the document does not decide it."""
+    order = decide_date_order(f)
+    return order if order in (DateOrder.dmy, DateOrder.mdy) else DateOrder.mdy
+
+
+def _agreement_date(
+    f: str, span: tuple[int, int] | None, head_end: int, order: DateOrder = DateOrder.mdy
+) -> tuple[int, int, str, str] | None:
     """The date the agreement is dated, read where a preamble states it: in the sentence that names the
     parties (before "between" or after the party list: "made as of", "dated", "this 8th day of"), else on a
     "Dated:" line of the cover page. A date the preamble gives another document ("the Plan, dated as of …")
@@ -731,7 +754,7 @@ def _agreement_date(f: str, span: tuple[int, int] | None, head_end: int) -> tupl
     # a date the preamble says the agreement is made on wins over the one it takes effect on
     passes = [(a0, b0, signed) for signed in (True, False) for a0, b0 in regions]
     for a0, b0, signed in passes:
-        for s, e, iso in _candidates(f, a0, b0):
+        for s, e, iso in _candidates(f, a0, b0, order):
             before = f[max(a0, s - 80) : s]
             if signed and re.search(r"effective\s+(?:as\s+of|on|from|this)?\s*(?:the\s+)?$", before, _I):
                 continue
@@ -750,14 +773,21 @@ def _agreement_date(f: str, span: tuple[int, int] | None, head_end: int) -> tupl
     return None
 
 
-def _effective_date(f: str, head_end: int) -> tuple[int, int, str, str] | None:
+def _effective_date(f: str, head_end: int, order: DateOrder = DateOrder.mdy) -> tuple[int, int, str, str] | None:
     """A date the contract names as its Effective (or Commencement) Date: '... 2020 (the "Effective Date")',
     '"Effective Date" means March 1, 2020', "effective as of March 1, 2020"."""
-    for s, e, iso in _candidates(f, 0, min(len(f), 60000)):
+    for s, e, iso in _candidates(f, 0, min(len(f), 60000), order):
         after = f[e : e + 60]
         before = f[max(0, s - 80) : s]
         if _EFFECTIVE_DEF_AFTER.search(after) or _EFFECTIVE_BEFORE.search(before):
             return s, e, iso, _stated(f, max(0, s - 40), min(len(f), e + 30), iso)
+        cue = _EFFECTIVE_CUE.search(before)
+        if cue and s < head_end:
+            lead = f[max(0, s - 200) : s - len(before) + cue.start()]
+            if (s < 1500 or _AGREEMENT_SUBJECT.search(lead)) and not re.search(
+                r"terminat|that\s+certain|fiscal|Contract\s+Year", lead[-120:], _I
+            ):
+                return s, e, iso, _stated(f, max(0, s - 40), min(len(f), e + 30), iso)
     return None
 
 
@@ -1014,9 +1044,8 @@ def _governing_law(f: str) -> tuple[int, int, str] | None:
     for m in re.finditer(
         r"governed\s+by\s+(?:and\s+\w+\s+(?:in\s+accordance\s+with|under)\s+)?the\s+laws\s+thereof", f, _I
     ):
-        state = None
-        for state in _STATE_OF.finditer(f, max(0, m.start() - 250), m.start()):
-            pass
-        if state is not None:
+        states = list(_STATE_OF.finditer(f, max(0, m.start() - 250), m.start()))
+        if states:
+            state = states[-1]
             return state.start("j"), state.end("j"), state.group("j")
     return None

@@ -643,7 +643,8 @@ def key_term_outcome(name: str, answer: str, shown: list[str]) -> str:
     :data:`KEY_TERM_FIELDS`; ISO dates, periods ``"1 year"``, jurisdictions, parties ``Name ("Short")``)
     against the lawyers' ``-Answer`` cell.
 
-    - nothing shown: ``right`` when the answer is empty or redacted (``[***]``, ``[]``), else ``missing``;
+    - nothing shown: ``right`` when the answer is empty or redacted (``[***]``, ``[]``) — or, for the calendar's
+      expiration deadline, ``perpetual`` — else ``missing``;
     - something shown and the answer empty: ``wrong`` (a value the lawyers did not find);
     - parties: ``right`` when every gold party is named by a shown one and every shown one names a gold party;
     - dates: day by day (a redacted ``[]`` part matches any); ``perpetual`` only matches ``perpetual``;
@@ -655,6 +656,8 @@ def key_term_outcome(name: str, answer: str, shown: list[str]) -> str:
     answer = (answer or "").strip()
     redacted = bool(re.fullmatch(r"[\[\]\s*]*|\[[^\]]*\]", answer)) if answer else False
     if not shown:
+        if name == "expiration_deadline" and "perpetu" in answer.lower():
+            return "right"  # a term with no end puts no end in the calendar
         return "right" if not answer or redacted else "missing"
     if not answer or redacted:
         return "wrong"

@@ -6,7 +6,8 @@
 row's link to the served report as a hyperlink; :func:`write_csv` writes one UTF-8 CSV file per
 sheet (RFC 4180 quoting, with a byte-order mark so spreadsheet programs read the encoding). The
 rows are the report's: a finding's category is the one decided (a reclassification's), its decision
-and reviewer the latest.
+and reviewer the latest. :func:`portfolio_sheets` makes the portfolio's two tables (every contract once,
+at its latest version, and their deadlines: :mod:`tasks.observe.portfolio`) for the same writers.
 """
 
 from __future__ import annotations
@@ -108,6 +109,68 @@ def export_sheets(report: dict[str, Any], link: Callable[[str], str]) -> dict[st
                 [name, _date(x["date"]), x["kind"], x["title"], x["days_left"], x["basis"], ids, link("deadlines")]
             )
     return dict(zip(SHEETS, [findings, terms, deviations, deadlines]))
+
+
+#: The portfolio's sheets (:func:`portfolio_sheets`), in order.
+PORTFOLIO_SHEETS = ("Contracts", "Deadlines")
+
+_CONTRACTS = [
+    "Document",
+    "SHA-256",
+    "Parties",
+    "Governing law",
+    "Term ends",
+    "Next deadline",
+    "Deadline date",
+    "Days left",
+    "How it was computed",
+    "Open findings",
+    "Decisions",
+    "Last run",
+    "Reviewed at (UTC)",
+    "Link",
+]
+
+
+def portfolio_sheets(
+    portfolio: dict[str, Any], link: Callable[[dict[str, Any], str], str]
+) -> dict[str, list[list[Any]]]:
+    """``{sheet: [header, *rows]}`` of :data:`PORTFOLIO_SHEETS` for a portfolio
+    (:func:`tasks.observe.portfolio.portfolio`); ``link(entry, anchor)`` is the URL of the report of the
+    run that last reviewed ``entry`` at an anchor (``doc-3`` its section, ``deadlines``).
+
+    Contracts: one row per listed contract, in the portfolio's order (soonest next deadline first), parties
+    and governing law ``"; "``-joined, dates as dates, days left and counts as numbers; deadlines: every
+    computed deadline of those contracts (past ones too, with negative days left), by date."""
+    contracts: list[list[Any]] = [_CONTRACTS]
+    deadlines: list[list[Any]] = [_DEADLINES]
+    rows: list[tuple[str, str, list[Any]]] = []
+    for d in portfolio["documents"]:
+        nxt = d.get("next_deadline") or {}
+        contracts.append(
+            [
+                d["file_name"],
+                d["sha256"],
+                "; ".join(d.get("parties") or []),
+                "; ".join(d.get("governing_law") or []),
+                _date(d.get("term_ends") or "; ".join(d.get("expiration") or [])),
+                nxt.get("kind") or "",
+                _date(nxt.get("date") or ""),
+                nxt.get("days_left", ""),
+                nxt.get("basis") or d.get("deadlines_note") or "",
+                d.get("open_findings", 0),
+                d.get("decisions", 0),
+                d["run_id"],
+                str(d.get("reviewed_at") or "")[:19].replace("T", " "),
+                link(d, d.get("report_anchor") or ""),
+            ]
+        )
+        for x in d.get("deadlines") or []:
+            ids = ", ".join(str(i) for i in x.get("finding_ids") or [])
+            row = [d["file_name"], _date(x["date"]), x["kind"], x["title"], x["days_left"], x["basis"], ids]
+            rows.append((x["date"], d["file_name"], [*row, link(d, "deadlines")]))
+    deadlines.extend(r for _day, _name, r in sorted(rows, key=lambda t: (t[0], t[1], t[2][2])))
+    return dict(zip(PORTFOLIO_SHEETS, [contracts, deadlines]))
 
 
 #: Widest column of the workbook, characters (evidence and reasons wrap in the cell beyond it).

@@ -209,3 +209,58 @@ def test_real_contracts_of_the_development_split_read_as_the_lawyers_answered(sh
             got = key_term_outcome(field, doc.answers[KEY_TERM_FIELDS[field]], kt.values(field))
             assert got == "right", (doc.filename, field, kt.values(field))
     assert seen == 2
+
+
+def test_an_anniversary_term_and_a_survival_clause_that_is_not_the_term():
+    text = PREAMBLE + (
+        "5. Confidentiality. During the term of this Agreement and for three (3) years thereafter, each party "
+        "shall keep the other's information confidential.\n"
+        "6. Term. The term of this Agreement shall commence on the Effective Date and end on the fifth (5th) "
+        "anniversary of the Effective Date.\n"
+    )
+    term = read_key_terms(text).first("expiration_date")
+    assert term is not None and term.value == "2006-01-19" and term.basis == "Effective Date 2001-01-19 + 5 years"
+
+
+def test_a_renewal_by_mutual_agreement_is_no_renewal_term_and_one_party_s_option_is():
+    mutual = PREAMBLE + (
+        "The term of this Agreement shall be two (2) years from the Effective Date. The term may be extended for "
+        "an additional two year period with the written consent of both parties.\n"
+    )
+    assert read_key_terms(mutual).values("renewal_term") == []
+    option = PREAMBLE + (
+        "The term of this Agreement shall be two (2) years from the Effective Date. The Agreement may be renewed "
+        "for an additional period of seven (7) years at the option of the Licensor.\n"
+    )
+    kt = read_key_terms(option)
+    assert kt.values("renewal_term") == ["7 years"] and "option" in kt.first("renewal_term").basis  # type: ignore[union-attr]
+    annual = PREAMBLE + (
+        "The term of this Agreement shall be for one (1) year commencing on the Effective Date and automatically "
+        "renewing annually thereafter, unless either party gives written notice of non-renewal thirty (30) days "
+        "prior to the end of the term.\n"
+    )
+    kt = read_key_terms(annual)
+    assert kt.values("renewal_term") == ["1 year"] and kt.values("notice_period") == ["30 days"]
+
+
+def test_a_date_left_blank_gives_its_year_and_the_term_a_year_not_a_calendar_day():
+    text = (
+        'This License Agreement (the "Agreement") is made and entered into as of the [ ] day of [ ], 2020 (the '
+        '"Effective Date"), by and between Alpha Inc. ("Alpha") and Beta LLC ("Beta").\n'
+        "The term of this Agreement shall be five (5) years from the Effective Date.\n"
+    )
+    terms, basis, gaps = read_terms(text, [(0, len(text), 1)], {})
+    assert terms["Effective date"] == ["2020"] and terms["Expiration date"] == ["2025"]
+    assert any("left blank" in b["basis"] for b in basis if b["term"] == "Expiration date")
+    doc = {"key_terms": terms, "key_term_basis": basis, "key_term_gaps": gaps, "findings": []}
+    assert document_deadlines(doc, date(2021, 1, 1), BusinessCalendar(None))[0] == []  # no day to put in a calendar
+
+
+def test_a_cover_page_before_a_table_of_contents_names_the_parties_and_the_date():
+    text = (
+        "INTELLECTUAL PROPERTY AGREEMENT BETWEEN EQUIFAX INC. AND CERTEGY INC. JUNE 30, 2001 TABLE OF CONTENTS "
+        "ARTICLE I DEFINITIONS ........ 3 Section 1.1. Definitions ........ 3\n"
+    )
+    kt = read_key_terms(text)
+    assert kt.values("parties") == ["EQUIFAX INC.", "CERTEGY INC."]
+    assert kt.values("agreement_date") == ["2001-06-30"]

@@ -150,7 +150,8 @@ class Flat:
 def _sentence(flat: str, pos: int, limit: int = 700) -> tuple[int, int]:
     """The sentence of ``flat`` around ``pos``: from after the previous ". " (or line start) to the next."""
     a = max(0, pos - limit)
-    prev = [m.end() for m in _SENT_END.finditer(flat, a, pos)]
+    # the lookahead of a sentence end that ends right at pos reads the character at pos: search one further
+    prev = [m.end() for m in _SENT_END.finditer(flat, a, min(len(flat), pos + 1)) if m.end() <= pos]
     start = prev[-1] if prev else a
     m = _SENT_END.search(flat, pos, min(len(flat), pos + limit))
     end = m.start() + 1 if m else min(len(flat), pos + limit)
@@ -280,7 +281,9 @@ _ENTITY = (
     r"GmbH|AG|B\.V|N\.V|S\.A\.S|S\.p\.A|Pty|SE|P\.C|S\.R\.L|S\.r\.l|SpA|AB|AS|A/S|Oy|KK|K\.K|Trust|Bank|"
     r"Partners|Holdings|Group|Association|University|Institute|Foundation|Authority|GIE|G\.I\.E)\b\.?"
 )
-_BETWEEN = re.compile(r"\b(?:by\s+and\s+(?:between|among(?:st)?)|between|among(?:st)?)\b\s*:?\s*", _I)
+_BETWEEN = re.compile(
+    r"\b(?:by\s+and\s+(?:between|among(?:st)?)|between|among(?:st)?|(?<=entered\s)into\s+by)\b\s*:?\s*", _I
+)
 #: Where a preamble's sentence ends: a full stop before the words that open the next one.
 _PREAMBLE_END = re.compile(
     r"\.\s+(?=(?:The|This|Each|In|Both|Whereas|WHEREAS|NOW|Now|Article|ARTICLE|Section|SECTION|Background|BACKGROUND|"
@@ -309,7 +312,9 @@ _NOT_A_NAME = re.compile(
 
 
 def _clean_name(raw: str) -> str:
-    name = raw.strip(" ,;:.-–—\"“”'")
+    """A party's name from its piece of the party list: descriptions, addresses, dates and brackets after it cut
+    off, an entity suffix's full stop kept ("Alpha Inc.")."""
+    name = raw.strip(" ,;:-–—\"“”'")
     name = re.sub(r"^(?:and|AND|And|between|BETWEEN|Between)\s+", "", name)
     name = re.sub(r"^the\s+(?=[A-Z])", "", name)  # "the TOWN OF VINTON, VIRGINIA"
     name = re.sub(r"^(?:(?:1|2|3|4|\(?[a-d]\)|\(?[ivx]+\))[.)]?\s+)", "", name)
@@ -338,7 +343,7 @@ def _clean_name(raw: str) -> str:
     ):
         name = name[: tail[-1].end()]  # "GARRETT MOTION INC. Dated as of", "VITALIBIS INC a Nevada C"
     bare = name.strip(" ,;:.-–—\"“”'")
-    dotted = re.search(r"\b(?:Inc|Co|Corp|Ltd|L\.P|S\.A|N\.V|B\.V|L\.L\.C)\.$", name.strip(" ,;:-–—\"“”'"))
+    dotted = re.search(r"\b(?:Inc|Co|Corp|Ltd|L\.P|S\.A|N\.V|B\.V|L\.L\.C)\.$", name.strip(" ,;:-–—\"“”'"), _I)
     return bare + ("." if dotted else "")
 
 
@@ -438,7 +443,7 @@ _LABELLED_PARTY = re.compile(
     r"Licensee|Buyer|Lessee|Purchaser)\b|\s*[:：])"
 )
 #: "X, with a place of business at … ("X") and Y … ("Y") agree to all terms …": a preamble without "between".
-_AND_AGREE = re.compile(r"^(?P<r>.{10,900}?)\s+(?:hereby\s+)?agree(?:s)?\b", re.S)
+_AND_AGREE = re.compile(r"^(?P<r>.{10,900}?)\s+(?:hereby\s+)?(?:agree(?:s)?|enter\s+into)\b", re.S)
 
 
 def _read_parties(flat: str) -> tuple[list[_Party], tuple[int, int] | None]:
@@ -504,7 +509,12 @@ def _parties_in(region: str, offset: int) -> list[_Party]:
     parties: list[_Party] = []
     for a, b in _split_parties(region):
         piece = region[a:b]
+        toc = _TOC.search(piece) or re.search(r"\bTABLE\s+OF\s+CONTENTS\b|\bTable\s+of\s+Contents\b", piece)
+        if toc:  # a table of contents follows the cover page's names: the list ends here
+            piece = piece[: toc.start()]
         if not piece.strip():
+            if toc:
+                break
             continue
         name = _clean_name(piece)
         defined = _DEFINED.search(piece)
@@ -514,15 +524,15 @@ def _parties_in(region: str, offset: int) -> list[_Party]:
             or re.search(r"\b(?:Agreement|Date|Order|Note|Plan|Merger|Term|Stock|Effective)\b", short)
         ):
             short = None
-        if _TOC.search(piece):  # a table of contents follows the cover page's "between": the list has ended
-            break
         if not _good_name(name, defined=short is not None):
             if short and parties and parties[-1].defined is None:  # "… organized and existing … ("Short")"
                 parties[-1].defined = short
+            if toc:
+                break
             continue
         off = offset + a + max(0, piece.find(name[:10]))
         parties.append(_Party(name, short, off, offset + b))
-        if len(parties) >= 6:
+        if len(parties) >= 6 or toc:
             break
     unique: list[_Party] = []
     for p in parties:  # a cover page and its preamble name the same party twice: keep one, with its defined name
@@ -564,11 +574,27 @@ _FROM_START = re.compile(
     r"of|as\s+of|thereafter|hereafter|hereof)\b",
     _I,
 )
-_RENEW = re.compile(r"\b(?:automatic(?:ally)?\s+)?(?:renew\w*|extend\w*|extension)\b", _I)
+_RENEW = re.compile(
+    r"\b(?:automatic(?:ally)?\s+)?(?:renew\w*|extend\w*|extension)\b|\bcontinue\s+automatically\b|\bautomatically\s+continue",
+    _I,
+)
 _AUTO = re.compile(
     r"\bautomatic(?:ally)?\b|\bshall\s+(?:be\s+)?(?:renew|extend)|\bwill\s+(?:be\s+)?(?:renew|extend)|"
     r"\bthereafter\s+(?:continue|renew)|\bunless\s+(?:either|one|a|any)\s+party",
     _I,
+)
+#: A renewal one party may choose alone: "has the option to renew", "at its sole option", "may extend … by giving
+#: notice" (CUAD's Renewal Term counts these; a renewal by mutual agreement it does not).
+_UNILATERAL = re.compile(
+    r"(?:option|right)\b[^.]{0,80}?\bto\s+(?:renew|extend)|at\s+(?:its|their|[A-Z]\w+['’]s)\s+(?:sole\s+)?(?:option|discretion|election)|"
+    r"at\s+the\s+(?:sole\s+)?option\s+of|"
+    r"(?:may|shall\s+have\s+the\s+right\s+to)\s+(?:elect\s+to\s+)?(?:renew|extend)[^.]{0,200}(?:by\s+(?:giving|providing|delivering)|upon)"
+    r"[^.]{0,40}notice|may,?\s+by\s+(?:written\s+)?notice[^.]{0,120}(?:extend|renew)",
+    _I,
+)
+#: A renewal period in words: "renewing annually", "for successive annual periods", "month to month".
+_PERIOD_WORD = re.compile(
+    r"\b(?:annually|each\s+year|(?:successive\s+)?annual\s+periods?|monthly\s+periods?|month[- ]to[- ]month)\b", _I
 )
 _NOTICE_WORDS = re.compile(
     r"notice|notif\w+|not\s+to\s+renew|non-?renewal|intent(?:ion)?\s+to\s+terminate|desire\s+to\s+terminate", _I
@@ -989,10 +1015,21 @@ def _renewal(f: str, add, out: KeyTerms) -> None:  # type: ignore[no-untyped-def
                     r"(?:successive|additional|consecutive|renewal)", sent[max(0, v.start - 30) : v.end + 30], _I
                 )
             ]
+        if not renew_periods and (word := _PERIOD_WORD.search(sent)):  # "renewing annually", "monthly periods"
+            unit = "month" if word.group(0).lower().startswith("month") else "year"
+            renew_periods = [
+                (Value(Kind.duration, word.group(0), word.start(), word.end(), amount=Decimal(1), unit=unit), (1, unit))
+            ]
         if not renew_periods:
             continue
         v, (n, unit) = renew_periods[0]
-        kind = "automatic" if _AUTO.search(sent) else "by option"
+        if _AUTO.search(sent):
+            kind = "automatic"
+        elif _UNILATERAL.search(sent):
+            kind = "at one party's option"
+        else:
+            continue  # a renewal the parties may agree on later is no renewal term (CUAD: "automatic extensions
+            # and unilateral extensions with prior notice")
         add("renewal_term", _show_period(n, unit), f"{kind} renewal: '{v.raw}'", a + v.start, a + v.end)
         notices = [(w, p) for w, p, notice in periods if notice and p[1] in ("day", "business_day", "week", "month")]
         if notices and _NOTICE_WORDS.search(sent):

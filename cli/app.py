@@ -442,6 +442,11 @@ def _print_summary(result: dict) -> None:
         f"{m['documents_total']}  (reviewed {m['documents_reviewed']}, "
         f"deferred {m['documents_deferred']}, failed {m['documents_failed']}"
         + (f"; {m['documents_skipped']} unchanged, reused" if m.get("documents_skipped") else "")
+        + (
+            f"; {m['documents_reviewed_again']} reviewed again after an upgrade"
+            if m.get("documents_reviewed_again")
+            else ""
+        )
         + ")",
     )
     verified = (

@@ -51,6 +51,7 @@ from tasks.observe.deadlines import emit_deadline_events
 from tasks.observe.events import emit_document_events, emit_filing_change_events
 from tasks.observe.metrics import run_outcome_text
 from tasks.observe.playbook import publish_deviations
+from tasks.observe.portfolio import refresh_portfolio
 from tasks.observe.report import (
     publish_artifacts,
     report_link,
@@ -229,6 +230,18 @@ def final_state(result: dict[str, Any], batch: bool = False, waiting: int = 0) -
     return Completed(name=name, message="; ".join(parts), data=result)
 
 
+def refresh_portfolio_after_run(run: Any) -> dict[str, Any]:
+    """The portfolio after this run (:func:`tasks.observe.portfolio.refresh_portfolio`): ``OUT/portfolio.ics`` and
+    the ``docreview.portfolio.deadlines`` event naming every contract's deadlines due within
+    ``DOCREVIEW_DEADLINE_ALERT_DAYS``. A portfolio that cannot be built is logged, not raised: the run's own
+    report is already written."""
+    try:
+        return refresh_portfolio(run.db, run.out_dir, run.settings.deadline_alert_days, run.id, run.flow_run_id or None)
+    except Exception as exc:  # the run's report stands; the next run refreshes the portfolio
+        get_run_logger().warning("Portfolio not refreshed: %s: %s", type(exc).__name__, exc)
+        return {}
+
+
 def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     """Write ``report.json``/``report.html``, publish the Prefect artifacts and the document
     events, and return the flow's result (see :func:`review_documents`)."""
@@ -247,12 +260,14 @@ def publish_report(run: Any, metrics: dict[str, float]) -> dict[str, Any]:
     emit_document_events(quote(report))  # docreview.finding.high-risk, docreview.document.failed
     emit_filing_change_events(quote(report))  # docreview.filing.change
     emit_deadline_events(report, run.settings.deadline_alert_days)  # docreview.deadline.upcoming
+    portfolio = refresh_portfolio_after_run(run)  # OUT/portfolio.ics, docreview.portfolio.deadlines
     get_run_logger().info("Run %s finished: %s", run.label, run_outcome_text(report["run"]["metrics"]))
     return {
         "run_id": run.id,
         "flow_run_id": run.flow_run_id or None,
         "source": run.source,
         "report_json": str(folder / "report.json"),
+        "portfolio_ics": portfolio.get("calendar"),
         "report_html": report_html,
         "published": published,
         "run_report_html": str(run_report_dir(run.out_dir, run.id) / "report.html"),

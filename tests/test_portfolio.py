@@ -276,3 +276,29 @@ def test_the_docs_and_readme_name_the_command():
     root = Path(__file__).resolve().parents[1]
     assert "docreview portfolio" in (root / "README.md").read_text(encoding="utf-8")
     assert "## Portfolio" in (root / "docs" / "deadlines.md").read_text(encoding="utf-8")
+
+
+def test_every_run_refreshes_the_portfolio_calendar_and_names_the_portfolios_deadlines(reviewed):
+    """The second run reviewed one document only; the calendar and the event it leaves behind hold the first
+    run's contract as well (each contract at its latest version), and no deadline of the superseded one."""
+    from tasks.observe.portfolio import PORTFOLIO_DEADLINES, portfolio, portfolio_event
+
+    ics = reviewed["base"] / "out" / "portfolio.ics"
+    assert ics.is_file()
+    cal = Calendar.from_ical(ics.read_bytes())
+    described = " ".join(str(e.get("summary")) for e in cal.walk("VEVENT"))
+    assert reviewed["kept"]["file_name"] in described and reviewed["new"]["file_name"] in described
+    assert reviewed["old"]["file_name"] not in described
+    try:
+        book = portfolio(reviewed["db"], AS_OF)
+    finally:
+        dispose_engines()
+    soonest = min(x["days_left"] for d in book["documents"] for x in d["deadlines"] if x["upcoming"])
+    event = portfolio_event(book, soonest, "run-x", None)
+    assert event["event"] == PORTFOLIO_DEADLINES and event["payload"]["contracts"] == 2
+    due = event["payload"]["due"]
+    assert due and all(d["days_left"] <= soonest for d in due)
+    wide = portfolio_event(book, 2000, "run-x", None)["payload"]["due"]
+    assert {d["sha256"] for d in wide} == {reviewed["kept"]["sha256"], reviewed["new"]["sha256"]}
+    assert wide == sorted(wide, key=lambda d: d["date"]) and len(wide) > len(due)
+    assert reviewed["old"]["sha256"] not in {d["sha256"] for d in wide}

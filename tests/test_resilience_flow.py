@@ -112,6 +112,8 @@ def test_new_checks_recheck_stored_reviews_without_a_model_call(stub_env, inbox,
     m = again["run"]["metrics"]
     assert m["documents_reviewed"] == 2 and m["documents_deferred"] == 0
     assert m.get("documents_skipped", 0) == 0  # checked again, not reused as stored
+    assert m["documents_reviewed_again"] == 2  # the run says how many an upgrade made it review again
+    assert first["run"]["metrics"]["documents_reviewed_again"] == 0
     # no review call and no retry: the one call made is the run's prompt-cache warm-up, which the outage failed
     assert m.get("llm_calls", 0) <= 1 and m.get("retries", 0) == 0
     assert [len(d["findings"]) for d in again["documents"]] == [len(d["findings"]) for d in first["documents"]]
@@ -121,6 +123,7 @@ def test_new_checks_recheck_stored_reviews_without_a_model_call(stub_env, inbox,
     assert {v.split("+")[0] for v in ledger} == {"factcheck-v2", "factcheck-next"}
     third = review(inbox, tmp_path / "third", db_url, ResiliencePolicy(**FAST, breaker_name="t-recheck-3"))
     assert third["run"]["metrics"]["documents_skipped"] == 2  # same checks now: reused
+    assert third["run"]["metrics"]["documents_reviewed_again"] == 0
 
 
 def test_defer_policy_never_uses_the_cache(stub_env, inbox, tmp_path, db_url):

@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 from schemas.documents import DocumentStatus
 from schemas.tables import (
     ChunkRow,
+    DocumentReviewRow,
     DocumentRow,
     FindingRow,
     LLMCallRow,
@@ -30,7 +31,8 @@ def compute_run_metrics(
     """Per-run metrics from the stored rows.
 
     Returns ``documents_total``, ``documents_reviewed``, ``documents_deferred``,
-    ``documents_failed``, ``documents_skipped`` (reviewed earlier, reused), ``docs_per_min``
+    ``documents_failed``, ``documents_skipped`` (reviewed earlier, reused), ``documents_reviewed_again`` (reviewed
+    in this run though the ledger holds a review by other code: an upgrade), ``docs_per_min``
     (documents reviewed in this run, not reused from an earlier one nor copies of another object,
     per minute of wall time), ``findings_total``,
     ``verification_rate`` (verified / findings, 0 when none), ``unsupported``, ``contradicted``,
@@ -80,6 +82,7 @@ def compute_run_metrics(
                 query = query.where(ChunkRow.chunker == chunker)
             chunk_rows += session.exec(query).all()
         word = _word_documents(session, [d.sha256 for d in docs if d.sha256])
+        upgraded = _reviewed_before_by_other_code(session, chunked, prompt_version, model)
     status = [d.status for d in docs]
     findings = len(verdicts)
     return {
@@ -88,6 +91,7 @@ def compute_run_metrics(
         "documents_deferred": status.count(DocumentStatus.deferred.value),
         "documents_failed": status.count(DocumentStatus.failed.value),
         "documents_skipped": sum(1 for d in docs if d.reused),
+        "documents_reviewed_again": upgraded,
         "docs_per_min": sum(
             1
             for d in docs
@@ -114,6 +118,24 @@ def compute_run_metrics(
         **_routing_metrics(chunk_rows),
         **_playbook_metrics(database_url, run_id),
     }
+
+
+def _reviewed_before_by_other_code(session: Session, shas: Sequence[str], prompt_version: str, model: str) -> int:
+    """How many of ``shas`` (reviewed in this run, not reused) the skip ledger holds a review of made by other
+    code: another prompt version, model (the rules backend's ``RULES_VERSION``) or checks version. An upgrade's
+    first run reviews these again instead of reusing what the old code found; the summary says how many."""
+    from tasks.check.support import checks_version
+
+    current = f"{prompt_version}; checks {checks_version()}"
+    other: set[str] = set()
+    for i in range(0, len(shas), 500):
+        rows = session.exec(
+            select(DocumentReviewRow.sha256, DocumentReviewRow.prompt_version, DocumentReviewRow.model).where(
+                col(DocumentReviewRow.sha256).in_(shas[i : i + 500])
+            )
+        ).all()
+        other |= {sha for sha, version, by in rows if version != current or by != model}
+    return len(other)
 
 
 def _word_documents(session: Session, shas: list[str]) -> set[str]:
@@ -260,6 +282,8 @@ def run_outcome_text(metrics: dict[str, Any]) -> str:
     ]
     if count("documents_skipped"):
         parts[0] += f", {count('documents_skipped')} of them unchanged and reused"
+    if count("documents_reviewed_again"):
+        parts[0] += f", {count('documents_reviewed_again')} reviewed again (reviewed before by other code or model)"
     findings = count("findings_total")
     parts.append(
         f"{findings} finding(s), {float(metrics.get('verification_rate', 0)) * 100:.1f}% verified"

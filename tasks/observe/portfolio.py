@@ -322,3 +322,70 @@ def render_portfolio_html(
         calendar=calendar,
         soon=SOON_DAYS,
     )
+
+
+#: The event a run emits with the portfolio's deadlines due soon (every contract's latest version, not only
+#: the run's documents: a quiet night still names them).
+PORTFOLIO_DEADLINES = "docreview.portfolio.deadlines"
+
+
+def portfolio_event(book: dict[str, Any], within_days: int, run_id: str, flow_run_id: str | None) -> dict[str, Any]:
+    """The ``docreview.portfolio.deadlines`` event of a portfolio (:func:`portfolio`): resource
+    ``docreview.portfolio``; payload ``{run_id, as_of, within_days, contracts (int), due: [{file_name, sha256,
+    kind, date, days_left, title, basis}]}`` — every upcoming deadline at most ``within_days`` days after
+    ``as_of`` across the portfolio, soonest first; pure."""
+    import uuid
+
+    from tasks.observe.events import flow_run_related
+
+    due = [
+        {
+            "file_name": d["file_name"],
+            "sha256": d["sha256"],
+            **{k: x[k] for k in ("kind", "date", "days_left", "title", "basis")},
+        }
+        for d, x in calendar_rows(book["documents"])
+        if x["days_left"] <= within_days
+    ]
+    return dict(
+        event=PORTFOLIO_DEADLINES,
+        resource={"prefect.resource.id": "docreview.portfolio", "prefect.resource.name": "portfolio"},
+        related=flow_run_related(flow_run_id),
+        payload={
+            "run_id": run_id,
+            "as_of": book["as_of"],
+            "within_days": within_days,
+            "contracts": len(book["documents"]),
+            "due": due,
+        },
+        id=uuid.uuid5(uuid.NAMESPACE_URL, f"docreview|{run_id}|{PORTFOLIO_DEADLINES}"),
+    )
+
+
+def refresh_portfolio(
+    database_url: str, out_dir: str, within_days: int, run_id: str, flow_run_id: str | None = None
+) -> dict[str, Any]:
+    """After a run: rebuild the portfolio, write ``out_dir/portfolio.ics`` (atomically; every contract's
+    upcoming deadlines, each contract at its latest version) and emit :func:`portfolio_event`. A database with
+    no reviewed contract leaves an existing ``portfolio.ics`` as it is and emits nothing.
+
+    Returns ``{contracts, due (deadlines within within_days), calendar (path or None), events (sent)}``."""
+    import os
+    from pathlib import Path
+
+    from tasks.observe.events import send_events
+
+    book = portfolio(database_url)
+    if not book["documents"]:
+        return {"contracts": 0, "due": 0, "calendar": None, "events": 0}
+    path = Path(out_dir) / "portfolio.ics"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(portfolio_calendar(book["documents"]))
+    os.replace(tmp, path)
+    event = portfolio_event(book, within_days, run_id, flow_run_id)
+    return {
+        "contracts": len(book["documents"]),
+        "due": len(event["payload"]["due"]),
+        "calendar": str(path),
+        "events": send_events([event]),
+    }

@@ -1243,6 +1243,7 @@ _INT_METRICS = {
     "documents_deferred",
     "documents_failed",
     "documents_skipped",
+    "documents_reviewed_again",
     "findings_total",
     "chunks_total",
     "pages_total",

@@ -126,7 +126,7 @@ def test_the_deadline_carries_the_readers_basis_and_no_deadline_rests_on_a_missi
     terms, basis, gaps = read_terms(text, [(0, len(text), 1)], {"Term": ["4 years"], "Payment amounts": ["$5"]})
     assert terms["Expiration date"] == ["2005-01-19"] and "Term" not in terms
     assert terms["Payment amounts"] == ["$5"]  # the finding-derived terms the reader does not give stay
-    assert any(b["term"] == "Expiration date" and b["page"] == 1 for b in basis)
+    assert any(b["term"] == "Expiration date" and b["page"] == 1 for b in basis)  # the unit, located by the report
     doc = {"key_terms": terms, "key_term_basis": basis, "key_term_gaps": gaps, "findings": []}
     found, why = document_deadlines(doc, date(2003, 1, 1), BusinessCalendar(None))
     assert why is None

@@ -281,8 +281,12 @@ _ENTITY = (
     r"GmbH|AG|B\.V|N\.V|S\.A\.S|S\.p\.A|Pty|SE|P\.C|S\.R\.L|S\.r\.l|SpA|AB|AS|A/S|Oy|KK|K\.K|Trust|Bank|"
     r"Partners|Holdings|Group|Association|University|Institute|Foundation|Authority|GIE|G\.I\.E)\b\.?"
 )
+#: Suffixes only a company's name ends with (not "Bank", "Trust", "Group", which also end descriptions).
+_STRONG_ENTITY = (
+    r"(?:Inc|Incorporated|LLC|L\.L\.C|Ltd|Limited|Corp|Corporation|Company|L\.P|LP|LLP|plc|GmbH|AG|S\.A|N\.V|B\.V)\b\.?"
+)
 _BETWEEN = re.compile(
-    r"\b(?:by\s+and\s+(?:between|among(?:st)?)|between|among(?:st)?|(?<=entered\s)into\s+by)\b\s*:?\s*", _I
+    r"\b(?:by\s+and\s+(?:between|among(?:st)?)|between|among(?:st)?|(?<=entered\s)into\s+by(?!\s+and\s))\b\s*:?\s*", _I
 )
 #: Where a preamble's sentence ends: a full stop before the words that open the next one.
 _PREAMBLE_END = re.compile(
@@ -315,7 +319,7 @@ def _clean_name(raw: str) -> str:
     """A party's name from its piece of the party list: descriptions, addresses, dates and brackets after it cut
     off, an entity suffix's full stop kept ("Alpha Inc.")."""
     name = raw.strip(" ,;:-–—\"“”'")
-    name = re.sub(r"^(?:and|AND|And|between|BETWEEN|Between)\s+", "", name)
+    name = re.sub(r"^(?:(?:and|AND|And|between|BETWEEN|Between|by)\s+)+", "", name)
     name = re.sub(r"^the\s+(?=[A-Z])", "", name)  # "the TOWN OF VINTON, VIRGINIA"
     name = re.sub(r"^(?:(?:1|2|3|4|\(?[a-d]\)|\(?[ivx]+\))[.)]?\s+)", "", name)
     # descriptions after the name: ", a Delaware corporation", "having its office", "with offices"
@@ -360,7 +364,7 @@ def _good_name(name: str, defined: bool = False) -> bool:
     words = name.split()
     if not (2 <= len(name) <= 120) or not words or len(words) > 14:
         return False
-    if _NOT_A_NAME.match(name) and not re.search(_ENTITY + r"\s*$", name, _I):
+    if _NOT_A_NAME.match(name) and not (len(words) > 1 and re.search(_ENTITY + r"\s*$", name, _I)):
         return False
     if not (
         re.match(r"[A-Z0-9]", name)
@@ -433,7 +437,7 @@ def _inside_a_name(before: str, after: str) -> bool:
     if re.search(r"[,(\"“”)]|" + _ENTITY, before, _I) or len(before.split()) > 6:
         return False
     head = re.split(r"[,(]", after, maxsplit=1)[0]
-    return bool(re.search(r"(?:\s|^)" + _ENTITY + r"\s*$", head.strip(), _I)) and len(head.split()) <= 4
+    return bool(re.search(r"\s" + _STRONG_ENTITY + r"\s*$", head.strip(), _I)) and len(head.split()) <= 4
 
 
 #: "Party A (Shipper): ZTO Express Co., Ltd. Address: …" — the labelled parties of a contract drafted in China.
@@ -444,6 +448,16 @@ _LABELLED_PARTY = re.compile(
 )
 #: "X, with a place of business at … ("X") and Y … ("Y") agree to all terms …": a preamble without "between".
 _AND_AGREE = re.compile(r"^(?P<r>.{10,900}?)\s+(?:hereby\s+)?(?:agree(?:s)?|enter\s+into)\b", re.S)
+
+
+def _credible(p: _Party) -> bool:
+    """A party read well enough to show: it has a defined name, or its name ends in an entity suffix, or it is
+    a person's name (two to four capitalised words)."""
+    return bool(
+        p.defined
+        or re.search(r"[\s,]" + _ENTITY + r"\s*$", p.name, _I)
+        or re.fullmatch(r"(?:Dr\.\s+|Mr\.\s+|Ms\.\s+)?[A-Z][a-z]+(?:\s+[A-Z]\.?)?(?:\s+[A-Z][a-z'-]+){1,2}", p.name)
+    )
 
 
 def _read_parties(flat: str) -> tuple[list[_Party], tuple[int, int] | None]:
@@ -696,6 +710,11 @@ def read_key_terms(text: str) -> KeyTerms:
 
     # --- parties
     parties, span = _read_parties(f)
+    if not all(_credible(p) for p in parties):
+        out.gaps["parties"] = "the preamble's party list could not be read with confidence: " + "; ".join(
+            p.name for p in parties if not _credible(p)
+        )
+        parties = []
     for p in parties:
         shown = f'{p.name} ("{p.defined}")' if p.defined and p.defined.lower() != p.name.lower() else p.name
         add("parties", shown, "named in the preamble", p.start, min(p.end, p.start + 300))

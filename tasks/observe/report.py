@@ -161,7 +161,9 @@ def read_terms(
     ``key_terms`` is :func:`key_terms`' dict with Parties, the dates, Renewal, Notice and Governing law as the
     reader gives them (a field the reader leaves empty is left out: no finding's guess stands in for it) and no
     ``Term`` (the reader turns the term into the expiration date, with its basis); ``basis`` lists
-    ``{term, value, basis, quote, page}`` for each value; ``gaps`` ``{term: why no value}``."""
+    ``{term, value, basis, quote, page}`` for each value (``page``: the text unit the value was read from, the
+    chunk's ``page_start``; :func:`locate` turns it into the document's locator); ``gaps`` ``{term: why no
+    value}``."""
     from tasks.check.key_terms import read_key_terms
 
     read = read_key_terms(text)
@@ -426,6 +428,8 @@ def _report(
             text, spans = stored_text(store, d.sha256)
             if text.strip():
                 terms, term_basis, term_gaps = read_terms(text, spans, terms)
+                for item in term_basis:  # "page 4" in a PDF, "§ 12. Term, paragraph 1" in a Word document
+                    locate(item, where)
         version = (
             version_fields(store, links[d.sha256], findings, results or [])
             if d.sha256 and d.status == "reviewed" and d.sha256 in links and links[d.sha256].previous_sha256
@@ -1400,7 +1404,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.page_flags %}<ul class="checks pageflags">{% for pf in doc.page_flags %}<li><b>{{ pf.flag|replace("_", " ") }}</b> on page(s) {{ pf.pages|join(", ") }} — {{ pf.meaning }}{% for pg, note in pf.details.items() %}; page {{ pg }}: {{ note }}{% endfor %}</li>{% endfor %}</ul>{% endif %}
  {% if doc.key_terms %}
  <table class="terms">{% for term, values in doc.key_terms.items() %}
-  <tr><td>{{ term }}</td><td>{{ values|join("; ") }}{% for b in doc.key_term_basis if b.term == term %}<div class="sub">{{ b.value }}: {{ b.basis }}{% if b.page %} (page {{ b.page }}){% endif %}</div>{% endfor %}</td></tr>{% endfor %}
+  <tr><td>{{ term }}</td><td>{{ values|join("; ") }}{% for b in doc.key_term_basis if b.term == term %}<div class="sub">{{ b.value }}: {{ b.basis }}{% if b.locator %} ({{ b.locator }}){% endif %}</div>{% endfor %}</td></tr>{% endfor %}
   {% for term, why in (doc.key_term_gaps or {}).items() %}<tr><td>{{ term }}</td><td class="sub">not shown: {{ why }}</td></tr>{% endfor %}
  </table>
  {% endif %}

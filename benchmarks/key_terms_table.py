@@ -88,6 +88,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=CUAD)
     parser.add_argument("--write", action="store_true", help="write README.md's and docs/evaluation.md's table")
     args = parser.parse_args()
+    from cli.common import prepare_environment
+
+    prepare_environment(False)  # the local Prefect server, as `docreview eval cuad` uses (before Prefect is imported)
     from flows.eval import evaluate_cuad
     from tasks.store.persist import dispose_engines
 

@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import os
+import threading
 from pathlib import Path
 
 import typer
@@ -264,6 +265,10 @@ def review(
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
     except Exception as exc:
+        if INTERRUPT_SEEN.is_set():  # the interrupt surfaced as another error: the run was interrupted
+            logging.getLogger("docreview").warning("interrupted; the interrupt surfaced as %r", exc)
+            err.print(INTERRUPTED)
+            raise typer.Exit(130) from None
         logging.getLogger("docreview").exception("run failed")
         err.print(f"[red]Run failed:[/] {type(exc).__name__}: {exc}")
         err.print(f"Details: {out / 'docreview.log'}")
@@ -345,6 +350,12 @@ INTERRUPTED = (
 )
 
 
+#: Set when Ctrl-C or SIGTERM reached a command: an error the interrupt caused on its way out (Prefect's
+#: engine, stopped while it creates a task run, raises "Task run is not set" instead of the interrupt) still
+#: ends the command as interrupted (exit 130), not as a failed run.
+INTERRUPT_SEEN = threading.Event()
+
+
 @contextlib.contextmanager
 def _interrupt_ends_within(grace_s: float):
     """Ctrl-C or SIGTERM stops the run as usual (the flow marks it interrupted and releases its
@@ -369,6 +380,7 @@ def _interrupt_ends_within(grace_s: float):
         if getattr(on_interrupt, "seen", False):
             end_now()
         on_interrupt.seen = True  # type: ignore[attr-defined]
+        INTERRUPT_SEEN.set()
         timer = threading.Timer(grace_s, end_now)
         timer.daemon = True
         timer.start()

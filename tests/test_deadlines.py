@@ -177,3 +177,12 @@ def test_a_quiet_night_keeps_the_published_report_and_calendar(tmp_path, db_url)
         assert json.loads(Path(result["report_json"]).read_text())["run"]["id"] == result["run_id"]
     assert (out / "deadlines.ics").read_bytes() == calendar  # the subscribed calendar is the last good run's
     assert json.loads((out / "report.json").read_text())["run"]["id"] == good["run_id"]
+
+
+def test_a_monthly_renewal_since_1999_is_rolled_to_the_current_term():
+    """A month-to-month contract of 1999 has renewed over 300 times by 2026: the current term is this month's,
+    never one that ended years ago."""
+    d = doc(effective=["April 6, 1999"], term=["six (6) months"], renewal=["1 month"], notice=["15 days"])
+    found = {x["kind"]: x for x in document_deadlines(d, date(2026, 12, 6), US)[0]}
+    assert found["expiration"]["date"] == "2026-12-06" and found["expiration"]["upcoming"]  # ends today: current
+    assert "renewed 326 time(s)" in found["expiration"]["basis"]  # 1999-10-06 + 326 months

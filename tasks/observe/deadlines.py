@@ -56,8 +56,9 @@ _CATEGORIES = {
     "renewal_term",
     "notice_period_to_terminate_renewal",
 }
-#: At most this many renewal periods are rolled forward looking for the current term.
-MAX_RENEWALS = 200
+#: At most this many renewal periods are rolled forward looking for the current term (a monthly renewal
+#: for two centuries); a term still in the past after them gives no deadline, and the report says why.
+MAX_RENEWALS = 2400
 
 
 class CalendarError(ValueError):
@@ -227,6 +228,11 @@ def document_deadlines(
     while renews is not None and end < as_of and rolled < MAX_RENEWALS:
         end = renews.after(end)
         rolled += 1
+    if renews is not None and end < as_of:
+        return (
+            [],
+            f"no deadline: the term renews for {renews.raw}, more than {MAX_RENEWALS} times before {as_of.isoformat()}",
+        )
     if rolled:
         how += f", renewed {rolled} time(s) for {renews.raw if renews else ''}"
     ids = _resting_on(document.get("findings") or [])

@@ -307,15 +307,18 @@ def empty_source_text(source: str, suffix: str | None) -> str:
 
 def _previous_version(source: str, previous: str, db: str | None) -> str:
     """The sha256 ``--previous`` names (a file, whose bytes are hashed, or a sha256), when SOURCE is
-    one local file and that document was reviewed before; else the command ends with exit 2."""
+    one local file and that document's latest outcome in this database is ``reviewed``; else the
+    command ends with exit 2 (a document that ended failed or deferred is named with its status and
+    reason)."""
     import hashlib
     import re
 
-    from sqlmodel import Session, select
+    from sqlmodel import Session, col, select
 
     from cli.checks import missing_database
+    from schemas.documents import DocumentStatus
     from schemas.settings import Settings
-    from schemas.tables import DocumentRow
+    from schemas.tables import RunDocumentRow
 
     if source.startswith("s3://") or not _local_path(source).is_file():
         err.print("[red]error:[/] --previous names the earlier version of one document: give SOURCE as one file")
@@ -330,14 +333,25 @@ def _previous_version(source: str, previous: str, db: str | None) -> str:
         raise typer.Exit(2)
     url = db or Settings().database_url
     problem = missing_database(url)
-    found = None
+    latest = None
     if not problem:
         from tasks.store.persist import get_engine
 
-        with Session(get_engine(url)) as session:
-            found = session.exec(select(DocumentRow.file_name).where(DocumentRow.sha256 == sha)).first()
-    if found is None:
+        with Session(get_engine(url)) as session:  # its outcome in the latest run that read it
+            latest = session.exec(
+                select(RunDocumentRow.status, RunDocumentRow.reason)
+                .where(RunDocumentRow.sha256 == sha)
+                .order_by(col(RunDocumentRow.updated_at).desc(), col(RunDocumentRow.id).desc())
+            ).first()
+    if latest is None:
         err.print(f"[red]error:[/] --previous {escape(previous)} was never reviewed in this database: review it first")
+        raise typer.Exit(2)
+    status, reason = latest
+    if status != DocumentStatus.reviewed.value:
+        err.print(
+            f"[red]error:[/] --previous {escape(previous)} was not reviewed ({escape(status)}"
+            f"{': ' + escape(reason) if reason else ''}): name a reviewed version"
+        )
         raise typer.Exit(2)
     return sha
 

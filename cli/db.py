@@ -7,8 +7,13 @@ stands) and developers (write a revision after changing :mod:`schemas.tables`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 db_app = typer.Typer(no_args_is_help=True, help="Database migrations: upgrade, check, revision, current.")
 console = Console(soft_wrap=True)
@@ -29,16 +34,48 @@ def _engine(db: str | None):
 
 @db_app.command("upgrade")
 def upgrade(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> None:
-    """Upgrade the database to the newest revision (what opening it does anyway)."""
+    """Upgrade the database to the newest revision (what opening it does anyway), then re-create the
+    append-only triggers on reviewer_decisions if they are missing (SQLite, PostgreSQL)."""
     from schemas.migrations import current_revision, upgrade_database
 
     url, engine = _engine(db)
     try:
         before = current_revision(engine)
         head = upgrade_database(engine)
+        restored = _restore_append_only(engine)
     finally:
         engine.dispose()
     console.print(f"{_safe(url)}: {before or 'no revision'} → {head}")
+    if restored:
+        console.print(
+            "re-created the append-only triggers on reviewer_decisions (they were missing: the database "
+            "accepted UPDATE and DELETE of decisions; `docreview audit verify` checks the decisions)"
+        )
+
+
+def _restore_append_only(engine: Engine) -> bool:
+    """Re-create the append-only triggers on ``reviewer_decisions`` when the database lacks them
+    (dropped by hand, or a database made at head some other way); True when it did. The check is
+    ``docreview audit verify``'s (:func:`cli.audit.append_only_guard`), the triggers revision 0009's
+    (:mod:`schemas.migrations.append_only`); on PostgreSQL under the migration lock."""
+    from sqlalchemy import text
+    from sqlmodel import Session
+
+    from cli.audit import append_only_guard
+    from schemas.migrations import PG_MIGRATION_LOCK_KEY
+    from schemas.migrations.append_only import install_append_only
+
+    with Session(engine) as session:
+        if append_only_guard(session) is not False:
+            return False
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_MIGRATION_LOCK_KEY})
+        install_append_only(conn)
+    with Session(engine) as session:
+        if not append_only_guard(session):  # pragma: no cover - the statements above create them
+            raise RuntimeError("the append-only triggers on reviewer_decisions could not be re-created")
+    return True
 
 
 @db_app.command("current")

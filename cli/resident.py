@@ -27,6 +27,8 @@ itself as before (nothing is lost, only the time):
   site-packages directory's modification time), the same ``PREFECT_*``, ``PYTHON*``, ``HOME`` and
   ``DO_NOT_TRACK`` variables (read by Prefect at import time) and the same Prefect API (the local
   server the command would report to). When docreview's code changes the runner restarts itself.
+  A refused command says so in one line on standard error; ``docreview server status`` asks the
+  runner the same check (:func:`probe`) and says why it would refuse this checkout.
 
 The runner exits when the local server it was started for stops (``docreview server stop`` stops
 both). Only the standard library is imported at module level: :func:`hand_off` costs milliseconds.
@@ -57,6 +59,8 @@ CODE_PACKAGES = ("cli", "flows", "tasks", "schemas")
 #: Seconds a command waits for the runner's first answer (its child's pid) before running itself
 #: (a run forked meanwhile is interrupted when the runner sees the command gone).
 ANSWER_TIMEOUT_S = 30.0
+#: Seconds ``docreview server status`` waits for the runner's answer to whether it would serve.
+PROBE_TIMEOUT_S = 5.0
 
 
 def mode() -> str:
@@ -132,6 +136,36 @@ def fingerprint_items(env: dict[str, str] | os._Environ[str], api_url: str, stam
         "code folder": str(Path(__file__).resolve().parent.parent),  # another checkout is other code
     }
     return {k: hashlib.sha256(v.encode()).hexdigest() for k, v in sorted(items.items())}
+
+
+def refusal(theirs: dict[str, str], expected: dict[str, str]) -> list[str]:
+    """The names of the :func:`fingerprint_items` that differ between a command's (``theirs``) and a
+    runner's (``expected``), sorted; empty when the runner serves the command. The runner's check of
+    every request (:func:`cli.runner._serve_one`), which ``docreview server status`` asks it to make."""
+    return sorted(k for k in set(theirs) | set(expected) if theirs.get(k) != expected.get(k))
+
+
+def refusal_text(differ: list[str]) -> str:
+    """Why a runner refuses, in words, from :func:`refusal`'s names (never a value):
+    ``"its code changed since it started"``, ``"its PREFECT_LOGGING_LEVEL setting differs from this shell's"``."""
+    reasons = []
+    if "code folder" in differ:
+        reasons.append("it runs another checkout's code")
+    elif "code" in differ:
+        reasons.append("its code changed since it started")  # docreview's files or the installed packages
+    if "python" in differ:
+        reasons.append("it runs another Python")
+    if "PREFECT_API_URL" in differ:
+        reasons.append("commands here report to another Prefect API")
+    if "PREFECT_HOME" in differ:
+        reasons.append("commands here use another PREFECT_HOME")
+    settings = [k for k in differ if k not in ("code", "code folder", "python", "PREFECT_API_URL", "PREFECT_HOME")]
+    if settings:
+        reasons.append(
+            f"its {', '.join(settings)} setting{'s' if len(settings) > 1 else ''} differ"
+            f"{'' if len(settings) > 1 else 's'} from this shell's"
+        )
+    return "; ".join(reasons) or "its fingerprint differs"
 
 
 def fingerprint(env: dict[str, str] | os._Environ[str], api_url: str, stamp: str | None = None) -> str:
@@ -221,13 +255,55 @@ def hand_off(argv: list[str]) -> int | None:
         _send(sock, request, [0, 1, 2])
         answers = _answers(sock)
         first = next(answers, None)
+        if first and "refused" in first:  # another fingerprint: run here, and say why (one dim line)
+            _say_refused(first.get("differ") or [])
         if not first or "pid" not in first:
-            raise ConnectionRefusedError("refused")  # another fingerprint: run here
+            raise ConnectionRefusedError("refused")
     except (OSError, ValueError):
         sock.close()
         return None
     sock.settimeout(None)
     return _wait_for_exit(sock, answers, int(first["pid"]))
+
+
+def _say_refused(differ: list[str]) -> None:
+    """One line on standard error (dim on a terminal) when the runner refused this command."""
+    line = (
+        f"the resident runner will not run this command ({refusal_text(differ)}): it runs here, with its "
+        "start-up cost; see docreview server status"
+    )
+    with contextlib.suppress(OSError, ValueError):
+        tty = sys.stderr.isatty()
+        sys.stderr.write(f"\x1b[2m{line}\x1b[0m\n" if tty else f"{line}\n")
+        sys.stderr.flush()
+
+
+def probe(home: Path) -> list[str] | None:
+    """Ask the runner recorded in ``home`` whether it would run a ``docreview review`` of this
+    process's environment and checkout (it makes its own check, :func:`refusal`, and runs nothing):
+    the names that differ, empty when it would; None when it does not answer (not listening:
+    starting, or restarting itself after a code change)."""
+    try:
+        record = json.loads(record_file(home).read_text(encoding="utf-8"))
+        address = str(record["socket"])
+        env, api_url = effective_env(dict(os.environ))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if api_url is None:  # commands here start a temporary Prefect server: they never hand off
+        return ["PREFECT_API_URL"]
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(PROBE_TIMEOUT_S)
+        sock.connect(address)
+        _send(sock, {"probe": True, "items": fingerprint_items(env, api_url)})
+        answer = next(_answers(sock), None)
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+    if not answer:
+        return None
+    return [str(k) for k in answer.get("differ") or []] if "refused" in answer else []
 
 
 def _current_umask() -> int:

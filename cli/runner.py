@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from cli.prefect_server import alive, quiet_defaults
-from cli.resident import ANSWER_TIMEOUT_S, _write_record, code_stamp, fingerprint_items, record_file, socket_path
+from cli.resident import (
+    ANSWER_TIMEOUT_S,
+    _write_record,
+    code_stamp,
+    fingerprint_items,
+    record_file,
+    refusal,
+    socket_path,
+)
 
 #: What the runner imports before it waits: the libraries of the review path, not ``cli.common``
 #: or ``cli.app`` (their consoles detect the terminal when created: each run creates its own).
@@ -301,21 +309,25 @@ def _serve_one(
     children: dict[int, _Child],
     selector: selectors.BaseSelector,
 ) -> None:
-    """Read one command's request; refuse it or fork its child (which never returns here)."""
+    """Read one command's request; refuse it or fork its child (which never returns here). A probe
+    (``docreview server status``, :func:`cli.resident.probe`) gets the same check's answer, unlogged."""
     conn.settimeout(ANSWER_TIMEOUT_S)
     fds: list[int] = []
     try:
         request, fds = _read_request(conn)
+        differ = refusal(request.get("items") or {}, expected)
+        answer = {"refused": "fingerprint", "differ": differ} if differ else {"serves": True}
+        if request.get("probe"):
+            conn.sendall(json.dumps(answer).encode() + b"\n")
+            raise ValueError("probe")
         if len(fds) != 3:
             raise ValueError(f"{len(fds)} descriptor(s) passed, 3 expected")
-        theirs = request.get("items") or {}
-        if theirs != expected:
-            conn.sendall(json.dumps({"refused": "fingerprint"}).encode() + b"\n")
-            differ = sorted(k for k in set(theirs) | set(expected) if theirs.get(k) != expected.get(k))
+        if differ:
+            conn.sendall(json.dumps(answer).encode() + b"\n")
             _log(f"refused a command (it runs itself): its {', '.join(differ)} differ from this runner's")
             raise ValueError("fingerprint")
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        if str(exc) != "fingerprint":
+        if str(exc) not in ("fingerprint", "probe"):
             _log(f"bad request: {exc}")
         for fd in fds:
             os.close(fd)

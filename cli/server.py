@@ -36,8 +36,21 @@ def register(app: Any) -> None:
             console.print("Resident runner: not running (`docreview review` imports and runs itself)")
         elif runner.get("starting"):
             console.print(f"Resident runner: starting (pid {runner['pid']}; importing). Log: {where}")
-        else:
-            console.print(f"Resident runner: serving (pid {runner['pid']}). Log: {where}")
+        else:  # ask it whether it would run this shell's `docreview review` (its own check)
+            differ = resident.probe(prefect_home())
+            if differ is None:
+                console.print(
+                    f"Resident runner: running (pid {runner['pid']}) but not answering (restarting after a code "
+                    f"change, or still importing: commands run themselves until it serves). Log: {where}"
+                )
+            elif differ:
+                console.print(
+                    f"Resident runner: running (pid {runner['pid']}) but will not serve this checkout: "
+                    f"{escape(resident.refusal_text(differ))} (restart with docreview server stop && "
+                    f"docreview server start). Log: {where}"
+                )
+            else:
+                console.print(f"Resident runner: serving (pid {runner['pid']}). Log: {where}")
 
     @server_app.command("start")
     def start_command(

@@ -87,3 +87,40 @@ def test_listing_defaults_take_every_kind_read():
     assert name_wanted("notes.txt", "")
     assert name_wanted("x.PDF", ".pdf") and not name_wanted("x.docx", ".pdf")
     assert name_wanted("x.docx", " .pdf , .docx ")
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("contract.txt", b"MASTER SERVICES AGREEMENT\n\n1. Term. This Agreement runs for two years.\r\n"),
+        ("contract", "Cl\u00e1usula 7 \u2014 L\u00edmite de responsabilidad: \u20ac500.000\n".encode()),  # UTF-8
+        ("memo.txt", b"Liability capped at \xa35,000 (Latin-1, named .txt)\n"),
+        ("long", ("a" + "\u00e9" * 600).encode()),  # UTF-8 with a character cut where the bytes read end
+    ],
+)
+def test_a_plain_text_file_is_told_how_to_make_it_a_document(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(UnsupportedKind) as info:
+        detect_kind(str(path))
+    reason = str(info.value)
+    assert reason.startswith("not a supported document (no PDF, DOCX, HTML, TIFF, PNG or JPEG signature); plain text:")
+    assert "save it as PDF or DOCX (for example `pandoc contract.txt -o contract.docx`) and review that" in reason
+    assert reason.endswith("docreview reads PDF, DOCX, HTML (EDGAR filings) and TIFF/PNG/JPEG page images")
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("blob.bin", b"\x00\x01\x02binary\x00"),
+        ("blob.txt", b"text then a NUL \x00 byte"),  # binary bytes: whatever its name
+        ("latin1.dat", b"Liability capped at \xa35,000"),  # not UTF-8 and not named .txt
+        ("gzip.txt", b"\x1f\x8b\x08\x00"),
+    ],
+)
+def test_a_binary_file_gets_no_plain_text_hint(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(UnsupportedKind, match=r"^not a supported document \(no PDF") as info:
+        detect_kind(str(path))
+    assert "plain text" not in str(info.value)

@@ -77,6 +77,20 @@ def test_a_refusal_names_what_differs_never_a_value(tmp_path):
     assert "pnu_secret" not in json.dumps(theirs)  # values are hashed
 
 
+def test_why_a_runner_refuses_is_said_in_words_and_an_absent_one_is_not_asked(tmp_path, monkeypatch):
+    assert resident.refusal({"code": "a", "python": "p"}, {"code": "b", "python": "p"}) == ["code"]
+    assert resident.refusal_text(["code"]) == "its code changed since it started"
+    assert resident.refusal_text(["code", "code folder"]) == "it runs another checkout's code"
+    assert resident.refusal_text(["PREFECT_LOGGING_LEVEL", "PYTHONWARNINGS"]) == (
+        "its PREFECT_LOGGING_LEVEL, PYTHONWARNINGS settings differ from this shell's"
+    )
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+    assert resident.probe(tmp_path) is None  # nothing recorded
+    resident.record_file(tmp_path).write_text(json.dumps({"pid": 1, "socket": str(tmp_path / "gone.sock")}))
+    assert resident.probe(tmp_path) is None  # recorded, not listening (restarting after a code change)
+
+
 def test_a_runner_started_again_by_a_command_gets_the_servers_settings(tmp_path, monkeypatch):
     """``server start`` records the import-time settings it ran with; a command with other ones that
     starts the runner again (the old one died) does not hand them on, or every ordinary command
@@ -291,3 +305,69 @@ def test_a_run_whose_command_is_killed_is_interrupted(stub_env, runner, tmp_path
     log = (home / "runner.log").read_text()
     assert f"pid {run_pid}: its command went away: interrupting the run" in log
     assert f"pid {run_pid}: exit 0" not in log  # it did not run to its end
+
+
+@pytest.mark.integration
+def test_server_status_says_when_the_runner_will_not_serve_this_checkout(runner, monkeypatch, capsys):
+    """``server status`` asks the runner itself (the check it makes of every command): serving, or
+    running but refusing this checkout and why; a command it refuses says so in one line and runs itself.
+    Each answer is awaited: a file saved in this checkout meanwhile makes the runner restart itself."""
+    from typer.testing import CliRunner
+
+    from cli import prefect_server
+    from cli.app import app
+
+    env, home = runner
+    # the test process stands in for the local server the runner follows (its pid, the session's API)
+    state = {"pid": os.getpid(), "port": 0, "api_url": env["PREFECT_API_URL"], "ui_url": "u", "log": "l"}
+    prefect_server.state_file(home).write_text(json.dumps(state))
+
+    def this_shell(**extra: str) -> None:  # the runner's environment, and extra settings
+        for name in list(os.environ):
+            if name.startswith(("PREFECT_", "DOCREVIEW_")):
+                monkeypatch.delenv(name)
+        for name, value in {
+            "PREFECT_HOME": env["PREFECT_HOME"],
+            "PREFECT_API_URL": env["PREFECT_API_URL"],
+            **extra,
+        }.items():
+            monkeypatch.setenv(name, value)
+
+    def status_until(wanted: str) -> str:
+        deadline = time.monotonic() + 120  # hang guard: a runner restarting after a code change imports again
+        while True:
+            got = CliRunner().invoke(app, ["server", "status"], env={"COLUMNS": "300"})
+            said = " ".join(got.output.split())
+            assert got.exit_code == 0, said
+            if wanted in said or time.monotonic() > deadline:
+                return said
+            time.sleep(0.5)
+
+    this_shell()
+    pid = json.loads(resident.record_file(home).read_text())["pid"]
+    assert f"Resident runner: serving (pid {pid})" in status_until("serving")
+    # this checkout's code changed since the runner started (here: as this process computes it)
+    monkeypatch.setattr(resident, "code_stamp", lambda root=None: "0:0:0")
+    said = status_until("will not serve")
+    assert (
+        f"Resident runner: running (pid {pid}) but will not serve this checkout: its code changed since it started"
+        in said
+    )
+    assert "(restart with docreview server stop && docreview server start)" in said and "serving" not in said
+    capsys.readouterr()
+    deadline = time.monotonic() + 120
+    while True:  # refused: the command runs itself, and says why in one line
+        assert resident.hand_off(["review", "inbox"]) is None
+        err = capsys.readouterr().err
+        if err or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)  # it did not answer (restarting after a file of this checkout changed): no line
+    assert err.count("\n") == 1 and "the resident runner will not run this command" in err, err
+    assert "its code changed since it started" in err
+    monkeypatch.undo()
+    this_shell(PREFECT_CLIENT_MAX_RETRIES="7")  # a Prefect setting of this shell only
+    refusals = (home / "runner.log").read_text().count("refused a command")
+    said = status_until("will not serve")
+    assert "will not serve this checkout: " in said  # (its code too, when a file changed meanwhile)
+    assert "its PREFECT_CLIENT_MAX_RETRIES setting differs from this shell's" in said and "=7" not in said
+    assert (home / "runner.log").read_text().count("refused a command") == refusals  # asking is not logged

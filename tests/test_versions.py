@@ -123,3 +123,33 @@ def test_a_named_previous_version_links_documents_with_other_titles(tmp_path, db
     assert a["run_id"] and b["version"]["linked_by"] == "named" and b["version"]["previous"]["sha256"] == sha_a
     assert {c["kind"] for c in b["version"]["changes"]} >= {"reworded"}  # another contract: clauses differ
     assert Path(tmp_path / "out" / "report.html").read_text().count("Changes since the previous version") == 1
+
+
+def test_a_previous_version_that_was_not_reviewed_is_refused_naming_its_status(tmp_path, db_url):
+    """A file ingested earlier that ended failed (here plain text: not a supported document) is in the
+    database, but it is no version to compare with: --previous naming it ends with exit 2, saying why."""
+    from cli.app import app
+    from docreview_testing.samples import generate_revision
+    from flows.pipeline import NothingReviewed
+    from flows.review import review_documents
+    from tasks.store.persist import dispose_engines
+
+    notes = tmp_path / "random.txt"
+    notes.write_text("Meeting notes: call the counter-party about the cap.\n")
+    second = generate_revision(tmp_path / "v2", 2, count=4, cap="$500,000")
+    try:
+        with pytest.raises(NothingReviewed, match="1 of 1 failed"):
+            review_documents(source=str(notes), out_dir=str(tmp_path / "out"), database_url=db_url, backend="rules")
+    finally:
+        dispose_engines()
+    res = CliRunner().invoke(
+        app,
+        ["review", str(tmp_path / "v2" / second.file_name), "--previous", str(notes), "--db", db_url]
+        + ["--out", str(tmp_path / "o2"), "--backend", "rules"],
+    )
+    dispose_engines()
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.output.split())
+    assert f"--previous {notes} was not reviewed (failed: not a supported document" in said
+    assert "name a reviewed version" in said
+    assert not (tmp_path / "o2").exists()  # refused before any work

@@ -15,7 +15,9 @@ Signatures (first bytes of the file):
   ``<html`` (WHATWG HTML §13.1; XHTML filings start with ``<?xml``), or EDGAR's complete submission text
   file (``<SEC-DOCUMENT>``, ``<SEC-HEADER>`` or ``<DOCUMENT>``, EDGAR Filer Manual Vol. II §5).
 
-Only the first kinds are read; the others fail with a reason that says what to do.
+Only the first kinds are read; the others fail with a reason that says what to do. A file with none
+of these signatures that is plain text (no control bytes but whitespace, and UTF-8 or named ``.txt``)
+is told to be saved as PDF or DOCX.
 """
 
 from __future__ import annotations
@@ -69,9 +71,35 @@ def detect_kind(path: str) -> DocumentKind:
         raise UnsupportedKind(
             f"an RTF file; save it as .docx or PDF (libreoffice --headless --convert-to docx); docreview reads {SUPPORTED}"
         )
+    hint = f"{PLAIN_TEXT_HINT}; " if _is_plain_text(head, path) else ""
     raise UnsupportedKind(
-        f"not a supported document (no PDF, DOCX, HTML, TIFF, PNG or JPEG signature); docreview reads {SUPPORTED}"
+        f"not a supported document (no PDF, DOCX, HTML, TIFF, PNG or JPEG signature); {hint}docreview reads {SUPPORTED}"
     )
+
+
+#: What a plain-text file's reason adds (:func:`_is_plain_text`).
+PLAIN_TEXT_HINT = (
+    "plain text: save it as PDF or DOCX (for example `pandoc contract.txt -o contract.docx`) and review that"
+)
+#: Bytes that plain text does not hold: C0 controls but tab, line feed, vertical tab, form feed and
+#: carriage return; and DEL.
+_BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _is_plain_text(head: bytes, path: str) -> bool:
+    """True when ``head`` (the file's first bytes) holds no control byte but whitespace and is UTF-8
+    (a character cut where ``head`` ends counts), or the file is named ``.txt`` (any 8-bit encoding)."""
+    import codecs
+
+    if not head or _BINARY.search(head):
+        return False
+    if path.lower().endswith(".txt"):
+        return True
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 _XML_PROLOGUE = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*", re.S)

@@ -19,6 +19,9 @@ from typing import Any, Sequence, Union
 import sqlalchemy as sa
 from alembic import op
 
+# The triggers are defined once, with `docreview db upgrade` (which re-creates them when missing).
+from schemas.migrations.append_only import drop_append_only, install_append_only
+
 
 # revision identifiers, used by Alembic.
 revision: str = '0009'
@@ -30,24 +33,6 @@ depends_on: Union[str, Sequence[str], None] = None
 # they were when this revision was written: a revision must not change with later code.
 _GENESIS = "0" * 64
 _BY = re.compile(r"^by ([^\n:]{1,80}?)(?:: (.*))?$", re.S)
-
-_NO_UPDATE_SQLITE = (
-    "CREATE TRIGGER IF NOT EXISTS reviewer_decisions_no_update BEFORE UPDATE ON reviewer_decisions "
-    "BEGIN SELECT RAISE(ABORT, 'reviewer_decisions is append-only'); END"
-)
-_NO_DELETE_SQLITE = (
-    "CREATE TRIGGER IF NOT EXISTS reviewer_decisions_no_delete BEFORE DELETE ON reviewer_decisions "
-    "BEGIN SELECT RAISE(ABORT, 'reviewer_decisions is append-only'); END"
-)
-_PG_FUNCTION = (
-    "CREATE OR REPLACE FUNCTION docreview_decisions_append_only() RETURNS trigger AS $$ "
-    "BEGIN RAISE EXCEPTION 'reviewer_decisions is append-only'; END $$ LANGUAGE plpgsql"
-)
-_PG_TRIGGER = (
-    "CREATE TRIGGER reviewer_decisions_append_only BEFORE UPDATE OR DELETE ON reviewer_decisions "
-    "FOR EACH ROW EXECUTE FUNCTION docreview_decisions_append_only()"
-)
-
 
 def _time(at: datetime) -> str:
     at = at.astimezone(UTC) if at.tzinfo is not None else at.replace(tzinfo=UTC)
@@ -139,25 +124,14 @@ def upgrade() -> None:
         batch_op.alter_column('row_hash', existing_type=sa.String(length=64), nullable=False)
         batch_op.create_unique_constraint('uq_reviewer_decisions_prev_hash', ['prev_hash'])
 
-    if conn.dialect.name == 'sqlite':
-        op.execute(_NO_UPDATE_SQLITE)
-        op.execute(_NO_DELETE_SQLITE)
-    elif conn.dialect.name == 'postgresql':
-        op.execute(_PG_FUNCTION)
-        op.execute('DROP TRIGGER IF EXISTS reviewer_decisions_append_only ON reviewer_decisions')
-        op.execute(_PG_TRIGGER)
+    install_append_only(conn)
 
 
 def downgrade() -> None:
     """Downgrade schema: the reviewer goes back into the note (``by NAME: note``); hashes and the
     reclassify category are dropped (a reclassification stays as a decision named ``reclassify``)."""
     conn = op.get_bind()
-    if conn.dialect.name == 'sqlite':
-        op.execute('DROP TRIGGER IF EXISTS reviewer_decisions_no_update')
-        op.execute('DROP TRIGGER IF EXISTS reviewer_decisions_no_delete')
-    elif conn.dialect.name == 'postgresql':
-        op.execute('DROP TRIGGER IF EXISTS reviewer_decisions_append_only ON reviewer_decisions')
-        op.execute('DROP FUNCTION IF EXISTS docreview_decisions_append_only()')
+    drop_append_only(conn)
     table = sa.table('reviewer_decisions', sa.column('id', sa.Integer()), sa.column('note', sa.Text()),
                      sa.column('reviewer', sa.String()), sa.column('category', sa.String()))
     for row in conn.execute(sa.select(table).where(table.c.reviewer.is_not(None))).mappings().all():

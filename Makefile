@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-slow test-all bench install install-runtime tesseract clean docs docs-build lint format test-loaded judge
+.PHONY: run test test-slow test-all bench install install-runtime tesseract clean docs docs-build lint format test-loaded judge screenshot
 
 # What a run needs: docreview and its runtime dependencies (pyproject.toml's dependencies, no extra).
 $(VENV)/.installed: pyproject.toml
@@ -36,6 +36,14 @@ install: install-runtime $(VENV)/.installed-dev
 run: install-runtime
 	$(BIN)/docreview samples inbox
 	$(BIN)/docreview review inbox --out out --playbook deployments/playbook.yaml
+
+# The README's report screenshot (docs/images/report.png) from the report make run writes, in headless
+# Chromium (installed with apt-get where it is missing); prints the caption's counts for the README.
+screenshot: run install
+	@command -v chromium >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1) || \
+		echo "chromium not installed (apt-get install chromium)"
+	$(PY) -m docreview_testing.screenshot out/report.html docs/images/report.png
 
 # The gates a change must pass, in seconds (pyproject.toml configures each): ruff's lint and format
 # check, import-linter's layer contracts (its report printed only when a contract is broken) and mypy

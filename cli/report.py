@@ -213,7 +213,8 @@ class ReportRequestHandler(http.server.SimpleHTTPRequestHandler):
 
     def _login(self, form: dict[str, list[str]], session: str) -> None:
         """``POST /login``: check the name and password; a good login gets a new session (303 to the
-        report it came from), a bad one the form again with why (401, or 403 when locked or disabled)."""
+        report it came from), a bad one the form again with one answer for every refusal (401: an
+        unknown name, a wrong password, a locked or a disabled account are not told apart)."""
         assert self.state is not None
 
         def one(name: str) -> str:
@@ -429,7 +430,7 @@ def make_report_server(
     records decisions (:mod:`cli.report_server`); without it the folder is served read-only.
     ``identity``: the :class:`cli.report_server.IdentityPolicy` (default: logins only, the default
     session lifetimes and lockout, ``loopback`` from ``host``); ``clock``: seconds, for sessions
-    (default ``time.time``). This function does not check the bind address: :func:`serve` refuses a
+    and lockouts (default ``time.time``). This function does not check the bind address: :func:`serve` refuses a
     non-loopback one without accounts or a proxy. The server's ``state`` attribute is its
     :class:`cli.report_server.DecideState`.
 

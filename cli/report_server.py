@@ -34,8 +34,14 @@ Identity and sessions (OWASP Session Management and Authentication Cheat Sheets)
   (256 random bits, cookie ``HttpOnly``, ``SameSite=Strict``), kept in the server's memory, which
   ends after ``report_session_idle_minutes`` without a request or ``report_session_max_hours`` after
   the login, at ``POST /logout``, when the account is disabled, or when the server stops;
-  ``report_login_attempts`` failures in a row lock the account for ``report_lockout_minutes``. A
-  wrong password and an unknown name get the same answer;
+  ``report_login_attempts`` wrong passwords in a row lock the account for ``report_lockout_minutes``
+  (the server's clock; ``docreview users unlock NAME`` ends it sooner). An unknown name, a wrong
+  password, a locked account and a disabled one — even with the right password — get one answer
+  (401, the login form with :data:`LOGIN_REFUSED`, the same bytes) after one Argon2id verification
+  each (OWASP Authentication Cheat Sheet, "Authentication and Error Messages" and "Account
+  lockout"). Which it was goes to the operator only: a WARNING on the ``docreview.report`` logger
+  for each refused login with its reason and when an account gets locked (never the password), and
+  ``docreview users list`` shows a lock with the failed logins that caused it;
 * a request carrying the identity header (``report_identity_header``) is accepted only from an
   address of ``report_trusted_proxies``; from any other address it is refused (403) and nothing is
   written;
@@ -69,6 +75,7 @@ import html
 import http.cookies
 import ipaddress
 import json
+import logging
 import os
 import re
 import secrets
@@ -77,7 +84,7 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +102,14 @@ MAX_PASSWORD_CHARS = 1024
 PASSWORD_SETTING = "DOCREVIEW_REPORT_PASSWORD"
 #: The setting naming trusted proxies.
 PROXIES_SETTING = "DOCREVIEW_REPORT_TRUSTED_PROXIES"
+#: The one answer to every refused login (unknown name, wrong password, locked or disabled account).
+LOGIN_REFUSED = (
+    "Name or password not recognised, or the account cannot sign in now: not logged in. "
+    "An administrator can see why with docreview users list."
+)
+
+#: The server's log: refused logins and lockouts, for the operator (WARNING reaches the console).
+logger = logging.getLogger("docreview.report")
 
 #: Content-Security-Policy of a live report: no script, no plugin, no framing; the report's own
 #: inline styles and data: plot images; forms post only to this server.
@@ -347,17 +362,54 @@ def needs_identity(state: DecideState) -> bool:
 
 def login(state: DecideState, name: str, password: str) -> Any:
     """Check a login against the accounts (:func:`tasks.store.accounts.check_login`, which records
-    the attempt): returns its :class:`~tasks.store.accounts.LoginOutcome`."""
+    the attempt, at the time of ``state.clock``): returns its
+    :class:`~tasks.store.accounts.LoginOutcome`. A refused login is logged (WARNING) with its
+    reason, and a lock it sets with the failed logins that caused it; the password never is."""
     from sqlmodel import Session
 
     from tasks.store.accounts import check_login
     from tasks.store.persist import get_engine
 
     assert state.database_url is not None
+    now = datetime.fromtimestamp(state.clock(), UTC)
     with Session(get_engine(state.database_url)) as session:
-        return check_login(
-            session, name, password[:MAX_PASSWORD_CHARS], state.identity.attempts, state.identity.lockout_s
+        outcome = check_login(
+            session, name, password[:MAX_PASSWORD_CHARS], state.identity.attempts, state.identity.lockout_s, now
         )
+    _log_login(outcome, name, state.identity.attempts)
+    return outcome
+
+
+def _log_login(outcome: Any, typed: str, attempts: int) -> None:
+    """The operator's lines for one login (:class:`~tasks.store.accounts.LoginOutcome`): who (the
+    account, or the name as typed, quoted and cut at 80 characters), the reason, and for a locked or
+    disabled account whether the password was right."""
+    from tasks.store.accounts import REFUSAL_REASONS
+
+    who = outcome.account if outcome.account is not None else " ".join(typed.split())[:80]
+    if outcome.ok:
+        logger.info("login: %r", who)
+        return
+    why = REFUSAL_REASONS.get(outcome.reason, outcome.reason)
+    if outcome.reason == "password":
+        why += f" ({outcome.failed_logins} of {attempts} failed logins)"
+    elif outcome.reason in ("locked", "disabled"):
+        if outcome.reason == "locked" and outcome.locked_until is not None:
+            why += " until " + _utc(outcome.locked_until)
+        why += f" (the password was {'right' if outcome.password_ok else 'wrong'})"
+    logger.warning("login refused for %r: %s", who, why)
+    if outcome.locked_now:
+        logger.warning(
+            "account %r locked until %s after %d failed logins (docreview users unlock %s ends it sooner)",
+            who,
+            _utc(outcome.locked_until),
+            outcome.failed_logins,
+            who,
+        )
+
+
+def _utc(at: datetime | None) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if at is not None else "later"
 
 
 def login_page(state: DecideState, token: str, target: str, message: str = "") -> bytes:
@@ -389,16 +441,9 @@ def login_page(state: DecideState, token: str, target: str, message: str = "") -
 
 def login_refusal(outcome: Any) -> tuple[int, str]:
     """``(HTTP status, message)`` for a failed login (:class:`~tasks.store.accounts.LoginOutcome`):
-    the same answer for an unknown name and a wrong password."""
-    if outcome.reason == "locked":
-        until = outcome.locked_until.astimezone(UTC).strftime("%H:%M UTC") if outcome.locked_until else "later"
-        return 403, (
-            f"Too many failed logins: this account is locked until {until}. "
-            "An administrator can end it sooner (docreview users unlock NAME)."
-        )
-    if outcome.reason == "disabled":
-        return 403, "This account is disabled: ask an administrator (docreview users enable NAME)."
-    return 401, "Name or password not recognised: not logged in."
+    ``(401, LOGIN_REFUSED)`` whatever the reason — unknown name, wrong password, locked or disabled
+    account — so the answer tells nobody which names exist (the reason is in the server's log)."""
+    return 401, LOGIN_REFUSED
 
 
 class DecisionError(Exception):

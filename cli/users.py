@@ -2,14 +2,17 @@
 
 ``users add NAME`` asks for a password twice (or reads one line from standard input with
 ``--password-stdin``, for scripts) and stores its Argon2id hash (:mod:`tasks.store.accounts`);
-``users list`` shows each account with its last login and lockout; ``users passwd``, ``disable``,
-``enable`` and ``unlock`` change one. A reviewer's decisions name the account, so an account is
+``users list`` shows each account with its last login, its wrong passwords in a row and a lockout
+with the failed logins that caused it (the report server answers every refused login alike and
+logs why; this list is where an administrator sees an account's state); ``users passwd``,
+``disable``, ``enable`` and ``unlock`` change one. A reviewer's decisions name the account, so an account is
 disabled, never deleted.
 """
 
 from __future__ import annotations
 
 import sys
+from datetime import UTC
 
 import typer
 from rich.markup import escape
@@ -114,9 +117,9 @@ def enable(
 
 @users_app.command("list")
 def list_users(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> None:
-    """List the reviewer accounts: last login, failed logins, lockout, disabled."""
+    """List the reviewer accounts: last login, failed logins, lockout (with the failed logins that caused it), disabled."""
     from cli.common import stored_database
-    from tasks.store.accounts import list_accounts
+    from tasks.store.accounts import list_accounts, locked_until
     from tasks.store.persist import get_engine
 
     with Session(get_engine(stored_database(db))) as session:
@@ -128,13 +131,20 @@ def list_users(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> No
     for column in ("name", "added (UTC)", "last login (UTC)", "failed logins", "locked until (UTC)", "state"):
         table.add_column(column)
     for r in rows:
+        until = locked_until(r)
+        if until is not None:
+            lock = f"{until.astimezone(UTC):%Y-%m-%d %H:%M} after {r.failed_logins} failed logins"
+        elif r.locked_until is not None:
+            lock = f"ended {str(r.locked_until)[:16]}"
+        else:
+            lock = ""
         table.add_row(
             r.name,
             str(r.created_at)[:16],
             str(r.last_login_at or "")[:16],
             str(r.failed_logins),
-            str(r.locked_until or "")[:16],
-            "disabled" if r.disabled else "active",
+            lock,
+            "disabled" if r.disabled else "locked" if until is not None else "active",
         )
     table_console().print(table)
 

@@ -86,7 +86,8 @@ RECHECKED = "a stored review (same prompt version and model) checked again: the 
 @dataclass
 class PreparedDocument:
     """A claimed, extracted and chunked document: its review units (a deep chunk reduced to its
-    routed segments) and which of them go to review, plus what its checks collect."""
+    routed segments) and which of them go to review, plus what its checks collect; ``not_judged``: why no
+    clause is expected of it (:func:`tasks.check.absences.contract_expected`), None for an agreement."""
 
     document: Document
     chunks: list[Chunk]
@@ -95,6 +96,7 @@ class PreparedDocument:
     checked: list[CheckedFinding] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     terminal_problem: bool = False
+    not_judged: str | None = None
 
 
 def deferred_first(run: Run, objects: list[SourceObject]) -> list[SourceObject]:
@@ -244,6 +246,8 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
     assert extracted is not None, "called with an extracted document (got.ok)"
     text = cap_page_chars(extracted, limits.max_chars_per_page)
     profile, chunks, routing = profile_and_chunk(run, text)
+    # a memo, an exhibit that is no agreement, a partial copy: read, but no clause is expected of it
+    not_judged = contract_expected(text) if profile[0].profile is Profile.contract else None
     sections = profile[2].sections if profile[2] is not None else []
     if sections:  # a filing's pages name their Item: the one locator every surface reads
         extracted, text = with_sections(extracted, sections), with_sections(text, sections)
@@ -255,14 +259,16 @@ def chunk_and_route(run: Run, book: RunBook, document: Document) -> PreparedDocu
         admission = admit_document(chunks, limits, run.budget, billable=deep if run.uses_model else [])
     if admission.status is not None:
         with book.concluding(got.model_copy(update={"failure": admission.failure})) as conclusion:
-            save_document_profile(conclusion.session, text.sha256, *profile)
+            save_document_profile(conclusion.session, text.sha256, *profile, not_judged)
             conclusion.ends(admission.status, admission.reason)
         return None
     with unit_of_work(run.db) as session:  # what the review and the report read back
-        save_document_profile(session, text.sha256, *profile)
+        save_document_profile(session, text.sha256, *profile, not_judged)
         save_chunks(session, quote(chunks), run.chunker, quote(decisions))
         screen_document(session, quote(extracted), quote(chunks), limits.max_chars_per_page)
-    return PreparedDocument(document=document, chunks=units, deep=deep, index=DocumentIndex.build(text))
+    return PreparedDocument(
+        document=document, chunks=units, deep=deep, index=DocumentIndex.build(text), not_judged=not_judged
+    )
 
 
 def profile_and_chunk(
@@ -420,9 +426,9 @@ def conclude_document(run: Run, book: RunBook, prepared: PreparedDocument) -> No
             session, run.id, sha, run.reviewer.name, model, run.prompt_version, quote(checked), labels
         )
         if not prepared.problems:
-            # ... nor in an exhibit that is no agreement, an SEC form or a partial scan: information, not alarms
-            why_not = contract_expected(outcome.document) if contract and outcome.document else None
-            absent = find_absences(checked, [c.index for c in prepared.chunks], why_not) if contract else []
+            # ... nor where no agreement is expected (prepare_document): information, not alarms
+            chunk_indexes = [c.index for c in prepared.chunks]
+            absent = find_absences(checked, chunk_indexes, prepared.not_judged) if contract else []
             save_absences(session, run.id, sha, run.prompt_version, model, quote(absent))
             mark_document_reviewed(
                 session, sha, run.ledger_version, model, run.reviewer.name, run.id, len(prepared.chunks), stored

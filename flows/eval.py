@@ -164,7 +164,9 @@ def evaluate_cuad(
     (share of (contract, rule) pairs whose status equals the one derived from the lawyers'
     answers, :func:`tasks.observe.evaluate.lawyer_playbook_status`; ``unknown`` counts as a
     disagreement) and ``playbook_rules`` ``{rule: {agree, pairs, agreement, unknown, skipped,
-    confusion {"expected->got": n}}}``.
+    confusion {"expected->got": n}}}``; ``playbook_not_judged`` ``[{file_name, why}]`` lists the reviewed
+    contracts the playbook does not judge (no agreement, an exhibit that is none, a partial copy:
+    :func:`tasks.check.absences.contract_expected`), left out of the pairs.
 
     ``split`` reviews the contracts of one split of :func:`tasks.observe.evaluate.split_of`: ``test``
     (the frozen test split, 75 of the 340 shared contracts, which no shipped model was trained on and
@@ -249,6 +251,7 @@ def evaluate_cuad(
             r.id: {"agree": 0, "pairs": 0, "unknown": 0, "skipped": 0, "confusion": {}}
             for r in (rules.playbook.rules if rules else [])
         }
+        not_judged: list[dict[str, str]] = []  # reviewed, but no agreement the playbook judges
         key_tally: dict[str, dict[str, int]] = {n: {"right": 0, "wrong": 0, "missing": 0} for n in KEY_TERM_FIELDS}
         for entry in report["documents"]:
             doc = by_file.get(entry["file_name"])
@@ -256,7 +259,9 @@ def evaluate_cuad(
                 continue
             for name, outcome in key_term_outcomes(entry, doc).items():
                 key_tally[name][outcome] += 1
-            if rules is not None and entry["status"] == "reviewed":
+            if rules is not None and entry["status"] == "reviewed" and entry.get("not_judged"):
+                not_judged.append({"file_name": entry["file_name"], "why": str(entry["not_judged"])})
+            elif rules is not None and entry["status"] == "reviewed":
                 got = {r["rule"]: r["status"] for r in entry.get("playbook") or []}
                 for rule in rules.playbook.rules:
                     want = lawyer_playbook_status(rule, rules.limits.get(rule.id), doc.answers.get(rule.clause, ""))
@@ -378,6 +383,7 @@ def evaluate_cuad(
         out["playbook"] = rules.name
         out["playbook_agreement"] = sum(t["agree"] for t in rule_tally.values()) / pairs if pairs else None
         out["playbook_rules"] = rule_tally
+        out["playbook_not_judged"] = not_judged
     if out_file is not None:
         Path(out_file).parent.mkdir(parents=True, exist_ok=True)
         Path(out_file).write_text(json.dumps(out, indent=2, sort_keys=False), encoding="utf-8")
@@ -555,6 +561,8 @@ def print_table(result: dict[str, Any], console: Console) -> None:
             console.print(
                 f"playbook agreement [bold]{result['playbook_agreement']:.3f}[/] over all (contract, rule) pairs"
             )
+        for skipped in result.get("playbook_not_judged") or []:
+            console.print(f"not judged by the playbook: {skipped['file_name']} ({skipped['why']})", markup=False)
     if result.get("spans_located_test"):
         console.print(
             f"router on the {result['spans_located_test']} spans of the test split's contracts: "

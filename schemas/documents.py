@@ -126,7 +126,9 @@ class TrackedChange(BaseModel):
     ``kind``: ``insertion``, ``deletion``, ``replacement`` (a deletion next to an insertion in one run of
     changes) or ``move``; ``before``/``after``: the text removed/added (``""`` for none); ``author`` and
     ``date`` (ISO 8601, as written) from the change's attributes; ``unit``: the 1-based number of the
-    :class:`PageText` (paragraph) it sits in; ``context``: the paragraph's accepted text around it.
+    :class:`PageText` (paragraph) it sits in; ``context``: the paragraph's accepted text around it;
+    ``scope``: ``text`` (runs), or a whole table ``row`` (``w:trPr/w:del``, ``w:trPr/w:ins``) or ``cell``
+    (``w:cellDel``, ``w:cellIns``) deleted or inserted as one change, its cells joined by ``" | "``.
     """
 
     kind: Literal["insertion", "deletion", "replacement", "move"]
@@ -136,6 +138,7 @@ class TrackedChange(BaseModel):
     date: str | None = None
     unit: int
     context: str = ""
+    scope: Literal["text", "row", "cell"] = "text"
 
 
 class Comment(BaseModel):

@@ -266,8 +266,9 @@ class ReviewerAccount(SQLModel, table=True):
 
     ``name`` as given (shown on decisions), ``name_key`` its case-folded form (unique: ``Alice``
     and ``alice`` are one account); ``password_hash`` an Argon2id hash in PHC string format
-    (argon2-cffi); ``failed_logins`` counts failed logins since the last good one, and at
-    ``Settings.report_login_attempts`` the account is locked until ``locked_until`` (UTC);
+    (argon2-cffi); ``failed_logins`` counts failed logins since the last good one (or since a lockout
+    ended), and at ``Settings.report_login_attempts`` the account is locked until ``locked_until`` (UTC),
+    the count kept so ``docreview users list`` shows what caused the lock;
     ``disabled`` accounts cannot log in (``docreview users disable``).
     """
 
@@ -484,6 +485,22 @@ class ExtractionBackoffRow(SQLModel, table=True):
     timeout_s: float | None = None
 
 
+class RunPlaybookRow(SQLModel, table=True):
+    """The playbook a run applied, as validated (:class:`schemas.playbook.Playbook` as JSON in ``definition``),
+    with its ``name`` and the file it came from (``source``). One row per run: the report evaluates these rules
+    again on every read, with the reviewer decisions made since (:func:`tasks.observe.report.build_report`),
+    so a decision moves the playbook's results at once; ``playbook_results`` keeps what the run itself found.
+    """
+
+    __tablename__ = "run_playbooks"
+
+    run_id: str = Field(primary_key=True, max_length=36)
+    name: str
+    source: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    definition: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class PlaybookResultRow(SQLModel, table=True):
     """One playbook rule's outcome on one document in one run (see :mod:`tasks.check.playbook`).
 
@@ -521,7 +538,10 @@ class DocumentProfileRow(SQLModel, table=True):
     ``period`` (ISO date of the period end), ``summary`` (:class:`schemas.filings.FilingSummary` as
     JSON: sections, risk-factor headings, flags, key figures), ``previous_sha256`` (the earlier
     filing of the same company and form it was compared with) and ``changes``
-    (:class:`schemas.filings.FilingChange` list as JSON). Times are UTC.
+    (:class:`schemas.filings.FilingChange` list as JSON); for a document reviewed under the contract profile
+    ``not_judged``: why it is judged neither for missing clauses nor by the playbook
+    (:func:`tasks.check.absences.contract_expected`: no agreement, an exhibit or SEC form that is no commercial
+    agreement, a partial copy), None for an agreement. Times are UTC.
     """
 
     __tablename__ = "document_profiles"
@@ -536,6 +556,7 @@ class DocumentProfileRow(SQLModel, table=True):
     summary: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     previous_sha256: str | None = Field(default=None, max_length=64)
     changes: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    not_judged: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     updated_at: datetime = Field(default_factory=utcnow)
     #: A Form 10-K/A or 10-Q/A: ``previous_sha256`` is then the filing it amends (same company, form, period).
     amendment: bool = False

@@ -35,7 +35,7 @@ def test_a_partial_copy_states_more_pages_than_were_read() -> None:
     assert contract_expected(_document(["1. SERVICES\n..."], DocumentKind.image, ["Page 1 of 6"])) == (
         "a partial copy: 1 of the 6 pages it states ('Page 1 of 6')"
     )
-    whole = [f"Clause {n}. Text.\nPage {n} of 3" for n in (1, 2, 3)]
+    whole = [f"SERVICES AGREEMENT\nClause {n}. Text.\nPage {n} of 3" for n in (1, 2, 3)]
     assert contract_expected(_document(whole)) is None  # every page it states is there
 
 
@@ -82,3 +82,61 @@ def test_a_shared_joint_filing_agreement_is_no_contract(shared_data: Path) -> No
     for path in found:
         text = path.read_text(encoding="utf-8", errors="replace")
         assert contract_expected(_document([text])) is not None, path.name
+
+
+def test_every_cuad_contract_shows_a_sign_of_an_agreement(shared_data: Path) -> None:
+    """The 340 contracts lawyers labelled in CUAD are agreements: each shows a heading, a preamble or a
+    signature block (none of them would lose its absences or playbook results)."""
+    from tasks.check.absences import agreement_signs
+
+    paths = sorted((shared_data / "cuad" / "txt").glob("*.txt"))
+    assert len(paths) == 340
+    unsigned = [
+        p.name for p in paths if not agreement_signs(_document([p.read_text(encoding="utf-8", errors="replace")]))
+    ]
+    assert unsigned == []
+
+
+NOT_AGREEMENTS = {
+    "memo": [
+        "MEMORANDUM",
+        "To: Legal team\nFrom: Operations\nDate: March 3, 2025\nRe: Office move",
+        "The office moves to the fourth floor on April 1. Please pack your desks by Friday.",
+    ],
+    "lab procedure": [
+        "Standard Operating Procedure 14: Buffer preparation",
+        "1. Weigh 8.0 g of NaCl and dissolve it in 800 mL of distilled water.",
+        "2. Adjust the pH to 7.4 with HCl and fill to 1 L. Autoclave for 20 minutes.",
+    ],
+    "test file": ["Here is a dummy test document.", "It has a second paragraph, and a third one below it.", "End."],
+    "manual": [
+        "Installation guide",
+        "Embedding a video: insert the video link, choose Online Video and paste the address.",
+        "Troubleshooting: restart the application when the preview stays blank.",
+    ],
+    "letter": [
+        "Dear Ms. Roe,",
+        "Thank you for your visit last week. The samples you asked for are enclosed.",
+        "Kind regards,\nJohn Doe",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_AGREEMENTS))
+def test_a_memo_a_manual_a_letter_or_a_test_file_is_no_agreement(name: str) -> None:
+    from tasks.check.absences import NOT_AN_AGREEMENT
+
+    assert contract_expected(_document(NOT_AGREEMENTS[name], DocumentKind.docx)) == NOT_AN_AGREEMENT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CONSULTING AGREEMENT\n1. Services. The consultant provides the services of Schedule A.",
+        "This Master Services Agreement is made between Acme Inc. and Beta LLC.",
+        "The terms below bind Acme and its customer.\n...\nIN WITNESS WHEREOF the parties sign.",
+        "Purchase terms.\n...\nBy: ______________\nName: Jane Roe\nTitle: CEO",
+    ],
+)
+def test_one_sign_is_enough_for_an_agreement(text: str) -> None:
+    assert contract_expected(_document(text.split("\n"), DocumentKind.docx)) is None

@@ -319,9 +319,11 @@ def test_a_partial_scan_raises_no_absence_alarm_and_says_why(reviewed_inbox) -> 
     scan = next(d for d in report["documents"] if d["file_name"].endswith("_scan_page1.png"))
     assert scan["absences"] and not any(a["alarm"] for a in scan["absences"])
     assert scan["absences_not_expected"] == "a partial copy: 1 of the 6 pages it states ('Page 1 of 6')"
-    assert "No missing-clause alarm</b>: a partial copy: 1 of the 6 pages it states" in page
+    assert scan["not_judged"] == scan["absences_not_expected"] and not scan.get("playbook")
+    assert "Not judged as an agreement</b>: a partial copy: 1 of the 6 pages it states" in page
     whole = [d for d in report["documents"] if d["file_name"].endswith(".pdf")]
     assert whole and all("absences_not_expected" not in d for d in whole)  # the contracts themselves are expected
+    assert all(d["not_judged"] is None for d in whole)
 
 
 def test_drift_listings_locate_their_findings_too() -> None:

@@ -50,6 +50,7 @@ NEWER_THAN_BASELINE = {
     "extraction_backoff",
     "reviewer_accounts",
     "document_versions",
+    "run_playbooks",
 }
 #: Columns of reviewer_decisions that came with revision 0009 (the reviewer and the hash chain).
 DECISION_CHAIN_COLUMNS = {"reviewer", "category", "prev_hash", "row_hash"}
@@ -160,6 +161,7 @@ def _create_pre_migration_database(url: str) -> None:
             conn.execute(text("ALTER TABLE documents DROP COLUMN structure"))
             conn.execute(text("ALTER TABLE findings DROP COLUMN locator"))
             conn.execute(text("ALTER TABLE document_profiles DROP COLUMN amendment"))  # revision 0010
+            conn.execute(text("ALTER TABLE document_profiles DROP COLUMN not_judged"))  # revision 0011
             conn.execute(
                 metadata.tables["runs"]
                 .insert()
@@ -257,3 +259,86 @@ def test_db_commands(tmp_path):
     assert checked.exit_code == 0 and "match" in checked.output
     nothing = runner.invoke(app, ["db", "revision", "-m", "nothing"])
     assert nothing.exit_code == 2 and "nothing to migrate" in nothing.output
+
+
+def _refuses_changing_decisions(url: str) -> None:
+    """One decision goes in; an UPDATE and a DELETE of it are refused by the database."""
+    from sqlalchemy.exc import DatabaseError
+
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO reviewer_decisions (target_kind, target_key, seq, decision, decided_at, prev_hash, "
+                    "row_hash) VALUES ('finding', :key, 1, 'approve', :at, :prev, :row)"
+                ),
+                {"key": "a" * 64, "at": utcnow(), "prev": "0" * 64, "row": "1" * 64},
+            )
+        for statement in ("UPDATE reviewer_decisions SET decision = 'reject'", "DELETE FROM reviewer_decisions"):
+            with pytest.raises(DatabaseError, match="reviewer_decisions is append-only"), engine.begin() as conn:
+                conn.execute(text(statement))
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT decision FROM reviewer_decisions")).scalars().all() == ["approve"]
+    finally:
+        engine.dispose()
+
+
+def _guard(url: str) -> bool | None:
+    from sqlmodel import Session
+
+    from cli.audit import append_only_guard
+
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with Session(engine) as session:
+            return append_only_guard(session)
+    finally:
+        engine.dispose()
+
+
+def test_a_database_upgraded_step_by_step_from_the_oldest_revision_refuses_changing_decisions(tmp_path):
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    from schemas.migrations import alembic_config
+
+    url = f"sqlite:///{tmp_path / 'steps.db'}"
+    steps = [r.revision for r in ScriptDirectory.from_config(alembic_config()).walk_revisions()][::-1]
+    assert steps[0] == "0001" and steps[-1] == head_revision()
+    for step in steps:  # one revision at a time, each in its own process-like session
+        command.upgrade(alembic_config(url), step)
+        assert _version_rows(url) == [step]
+    assert _guard(url) is True
+    _refuses_changing_decisions(url)
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])
+def test_db_upgrade_gives_back_dropped_append_only_triggers(tmp_path, dialect, request):
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    url = f"sqlite:///{tmp_path / 'head.db'}" if dialect == "sqlite" else request.getfixturevalue("pg_database")()
+    runner = CliRunner()
+    first = runner.invoke(app, ["db", "upgrade", "--db", url])
+    assert first.exit_code == 0 and "append-only" not in first.output, first.output  # made by the revisions
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.begin() as conn:  # someone with the database's credentials drops them
+            if dialect == "sqlite":
+                conn.execute(text("DROP TRIGGER reviewer_decisions_no_update"))
+                conn.execute(text("DROP TRIGGER reviewer_decisions_no_delete"))
+            else:
+                conn.execute(text("DROP TRIGGER reviewer_decisions_append_only ON reviewer_decisions"))
+    finally:
+        engine.dispose()
+    assert _guard(url) is False
+    again = runner.invoke(app, ["db", "upgrade", "--db", url])
+    assert again.exit_code == 0, again.output
+    assert f"{head_revision()} → {head_revision()}" in again.output
+    assert "re-created the append-only triggers on reviewer_decisions" in again.output
+    assert _guard(url) is True
+    _refuses_changing_decisions(url)
+    third = runner.invoke(app, ["db", "upgrade", "--db", url])  # idempotent: nothing more to say
+    assert third.exit_code == 0 and "append-only" not in third.output, third.output

@@ -718,3 +718,59 @@ def test_a_clause_claimed_under_another_category_counts_for_its_rule(sample_play
     own = finding(1, "non_compete", "Distributor shall not sell any competing product during the Term.")
     other = read_as_finding(7, "expiration_date", ETON_NON_COMPETE, "Non-Compete")
     assert statuses(sample_playbook, [own, other])["no-non-compete"][:2] == ("deviation", [1])
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_documents_that_are_no_agreement_get_no_deviation_and_no_missing_clause(tmp_path, db_url, pdf_maker):
+    """A mixed run: the sample agreements keep their playbook results, while a memo in Word and a partial
+    copy of a scan (page 1 of the 6 its foot states) are read but judged neither by the playbook nor for
+    missing clauses, and the report says why."""
+    from xml.sax.saxutils import escape
+
+    from docreview_testing.docx_maker import write_docx
+    from docreview_testing.samples import generate_samples
+    from flows.review import review_documents
+    from tasks.store.persist import dispose_engines
+
+    inbox = tmp_path / "inbox"
+    generate_samples(inbox, count=2)
+    memo = [
+        "MEMORANDUM",
+        "To: Legal team. From: Operations. Re: Office move.",
+        "The office moves to the fourth floor on April 1. Liability for lost boxes is uncapped.",
+    ]
+    write_docx(inbox / "memo.docx", "".join(f"<w:p><w:r><w:t>{escape(t)}</w:t></w:r></w:p>" for t in memo))
+    pdf_maker(
+        inbox / "partial-scan.pdf",
+        [
+            "SUPPLY AGREEMENT\nThis Supply Agreement is made between Acme Inc. and Beta LLC.\n"
+            "1. Supply. Beta supplies the goods of Schedule A.\nThis Agreement is governed by the laws of "
+            "Texas.\nPage 1 of 6"
+        ],
+    )
+    try:
+        review_documents(
+            source=str(inbox),
+            out_dir=str(tmp_path / "out"),
+            database_url=db_url,
+            backend="rules",
+            playbook=str(SAMPLE_PLAYBOOK),
+        )
+    finally:
+        dispose_engines()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    docs = {d["file_name"]: d for d in report["documents"]}
+    assert {d["status"] for d in docs.values()} == {"reviewed"}, {n: d["reason"] for n, d in docs.items()}
+    for name in ("memo.docx", "partial-scan.pdf"):
+        doc = docs.pop(name)
+        assert doc["playbook"] == [], name
+        assert not [a for a in doc["absences"] if a["alarm"]], name
+        assert doc["not_judged"], name
+    assert len(docs) == 2
+    for doc in docs.values():  # the agreements are judged as before
+        assert doc["not_judged"] is None and len(doc["playbook"]) == 5
+        assert any(r["status"] == "deviation" for r in doc["playbook"]) or any(a["alarm"] for a in doc["absences"])
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert html.count("Not judged as an agreement") == 2
+    assert "not an agreement (no agreement heading, no preamble naming parties and no signature block)" in html
+    assert "a partial copy: 1 of the 6 pages it states" in html

@@ -60,9 +60,9 @@ VERSIONS = {
 }
 #: The fingerprint each version was released with (first 16 hex digits).
 FINGERPRINTS: dict[str, str] = {
-    "rules-v7": "a98414759417d78a",
+    "rules-v8": "672f73846fba4354",
     "review-v5": "efef2cc4a5929975",
-    "factcheck-v2": "3d1ffe06eebc5bc6",
+    "factcheck-v3": "7af9667f1984990b",
     "chunk-v1": "0c117ec886e5d70c",
     "injection-v1": "10857a981cf5d739",
 }

@@ -59,7 +59,7 @@ def test_backend_identity_and_protocol():
     be = RulesBackend()
     assert isinstance(be, ReviewBackend)
     assert be.name == "rules"
-    assert be.model == RULES_VERSION == "rules-v7"
+    assert be.model == RULES_VERSION == "rules-v8"
     rv = be.review_chunk(make_chunk(BODY, index=3, page_start=4), "x.pdf")
     assert rv.calls == [] and rv.outcome == ReviewOutcome.ok and rv.chunk_index == 3
 
@@ -202,6 +202,21 @@ def test_split_sentences_handles_numbering_abbreviations_and_glue():
     assert "Acme Inc. shall pay $5.00 per unit." in parts
     assert any(p.startswith("The buyer agrees") for p in parts)
     assert all(text[a:b] == text[a:b].strip() and b > a for a, b in spans)
+
+
+def test_a_period_after_a_month_before_its_day_and_year_ends_no_sentence():
+    """An OCR speck read as a period ("December. 31, 1998", from a scanned CUAD contract) or an abbreviated
+    month keeps the date in its sentence, so an expiration quote holds its date."""
+    text = "This Agreement expires on December. 31, 1998. Thereafter it renews. Signed Dec. 5, 2001 by Acme. May 3 items follow."
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "This Agreement expires on December. 31, 1998.",
+        "Thereafter it renews.",
+        "Signed Dec. 5, 2001 by Acme.",
+        "May 3 items follow.",
+    ]
+    quoted = review("The term of this Agreement shall expire on December. 31, 1998. Thereafter it renews.")
+    (finding,) = by_type(quoted, ClauseType.expiration_date)
+    assert finding.evidence == "The term of this Agreement shall expire on December. 31, 1998."
 
 
 def test_extract_durations():

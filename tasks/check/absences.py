@@ -178,6 +178,60 @@ NOT_A_CONTRACT: list[tuple[re.Pattern[str], str]] = [
 ]
 _STATED_PAGES = re.compile(r"\bpage\s+\d{1,4}\s+(?:of|/)\s+(\d{1,4})\b", re.I)
 
+#: Characters from the start of a document read for an agreement's heading and preamble.
+AGREEMENT_HEAD_CHARS = 3000
+
+#: What a written agreement is called in its heading or preamble ("SUPPLY AGREEMENT", "this Lease").
+_AGREEMENT_KINDS = (
+    r"agreement|contract|lease|licen[cs]e|amendment|addendum|memorandum\s+of\s+(?:understanding|agreement)|"
+    r"terms\s+(?:and|&)\s+conditions|terms\s+of\s+(?:service|use|sale)|statement\s+of\s+work|order\s+form|"
+    r"purchase\s+order|deed|indenture|letter\s+of\s+intent|term\s+sheet|guarant(?:y|ee)|joint\s+venture|"
+    r"engagement\s+letter"
+)
+
+#: The three signs of a written agreement (any one is enough): a heading line that names one (at most ten
+#: words before the name, the line short), a preamble or operative words that bind parties, a signature block.
+AGREEMENT_SIGNS: dict[str, re.Pattern[str]] = {
+    "agreement heading": re.compile(
+        rf"^[^\S\n]*(?:\S+[^\S\n]+){{0,10}}?(?:{_AGREEMENT_KINDS})\b[^\n]{{0,80}}$", re.I | re.M
+    ),
+    "preamble naming parties": re.compile(
+        rf"\bthis\s+(?:[\w-]+\s+){{0,5}}?(?:{_AGREEMENT_KINDS})\b|\bby\s+and\s+(?:between|among)\b|"
+        r"\bentered\s+into\b|\bthe\s+parties\s+(?:hereto|agree)\b|\bit\s+is\s+(?:hereby\s+)?agreed\b|"
+        r"\b(?:hereby|mutually)\s+agrees?\b|\bagree\s+as\s+follows\b|\bbetween\b[^.]{1,300}?\(\s*(?:the\s+)?[\"“]",
+        re.I,
+    ),
+    "signature block": re.compile(
+        r"\bin\s+witness\s+where(?:of|for)\b|^\s*by\s*:|/s/|^\s*(?:name|title)\s*:|"
+        r"\bauthori[sz]ed\s+(?:signatory|representative)\b|\bsignature\s*:",
+        re.I | re.M,
+    ),
+}
+
+#: Why a document with none of :data:`AGREEMENT_SIGNS` is not judged as an agreement.
+NOT_AN_AGREEMENT = (
+    "not an agreement (no agreement heading, no preamble naming parties and no signature block): a memo, "
+    "a manual, a letter or a test file is read, but no clause is expected of it"
+)
+
+
+def agreement_signs(document: ExtractedDocument) -> list[str]:
+    """Which of :data:`AGREEMENT_SIGNS` ``document`` shows: the heading and the preamble in its first
+    :data:`AGREEMENT_HEAD_CHARS` characters (units joined by new lines: a Word document's first paragraphs
+    are units of their own), the signature block anywhere. Every one of CUAD's 340 contracts shows at least
+    one (``tests/test_absences.py``)."""
+    head, size = [], 0
+    for p in document.pages:
+        head.append(p.text)
+        size += len(p.text) + 1
+        if size >= AGREEMENT_HEAD_CHARS:
+            break
+    first = "\n".join(head)[:AGREEMENT_HEAD_CHARS]
+    signs = [name for name, rx in AGREEMENT_SIGNS.items() if name != "signature block" and rx.search(first)]
+    if any(AGREEMENT_SIGNS["signature block"].search(p.text) for p in document.pages):
+        signs.append("signature block")
+    return signs
+
 
 def contract_expected(document: ExtractedDocument) -> str | None:
     """None when ``document`` (reviewed under the contract profile) is a contract whose missing clauses mean
@@ -188,21 +242,22 @@ def contract_expected(document: ExtractedDocument) -> str | None:
       SEC form's cover page);
     - it is a partial copy: a page's text or running lines state more pages than were read ("Page 1 of 6"
       on the only page of a scan): ``"a partial copy: 1 of the 6 pages it states ('Page 1 of 6')"``. A DOCX
-      has no pages and states none."""
+      has no pages and states none;
+    - it shows no sign of an agreement (:func:`agreement_signs`): :data:`NOT_AN_AGREEMENT`."""
     head = "\n".join(p.text for p in document.pages[:3])[:HEAD_CHARS]
     for rx, why in NOT_A_CONTRACT:
         if rx.search(head):
             return why
-    if document.kind == DocumentKind.docx:
-        return None
     stated = [
         (int(m.group(1)), m.group(0))
         for p in document.pages
         for line in [*p.running, *p.text.splitlines()[-3:]]
         for m in _STATED_PAGES.finditer(line)
     ]
-    if stated:
+    if stated and document.kind != DocumentKind.docx:
         total, said = max(stated)
         if total > len(document.pages):
             return f"a partial copy: {len(document.pages)} of the {total} pages it states ({said!r})"
+    if not agreement_signs(document):
+        return NOT_AN_AGREEMENT
     return None

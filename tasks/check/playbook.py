@@ -138,7 +138,16 @@ def load_playbook(path: str | Path) -> LoadedPlaybook:
             f"{_where(data, tuple(e['loc']))}: {str(e['msg']).removeprefix('Value error, ')}" for e in exc.errors()
         ]
         raise PlaybookError(f"playbook {p}: " + "; ".join(problems)) from None
-    loaded = LoadedPlaybook(playbook=playbook, source=str(p))
+    return prepare_playbook(playbook, str(p))
+
+
+def prepare_playbook(playbook: Playbook, source: str) -> LoadedPlaybook:
+    """A validated :class:`schemas.playbook.Playbook` with its rules checked together and each limit read
+    (what :func:`load_playbook` does after validating the file; also how a run's stored playbook,
+    ``run_playbooks.definition``, is made usable again). Raises :class:`PlaybookError` naming ``source``, the
+    rule and the field."""
+    p = source
+    loaded = LoadedPlaybook(playbook=playbook, source=source)
     problems = []
     for i, rule in enumerate(playbook.rules, start=1):
         where = f"rule {rule.id!r} (rules[{i}])"
@@ -979,8 +988,12 @@ def _compare(
 def evaluate_document(playbook: LoadedPlaybook, document: dict[str, Any]) -> list[dict[str, Any]]:
     """Every rule of ``playbook`` on one document of the report; ``[]`` unless the document was
     reviewed (a failed or deferred document has nothing to judge) under the contract profile (a
-    playbook's rules are CUAD contract categories: an SEC filing is not judged by them)."""
+    playbook's rules are CUAD contract categories: an SEC filing is not judged by them) as an agreement
+    whose clauses are expected (its ``not_judged`` is None: a memo, an exhibit that is no agreement, an SEC
+    form or a partial copy is not judged, :func:`tasks.check.absences.contract_expected`)."""
     if document.get("status") != "reviewed" or document.get("profile", "contract") != "contract":
+        return []
+    if document.get("not_judged"):
         return []
     return [
         with_redline(evaluate_rule(rule, playbook.limits.get(rule.id), document), document)

@@ -448,7 +448,7 @@ _JUDGED: dict[int, tuple[SupportModel, SupportModel]] = {}
 #: The fact-check's version: raise it when a change to the checks would change a stored finding's verdict.
 #: With the support model's (and judge's) version it makes :func:`checks_version`, part of the key under
 #: which a document's review is stored and reused.
-FACT_CHECK_VERSION = "factcheck-v2"
+FACT_CHECK_VERSION = "factcheck-v3"
 
 
 def checks_version() -> str:

@@ -13,7 +13,7 @@ Units (one :class:`schemas.documents.PageText` each, numbered from 1 in document
   numbering prints (§17.9: ``"7.2 Limitation of Liability"``); a bullet prints ``"•"`` (kept, so a list
   still reads as one);
 - a table (§17.4): one unit, a line per row, cells joined by ``" | "`` (a cell's paragraphs by a space);
-  rows deleted as a tracked change (``w:trPr/w:del``) are left out;
+  rows and cells deleted as a tracked change (``w:trPr/w:del``, ``w:tcPr/w:cellDel``) are left out;
 - then each footnote and endnote (§17.11) as a unit of section ``"Footnotes"`` / ``"Endnotes"`` (the
   separator notes are skipped); its text starts ``"[n] "`` and the body shows ``"[n]"`` where it is cited.
 
@@ -29,6 +29,23 @@ paragraph) are text; of an ``mc:AlternateContent`` the first ``mc:Choice`` is re
 of the text: their lines are the first unit's ``running`` list (screened for injected instructions like
 a PDF's running headers). Each unit's text goes through :func:`tasks.textnorm.clean_page_text` (NFKC,
 control characters dropped, space runs collapsed: a tab becomes a space).
+
+Tracked changes (§17.13.5), one :class:`schemas.documents.TrackedChange` dict each, as Word's reviewing
+pane lists them: a run-level ``w:ins``/``w:del``/``w:moveTo``/``w:moveFrom`` with its ``w:author`` and
+``w:date``; neighbours of one kind and author with nothing accepted between them are one change (Word
+splits a change at every formatting boundary), a deletion beside an insertion by the same author one
+``replacement``, a moved-from and its moved-to text one ``move``. A table row deleted as a change
+(``w:trPr/w:del``, Deleted Table Row) is ONE ``deletion`` whose ``before`` is the row's cells joined by
+``" | "`` as they read before the deletion, with the author and date of that ``w:del`` (else of the first
+``w:del`` with an author inside the row); the runs' own ``w:del`` in it are not counted again. A row
+inserted as a change (``w:trPr/w:ins``, Inserted Table Row) is ONE ``insertion`` of its line; its
+author's own run insertions are part of it (another author's changes inside it are their own). A cell
+deleted or inserted as a change (``w:tcPr/w:cellDel``, ``w:cellIns``) is one change the same way. These
+carry ``"scope": "row"`` / ``"cell"`` (a key the stored :class:`~schemas.documents.TrackedChange` does
+not keep) and are never joined to a neighbour or paired into a replacement. No change is empty: one whose
+``before`` and ``after`` are empty or whitespace once cleaned (a deleted space, tab or break alone, a row
+without text) is dropped, and a replacement with a blank side is the insertion or deletion it is.
+Changes inside text boxes, headers, footers and comments are not reported.
 
 Sections: a heading is a paragraph whose style is a heading (style id ``Heading1``..``Heading9`` or name
 ``heading 1``..``heading 9``, through ``w:basedOn``) or that has an outline level (``w:outlineLvl`` 0-8 on
@@ -147,10 +164,11 @@ def read_docx(path: str, max_pages: int) -> dict:
     Returns ``{"ok": True, "encrypted": False, "pages": [{"number", "text", "quality", "running",
     "locator": {"section", "paragraph"}}], "engines": {"docx": n}, "changes": [TrackedChange dicts],
     "comments": [Comment dicts]}`` (:class:`schemas.documents.TrackedChange`, ``Comment``; ``unit`` is the
-    1-based number of the page dict) or ``{"ok": False, "kind": FailureKind value, "reason": str}`` for
-    a corrupt file, a ZIP bomb (``resource_limit``), a DTD (``corrupt``), more than ``max_pages`` units
-    (``too_many_pages``, counted as paragraphs) or no text (``no_text``). Never raises (``MemoryError``
-    aside: the worker reports it as ``memory_limit``).
+    1-based number of the page dict; the change of a table row or cell tracked as one also has
+    ``"scope"``: ``"row"`` or ``"cell"``) or ``{"ok": False, "kind": FailureKind value, "reason": str}``
+    for a corrupt file, a ZIP bomb (``resource_limit``), a DTD (``corrupt``), more than ``max_pages``
+    units (``too_many_pages``, counted as paragraphs) or no text (``no_text``). Never raises
+    (``MemoryError`` aside: the worker reports it as ``memory_limit``).
     """
     try:
         return _read(path, max_pages)
@@ -510,6 +528,9 @@ class _Reader:
         self.field_depth: list[bool] = []  # per open complex field: in its instruction part
         self.para: _Para | None = None
         self.cell_changes: list[dict] | None = None
+        #: Read deleted text as text (``w:del``/``w:moveFrom`` content, ``w:delText``) and tracked rows and cells
+        #: as they were: the reader that renders what a deleted row or cell showed (:meth:`_shown`).
+        self.keep_deleted = False
         q = self.q
         self.skip = {q("pPr"), q("rPr"), q("sdtPr"), q("sdtEndPr"), q("instrText"), q("delInstrText"), q("tblPr")}
         self.skip |= {q("tblGrid"), q("trPr"), q("tcPr"), q("sectPr"), q("sym"), q("fldData")}
@@ -626,7 +647,10 @@ class _Reader:
         return num_id, ilvl or 0, outline
 
     def table(self, tbl: Any) -> _Block:
-        """One ``w:tbl``: a line per row, cells joined by ``" | "``; rows deleted as a change are dropped."""
+        """One ``w:tbl`` (§17.4): a line per row, cells joined by ``" | "``. A row deleted as a tracked change
+        (``w:trPr/w:del``, §17.13.5, Deleted Table Row) is left out of the text and recorded as one
+        deletion of the row; a row inserted as one (``w:trPr/w:ins``, Inserted Table Row) is read and
+        recorded as one insertion; cells likewise (``w:tcPr/w:cellDel``, ``w:cellIns``): see :meth:`_tracked`."""
         q = self.q
         rows: list[str] = []
         changes: list[dict] = []
@@ -634,20 +658,104 @@ class _Reader:
             if tr.getparent() is not None and _nearest_table(tr, q) is not tbl:
                 continue  # a row of a nested table: read within its cell
             trpr = tr.find(q("trPr"))
-            if trpr is not None and trpr.find(q("del")) is not None:
+            row_del = None if trpr is None or self.keep_deleted else trpr.find(q("del"))
+            row_ins = None if trpr is None or self.keep_deleted else trpr.find(q("ins"))
+            start = sum(len(r) + 1 for r in rows)  # where the row's line starts (or would) in the table's text
+            if row_del is not None:
+                self._tracked(changes, "deletion", row_del, tr, start, text=self._shown(tr), scope="row")
                 continue
+            first = len(changes)
             cells: list[str] = []
-            for tc in tr:
-                if tc.tag != q("tc") and tc.tag != q("sdt") and tc.tag != q("customXml"):
-                    continue
-                for cell in [tc] if tc.tag == q("tc") else list(tc.iter(q("tc"))):
-                    cells.append(self._cell(cell, changes, rows, cells))
+            self._row(tr, changes, rows, cells)
             line = " | ".join(c for c in cells)
+            if row_ins is not None:
+                self._tracked(changes, "insertion", row_ins, tr, start, text=line, scope="row", inside=first)
             if line.strip(" |"):
                 rows.append(line)
         block = _Block(text="\n".join(rows), table=True)
         block.changes = changes
         return block
+
+    def _row(self, tr: Any, changes: list[dict], rows: list[str], cells: list[str]) -> None:
+        """Append the text of each cell of row ``tr`` to ``cells`` (a cell deleted as a change is left out)."""
+        q = self.q
+        for tc in tr:
+            if tc.tag != q("tc") and tc.tag != q("sdt") and tc.tag != q("customXml"):
+                continue
+            for cell in [tc] if tc.tag == q("tc") else list(tc.iter(q("tc"))):
+                tcpr = cell.find(q("tcPr"))
+                cell_del = None if tcpr is None or self.keep_deleted else tcpr.find(q("cellDel"))
+                cell_ins = None if tcpr is None or self.keep_deleted else tcpr.find(q("cellIns"))
+                start = sum(len(r) + 1 for r in rows) + sum(len(c) + 3 for c in cells)
+                if cell_del is not None:
+                    self._tracked(changes, "deletion", cell_del, cell, start, text=self._shown(cell), scope="cell")
+                    continue
+                first = len(changes)
+                cells.append(self._cell(cell, changes, rows, cells))
+                if cell_ins is not None:
+                    self._tracked(
+                        changes, "insertion", cell_ins, cell, start, text=cells[-1], scope="cell", inside=first
+                    )
+
+    def _shown(self, elem: Any) -> str:
+        """What a row (cells joined by ``" | "``) or cell deleted as a change showed: its text read with the
+        deleted text kept, by a reader of its own (no numbering counters, comment anchors or note citations
+        advanced: the row or cell is not in the accepted text)."""
+        sub = _Reader(self.q.w, self.styles, self.default_style, Numbering(None, self.q.w))
+        sub.keep_deleted = True
+        if elem.tag == self.q("tc"):
+            return sub._cell(elem, [], [], [])
+        cells: list[str] = []
+        sub._row(elem, [], [], cells)
+        return " | ".join(cells)
+
+    def _tracked(
+        self,
+        changes: list[dict],
+        kind: str,
+        mark: Any,
+        container: Any,
+        pos: int,
+        *,
+        text: str,
+        scope: str,
+        inside: int | None = None,
+    ) -> None:
+        """Record a table row or cell deleted or inserted as a tracked change (ECMA-376 Part 1 §17.13.5:
+        ``w:trPr/w:del`` Deleted Table Row, ``w:trPr/w:ins`` Inserted Table Row, ``w:tcPr/w:cellDel``,
+        ``w:tcPr/w:cellIns``) as ONE change of ``kind`` whose ``before`` (a deletion) or ``after`` (an
+        insertion) is ``text`` and whose ``scope`` is ``"row"`` or ``"cell"``, at ``pos`` in the table's text.
+
+        Author and date are the revision mark's (``mark``); a mark without an author takes those of the
+        first ``w:del`` (``w:ins``) with one inside the row or cell, as Word's runs carry them. The runs'
+        own revisions are part of it: a deleted row's are never read (the row is not in the text); an
+        inserted row's (cell's) insertions by the same author, recorded in ``changes[inside:]``, are
+        dropped. A row or cell without text (cells' separators aside) makes no change."""
+        q = self.q
+        tag = q("del") if kind == "deletion" else q("ins")
+        author, date = mark.get(q("author")), mark.get(q("date"))
+        runs = next((e for e in container.iter(tag) if e is not mark and e.get(q("author"))), None)
+        if not author and runs is not None:
+            author, date = runs.get(q("author")), runs.get(q("date"))
+        elif not date and runs is not None and runs.get(q("author")) == author:
+            date = runs.get(q("date"))
+        at = len(changes) if inside is None else inside
+        if inside is not None:
+            changes[inside:] = [e for e in changes[inside:] if not (e["kind"] == "insertion" and e["author"] == author)]
+        if not text.replace("|", " ").strip():
+            return
+        event = {
+            "kind": kind,
+            "before": text if kind == "deletion" else "",
+            "after": text if kind == "insertion" else "",
+            "author": author,
+            "date": date,
+            "pos": pos,
+            "name": None,
+            "block": len(self.blocks),
+            "scope": scope,
+        }
+        changes.insert(at, event)
 
     def _cell(self, tc: Any, changes: list[dict], rows: list[str], cells: list[str]) -> str:
         """A cell's text (its paragraphs joined by a space; a nested table's rows by ``"; "``)."""
@@ -724,6 +832,11 @@ class _Reader:
                 added = "".join(self.para.parts)[start:] if self.para.length > start else ""
                 kind = "insertion" if tag == q("ins") else "moveTo"
                 self._event(kind, child, start, after=added, name=name)
+            elif tag in (q("del"), q("moveFrom")) and self.keep_deleted:
+                self.inline(child)  # what a deleted row or cell showed (:meth:`_shown`)
+            elif tag == q("delText"):
+                if self.keep_deleted and not (self.field_depth and self.field_depth[-1]):
+                    self.emit(child.text or "")
             elif tag in (q("del"), q("moveFrom")):
                 removed = "".join(_removed_text(child, q))
                 kind = "deletion" if tag == q("del") else "moveFrom"
@@ -818,12 +931,16 @@ def _heading_level(style: str | None, styles: dict[str, _Style]) -> int | None:
 
 
 def _merge(events: list[dict]) -> list[dict]:
-    """One paragraph's change events with neighbours of one kind and author joined (Word splits a change
-    at every formatting boundary), then a deletion next to an insertion by the same author (nothing
-    accepted between them) made a replacement."""
+    """One paragraph's (or table's) change events with neighbours of one kind and author joined (Word splits
+    a change at every formatting boundary), then a deletion next to an insertion by the same author (nothing
+    accepted between them) made a replacement. A tracked row or cell (an event with a ``scope``) is one
+    change of its own: never joined to a neighbour, never paired into a replacement."""
     out: list[dict] = []
     for e in events:
         last = out[-1] if out else None
+        if (last is not None and "scope" in last) or "scope" in e:
+            out.append(dict(e))
+            continue
         if last is not None and last["kind"] == e["kind"] and last["author"] == e["author"]:
             if e["kind"] in ("insertion", "moveTo") and last["pos"] + len(last["after"]) == e["pos"]:
                 last["after"] += e["after"]
@@ -837,6 +954,8 @@ def _merge(events: list[dict]) -> list[dict]:
         last = paired[-1] if paired else None
         if (
             last is not None
+            and "scope" not in last
+            and "scope" not in e
             and last["author"] == e["author"]
             and {last["kind"], e["kind"]} == {"insertion", "deletion"}
         ):
@@ -1076,4 +1195,16 @@ def _changes(blocks: list[_Block], unit_of: list[int]) -> list[dict]:
         out.append(f)
     out.sort(key=lambda e: (e["unit"], e["pos"]))
     keys = ("kind", "before", "after", "author", "date", "unit", "context")
-    return [{k: (clean_page_text(e[k]) if k in ("before", "after") else e[k]) for k in keys} for e in out]
+    changes = []
+    for e in out:
+        change = {k: (clean_page_text(e[k]) if k in ("before", "after") else e[k]) for k in keys}
+        if not change["before"].strip() and not change["after"].strip():
+            continue  # a deleted space, tab or break alone: no visible change, never an empty one
+        if change["kind"] == "replacement" and not change["before"].strip():
+            change["kind"] = "insertion"  # a space deleted beside the insertion
+        elif change["kind"] == "replacement" and not change["after"].strip():
+            change["kind"] = "deletion"
+        if "scope" in e:
+            change["scope"] = e["scope"]
+        changes.append(change)
+    return changes

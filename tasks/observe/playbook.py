@@ -15,8 +15,8 @@ from prefect import task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from tasks.check.playbook import LoadedPlaybook, evaluate_document
-from tasks.store.persist import save_playbook_results, unit_of_work
+from tasks.check.playbook import LoadedPlaybook
+from tasks.store.persist import save_playbook_results, save_run_playbook, unit_of_work
 
 #: Prefect artifact key of the deviations table (a history across runs on the Artifacts page).
 DEVIATIONS_ARTIFACT_KEY = "docreview-playbook-deviations"
@@ -27,17 +27,22 @@ SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 
 @task(name="record-playbook-results", cache_policy=NO_CACHE)
 def record_playbook_results(database_url: str, run_id: str, playbook: LoadedPlaybook) -> dict[str, int]:
-    """Prefect task: evaluate ``playbook`` on every document the run reviewed (reused ones too)
-    and store the results (:func:`tasks.store.persist.save_playbook_results`).
+    """Prefect task: record the playbook the run applies (:func:`tasks.store.persist.save_run_playbook`: the
+    report evaluates it again on every read, with the decisions made since), evaluate it on every document
+    the run reviewed (reused ones too) as the report reads them, and store the run's results
+    (:func:`tasks.store.persist.save_playbook_results`).
 
     Returns counts ``{pass, deviation, unknown}`` over (document, rule) pairs."""
     from tasks.observe.report import build_report
 
+    definition = playbook.playbook.model_dump(mode="json")
+    with unit_of_work(database_url) as session:
+        save_run_playbook(session, run_id, playbook.name, playbook.source, definition)
     documents = build_report(database_url, run_id, offline=False)["documents"]
     rows: list[tuple[str, str, list[dict[str, Any]]]] = []
     counts = {"pass": 0, "deviation": 0, "unknown": 0}
     for doc in documents:
-        results = evaluate_document(playbook, doc)
+        results = doc.get("playbook") or []
         if results and doc.get("sha256"):
             rows.append((doc["sha256"], doc["file_name"], results))
             for r in results:

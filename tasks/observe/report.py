@@ -23,16 +23,18 @@ from markupsafe import Markup, escape
 from prefect import task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from pydantic import ValidationError
 from sqlmodel import Session, col, select
 
 from schemas.decisions import affirms, rejects
 from schemas.documents import Locator
 from schemas.filings import FilingSummary, topic_label
+from schemas.playbook import Playbook
 from schemas.tables import RunDocumentRow, RunMetricRow, RunRow
 from schemas.taxonomy import ClauseType, label
 from tasks.check.absences import NOT_EXPECTED, absence_policy
 from tasks.check.injection import report_flags
-from tasks.check.playbook import supported
+from tasks.check.playbook import LoadedPlaybook, PlaybookError, evaluate_document, prepare_playbook, supported
 from tasks.check.support import WEAK_RELATIVE, WEAK_SUPPORT_REASON, dismissed, read_as, reason_score
 from tasks.ingest.submission import is_text_exhibit
 from tasks.observe.metrics import format_metric
@@ -45,6 +47,7 @@ from tasks.store.persist import (
     load_document,
     load_findings,
     load_playbook_results,
+    load_run_playbook,
     unit_of_work,
 )
 from tasks.store.profiles import load_profiles, profile_fields
@@ -356,7 +359,10 @@ def _report(
     documents = []
     stored = _page_flag_rows(engine, [d.sha256 for d in docs if d.sha256])
     drift = document_drift(database_url, run_id)  # {sha256: drift record} (tasks.observe.monitoring)
-    rules = load_playbook_results(store, run_id) if playbook else {}
+    applied = applied_playbook(store, run_id)  # evaluated on this read, with the decisions made since
+    if applied is not None:
+        playbook = playbook or {"name": applied.name, "source": applied.source}
+    rules = load_playbook_results(store, run_id) if playbook and applied is None else {}
     profiles = load_profiles(store, [d.sha256 for d in docs if d.sha256])
     links = load_links(store, [d.sha256 for d in docs if d.sha256])  # previous versions
     for d in docs:
@@ -419,7 +425,12 @@ def _report(
             else []
         )
         doc_checks += page_checks(pages_flagged)
-        results = playbook_results(rules.get(d.sha256 or "", [])) if playbook else None
+        results: list[dict[str, Any]] | None
+        if applied is not None:
+            judged = {"status": d.status, "findings": findings, "absences": absences, **profile_fields(profile)}
+            results = judged_results(evaluate_document(applied, judged)) if d.sha256 else []
+        else:  # a run made before runs recorded their playbook: what it stored
+            results = playbook_results(rules.get(d.sha256 or "", [])) if playbook else None
         findings = triage(findings, results or [])
         terms = key_terms(findings)
         term_basis: list[dict[str, Any]] = []
@@ -780,6 +791,27 @@ RISK_ORDER = {"high": 0, "medium": 1, "low": 2}
 
 #: Order of playbook statuses in the report: deviations first, then what could not be judged.
 STATUS_ORDER = {"deviation": 0, "unknown": 1, "pass": 2}
+
+
+def judged_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A document's playbook results as evaluated on this read (:func:`tasks.check.playbook.evaluate_document`)
+    in the report's shape and order (:func:`playbook_results`): each with its ``clause_label``."""
+    out = [{**r, "clause_label": label(r["clause"])} for r in results]
+    out.sort(key=lambda r: (STATUS_ORDER.get(r["status"], 3), RISK_ORDER.get(r["severity"], 3), r["rule"]))
+    return out
+
+
+def applied_playbook(store: Session, run_id: str) -> LoadedPlaybook | None:
+    """The playbook run ``run_id`` applied (:func:`tasks.store.persist.load_run_playbook`), ready to evaluate;
+    None when the run applied none or was made before runs recorded theirs, or when the stored definition no
+    longer validates (the report then shows the run's stored results)."""
+    row = load_run_playbook(store, run_id)
+    if row is None:
+        return None
+    try:
+        return prepare_playbook(Playbook.model_validate(row.definition), row.source or row.name)
+    except (ValidationError, PlaybookError):
+        return None
 
 
 def playbook_results(rows: list[Any]) -> list[dict[str, Any]]:
@@ -1168,13 +1200,15 @@ def redline_of(finding: dict[str, Any], changes: list[dict[str, Any]]) -> list[d
 
 def redline_note(change: dict[str, Any]) -> str:
     """A tracked change as a reviewer reads it: ``"the redline replaces '$1,000,000' with '$5,000,000'
-    (J. Smith, 2026-03-14)"``."""
+    (J. Smith, 2026-03-14)"``; a table row or cell changed as a whole says so ("the redline deletes the table
+    row '100 | 200 | 300'")."""
     who = ", ".join(x for x in (change.get("author"), (change.get("date") or "")[:10]) if x)
     before, after = change.get("before") or "", change.get("after") or ""
+    scope = {"row": "the table row ", "cell": "the table cell "}.get(str(change.get("scope") or ""), "")
     if change.get("kind") == "insertion" or (after and not before):
-        what = f"the redline inserts '{after}'"
+        what = f"the redline inserts {scope}'{after}'"
     elif change.get("kind") == "deletion" or (before and not after):
-        what = f"the redline deletes '{before}'"
+        what = f"the redline deletes {scope}'{before}'"
     elif change.get("kind") == "move":
         what = f"the redline moves '{after or before}'"
     else:
@@ -1330,7 +1364,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
 <table class="deviations"><tr><th>Document</th><th>Rule</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
 {% for r in deviations %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td>{{ r.rule }}</td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 {% if undecided %}<h3>Playbook rules the review could not decide ({{ undecided|length }})</h3>
-<p class="sub">Decide the findings they rest on with <code>docreview decide ID approve|reject</code>; the next run applies the rule again.</p>
+<p class="sub">Decide the findings they rest on with <code>docreview decide ID approve|reject</code>; the rule is applied again at once (a reload shows it).</p>
 <table class="undecided"><tr><th>Document</th><th>Rule</th><th>Severity</th><th>Why</th><th>Findings</th></tr>
 {% for r in undecided %}<tr><td><a href="#doc-{{ r.anchor }}">{{ r.document }}</a></td><td>{{ r.rule }}</td><td class="risk-{{ r.severity }}">{{ r.severity }}</td><td>{{ r.reason }}</td><td>{% for i in r.finding_ids %}<a href="#f-{{ i }}"><code>{{ i }}</code></a> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 {% if not_done %}<h3>Documents not reviewed ({{ not_done|length }})</h3>
@@ -1376,6 +1410,7 @@ the findings, calls, tokens and cost below are what that server returned (a prox
   {% if doc.profile %}<br>profile {{ doc.profile }} · {{ doc.document_type }}{% if doc.company %} · {{ doc.company }}{% endif %}{% if doc.period %} · period ended {{ doc.period }}{% endif %} — {{ doc.profile_reason }}{% endif %}
   {% if doc.edgar and doc.edgar.type %}<br>EDGAR document {{ doc.edgar.type }}{% if doc.edgar.filename %} ({{ doc.edgar.filename }}){% endif %}{% if doc.exhibit_of %} — exhibit to the {{ doc.exhibit_of.document_type or "filing" }} <a href="#doc-{{ anchors.get(doc.exhibit_of.sha256, "") }}">{{ doc.exhibit_of.file_name }}</a>{% if doc.exhibit_of.period %} (period ended {{ doc.exhibit_of.period }}){% endif %}{% elif doc.edgar.type.upper().startswith("EX-") %} — its filing is not in this run{% endif %}{% endif %}
   {% if doc.exhibits %}<br>Exhibits: {% for x in doc.exhibits %}{{ x.type or "exhibit" }} {{ x.filename }} → {% if x.file_name %}<a href="#doc-{{ anchors.get(x.sha256, "") }}">{{ x.file_name }}</a> ({{ x.status }}){% else %}in the submission file, not reviewed on its own{% endif %}{% if not loop.last %}; {% endif %}{% endfor %}{% if doc.exhibits_elsewhere %}; {{ doc.exhibits_elsewhere }} other linked exhibit file(s) not in this run{% endif %}{% elif doc.exhibits_elsewhere %}<br>{{ doc.exhibits_elsewhere }} linked exhibit file(s), none in this run{% endif %}</div>
+ {% if doc.not_judged %}<p class="sub not-judged"><b>Not judged as an agreement</b>: {{ doc.not_judged }}. No missing-clause alarm and no playbook rule applies to it; its findings are shown as read.</p>{% endif %}
  {% if doc.red_flags %}<div class="notice"><b>Red flags ({{ doc.red_flags|length }}).</b><ul class="checks">{% for r in doc.red_flags %}<li><b>{{ r.flag|replace("_", " ") }}</b> ({{ r.locator or ("page " ~ r.page) }}): {{ r.reason }} — <q>{{ r.evidence }}</q></li>{% endfor %}</ul></div>{% endif %}
  {% if doc.key_figures %}<table class="terms figures"><tr><th>Key figure</th><th>Value (exact, in its own unit)</th><th>Period</th><th>Where</th></tr>{% for k in doc.key_figures %}
   <tr class="figure"><td>{{ k.title or k.name|replace("_", " ") }}</td><td class="value">{{ k.shown }}{% if k.note %}<br><span class="sub">{{ k.note }}</span>{% endif %}</td><td>{{ k.period_label or k.period or "" }}</td><td class="where">{{ k.locator or k.page }} ({{ k.statement }})</td></tr>{% endfor %}</table>{% endif %}
@@ -1391,7 +1426,8 @@ the findings, calls, tokens and cost below are what that server returned (a prox
  {% if doc.flags %}<ul class="checks">{% for fl in doc.flags %}<li>{{ fl.locator or ("page " ~ fl.page) }}: {{ fl.reason }}{% if fl.excerpt %} — <code>{{ fl.excerpt }}</code>{% endif %}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
  {% set unwanted = doc.absences|selectattr("alarm")|list %}{% set wanted = doc.absences|selectattr("wanted_by")|list %}{% set info = doc.absences|rejectattr("alarm")|rejectattr("wanted_by")|list %}
  {% if unwanted %}<div class="notice"><b>Missing:</b>{% for a in unwanted %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ unwanted[0].chunks_examined }} reviewed chunk(s).</div>{% endif %}
- {% if info and doc.absences_not_expected %}<p class="sub absent-info"><b>No missing-clause alarm</b>: {{ doc.absences_not_expected }}. Not found, for information:{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}){% if not loop.last %};{% endif %}{% endfor %}.</p>
+ {% if info and doc.absences_not_expected and doc.not_judged %}<p class="sub absent-info">Not found, for information:{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}){% if not loop.last %};{% endif %}{% endfor %}.</p>
+ {% elif info and doc.absences_not_expected %}<p class="sub absent-info"><b>No missing-clause alarm</b>: {{ doc.absences_not_expected }}. Not found, for information:{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}){% if not loop.last %};{% endif %}{% endfor %}.</p>
  {% elif info %}<p class="sub absent-info"><b>Not found (information):</b>{% for a in info %} {{ a.clause_label }} (<code>{{ a.id }}</code>{% if a.decision %}, {{ a.decision.decision|decided }} by {{ a.decision.reviewer or "a reviewer not recorded" }}{% endif %}) — {{ a.why }}{% if not loop.last %};{% endif %}{% endfor %}.</p>{% endif %}
  {% if wanted %}<p class="sub"><b>Not found, as the playbook wants:</b>{% for a in wanted %} {{ a.clause_label }} (rule {{ a.wanted_by }}, <code>{{ a.id }}</code>){% if not loop.last %};{% endif %}{% endfor %} — no finding in {{ wanted[0].chunks_examined }} reviewed chunk(s).</p>{% endif %}
  {% if doc.playbook %}<table class="playbook"><tr><th>Playbook rule</th><th>Status</th><th>Severity</th><th>Why</th><th>Findings</th></tr>

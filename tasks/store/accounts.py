@@ -7,10 +7,15 @@ a hash made with older parameters is replaced at the next good login. A new pass
 asks for at least 8 and for checking obvious choices; docreview asks for more, a reviewer's password
 guards signed-off decisions).
 
-:func:`check_login` counts failed logins per account: at ``attempts`` failures in a row the account
-is locked for ``lockout_s`` seconds (OWASP Authentication Cheat Sheet, "account lockout"); a good
-login resets the count. An unknown name costs the same hash verification as a known one, so the
-answer's timing does not tell which names exist.
+:func:`check_login` counts failed logins per account: at ``attempts`` wrong passwords in a row the
+account is locked for ``lockout_s`` seconds (OWASP Authentication Cheat Sheet, "account lockout");
+the count that caused the lock is kept (``docreview users list`` shows it), a good login or
+:func:`unlock` resets it, and once a lockout has ended the next wrong password counts from 1 again.
+Every attempt costs exactly one Argon2id verification: an unknown name is verified against a dummy
+hash made once per process with the same parameters, and a locked or disabled account's password
+is verified before it is refused, so the answer's timing does not tell which names exist or why a
+login was refused (OWASP, "Authentication and Error Messages"). The caller answers every refusal
+alike and logs :attr:`LoginOutcome.reason` for the operator.
 
 Functions take an open SQLModel :class:`~sqlmodel.Session` and commit their own writes.
 """
@@ -18,6 +23,7 @@ Functions take an open SQLModel :class:`~sqlmodel.Session` and commit their own 
 from __future__ import annotations
 
 import functools
+import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -45,8 +51,9 @@ def hasher() -> PasswordHasher:
 
 @functools.cache
 def _decoy_hash() -> str:
-    """A hash no password is known for: verified against when a name is unknown (same cost)."""
-    return hasher().hash("docreview: no such reviewer account")
+    """A hash no password is known for, made once per process with :func:`hasher`'s parameters:
+    verified against when a name is unknown, so that costs what a real account's check costs."""
+    return hasher().hash("docreview: no such reviewer account " + secrets.token_hex(16))
 
 
 def name_key(name: str) -> str:
@@ -137,15 +144,34 @@ def unlock(session: Session, name: str) -> ReviewerAccount:
     return row
 
 
+#: Why a login was refused (:attr:`LoginOutcome.reason`), in words for the operator's log.
+REFUSAL_REASONS = {
+    "unknown": "unknown name",
+    "password": "wrong password",
+    "locked": "locked",
+    "disabled": "disabled",
+}
+
+
 @dataclass(frozen=True)
 class LoginOutcome:
-    """A login attempt: ``name`` of the account on success (None otherwise), ``reason``
-    (``ok``, ``unknown`` — no such name or a wrong password, never told apart —, ``locked``,
-    ``disabled``) and, when locked, ``locked_until`` (UTC)."""
+    """A login attempt, for the caller to answer (one answer for every refusal) and to log.
+
+    ``name``: the account's name on success (None otherwise); ``reason``: ``ok``, ``unknown`` (no
+    such name), ``password`` (a wrong password), ``locked`` (refused whatever the password while
+    locked) or ``disabled`` (refused whatever the password); ``account``: the account's name when
+    the name matched one (None for ``unknown``); ``password_ok``: whether the password was the
+    account's; ``failed_logins``: the account's wrong passwords in a row after this attempt;
+    ``locked_until``: the end of its lockout (UTC) when it is locked; ``locked_now``: this attempt
+    locked it."""
 
     name: str | None
     reason: str
     locked_until: datetime | None = None
+    account: str | None = None
+    password_ok: bool = False
+    failed_logins: int = 0
+    locked_now: bool = False
 
     @property
     def ok(self) -> bool:
@@ -157,41 +183,64 @@ def _aware(at: datetime) -> datetime:
     return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
+def locked_until(row: ReviewerAccount, now: datetime | None = None) -> datetime | None:
+    """The end of ``row``'s lockout (UTC) while it lasts at ``now`` (default: the current time), else None."""
+    if row.locked_until is None:
+        return None
+    until = _aware(row.locked_until)
+    return until if until > (now or utcnow()) else None
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    """One Argon2id verification of ``password`` against ``password_hash`` (a malformed hash: False)."""
+    try:
+        return bool(hasher().verify(password_hash, password))
+    except (VerificationError, InvalidHashError):
+        return False
+
+
 def check_login(
     session: Session, name: str, password: str, attempts: int, lockout_s: float, now: datetime | None = None
 ) -> LoginOutcome:
-    """Check ``password`` for the account ``name`` and record the attempt (commits).
+    """Check ``password`` for the account ``name`` and record the attempt (commits when it changes
+    the account).
 
-    A locked account (``locked_until`` in the future) or a disabled one is refused whatever the
-    password. A wrong password adds one failed login; the ``attempts``-th in a row locks the account
-    for ``lockout_s`` seconds. A good one resets the count, notes the time and re-hashes a password
-    hashed with older parameters."""
+    Every path verifies exactly one Argon2id hash first: the account's, or for an unknown name the
+    process's dummy hash (:func:`_decoy_hash`). Then a disabled account is refused, and a locked one
+    (``locked_until`` after ``now``), whatever the password and without counting the attempt. A
+    wrong password adds one failed login (after an ended lockout the count starts again); the
+    ``attempts``-th in a row locks the account until ``now + lockout_s`` and the count is kept. A
+    good one resets the count, notes the time and re-hashes a password hashed with older parameters."""
     now = now or utcnow()
+    decoy = _decoy_hash()  # made before the first lookup, so its one-time cost shows on no name in particular
     row = find_account(session, name)
+    good = _verify(row.password_hash if row is not None else decoy, password)
     if row is None:
-        try:  # the same work as for a real account
-            hasher().verify(_decoy_hash(), password)
-        except (VerificationError, InvalidHashError):
-            pass
         return LoginOutcome(None, "unknown")
-    if row.locked_until is not None and _aware(row.locked_until) > now:
-        return LoginOutcome(None, "locked", _aware(row.locked_until))
-    try:
-        hasher().verify(row.password_hash, password)
-    except (VerificationError, InvalidHashError):
+    until = locked_until(row, now)
+    if row.disabled or until is not None:
+        return LoginOutcome(
+            None,
+            "disabled" if row.disabled else "locked",
+            until,
+            account=row.name,
+            password_ok=good,
+            failed_logins=row.failed_logins,
+        )
+    if not good:
+        if row.locked_until is not None:  # a lockout that has ended: the count starts again
+            row.locked_until, row.failed_logins = None, 0
         row.failed_logins += 1
-        if row.failed_logins >= attempts:
-            row.locked_until, row.failed_logins = now + timedelta(seconds=lockout_s), 0
+        failed = row.failed_logins
+        lock = now + timedelta(seconds=lockout_s) if failed >= attempts else None
+        if lock is not None:
+            row.locked_until = lock
         session.add(row)
         session.commit()
-        if row.locked_until is not None and _aware(row.locked_until) > now:
-            return LoginOutcome(None, "locked", _aware(row.locked_until))
-        return LoginOutcome(None, "unknown")
-    if row.disabled:
-        return LoginOutcome(None, "disabled")
+        return LoginOutcome(None, "password", lock, account=row.name, failed_logins=failed, locked_now=lock is not None)
     if hasher().check_needs_rehash(row.password_hash):
         row.password_hash = hasher().hash(password)
     row.failed_logins, row.locked_until, row.last_login_at = 0, None, now
     session.add(row)
     session.commit()
-    return LoginOutcome(row.name, "ok")
+    return LoginOutcome(row.name, "ok", account=row.name, password_ok=True)

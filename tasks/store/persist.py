@@ -894,3 +894,22 @@ def load_playbook_results(session: Session, run_id: str) -> dict[str, list[Any]]
     ).all():
         out.setdefault(row.sha256, []).append(row)
     return out
+
+
+def save_run_playbook(session: Session, run_id: str, name: str, source: str | None, definition: dict[str, Any]) -> None:
+    """Record the playbook run ``run_id`` applied (:class:`schemas.tables.RunPlaybookRow`): ``definition`` is
+    the validated playbook as JSON (``Playbook.model_dump(mode="json")``). Idempotent: a repeated call
+    replaces the row."""
+    from schemas.tables import RunPlaybookRow
+
+    row = session.get(RunPlaybookRow, run_id) or RunPlaybookRow(run_id=run_id, name=name)
+    row.name, row.source, row.definition = name, source, definition
+    session.add(row)
+
+
+def load_run_playbook(session: Session, run_id: str) -> Any | None:
+    """The :class:`schemas.tables.RunPlaybookRow` of ``run_id``; None for a run without a playbook, or one made
+    before runs recorded theirs (its stored ``playbook_results`` are then all there is)."""
+    from schemas.tables import RunPlaybookRow
+
+    return session.get(RunPlaybookRow, run_id)

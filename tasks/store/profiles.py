@@ -21,10 +21,16 @@ from tasks.runnames import for_document
 
 @task(name="save-document-profile", task_run_name=for_document("save-profile"), cache_policy=NO_CACHE)
 def save_document_profile(
-    session: Session, sha256: str, kind: DocumentKind, company_key: str, summary: FilingSummary | None
+    session: Session,
+    sha256: str,
+    kind: DocumentKind,
+    company_key: str,
+    summary: FilingSummary | None,
+    not_judged: str | None = None,
 ) -> None:
     """Insert or replace the profile row of ``sha256`` (its changes are kept until
-    :func:`save_filing_changes` writes new ones)."""
+    :func:`save_filing_changes` writes new ones); ``not_judged``: why a contract-profile document is judged
+    neither for missing clauses nor by the playbook (:func:`tasks.check.absences.contract_expected`)."""
     row = session.get(DocumentProfileRow, sha256) or DocumentProfileRow(
         sha256=sha256, profile="", document_type="", reason=""
     )
@@ -32,6 +38,7 @@ def save_document_profile(
     row.company, row.company_key, row.period = kind.company, company_key, kind.period
     row.amendment = kind.amendment
     row.summary = summary.model_dump(mode="json") if summary is not None else {}
+    row.not_judged = not_judged
     row.updated_at = utcnow()
     session.add(row)
 
@@ -84,7 +91,8 @@ def save_filing_changes(
 
 def profile_fields(row: DocumentProfileRow | None) -> dict[str, Any]:
     """The report fields of a profile row: ``profile``, ``document_type``, ``profile_reason``,
-    ``company``, ``period`` and ``amendment`` (a Form 10-K/A or 10-Q/A); a document without a row is
+    ``company``, ``period``, ``amendment`` (a Form 10-K/A or 10-Q/A) and ``not_judged`` (why a contract-profile
+    document gets no missing-clause alarm and no playbook result, None for an agreement); a document without a row is
     a contract (reviewed before profiles)."""
     if row is None:
         return {
@@ -94,9 +102,11 @@ def profile_fields(row: DocumentProfileRow | None) -> dict[str, Any]:
             "company": None,
             "period": None,
             "amendment": False,
+            "not_judged": None,
         }
     return {
         "amendment": bool(row.amendment),
+        "not_judged": row.not_judged,
         "profile": row.profile,
         "document_type": row.document_type,
         "profile_reason": row.reason,

@@ -18,6 +18,7 @@ Guarantees (relied on by the fact-checker):
 from __future__ import annotations
 
 import bisect
+import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from tasks.review.backends.filing_rules import FilingRules
 from tasks.review.route import UNIT_SEPARATOR
 
 #: Version of the rule set; part of the review idempotency key. Bump when patterns change meaning.
-RULES_VERSION = "rules-v7"
+RULES_VERSION = "rules-v8"
 
 #: Longest evidence quote emitted (characters).
 MAX_EVIDENCE_CHARS = 600
@@ -143,6 +144,11 @@ _WORD_BEFORE_DOT = re.compile(r"([A-Za-z][A-Za-z.']*)\.[\"'”’)\]]?\s*$")
 
 _LONG_SENTENCE = 900
 
+#: Month names and abbreviations (English, the stdlib's C locale): a period after one, before a day and a
+#: year, is no sentence end ("December. 31, 1998": an OCR speck read as a period, or "Dec. 31, 1998").
+_MONTH_WORDS = {m.lower() for m in (*calendar.month_name[1:], *calendar.month_abbr[1:])} | {"sept"}
+_DAY_AND_YEAR = re.compile(r"\d{1,2}(?:st|nd|rd|th)?\s*,?\s+\d{4}\b")
+
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Split ``text`` into sentence-like spans.
@@ -150,7 +156,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     Returns a sorted list of ``(start, end)`` character offsets into ``text`` (end exclusive),
     each stripped of surrounding whitespace, non-empty, non-overlapping. Splits on blank lines,
     runs of 3+ spaces before a capital, sentence punctuation followed by a capital (not after
-    common abbreviations such as ``Inc.`` or ``U.S.``), glued ``word.Word`` PDF artefacts,
+    common abbreviations such as ``Inc.`` or ``U.S.``, nor after a month before its day and year:
+    ``"December. 31, 1998"``), glued ``word.Word`` PDF artefacts,
     line breaks before numbered headings, and, in sentences longer than 900 characters,
     semicolons that introduce enumerated items (``; (b)``). Bare section numbers (``"1."``) are
     merged into the following span. Never raises.
@@ -169,6 +176,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if w:
             word = w.group(1).lower()
             if word in _ABBREV or (len(word) == 1 and word.isalpha()):
+                continue
+            if word in _MONTH_WORDS and _DAY_AND_YEAR.match(text, m.end()):
                 continue
         cuts.add(m.start())
     points = sorted(cuts)
@@ -1694,7 +1703,7 @@ def _inside_run(text: str, start: int, end: int, anchor: int, seam: str) -> tupl
 class RulesBackend:
     """Offline, deterministic :class:`~tasks.review.backends.base.ReviewBackend` built from regex rules.
 
-    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v7"``), part of the
+    Attributes: ``name == "rules"``; ``model == RULES_VERSION`` (``"rules-v8"``), part of the
     review idempotency key. Thread-safe and stateless: all patterns are compiled at import.
     """
 

@@ -705,6 +705,8 @@ def test_two_reviewers_decisions_move_deviations_rules_and_exports_at_once_as_th
         if doc["file_name"] in r and f"<td>{deviation['rule']}</td>" in r
     ]
     assert rows == []  # the rejected basis took the deviation out of Needs attention at once
+    tile = re.compile(r'<div class="metric"><b>(\d+)</b><span>deviations</span>')
+    assert int(tile.search(after)[1]) == int(tile.search(before)[1]) - 1  # the headline count too
     assert "did not confirm" in undecided["reason"]  # the review left it to a reviewer, and Bob confirmed it:
     assert not [
         r

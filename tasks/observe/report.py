@@ -1493,8 +1493,10 @@ _env.filters["cite"] = _cite
 _template = _env.from_string(_HTML)
 
 
-def headline_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
-    """The metrics shown at the top of the HTML page and in the summary artifact."""
+def headline_metrics(metrics: dict[str, Any], deviations: int | None = None) -> list[tuple[str, str]]:
+    """The metrics shown at the top of the HTML page: the run's, except ``deviations``, the playbook deviations
+    the report shows now (the rules are evaluated again with the decisions made since the run; ``None``: the
+    run's ``playbook_deviations``)."""
     rows = [
         ("documents", metrics.get("documents_total", 0)),
         ("reviewed", metrics.get("documents_reviewed", 0)),
@@ -1505,7 +1507,7 @@ def headline_metrics(metrics: dict[str, Any]) -> list[tuple[str, str]]:
         ("docs/min", _fresh_docs_per_min(metrics)),
     ]
     if "playbook_deviations" in metrics:  # only when the run applied a playbook
-        rows.append(("deviations", metrics["playbook_deviations"]))
+        rows.append(("deviations", metrics["playbook_deviations"] if deviations is None else deviations))
     if "drift" in metrics:  # only when documents were compared with an earlier review
         rows.append(("drift", f"{metrics['drift']:.3f}"))
     return [(k, str(v)) for k, v in rows]
@@ -1598,7 +1600,7 @@ def render_html(report: dict[str, Any], plots: list[Any] | None = None) -> str:
         not_found=not_found,
         deviations=deviations,
         undecided=undecided,
-        headline=headline_metrics(report["run"]["metrics"]),
+        headline=headline_metrics(report["run"]["metrics"], len(deviations)),
         plots=plots or [],
     )
 

@@ -206,7 +206,7 @@ def classify_text(text: str, override: str | None = None) -> DocumentKind:
     return DocumentKind(
         profile=Profile.contract,
         document_type=CONTRACT_TYPE,
-        reason="no SEC form cover page or earnings-release heading: a contract",
+        reason="no SEC form cover page or earnings-release heading: reviewed under the contract profile",
     )
 
 

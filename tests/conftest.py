@@ -284,3 +284,20 @@ def aws_env(monkeypatch):
     yield
     reset_clients()
     dispose_engines()
+
+
+@pytest.fixture
+def argon2_verifications(monkeypatch) -> list[str]:
+    """Every Argon2id verification made while the test runs: the hashes checked, in order (argon2-cffi's
+    ``PasswordHasher.verify`` still does the work)."""
+    from argon2 import PasswordHasher
+
+    verified: list[str] = []
+    real_verify = PasswordHasher.verify
+
+    def counting(self: PasswordHasher, hash: str, password: str) -> bool:
+        verified.append(hash)
+        return real_verify(self, hash, password)
+
+    monkeypatch.setattr(PasswordHasher, "verify", counting)
+    return verified

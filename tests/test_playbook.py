@@ -438,25 +438,27 @@ def expected_statuses(truth, pdf: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.usefixtures("prefect_harness")
-def test_a_run_over_the_samples_agrees_with_the_generator(tmp_path, db_url):
-    from docreview_testing.samples import generate_samples
+def review_with_the_sample_playbook(inbox: Path, out: Path, db_url: str) -> tuple[dict, dict]:
+    """Review ``inbox`` with the rules backend and the sample playbook: ``(the flow's result, report.json)``."""
     from flows.review import review_documents
     from tasks.store.persist import dispose_engines
 
-    inbox = tmp_path / "inbox"
-    truth = {t.file_name: t for t in generate_samples(inbox, count=8)}
     try:
         result = review_documents(
-            source=str(inbox),
-            out_dir=str(tmp_path / "out"),
-            database_url=db_url,
-            backend="rules",
-            playbook=str(SAMPLE_PLAYBOOK),
+            source=str(inbox), out_dir=str(out), database_url=db_url, backend="rules", playbook=str(SAMPLE_PLAYBOOK)
         )
     finally:
         dispose_engines()
-    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    return result, json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_run_over_the_samples_agrees_with_the_generator(tmp_path, db_url):
+    from docreview_testing.samples import generate_samples
+
+    inbox = tmp_path / "inbox"
+    truth = {t.file_name: t for t in generate_samples(inbox, count=8)}
+    result, report = review_with_the_sample_playbook(inbox, tmp_path / "out", db_url)
     assert report["run"]["playbook"] == {"name": "standard-positions", "source": str(SAMPLE_PLAYBOOK)}
     seen: dict[str, int] = {}
     agree = unknown = 0
@@ -729,8 +731,6 @@ def test_documents_that_are_no_agreement_get_no_deviation_and_no_missing_clause(
 
     from docreview_testing.docx_maker import write_docx
     from docreview_testing.samples import generate_samples
-    from flows.review import review_documents
-    from tasks.store.persist import dispose_engines
 
     inbox = tmp_path / "inbox"
     generate_samples(inbox, count=2)
@@ -748,17 +748,7 @@ def test_documents_that_are_no_agreement_get_no_deviation_and_no_missing_clause(
             "Texas.\nPage 1 of 6"
         ],
     )
-    try:
-        review_documents(
-            source=str(inbox),
-            out_dir=str(tmp_path / "out"),
-            database_url=db_url,
-            backend="rules",
-            playbook=str(SAMPLE_PLAYBOOK),
-        )
-    finally:
-        dispose_engines()
-    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    _, report = review_with_the_sample_playbook(inbox, tmp_path / "out", db_url)
     docs = {d["file_name"]: d for d in report["documents"]}
     assert {d["status"] for d in docs.values()} == {"reviewed"}, {n: d["reason"] for n, d in docs.items()}
     for name in ("memo.docx", "partial-scan.pdf"):

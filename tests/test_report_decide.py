@@ -354,26 +354,17 @@ def _answer(response: httpx.Response) -> tuple[int, dict[str, str], bytes]:
 
 
 def test_an_unknown_name_a_wrong_password_a_locked_and_a_disabled_account_get_one_answer_and_nothing_is_written(
-    run, tmp_path, monkeypatch, caplog
+    run, tmp_path, argon2_verifications, caplog
 ):
     """OWASP Authentication Cheat Sheet ("Authentication and Error Messages", "Account lockout"):
     the four refusals are the same bytes (status, headers, page) and cost one Argon2id verification
     each; only the server's log (for the operator) says which it was, never with the password."""
     import logging
 
-    from argon2 import PasswordHasher
-
     from schemas.tables import ReviewerAccount
 
+    verified = argon2_verifications
     db = _accounts_copy(run, tmp_path)
-    verified: list[str] = []
-    real_verify = PasswordHasher.verify
-
-    def counting(self: PasswordHasher, hash: str, password: str) -> bool:
-        verified.append(hash)
-        return real_verify(self, hash, password)
-
-    monkeypatch.setattr(PasswordHasher, "verify", counting)
     caplog.set_level(logging.INFO, logger="docreview.report")
     gen = _serve(run["out"], db, identity=IdentityPolicy(attempts=3, lockout_s=600))
     base = next(gen)

@@ -258,3 +258,26 @@ def test_stated_value_against_grouped_or_scaled_quote(quote, stated, verdict):
         values=[FindingValue(name="cap_amount", value=stated)],
     )
     assert check_values(finding).verdict.value == verdict
+
+
+def test_a_percentage_column_never_glues_onto_an_amount():
+    """Ulta's income statement as its text layer reads: each amount is followed by its share of net sales.
+    One group separator throughout a figure, so "3,226,773 100.0%" is an amount and a percentage."""
+    got = find_money("Net sales $ 3,226,773 100.0% $ 2,729,388 100.0%")
+    assert [(v.raw, v.amount) for v in got] == [("$ 3,226,773", Decimal(3226773)), ("$ 2,729,388", Decimal(2729388))]
+    assert one(find_money("EUR 1 000 000"), Kind.money).amount == Decimal(1000000)  # space grouping still reads
+
+
+def test_a_correct_figure_beside_its_percentage_is_verified_not_contradicted():
+    from schemas.findings import Finding, FindingValue
+    from tasks.check.factcheck import check_values
+
+    finding = Finding(
+        clause_type="other",
+        summary="net sales",
+        risk="low",
+        evidence="Net sales $ 3,226,773 100.0% $ 2,729,388 100.0%",
+        page=1,
+        values=[FindingValue(name="revenue", value="$3,226,773")],
+    )
+    assert check_values(finding).verdict.value == "verified"

@@ -574,12 +574,13 @@ _MULT_RE = (
     r"|(?P<mults>[kKmMbB])\b(?!\.\w))"
 )
 #: A figure: apostrophe grouping (Swiss "1'250'000.00"), Indian lakh/crore grouping ("12,50,000",
-#: "1,25,00,000.00"), Western/European grouping ("1,250,000.00", "1.250.000,00", "1 250 000"), or a
-#: plain number with one decimal mark ("2,5", "3.75").
+#: "1,25,00,000.00"), Western/European grouping ("1,250,000.00", "1.250.000,00", "1 250 000") with one group
+#: separator throughout (a statement's "$ 3,226,773 100.0%" is 3,226,773 and then a percentage column, not
+#: 3,226,773,100), or a plain number with one decimal mark ("2,5", "3.75").
 _FIGURE = (
     r"(?P<fig>\d{1,3}(?:['’]\d{3})+(?:\.\d{1,2})?"
     r"|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d{1,2})?(?!\d)"
-    r"|\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+    r"|\d{1,3}(?P<gs>[,.\s])\d{3}(?:(?P=gs)\d{3})*(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
 )
 _CODES_RE = "|".join(sorted(_CODES))
 _PREFIX = (

@@ -75,7 +75,10 @@ def test_a_figure_of_another_year_is_contradicted_naming_the_fact(nvidia):
     line = "Revenue $ 26,974 $ 26,914 $ 16,675"
     got = check_xbrl(line, "Revenue: 26,914 USD millions", "$ 26,914", K.revenue, period_facts(nvidia), nvidia.facts)
     assert got is not None and got.verdict is Verdict.contradicted
-    assert got.reason.startswith("XBRL fact us-gaap:Revenues for 2022-01-31..2023-01-29 is 26,974 USD")
+    # the fact's value after its scale (displayed "26,974", tagged in millions), through the one formatter
+    assert got.reason.startswith(
+        "XBRL fact us-gaap:Revenues for 2022-01-31..2023-01-29 is 26,974,000,000 USD (27 billion)"
+    )
     assert "(the stated figure is its value for 2021-02-01..2022-01-30)" in got.reason
 
 

@@ -7,7 +7,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from schemas.documents import XbrlFact
-from schemas.filings import KeyFigureName
+from schemas.filings import KeyFigureName, format_amount
 from schemas.findings import CheckResult, Verdict
 from tasks.review.facts import CONCEPTS, period_label
 
@@ -74,9 +74,11 @@ def check_xbrl(
         None,
     )
     where = f" (the stated figure is its value for {period_label(other)})" if other is not None else ""
+    # the fact's value after its scale, in its own unit, through the one formatter (never its displayed digits
+    # with the unit: "4,558 USD" for a fact tagged in millions is a million times off)
+    shown = format_amount(Decimal(fact.value) if fact.value is not None else None, fact.unit or "", fact.text)
     return CheckResult(
         name="xbrl",
         verdict=Verdict.contradicted,
-        reason=f"XBRL fact {fact.concept} for {period_label(fact)} is {fact.text or fact.value} {fact.unit or ''}"
-        f"{where}".strip(),
+        reason=f"XBRL fact {fact.concept} for {period_label(fact)} is {shown}{where}",
     )

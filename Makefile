@@ -46,12 +46,14 @@ screenshot: run install
 	$(PY) -m docreview_testing.screenshot out/report.html docs/images/report.png
 
 # The gates a change must pass, in seconds (pyproject.toml configures each): ruff's lint and format
-# check, import-linter's layer contracts (its report printed only when a contract is broken) and mypy
+# check, import-linter's layer contracts (its report printed only when a contract is broken), deptry
+# (every package imported is declared, every runtime dependency used) and mypy
 # (silent when clean; its cache is .mypy_cache).
 lint: install
 	@$(BIN)/ruff check --quiet .
 	@$(BIN)/ruff format --check --quiet .
 	@out=$$($(BIN)/lint-imports --no-cache --no-logo 2>&1) || { echo "$$out"; exit 1; }
+	@out=$$($(BIN)/deptry . 2>&1) || { echo "$$out"; exit 1; }
 	@$(BIN)/mypy --no-error-summary
 
 # Apply ruff's fixes and format in place.

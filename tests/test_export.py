@@ -8,6 +8,7 @@ import io
 import json
 import shutil
 import subprocess
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> dict:
-    """Two sample contracts and a letter with no dates, reviewed with the sample playbook; one finding
+    """Two sample contracts, a letter with no dates and a 10-Q with inline XBRL (scale 3), reviewed with the
+    sample playbook; one finding
     approved by a named reviewer, one reclassified."""
     from docreview_testing.samples import generate_samples
     from flows.review import review_documents
@@ -39,11 +41,14 @@ def run(tmp_path_factory) -> dict:
     letter.set_font("Helvetica", size=11)
     letter.multi_cell(170, 6, "Dear Sir or Madam, thank you for your letter. We will write again soon.")
     letter.output(str(base / "inbox" / "letter.pdf"))
+    from docreview_testing.filings import write_quarterly_10q
+
+    write_quarterly_10q(base / "inbox" / "harbor-10q.htm", scale=3)  # a filing: its key figures
     db = f"sqlite:///{base / 'review.db'}"
     kw = dict(source=str(base / "inbox"), out_dir=str(base / "out"), database_url=db, backend="rules")
     review_documents(**kw, playbook=str(ROOT / "deployments" / "playbook.yaml"))
     report = json.loads((base / "out" / "report.json").read_text())
-    findings = [f for d in report["documents"] for f in d["findings"]]
+    findings = [f for d in report["documents"] if d.get("profile") == "contract" for f in d["findings"]]
     record_decision(db, str(findings[0]["id"]), "approve", "read in full", reviewer="Alice Example")
     record_decision(db, str(findings[1]["id"]), "reclassify", reviewer="Bob", category="Non-Compete")
     result = review_documents(**kw, playbook=str(ROOT / "deployments" / "playbook.yaml"))  # the next run shows them
@@ -75,7 +80,7 @@ def test_the_workbook_has_a_sheet_each_frozen_headers_filters_links_and_the_repo
     )
     assert res.exit_code == 0, res.output
     book = load_workbook(out)
-    assert book.sheetnames == ["Findings", "Key terms", "Deviations", "Deadlines"]
+    assert book.sheetnames == ["Findings", "Key terms", "Key figures", "Deviations", "Deadlines"]
     for ws in book.worksheets:
         assert ws.freeze_panes == "A2" and ws.auto_filter.ref == ws.dimensions
         assert all(c.font.bold for c in ws[1])
@@ -151,7 +156,9 @@ def test_csv_files_and_an_ics_and_the_refusals(run, tmp_path):
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in (tmp_path / "csv").iterdir())
     stem = f"run-{run['run_id'][:8]}"
-    assert names == sorted(f"{stem}-{s}.csv" for s in ("findings", "key-terms", "deviations", "deadlines"))
+    assert names == sorted(
+        f"{stem}-{s}.csv" for s in ("findings", "key-terms", "key-figures", "deviations", "deadlines")
+    )
     rows = list(csv.reader(io.StringIO((tmp_path / "csv" / f"{stem}-findings.csv").read_text(encoding="utf-8-sig"))))
     assert [(r[0], r[1], r[3]) for r in rows[1:]] == _rows(run["report"])
     ics = tmp_path / "all.ics"
@@ -203,3 +210,30 @@ def test_formula_like_text_keeps_its_value_in_the_workbook_and_the_csv_keeps_the
     (path,) = write_csv(sheets, tmp_path, "x")
     rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
     assert rows[1] == ["a.pdf", "'-5 days"] and rows[2][1].startswith("'=")
+
+
+def test_the_key_figures_sheet_holds_each_figure_as_a_number_in_its_own_unit(run, tmp_path):
+    """A filing's key figures as the report has them: the exact value a number (never its displayed digits:
+    the 10-Q's "16,177" tagged in thousands is 16,177,000 USD), unit, period, whether it is the filing's own;
+    the CSV writes the same rows."""
+    for fmt, out in (("xlsx", tmp_path / "run.xlsx"), ("csv", tmp_path / "csv")):
+        res = CliRunner().invoke(
+            app, ["export", run["run_id"][:8], "--format", fmt, "--out", str(out), "--db", run["db"]]
+        )
+        assert res.exit_code == 0, res.output
+    figures = next(d for d in run["report"]["documents"] if d["file_name"] == "harbor-10q.htm")["key_figures"]
+    assert figures
+    sheet = load_workbook(tmp_path / "run.xlsx")["Key figures"]
+    header = [c.value for c in sheet[1]]
+    rows = [dict(zip(header, r)) for r in sheet.iter_rows(min_row=2, values_only=True)]
+    assert [(r["Document"], r["Shown"], r["Period"], r["Current"]) for r in rows] == [
+        ("harbor-10q.htm", k["shown"], k["period"], "yes" if k["current"] else "no") for k in figures
+    ]
+    for r, k in zip(rows, figures):
+        assert isinstance(r["Value"], (int, float)) and Decimal(str(r["Value"])) == Decimal(k["value"])
+        assert r["Unit"] == k["unit"]
+    revenue = next(r for r in rows if r["Figure"] == "revenue" and r["Current"] == "yes")
+    assert revenue["Value"] == 16177000 and revenue["Unit"] == "USD"  # the fact's value after its scale
+    written = next((tmp_path / "csv").glob("*-key-figures.csv")).read_text(encoding="utf-8-sig")
+    csv_rows = list(csv.DictReader(io.StringIO(written)))
+    assert [Decimal(r["Value"]) for r in csv_rows] == [Decimal(k["value"]) for k in figures]

@@ -1,6 +1,6 @@
-"""A run's report as spreadsheets: findings, key terms, deviations and deadlines, one sheet each.
+"""A run's report as spreadsheets: findings, key terms, key figures, deviations and deadlines, one sheet each.
 
-:func:`export_sheets` turns a report (:func:`tasks.observe.report.build_report`) into four tables
+:func:`export_sheets` turns a report (:func:`tasks.observe.report.build_report`) into five tables
 (header and rows, every cell a plain value); :func:`write_xlsx` writes them as one workbook
 (openpyxl) with a frozen, bold header row, an auto-filter over each sheet, sized columns, and each
 row's link to the served report as a hyperlink; :func:`write_csv` writes one UTF-8 CSV file per
@@ -15,11 +15,12 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 #: The sheets, in order.
-SHEETS = ("Findings", "Key terms", "Deviations", "Deadlines")
+SHEETS = ("Findings", "Key terms", "Key figures", "Deviations", "Deadlines")
 
 _FINDINGS = [
     "ID",
@@ -39,6 +40,22 @@ _FINDINGS = [
     "Link",
 ]
 _TERMS = ["Document", "Term", "Value", "Link"]
+_FIGURES = [
+    "Document",
+    "Figure",
+    "Value",
+    "Unit",
+    "Shown",
+    "As displayed",
+    "Period",
+    "Period in words",
+    "Current",
+    "Locator",
+    "Statement",
+    "Line",
+    "Note",
+    "Link",
+]
 _DEVIATIONS = ["Document", "Rule", "Clause", "Status", "Severity", "Reason", "Findings", "Link"]
 _DEADLINES = ["Document", "Date", "Kind", "What", "Days left", "How it was computed", "Findings", "Link"]
 
@@ -50,10 +67,13 @@ def export_sheets(report: dict[str, Any], link: Callable[[str], str]) -> dict[st
     the served report at an anchor (``f-12`` a finding, ``doc-2`` a document, ``deadlines``).
 
     Findings in the report's order (by document, then a reviewer's order); key terms one value a
-    row; deviations: the playbook results that are ``deviation`` or ``unknown``, deviations first;
+    row; key figures of the filings, each a row with its exact value as a number (a :class:`decimal.Decimal`,
+    empty when the filing's amount cannot be read: then only as displayed) in its own unit, as every surface
+    shows it, its period and whether it is the filing's own (``Current``); deviations: the playbook results that are ``deviation`` or ``unknown``, deviations first;
     deadlines: every computed deadline of a contract, by date."""
     findings: list[list[Any]] = [_FINDINGS]
     terms: list[list[Any]] = [_TERMS]
+    figures: list[list[Any]] = [_FIGURES]
     deviations: list[list[Any]] = [_DEVIATIONS]
     deadlines: list[list[Any]] = [_DEADLINES]
     from tasks.observe.report import STATUS_ORDER
@@ -84,6 +104,25 @@ def export_sheets(report: dict[str, Any], link: Callable[[str], str]) -> dict[st
         for term, values in (d.get("key_terms") or {}).items():
             for value in values:
                 terms.append([name, term, value, link(f"doc-{anchor}")])
+        for k in d.get("key_figures") or []:
+            figures.append(
+                [
+                    name,
+                    k.get("title") or str(k["name"]).replace("_", " "),
+                    Decimal(k["value"]) if k.get("value") is not None else None,
+                    k.get("unit") or "",
+                    k.get("shown") or "",
+                    k.get("raw") or "",
+                    k.get("period") or "",
+                    k.get("period_label") or "",
+                    "yes" if k.get("current") else "no",
+                    k.get("locator") or (f"page {k['page']}" if k.get("page") else ""),
+                    k.get("statement") or "",
+                    k.get("line") or "",
+                    k.get("note") or "",
+                    link(f"doc-{anchor}"),
+                ]
+            )
         results = sorted(
             (r for r in d.get("playbook") or [] if r["status"] in ("deviation", "unknown")),
             key=lambda r: STATUS_ORDER.get(r["status"], 3),
@@ -108,7 +147,7 @@ def export_sheets(report: dict[str, Any], link: Callable[[str], str]) -> dict[st
             deadlines.append(
                 [name, _date(x["date"]), x["kind"], x["title"], x["days_left"], x["basis"], ids, link("deadlines")]
             )
-    return dict(zip(SHEETS, [findings, terms, deviations, deadlines]))
+    return dict(zip(SHEETS, [findings, terms, figures, deviations, deadlines]))
 
 
 #: The portfolio's sheets (:func:`portfolio_sheets`), in order.

@@ -263,3 +263,78 @@ def test_a_summary_stored_before_exact_values_still_reads() -> None:
     (figure,) = FilingSummary.model_validate({"key_figures": [old]}).key_figures
     assert figure.value == Decimal("16.177") and figure.shown == "16.177 USD millions"  # value and unit agree
     assert KeyFigure.model_validate(figure.model_dump(mode="json")) == figure
+
+
+def _statement(title: str, heading: str = "") -> str:
+    """An income statement page of ten figure lines, its scale line ``heading`` (none when empty)."""
+    rows = "\n".join(f"Other line {i} {i},000 {i},100" for i in range(1, 9))
+    return f"{title}\n{heading}\nYears ended December 31\n2015 2014\nNet sales $ 30,274 $ 31,821\n{rows}\nNet income $ 4,833 $ 4,956\n"
+
+
+def test_a_statement_without_its_scale_takes_the_filings_stated_scale_and_says_where() -> None:
+    """3M's 2015 10-K: the income statement's text layer has no "(Millions)" heading; the filing says
+    "(Dollars in millions …)" beside its other tables. The figure is never shown in plain dollars."""
+    from tasks.review.filing import key_figures
+
+    pages = [
+        (15, "Selected Financial Data\n(Dollars in millions, except per share amounts)\n2015 2014\nNet sales 30,274"),
+        (50, _statement("Consolidated Statement of Income")),
+    ]
+    revenue = next(k for k in key_figures(pages) if k.name is K.revenue)
+    assert (revenue.value, revenue.unit, revenue.shown) == (Decimal(30274), "USD millions", "30,274 USD millions")
+    assert revenue.note == (
+        "scale as the filing states it on page 15 ('(Dollars in millions, except per share amounts)'): "
+        "this statement's heading states none"
+    )
+
+
+def test_a_filing_that_states_no_scale_shows_so_never_plain_dollars() -> None:
+    from tasks.review.filing import SCALE_NOT_STATED, key_figures
+
+    (revenue, *_) = key_figures([(50, _statement("Consolidated Statement of Income"))])
+    assert revenue.unit == SCALE_NOT_STATED and revenue.shown == "30,274 USD (scale not stated)"
+    assert "states no scale" in (revenue.note or "")
+
+
+@pytest.mark.parametrize(
+    "title, heading",
+    [
+        (
+            "MGM\nRESORTS\nINTERNATIONAL\nAND\nSUBSIDIARIES\nCONSOLIDATED\nSTATEMENTS\nOF\nINCOME",
+            "(In thousands, except per share data)",
+        ),
+        (
+            "Consolidated Statements of Income",
+            "$ and shares in millions, except per share amounts Revenue $ 1,000 $ 900",
+        ),
+    ],
+)
+def test_a_scale_set_after_a_title_of_one_word_a_line_or_run_on_into_the_table_is_read(title, heading) -> None:
+    """A title set one word a line pushes the scale past the eighth line (MGM Resorts' 2018 10-K); Best Buy's
+    heading runs on into the first row of its table."""
+    from tasks.review.filing import statement_unit
+
+    unit = statement_unit(_statement(title, heading))
+    assert unit == ("USD thousands" if "thousands" in heading else "USD millions")
+
+
+@pytest.mark.slow
+def test_no_key_figure_of_a_shared_pdf_filing_is_shown_in_plain_dollars(shared_data: Path) -> None:
+    """Every statement figure of the 64 shared PDF filings carries its scale: the statement's own, else the
+    filing's with where it is stated, else "scale not stated" (issue: 3M, AMD, PepsiCo figures in plain USD)."""
+    import pypdfium2 as pdfium
+
+    from tasks.review.filing import key_figures
+
+    plain = []
+    for path in sorted((shared_data / "filings" / "pdf").glob("*.pdf")):
+        pdf = pdfium.PdfDocument(str(path))
+        try:
+            pages = [
+                (i + 1, pdf[i].get_textpage().get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
+                for i in range(len(pdf))
+            ]
+        finally:
+            pdf.close()
+        plain += [(path.name, k.name.value, k.page) for k in key_figures(pages) if k.unit == "USD"]
+    assert plain == []

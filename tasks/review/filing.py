@@ -353,11 +353,61 @@ def statement_kind(page_text: str) -> str | None:
     return None
 
 
+#: A grouped amount ("1,234"): the heading of a statement ends at the first line holding one.
+_GROUPED = re.compile(r"\d{1,3},\d{3}")
+
+#: A scale a filing states beside its tables ("(Dollars in millions)", "(in millions, except per share
+#: data)", "($ in thousands)", "(Amounts in billions)"), wherever it stands.
+_STATED_SCALE = re.compile(
+    r"\((?:(?:dollars|amounts|\$)\s+)?in\s+(thousand|million|billion)s\b[^)\n]{0,60}\)?"
+    r"|(?<![\w$])(?:dollars|amounts)\s+in\s+(thousand|million|billion)s\b",
+    re.I,
+)
+
+#: The unit of a statement figure whose filing states no scale anywhere (never shown as plain dollars).
+SCALE_NOT_STATED = "USD (scale not stated)"
+
+
+def _heading(page_text: str) -> str:
+    """A statement page's heading: its text before the first grouped amount (within its first 40 lines; the
+    first 8 lines when none holds one). A title set one word a line ("CONSOLIDATED\nBALANCE\nSHEETS\n(In thousands)")
+    keeps its scale line."""
+    lines = page_text.split("\n")[:40]
+    first = next((i for i, line in enumerate(lines) if _GROUPED.search(line)), None)
+    if first is None:
+        return "\n".join(lines[:8])
+    amount = _GROUPED.search(lines[first])
+    assert amount is not None
+    return "\n".join([*lines[:first], lines[first][: amount.start()]])  # a line run on into the table too
+
+
 def statement_unit(page_text: str) -> str:
-    """The unit of a statement page's amounts from its heading (``"USD millions"``,
-    ``"USD thousands"``, ``"USD billions"``); ``"USD"`` when no scale is stated."""
-    m = _UNIT.search("\n".join(page_text.split("\n")[:8]))
+    """The unit of a statement page's amounts from its heading (:func:`_heading`: ``"USD millions"``,
+    ``"USD thousands"``, ``"USD billions"``); ``"USD"`` when the heading states no scale (the caller then
+    takes the filing's stated scale, :func:`document_scale`)."""
+    m = _UNIT.search(_heading(page_text))
     return f"USD {(m.group(1) or m.group(2)).lower()}s" if m else "USD"
+
+
+def document_scale(pages: list[tuple[int, str]]) -> tuple[str, int, str] | None:
+    """The scale the filing states for its figures when a statement page states none: ``(unit, page, phrase)``,
+    e.g. ``("USD millions", 15, "'(Dollars in millions)'")`` (the phrase quoted) — the scale most statement headings state, else the
+    one most often stated beside the filing's tables (:data:`_STATED_SCALE`), first page where it is said;
+    None when the filing states none."""
+    from collections import Counter
+
+    stated: list[tuple[str, int, str]] = []
+    for number, text in pages:  # statement headings first
+        if statement_kind(text) is not None and (m := _STATED_SCALE.search(_heading(text))):
+            stated.append((f"USD {(m.group(1) or m.group(2)).lower()}s", number, repr(m.group(0))))
+    if not stated:
+        for number, text in pages:
+            for m in _STATED_SCALE.finditer(text):
+                stated.append((f"USD {(m.group(1) or m.group(2)).lower()}s", number, repr(m.group(0))))
+    if not stated:
+        return None
+    unit = Counter(u for u, _, _ in stated).most_common(1)[0][0]
+    return next(s for s in stated if s[0] == unit)
 
 
 def statement_period(page_text: str) -> str | None:
@@ -524,13 +574,25 @@ def key_figures(pages: list[tuple[int, str]]) -> list[KeyFigure]:
     amount as written, exactly (:func:`amount_decimal`), in the unit the statement's heading states
     (``"USD millions"`` for "in millions": never rescaled); an outflow (capital expenditure, dividends paid)
     is the positive amount paid (``flow`` ``"outflow"``); ``period_label`` the column's period in words
-    (:func:`header_period`). Every figure is ``current``: :func:`summarize_pages` keeps the first per name."""
+    (:func:`header_period`). Every figure is ``current``: :func:`summarize_pages` keeps the first per name.
+    A statement whose heading states no scale takes the filing's (:func:`document_scale`), its ``note`` saying
+    where the filing states it; with none stated anywhere its unit is :data:`SCALE_NOT_STATED`."""
     out: list[KeyFigure] = []
+    scale: tuple[str, int, str] | None | bool = False  # not looked for yet
     for number, text in pages:
         kind = statement_kind(text)
         if kind is None:
             continue
         unit, stated = statement_unit(text), statement_period(text)
+        note = None
+        if unit == "USD":
+            if scale is False:
+                scale = document_scale(pages)
+            if isinstance(scale, tuple):
+                unit, at, phrase = scale
+                note = f"scale as the filing states it on page {at} ({phrase}): this statement's heading states none"
+            else:
+                unit, note = SCALE_NOT_STATED, "the filing states no scale for its statements: the amount as written"
         lines = figure_lines(text, kind)
         first = lines[0].start if lines else 0
         for f in lines:
@@ -552,6 +614,7 @@ def key_figures(pages: list[tuple[int, str]]) -> list[KeyFigure]:
                     line=text[f.start : f.end],
                     page=number,
                     flow="outflow" if outflow else None,
+                    note=note,
                 )
             )
     return out

@@ -367,3 +367,30 @@ def test_the_flow_defers_a_timed_out_document_until_its_back_off_ends(prefect_ha
     second = run()
     (doc,) = second["documents"]
     assert doc["status"] == "deferred" and "back-off" in doc["reason"], doc
+
+
+def test_a_footer_on_every_other_page_ending_with_its_number_is_furniture_and_the_printed_page() -> None:
+    """Nike's 10-K prints "2023 FORM 10-K 37" on odd pages only (a recto footer): it runs on half the pages,
+    so it is taken out of the text and its number is the page's printed number; a total line repeated on a
+    quarter of the pages is not."""
+    from tasks.ingest.furniture import printed_numbers, strip_running_lines
+
+    def body(n: int) -> str:
+        return "\n".join(f"Line {j} of page {n}: {'word ' * (n % 5 + 1)}{n * 31 + j}" for j in range(8))
+
+    pages = [body(n) + (f"\n2023 FORM 10-K {n + 30}" if n % 2 else "") for n in range(1, 9)]
+    pages[1] += "\nTotal 1,250"  # a table's last row on two of eight pages: body text
+    pages[5] += "\nTotal 1,250"
+    texts, removed = strip_running_lines(pages)
+    assert removed == [
+        ["2023 FORM 10-K 31"],
+        [],
+        ["2023 FORM 10-K 33"],
+        [],
+        ["2023 FORM 10-K 35"],
+        [],
+        ["2023 FORM 10-K 37"],
+        [],
+    ]
+    assert printed_numbers(removed) == ["31", None, "33", None, "35", None, "37", None]
+    assert texts[1].endswith("Total 1,250") and "FORM 10-K" not in texts[0]

@@ -334,3 +334,46 @@ def test_drift_listings_locate_their_findings_too() -> None:
     (added,) = located_drift(record, where)["added"]
     assert added["page"] is None and added["unit_number"] == 7 and added["locator"] == "§ 4. Fees, paragraph 2"
     assert located_drift(None, where) is None
+
+
+def test_a_pdfs_printed_page_numbers_come_from_its_footers(tmp_path: Path) -> None:
+    """PDF filings print their own page numbers: "Apple Inc. | 2024 Form 10-K | 29" (a footer with other
+    numbers before its page number), a plain "31" and "F-12" on the financial statements. Each is taken out of
+    the page text and said in the locator when it differs from the page's place ("page 3 (printed 29)")."""
+    from fpdf import FPDF
+
+    from schemas.settings import Limits
+    from tasks.ingest.extract import run_extraction
+
+    pdf = FPDF(format="letter")
+    pdf.set_auto_page_break(auto=False)
+    feet = ["Apple Inc. | 2024 Form 10-K | 27", "Apple Inc. | 2024 Form 10-K | 28", "Apple Inc. | 2024 Form 10-K | 29"]
+    feet += ["F-11", "F-12"]
+    for n, foot in enumerate(feet, 1):
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=10)
+        pdf.set_xy(20, 20)
+        for j in range(12):
+            pdf.cell(
+                0,
+                6,
+                f"Body line {j} of page {n}: net sales {n * 100 + j} and other text {'x' * n}",
+                new_x="LMARGIN",
+                new_y="NEXT",
+            )
+        pdf.set_xy(20, 260)
+        pdf.cell(0, 6, foot)
+    path = tmp_path / "10k.pdf"
+    pdf.output(str(path))
+    result = run_extraction(str(path), Limits(), DocumentKind.pdf)
+    assert result["ok"], result
+    pages = result["pages"]
+    assert [(p.get("locator") or {}).get("printed_page") for p in pages] == ["27", "28", "29", "F-11", "F-12"]
+    assert all("Form 10-K" not in p["text"] and "F-1" not in p["text"] for p in pages)  # the footer left the text
+    document = ExtractedDocument(
+        sha256="0" * 64,
+        source=SourceObject(uri="/x", name="x", local_path="/x", size_bytes=1),
+        pages=[PageText(number=p["number"], text=p["text"], locator=Locator(**p["locator"])) for p in pages],
+        kind=DocumentKind.pdf,
+    )
+    assert document.locator_of(3).label() == "page 3 (printed 29)"

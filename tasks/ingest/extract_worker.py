@@ -501,9 +501,11 @@ def finish_pages(pages: list[dict]) -> list[dict]:
 
     Returns ``[{"number", "text", "quality", "running"}]`` (``running``: the removed lines); an OCR'd
     page (``extractor == "tesseract"``) also has ``quality.ocr``/``ocr_confidence``, ``locator``
-    (``{"page", "ocr_confidence"}``) and ``uncertain_words`` (``[[word, confidence]]``).
+    (``{"page", "ocr_confidence"}``) and ``uncertain_words`` (``[[word, confidence]]``); a page whose
+    running lines print another page number than its place (:func:`tasks.ingest.furniture.printed_numbers`:
+    "29", "F-12", "Apple Inc. | 2024 Form 10-K | 29") has ``locator.printed_page``.
     """
-    from tasks.ingest.furniture import strip_running_lines
+    from tasks.ingest.furniture import printed_numbers, strip_running_lines
     from tasks.ingest.ligatures import (
         actual_text_replacements,
         free_words,
@@ -525,8 +527,9 @@ def finish_pages(pages: list[dict]) -> list[dict]:
         cleaned.append(p["clean"] if not n and p.get("clean") is not None else clean_page_text(text))
         restored.append(n)
     texts, removed = strip_running_lines(cleaned, [p.get("margins") for p in pages])
+    printed = printed_numbers(removed)
     out = []
-    for p, text, before, n, lines in zip(pages, texts, cleaned, restored, removed):
+    for p, text, before, n, lines, folio in zip(pages, texts, cleaned, restored, removed, printed):
         quality = page_quality(p["raw"], before)
         quality["empty"] = not text.strip()
         quality.update(ligatures_restored=n, not_read=p["not_read"], running_lines=len(lines), extractor=p["extractor"])
@@ -537,6 +540,8 @@ def finish_pages(pages: list[dict]) -> list[dict]:
             quality.update(ocr=True, ocr_confidence=p.get("ocr_confidence"))
             entry["locator"] = {"page": p["number"], "ocr_confidence": p.get("ocr_confidence")}
             entry["uncertain_words"] = p.get("uncertain_words", [])
+        if folio is not None and folio != str(p["number"]):  # the page number the page prints, when another
+            entry["locator"] = {**entry.get("locator", {"page": p["number"]}), "printed_page": folio}
         out.append(entry)
     return out
 

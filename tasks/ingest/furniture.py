@@ -53,6 +53,9 @@ MAX_NUMBERS = 2
 MIN_PAGES = 2
 #: ... and on at least this share of the pages with text.
 MIN_SHARE = 0.5
+#: A footer ending with its page number after other numbers (:func:`folio_shape`, "2023 FORM 10-K 37") runs
+#: on at least this share: filings set one on odd pages and another on even ones.
+MIN_FOLIO_SHARE = 0.25
 
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
@@ -68,6 +71,20 @@ def shape(line: str) -> str:
     there are at most :data:`MAX_NUMBERS` of them."""
     key = _SPACES.sub(" ", line.strip().casefold())
     return _DIGITS.sub("#", key) if len(_DIGITS.findall(key)) <= MAX_NUMBERS else key
+
+
+_LAST_NUMBER = re.compile(r"(\d{1,4})\s*$")
+
+
+def folio_shape(line: str) -> str | None:
+    """The comparison key of a footer that ends with its page number after other numbers (``"Apple Inc. |
+    2024 Form 10-K | 29"``: too many digit runs for :func:`shape` to mask): the line casefolded, whitespace
+    collapsed, its final digit run as ``#`` and the others kept; None for a line that does not end with a
+    number, or that :func:`shape` already masks."""
+    key = _SPACES.sub(" ", line.strip().casefold())
+    if len(_DIGITS.findall(key)) <= MAX_NUMBERS or not _LAST_NUMBER.search(key):
+        return None
+    return _LAST_NUMBER.sub("#", key)
 
 
 def is_page_number(line: str) -> bool:
@@ -91,10 +108,60 @@ def running_shapes(pages: list[str]) -> tuple[set[str], set[str]]:
         head, tail = _edges(lines)
         if head:
             with_text += 1
-        top.update({shape(lines[i]) for i in head if len(lines[i]) <= MAX_LINE_CHARS})
-        bottom.update({shape(lines[i]) for i in tail if len(lines[i]) <= MAX_LINE_CHARS})
+        top.update({k for i in head if len(lines[i]) <= MAX_LINE_CHARS for k in _keys(lines[i])})
+        bottom.update({k for i in tail if len(lines[i]) <= MAX_LINE_CHARS for k in _keys(lines[i])})
     need = max(MIN_PAGES, MIN_SHARE * with_text)
-    return ({s for s, n in top.items() if s and n >= need}, {s for s, n in bottom.items() if s and n >= need})
+    folio = max(MIN_PAGES, MIN_FOLIO_SHARE * with_text)  # a recto or verso footer is on every other page
+
+    def running(counts: Counter[str]) -> set[str]:
+        return {s for s, n in counts.items() if s and (n >= need or (_is_folio(s) and n >= folio))}
+
+    return running(top), running(bottom)
+
+
+def _is_folio(key: str) -> bool:
+    """Whether a comparison key is a :func:`folio_shape` (other numbers kept, the last one masked)."""
+    return key.endswith("#") and "#" not in key[:-1] and len(_DIGITS.findall(key)) >= MAX_NUMBERS
+
+
+def _keys(line: str) -> set[str]:
+    """A line's comparison keys: its :func:`shape` and, for a footer ending with its page number after other
+    numbers, its :func:`folio_shape`."""
+    folio = folio_shape(line)
+    return {shape(line), folio} if folio else {shape(line)}
+
+
+#: A financial-statement page's number: "F-12", "Page F-12", "- F-12 -".
+_F_PAGE = re.compile(r"(?i)^\s*(?:[-\u2013\u2014]\s*)?(?:page\s+)?(F-\d{1,3})\s*(?:[-\u2013\u2014]\s*)?$")
+
+
+def printed_numbers(removed: list[list[str]]) -> list[str | None]:
+    """The page number printed on each page, read from the running lines :func:`strip_running_lines` removed
+    (its ``removed``): the last of them that is a page number (``"29"``, ``"Page 29 of 80"``, ``"- 29 -"``), a
+    financial-statement page (``"F-12"``), or a running footer ending with its number (``"Apple Inc. | 2024
+    Form 10-K | 29"``, :func:`folio_shape`) whose number is not the same on every page that has it. None for a
+    page without one."""
+    folios: dict[str, set[str]] = {}
+    for lines in removed:
+        for line in lines:
+            key = folio_shape(line)
+            if key is not None and (m := _LAST_NUMBER.search(line)):
+                folios.setdefault(key, set()).add(m.group(1))
+    out: list[str | None] = []
+    for lines in removed:
+        found = None
+        for line in reversed(lines):
+            key = folio_shape(line)
+            if is_page_number(line):
+                found = str(int(_DIGITS.findall(line)[0]))
+            elif m := _F_PAGE.match(line):
+                found = m.group(1).upper()
+            elif key is not None and len(folios.get(key, ())) > 1 and (n := _LAST_NUMBER.search(line)):
+                found = str(int(n.group(1)))
+            if found is not None:
+                break
+        out.append(found)
+    return out
 
 
 def sentence_like(line: str) -> bool:
@@ -131,7 +198,7 @@ def strip_running_lines(
             for k, i in enumerate(order):
                 line = lines[i]
                 furniture = len(line) <= MAX_LINE_CHARS and (
-                    shape(line) in running or (k == 0 and is_page_number(line))
+                    bool(_keys(line) & running) or (k == 0 and (is_page_number(line) or bool(_F_PAGE.match(line))))
                 )
                 if furniture and sentence_like(line):
                     furniture = margin is not None and _squash(line) in _squash(margin[edge])

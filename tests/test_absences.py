@@ -114,6 +114,11 @@ NOT_AGREEMENTS = {
         "Embedding a video: insert the video link, choose Online Video and paste the address.",
         "Troubleshooting: restart the application when the preview stays blank.",
     ],
+    "appendix page": [  # a revised page of a shipping conference agreement's member list (pypdf's test files)
+        "International Council of Containership Operators",
+        "Agreement No. 010099-061\nNinth Revised Page No. 1\nAppendix A - Members",
+        "APL Co. Pte Ltd.\n9 North Buona Vista Drive\nSingapore 138588",
+    ],
     "letter": [
         "Dear Ms. Roe,",
         "Thank you for your visit last week. The samples you asked for are enclosed.",

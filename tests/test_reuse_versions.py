@@ -62,7 +62,7 @@ VERSIONS = {
 FINGERPRINTS: dict[str, str] = {
     "rules-v8": "672f73846fba4354",
     "review-v5": "efef2cc4a5929975",
-    "factcheck-v3": "4a89d04ccfa21c0f",
+    "factcheck-v3": "a5ae73346b462998",
     "chunk-v1": "0c117ec886e5d70c",
     "injection-v1": "10857a981cf5d739",
 }

@@ -190,10 +190,12 @@ _AGREEMENT_KINDS = (
 )
 
 #: The three signs of a written agreement (any one is enough): a heading line that names one (at most ten
-#: words before the name, the line short), a preamble or operative words that bind parties, a signature block.
+#: words before the name, the line short; not a reference number, "Agreement No. 010099-061" on a page of an
+#: appendix), a preamble or operative words that bind parties, a signature block.
 AGREEMENT_SIGNS: dict[str, re.Pattern[str]] = {
     "agreement heading": re.compile(
-        rf"^[^\S\n]*(?:\S+[^\S\n]+){{0,10}}?(?:{_AGREEMENT_KINDS})\b[^\n]{{0,80}}$", re.I | re.M
+        rf"^[^\S\n]*(?:\S+[^\S\n]+){{0,10}}?(?:{_AGREEMENT_KINDS})\b(?!\s*(?:no\.|number\b|#))[^\n]{{0,80}}$",
+        re.I | re.M,
     ),
     "preamble naming parties": re.compile(
         rf"\bthis\s+(?:[\w-]+\s+){{0,5}}?(?:{_AGREEMENT_KINDS})\b|\bby\s+and\s+(?:between|among)\b|"

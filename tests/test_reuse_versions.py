@@ -62,7 +62,7 @@ VERSIONS = {
 FINGERPRINTS: dict[str, str] = {
     "rules-v8": "672f73846fba4354",
     "review-v5": "efef2cc4a5929975",
-    "factcheck-v3": "a5ae73346b462998",
+    "factcheck-v3": "de3b40bfa75e6ea7",
     "chunk-v1": "0c117ec886e5d70c",
     "injection-v1": "10857a981cf5d739",
 }

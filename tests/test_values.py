@@ -281,3 +281,17 @@ def test_a_correct_figure_beside_its_percentage_is_verified_not_contradicted():
         values=[FindingValue(name="revenue", value="$3,226,773")],
     )
     assert check_values(finding).verdict.value == "verified"
+
+
+@pytest.mark.parametrize(
+    "text, amount",
+    [
+        ("a dividend of $1.025 per share", Decimal("1.025")),  # 3M's 2015 dividend, not USD 1,025
+        ("diluted EPS $ 0.705", Decimal("0.705")),  # Amcor's, not USD 705
+        ("a quarterly dividend of $0.1225", Decimal("0.1225")),  # not "$0.122" read as 122
+        ("US$ 1.000.000", Decimal(1000000)),  # two dot groups: thousands
+        ("EUR 1.025", Decimal(1025)),  # a euro amount keeps the European grouping
+    ],
+)
+def test_a_dollar_amount_with_three_decimals_is_read_as_written(text, amount):
+    assert one(find_money(text), Kind.money).amount == amount

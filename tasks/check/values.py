@@ -576,11 +576,12 @@ _MULT_RE = (
 #: A figure: apostrophe grouping (Swiss "1'250'000.00"), Indian lakh/crore grouping ("12,50,000",
 #: "1,25,00,000.00"), Western/European grouping ("1,250,000.00", "1.250.000,00", "1 250 000") with one group
 #: separator throughout (a statement's "$ 3,226,773 100.0%" is 3,226,773 and then a percentage column, not
-#: 3,226,773,100), or a plain number with one decimal mark ("2,5", "3.75").
+#: 3,226,773,100) and a first group that is no zero ("0.705" is a decimal), or a plain number with one
+#: decimal mark ("2,5", "3.75", "0.1225").
 _FIGURE = (
     r"(?P<fig>\d{1,3}(?:['’]\d{3})+(?:\.\d{1,2})?"
     r"|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d{1,2})?(?!\d)"
-    r"|\d{1,3}(?P<gs>[,.\s])\d{3}(?:(?P=gs)\d{3})*(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+    r"|[1-9]\d{0,2}(?P<gs>[,.\s])\d{3}(?:(?P=gs)\d{3})*(?:[.,]\d{1,2})?(?![\d.,]\d)|\d+(?:[.,]\d+)?)"
 )
 _CODES_RE = "|".join(sorted(_CODES))
 _PREFIX = (
@@ -640,13 +641,18 @@ def _currency_of_word(word: str) -> str:
     return "USD"
 
 
-def parse_figure(fig: str, multiplied: bool = False) -> Decimal | None:
+def parse_figure(fig: str, multiplied: bool = False, dollar: bool = False) -> Decimal | None:
     """Amount written in figures: ``"1,250,000.00"`` → 1250000, ``"1.250.000,00"`` → 1250000.
 
     Separators are read by ``price-parser``; a figure followed by a multiplier (``1.500
-    million``) reads ``.`` as the decimal mark. Returns ``None`` when nothing parses.
+    million``) reads ``.`` as the decimal mark, and so do a figure under one (``"0.705"``: no grouped number
+    starts with a zero) and, after a dollar sign (``dollar``), one with a single ``.`` and no comma
+    (``"$1.025"`` per share is a dollar and two and a half cents, not 1,025). Returns ``None`` when nothing
+    parses.
     """
     fig = fig.strip().replace(" ", "").replace("'", "").replace("’", "")
+    if re.fullmatch(r"0[.,]\d+", fig) or (dollar and re.fullmatch(r"\d+\.\d+", fig)):
+        return Decimal(fig.replace(",", "."))
     if re.fullmatch(r"\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d{1,2})?", fig):  # Indian grouping
         return Decimal(fig.replace(",", ""))
     try:
@@ -716,7 +722,8 @@ def find_money(text: str) -> list[Value]:
             if not free(start, end):
                 continue
             mult = _mult(m)
-            amount = parse_figure(m.group("fig"), multiplied=mult != 1)
+            dollar = "$" in (m.groupdict().get("pre") or "")
+            amount = parse_figure(m.group("fig"), multiplied=mult != 1, dollar=dollar)
             if amount is None:
                 continue
             g = m.groupdict()

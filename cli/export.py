@@ -137,10 +137,7 @@ def _ics(report: dict, path: Path, document: str | None, link: str) -> None:
             raise typer.Exit(2)
     rows = [(d, x) for d in docs for x in d.get("deadlines") or [] if x["upcoming"]]
     if not rows:
-        why = "; ".join(
-            f"{d['file_name']}: {d.get('deadlines_note') or ('not a reviewed contract' if 'deadlines' not in d else 'every deadline has passed')}"
-            for d in docs
-        )
+        why = "; ".join(f"{d['file_name']}: {_no_deadline(d)}" for d in docs)
         err.print(f"[red]error:[/] no upcoming deadline ({escape(why or 'no document')}): no calendar written")
         raise typer.Exit(2)
     name = docs[0]["file_name"] if document else f"docreview run {report['run']['id'][:8]}"
@@ -219,3 +216,12 @@ def _portfolio(
         highlight=False,
         soft_wrap=True,
     )
+
+
+def _no_deadline(document: dict) -> str:
+    """Why a document of a report has no upcoming deadline, in a reviewer's words."""
+    if document.get("not_judged"):
+        return f"not judged as an agreement ({document['not_judged'].split(' (', 1)[0]})"
+    if document.get("deadlines_note"):
+        return str(document["deadlines_note"])
+    return "not a reviewed contract" if "deadlines" not in document else "every deadline has passed"

@@ -34,6 +34,7 @@ from sqlmodel import Session, col, select
 from cli.common import stored_database, table_console
 from schemas.decisions import MAX_REVIEWER_CHARS, Decision
 from schemas.tables import AbsenceRow, CheckRow, DocumentRow, FindingRow, ReviewerDecision
+from tasks.check.absences import NOT_EXPECTED
 
 #: Verdicts that put a finding in the review queue.
 QUEUE_VERDICTS = ("unsupported", "contradicted", "needs_review")
@@ -56,6 +57,9 @@ def queue_items(
     Each item: ``{id, kind (finding|absence), key, sha256, file_name, clause_type, verdict,
     page, locator (the finding's one locator, :func:`tasks.observe.report.unit_locator`: ``page`` is None in a
     DOCX), evidence, reasons: [str], decision: {decision, note, decided_at, seq} | None}``.
+    An absence recorded as information because no clause is expected of its document (its reason starts
+    :data:`tasks.check.absences.NOT_EXPECTED`: not an agreement, an exhibit that is none, a partial copy) is
+    left out unless a reviewer decided it.
     ``pending_only`` drops items that already have a decision; ``include`` adds the findings with
     these keys whatever their verdict (a reviewer may decide on a verified finding too).
     """
@@ -111,6 +115,8 @@ def queue_items(
             )
         )
     for a in absences:
+        if a.reason.startswith(NOT_EXPECTED) and a.absence_key not in decided:
+            continue  # a document no clause is expected of (not an agreement, a partial copy): information only
         items.append(
             dict(
                 id=f"A{a.id}",

@@ -182,12 +182,12 @@ def test_csv_files_and_an_ics_and_the_refusals(run, tmp_path):
         )
         assert res.exit_code == 0, res.output
         assert written.read_bytes().startswith(b"BEGIN:VCALENDAR")
-    # Refused, nothing written: a run that does not exist, a document with no dates, a bad format.
+    # Refused, nothing written: a run that does not exist, a letter (no agreement: no deadlines), a bad format.
     for args, why in (
         (["zzzz9999", "--format", "xlsx", "--out", str(tmp_path / "none.xlsx")], "no run"),
         (
             [run["run_id"], "--format", "ics", "--document", "letter.pdf", "--out", str(tmp_path / "none.ics")],
-            "no deadline",
+            "no upcoming deadline (letter.pdf: not judged as an agreement (not an agreement))",
         ),
         ([run["run_id"], "--format", "pdf", "--out", str(tmp_path / "none.pdf")], "--format must be"),
     ):

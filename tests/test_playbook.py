@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -753,7 +754,7 @@ def test_documents_that_are_no_agreement_get_no_deviation_and_no_missing_clause(
     assert {d["status"] for d in docs.values()} == {"reviewed"}, {n: d["reason"] for n, d in docs.items()}
     for name in ("memo.docx", "partial-scan.pdf"):
         doc = docs.pop(name)
-        assert doc["playbook"] == [], name
+        assert doc["playbook"] == [] and doc["key_terms"] == {} and "deadlines" not in doc, name
         assert not [a for a in doc["absences"] if a["alarm"]], name
         assert doc["not_judged"], name
     assert len(docs) == 2
@@ -764,3 +765,12 @@ def test_documents_that_are_no_agreement_get_no_deviation_and_no_missing_clause(
     assert html.count("Not judged as an agreement") == 2
     assert "not an agreement (no agreement heading, no preamble naming parties and no signature block)" in html
     assert "a partial copy: 1 of the 6 pages it states" in html
+    from cli.queue import queue_items
+    from tasks.observe.portfolio import portfolio
+
+    listed = {d["file_name"] for d in portfolio(db_url, date(2026, 1, 1))["documents"]}
+    assert listed == set(docs)  # the agreements, not the memo or the partial copy
+
+    queued = {(i["file_name"], i["kind"]) for i in queue_items(db_url, pending_only=True)}
+    assert not {q for q in queued if q[0] in ("memo.docx", "partial-scan.pdf") and q[1] == "absence"}
+    assert any(kind == "absence" for _, kind in queued)  # the agreements' absences are still queued

@@ -282,14 +282,14 @@ def today_utc() -> date:
 
 
 def add_deadlines(report: dict[str, Any], as_of: date, calendar: BusinessCalendar) -> None:
-    """Give each reviewed contract of ``report`` its ``deadlines`` (:func:`document_deadlines`) and,
-    when it has none, ``deadlines_note`` (why); the run gets ``deadlines_as_of`` and
+    """Give each reviewed contract of ``report`` (not one ``not_judged`` as an agreement) its ``deadlines``
+    (:func:`document_deadlines`) and, when it has none, ``deadlines_note`` (why); the run gets ``deadlines_as_of`` and
     ``business_days`` (the rule, in words). In place."""
     report["run"]["deadlines_as_of"] = as_of.isoformat()
     report["run"]["business_days"] = calendar.describe()
     for doc in report["documents"]:
-        if doc.get("status") != "reviewed" or doc.get("profile", "contract") != "contract":
-            continue
+        if doc.get("status") != "reviewed" or doc.get("profile", "contract") != "contract" or doc.get("not_judged"):
+            continue  # a filing, or a document not judged as an agreement: no contract deadlines
         found, why = document_deadlines(doc, as_of, calendar)
         doc["deadlines"] = found
         if why:

@@ -38,13 +38,16 @@ SOON_DAYS = 30
 
 def _reviewed_contracts(session: Session) -> dict[str, tuple[RunDocumentRow, RunRow]]:
     """``{sha256: (run_documents row, run)}`` of every contract a run reviewed, each with the latest run that
-    reviewed it (latest start, then latest outcome)."""
+    reviewed it (latest start, then latest outcome); a document not judged as an agreement
+    (``document_profiles.not_judged``: not an agreement, an exhibit that is none, a partial copy) is no contract
+    of the portfolio."""
     rows = session.exec(
         select(RunDocumentRow, RunRow)
         .join(RunRow, col(RunRow.id) == RunDocumentRow.run_id)
         .outerjoin(DocumentProfileRow, col(DocumentProfileRow.sha256) == RunDocumentRow.sha256)
         .where(RunDocumentRow.status == "reviewed", col(RunDocumentRow.sha256).is_not(None))
         .where((col(DocumentProfileRow.profile).is_(None)) | (DocumentProfileRow.profile == "contract"))
+        .where(col(DocumentProfileRow.not_judged).is_(None))  # a memo, an exhibit that is none, a partial copy
     ).all()
     latest: dict[str, tuple[RunDocumentRow, RunRow]] = {}
     for doc, run in rows:

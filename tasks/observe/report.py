@@ -435,7 +435,9 @@ def _report(
         terms = key_terms(findings)
         term_basis: list[dict[str, Any]] = []
         term_gaps: dict[str, str] = {}
-        if d.sha256 and d.status == "reviewed" and (profile is None or profile.profile != "filing"):
+        if profile is not None and profile.not_judged:  # no agreement: no parties, dates or term to file
+            terms = {}  # the document's heading says why (not_judged)
+        elif d.sha256 and d.status == "reviewed" and (profile is None or profile.profile != "filing"):
             text, spans = stored_text(store, d.sha256)
             if text.strip():
                 terms, term_basis, term_gaps = read_terms(text, spans, terms)

@@ -264,3 +264,16 @@ def test_a_cover_page_before_a_table_of_contents_names_the_parties_and_the_date(
     kt = read_key_terms(text)
     assert kt.values("parties") == ["EQUIFAX INC.", "CERTEGY INC."]
     assert kt.values("agreement_date") == ["2001-06-30"]
+
+
+def test_a_values_page_is_the_latest_page_of_the_chunks_holding_it():
+    """A chunk from page 4 to page 5 and the next one, overlapping it, from page 5: a value in the overlap is on
+    page 5, not page 4 (a reseller agreement's governing law showed "page 4" for a clause on page 5)."""
+    text = (
+        'This Reseller Agreement is made by and between Alpha Inc. ("Alpha") and Beta LLC ("Beta").\n' * 3
+        + "This Agreement shall be governed by the laws of the State of California.\n"
+    )
+    law = text.index("This Agreement shall be governed")
+    spans = [(0, law + 40, 4, 5), (law - 20, len(text), 5, 5)]
+    _, basis, _ = read_terms(text, spans, {})
+    assert [b["page"] for b in basis if b["term"] == "Governing law"] == [5]

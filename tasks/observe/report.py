@@ -137,9 +137,9 @@ READ_TERM_LABELS: dict[str, str] = {
 }
 
 
-def stored_text(store: Session, sha256: str) -> tuple[str, list[tuple[int, int, int]]]:
+def stored_text(store: Session, sha256: str) -> tuple[str, list[tuple[int, ...]]]:
     """A document's text rebuilt from its stored chunks (one chunker's, the latest stored), with
-    ``[(char_start, char_end, page_start)]`` of each chunk; ``("", [])`` when none is stored.
+    ``[(char_start, char_end, page_start, page_end)]`` of each chunk; ``("", [])`` when none is stored.
     Characters no chunk covers become spaces, so offsets are the chunks' own."""
     from schemas.tables import ChunkRow
 
@@ -152,11 +152,11 @@ def stored_text(store: Session, sha256: str) -> tuple[str, list[tuple[int, int, 
     buf = [" "] * size
     for r in rows:
         buf[r.char_start : r.char_start + len(r.text)] = r.text
-    return "".join(buf), [(r.char_start, r.char_end, r.page_start) for r in rows]
+    return "".join(buf), [(r.char_start, r.char_end, r.page_start, r.page_end) for r in rows]
 
 
 def read_terms(
-    text: str, spans: list[tuple[int, int, int]], from_findings: dict[str, list[str]]
+    text: str, spans: list[tuple[int, ...]], from_findings: dict[str, list[str]]
 ) -> tuple[dict[str, list[str]], list[dict[str, Any]], dict[str, str]]:
     """A contract's key terms with the whole-text reader's fields (:func:`tasks.check.key_terms.read_key_terms`)
     in place of the ones read from findings: ``(key_terms, basis, gaps)``.
@@ -165,8 +165,9 @@ def read_terms(
     reader gives them (a field the reader leaves empty is left out: no finding's guess stands in for it) and no
     ``Term`` (the reader turns the term into the expiration date, with its basis); ``basis`` lists
     ``{term, value, basis, quote, page}`` for each value (``page``: the text unit the value was read from, the
-    chunk's ``page_start``; :func:`locate` turns it into the document's locator); ``gaps`` ``{term: why no
-    value}``."""
+    latest ``page_start`` of the chunks holding it — ``spans`` are ``(char_start, char_end, page_start[,
+    page_end])``; overlapping chunks narrow a chunk that spans pages down; :func:`locate` turns it into the
+    document's locator); ``gaps`` ``{term: why no value}``."""
     from tasks.check.key_terms import read_key_terms
 
     read = read_key_terms(text)
@@ -182,7 +183,8 @@ def read_terms(
     out = dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))
 
     def page_at(offset: int) -> int | None:
-        return next((page for a, b, page in spans if a <= offset < b), None)
+        starts = [span[2] for span in spans if span[0] <= offset < span[1]]
+        return max(starts) if starts else None
 
     basis = [
         dict(term=READ_TERM_LABELS[t.field], value=t.value, basis=t.basis, quote=t.quote[:300], page=page_at(t.start))

@@ -307,7 +307,8 @@ def empty_source_text(source: str, suffix: str | None) -> str:
 
 def _previous_version(source: str, previous: str, db: str | None) -> str:
     """The sha256 ``--previous`` names (a file, whose bytes are hashed, or a sha256), when SOURCE is
-    one local file and that document's latest outcome in this database is ``reviewed``; else the
+    one local file, ``--previous`` another document, and that document's latest outcome in this database is
+    ``reviewed``; else the
     command ends with exit 2 (a document that ended failed or deferred is named with its status and
     reason)."""
     import hashlib
@@ -330,6 +331,11 @@ def _previous_version(source: str, previous: str, db: str | None) -> str:
         sha = previous
     else:
         err.print(f"[red]error:[/] --previous {escape(previous)}: no such file (or a sha256 of 64 hex digits)")
+        raise typer.Exit(2)
+    if sha == hashlib.sha256(_local_path(source).read_bytes()).hexdigest():
+        err.print(
+            f"[red]error:[/] --previous {escape(previous)} is the same document as {escape(source)}: name its earlier version"
+        )
         raise typer.Exit(2)
     url = db or Settings().database_url
     problem = missing_database(url)

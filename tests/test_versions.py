@@ -153,3 +153,20 @@ def test_a_previous_version_that_was_not_reviewed_is_refused_naming_its_status(t
     assert f"--previous {notes} was not reviewed (failed: not a supported document" in said
     assert "name a reviewed version" in said
     assert not (tmp_path / "o2").exists()  # refused before any work
+
+
+def test_a_previous_version_that_is_the_document_itself_is_refused(tmp_path, db_url):
+    """--previous naming the same bytes as SOURCE links nothing: exit 2, before any work (it was ignored)."""
+    from cli.app import app
+    from docreview_testing.samples import generate_samples
+
+    (sample,) = generate_samples(tmp_path / "inbox", count=1)
+    same = tmp_path / "copy.pdf"
+    same.write_bytes((tmp_path / "inbox" / sample.file_name).read_bytes())
+    res = CliRunner().invoke(
+        app,
+        ["review", str(tmp_path / "inbox" / sample.file_name), "--previous", str(same), "--db", db_url]
+        + ["--out", str(tmp_path / "out"), "--backend", "rules"],
+    )
+    assert res.exit_code == 2 and "is the same document as" in " ".join(res.output.split()), res.output
+    assert not (tmp_path / "out").exists()

@@ -959,7 +959,7 @@ def _term(f: str, start: date | int | None, start_field: str | None, add, out: K
         if isinstance(start, int):
             if unit != "year":
                 out.gaps["expiration_date"] = (
-                    f"term of {_show_period(n, unit)} from a {start_name} whose day and month are left blank"
+                    f"term of {_show_period(n, unit)} from {'an' if start_name[:1].lower() in 'aeiou' else 'a'} {start_name} whose day and month are left blank"
                 )
                 return
             how = f"{start_name} {start} (day and month left blank) + {_show_period(n, unit)}"

@@ -338,3 +338,15 @@ def test_no_key_figure_of_a_shared_pdf_filing_is_shown_in_plain_dollars(shared_d
             pdf.close()
         plain += [(path.name, k.name.value, k.page) for k in key_figures(pages) if k.unit == "USD"]
     assert plain == []
+
+
+def test_the_statements_of_a_part_of_the_group_give_no_key_figure() -> None:
+    """Amcor's 2023 10-K closes with the statements of its Deed of Cross Guarantee entities (net sales 377,
+    inventories 60); they are not the group's (net sales 14,694), so no key figure comes from them."""
+    from tasks.review.filing import key_figures, statement_kind
+
+    deed = "Deed of Cross Guarantee\n" + _statement("Consolidated Statements of Income", "($ in millions)")
+    assert statement_kind(deed) is None
+    assert key_figures([(105, deed)]) == []
+    group = _statement("Consolidated Statements of Income", "($ in millions)")
+    assert [k.page for k in key_figures([(50, group), (105, deed)])] == [50, 50]

@@ -152,9 +152,15 @@ _STATEMENT_TITLE = [
         ),
     ),
 ]
+#: A page headed like a statement that is not the filer's own: notes, indexes, the auditor's report, and the
+#: statements of a part of the group (Amcor's "Deed of Cross Guarantee" entities, a parent company alone,
+#: Schedule I's condensed financial information of the registrant), whose net sales of 377 are not the
+#: group's 14,694.
 _NOT_STATEMENT = re.compile(
     r"notes\s+to\s+(?:the\s+)?(?:condensed\s+)?consolidated|index\s+to|"
-    r"report\s+of\s+independent|table\s+of\s+contents\s*$",
+    r"report\s+of\s+independent|table\s+of\s+contents\s*$|"
+    r"deed\s+of\s+cross\s+guarantee|parent\s+company\s+only|"
+    r"condensed\s+financial\s+information\s+of\s+(?:the\s+)?registrant",
     _I,
 )
 _RELEASE_TABLE = re.compile(r"\(unaudited\)|reconciliation\s+of|supplemental\s+data|non-gaap", _I)

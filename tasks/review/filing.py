@@ -584,7 +584,7 @@ def key_figures(pages: list[tuple[int, str]]) -> list[KeyFigure]:
     A statement whose heading states no scale takes the filing's (:func:`document_scale`), its ``note`` saying
     where the filing states it; with none stated anywhere its unit is :data:`SCALE_NOT_STATED`."""
     out: list[KeyFigure] = []
-    scale: tuple[str, int, str] | None | bool = False  # not looked for yet
+    scale: tuple[str, int, str] | bool | None = False  # not looked for yet
     for number, text in pages:
         kind = statement_kind(text)
         if kind is None:

@@ -99,7 +99,14 @@ def export(
     url = stored_database(db)
     report = _report(url, run_id, clock)
     rid = report["run"]["id"]
-    page = report_link(str(reports), rid, report_url or Settings().report_url_base)
+    base = report_url or Settings().report_url_base
+    page = report_link(str(reports), rid, base)
+    kept = Path(reports) / "runs" / rid / "report.html"
+    if not base and not kept.is_file():  # file links to a report that is not there would all be dead
+        err.print(
+            f"[yellow]note:[/] the links point at {escape(str(kept))}, which does not exist: give --reports the "
+            "folder the run wrote to (its --out), or --report-url"
+        )
     if fmt == "ics":
         name = f"deadlines-{rid[:8]}.ics"
         _ics(report, out / name if out is not None and out.is_dir() else out or Path(name), document, page)

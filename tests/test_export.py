@@ -237,3 +237,19 @@ def test_the_key_figures_sheet_holds_each_figure_as_a_number_in_its_own_unit(run
     written = next((tmp_path / "csv").glob("*-key-figures.csv")).read_text(encoding="utf-8-sig")
     csv_rows = list(csv.DictReader(io.StringIO(written)))
     assert [Decimal(r["Value"]) for r in csv_rows] == [Decimal(k["value"]) for k in figures]
+
+
+def test_file_links_to_a_report_folder_that_is_not_there_are_said_to_be_dead(run, tmp_path):
+    """Without a URL base the Link column holds file:// links under --reports (default ``out``); when the run's
+    kept report is not there the command says so (a newcomer's run wrote elsewhere and every link was dead)."""
+    out = tmp_path / "run.xlsx"
+    res = CliRunner().invoke(
+        app, ["export", run["run_id"][:8], "--format", "xlsx", "--out", str(out), "--db", run["db"]]
+    )
+    assert res.exit_code == 0 and "which does not exist" in " ".join(res.output.split()), res.output
+    kept = CliRunner().invoke(
+        app,
+        ["export", run["run_id"][:8], "--format", "xlsx", "--out", str(out), "--db", run["db"]]
+        + ["--reports", str(run["base"] / "out")],
+    )
+    assert kept.exit_code == 0 and "does not exist" not in kept.output, kept.output

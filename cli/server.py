@@ -46,8 +46,7 @@ def register(app: Any) -> None:
             elif differ:
                 console.print(
                     f"Resident runner: running (pid {runner['pid']}) but will not serve this checkout: "
-                    f"{escape(resident.refusal_text(differ))} (restart with docreview server stop && "
-                    f"docreview server start). Log: {where}"
+                    f"{escape(resident.refusal_text(differ))} ({_remedy(differ)}). Log: {where}"
                 )
             else:
                 console.print(f"Resident runner: serving (pid {runner['pid']}). Log: {where}")
@@ -95,3 +94,14 @@ def register(app: Any) -> None:
             raise typer.Exit(1)
         describe(state)
         describe_runner(state)
+
+
+def _remedy(differ: list[str]) -> str:
+    """What makes the resident runner serve this shell's commands, for :func:`cli.resident.refusal`'s names: a
+    restart, except when this shell asks for a temporary Prefect server (``DOCREVIEW_PREFECT_SERVER=temporary``),
+    whose commands never report to the local server the runner serves."""
+    import os
+
+    if "PREFECT_API_URL" in differ and os.environ.get("DOCREVIEW_PREFECT_SERVER", "").strip().lower() == "temporary":
+        return "this shell sets DOCREVIEW_PREFECT_SERVER=temporary: its commands start a Prefect server of their own"
+    return "restart with docreview server stop && docreview server start"

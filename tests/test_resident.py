@@ -91,6 +91,17 @@ def test_why_a_runner_refuses_is_said_in_words_and_an_absent_one_is_not_asked(tm
     assert resident.probe(tmp_path) is None  # recorded, not listening (restarting after a code change)
 
 
+def test_status_advises_a_restart_only_where_one_helps(monkeypatch):
+    """A runner refusing a shell that asks for a temporary Prefect server is not helped by a restart."""
+    from cli.server import _remedy
+
+    monkeypatch.delenv("DOCREVIEW_PREFECT_SERVER", raising=False)
+    assert _remedy(["code"]) == "restart with docreview server stop && docreview server start"
+    monkeypatch.setenv("DOCREVIEW_PREFECT_SERVER", "temporary")
+    assert _remedy(["PREFECT_API_URL"]).startswith("this shell sets DOCREVIEW_PREFECT_SERVER=temporary")
+    assert _remedy(["code"]).startswith("restart")
+
+
 def test_a_runner_started_again_by_a_command_gets_the_servers_settings(tmp_path, monkeypatch):
     """``server start`` records the import-time settings it ran with; a command with other ones that
     starts the runner again (the old one died) does not hand them on, or every ordinary command

@@ -35,9 +35,15 @@ def _url(db: str | None) -> str:
 
 
 def _password(stdin: bool) -> str:
+    """The new password: one line of standard input with ``--password-stdin``, else asked twice at the
+    terminal; without a terminal to ask at (a pipe, a script) the command ends with exit 2 saying to use
+    ``--password-stdin`` (the prompt would echo nothing and warn)."""
     if stdin:
         line = sys.stdin.readline()
         return line[:-1] if line.endswith("\n") else line
+    if not sys.stdin.isatty():
+        err.print("[red]error:[/] no terminal to ask for the password: pipe it with --password-stdin; nothing changed")
+        raise typer.Exit(2)
     return str(typer.prompt("Password", hide_input=True, confirmation_prompt=True))
 
 

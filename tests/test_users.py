@@ -136,3 +136,11 @@ def test_every_refusal_costs_exactly_one_argon2_verification(db_url, argon2_veri
         verified.clear()
         assert check_login(session, "Alice", "correct horse battery", 3, 900, NOW + timedelta(seconds=901)).ok
         assert len(verified) == 1
+
+
+def test_without_a_terminal_the_password_is_asked_for_on_stdin_only(db_url):
+    """A script that pipes a password without --password-stdin gets exit 2 and how to do it, not a prompt that
+    warns and echoes nothing (CliRunner's input is no terminal)."""
+    res = CliRunner().invoke(app, ["users", "add", "Alice Example", "--db", db_url], input="correct horse battery\n")
+    assert res.exit_code == 2 and "--password-stdin" in res.output, res.output
+    assert "Alice" not in CliRunner().invoke(app, ["users", "list", "--db", db_url]).output

@@ -75,7 +75,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks.ingest.furniture import is_page_number, strip_running_lines
+from tasks.ingest.furniture import printed_numbers, strip_running_lines
 from tasks.ingest.quality import clean_quality
 from tasks.textnorm import clean_page_text
 
@@ -525,14 +525,9 @@ def _units(pages: list[_Page]) -> tuple[list[dict], Callable[[tuple[int, int] | 
 
 def printed_number(foot: list[str]) -> str | None:
     """The page number printed at a page's foot, from the running lines removed there (``["4"]``,
-    ``["Page 4 of 40"]`` → ``"4"``): the number of the last page-number line
-    (:func:`tasks.ingest.furniture.is_page_number`), None when there is none."""
-    for line in reversed(foot):
-        if is_page_number(line):
-            m = re.search(r"\d+", line)
-            if m:
-                return str(int(m.group(0)))
-    return None
+    ``["Page 4 of 40"]`` → ``"4"``, ``["F-12"]``), read by the rule PDF pages use
+    (:func:`tasks.ingest.furniture.printed_numbers`); None when there is none."""
+    return printed_numbers([foot])[0]
 
 
 def _split(lines: list[_Line], kept: list[int], path: list[str | None]) -> list[tuple[list[int], str | None]]:
